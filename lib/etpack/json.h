@@ -1,0 +1,106 @@
+// etpack/json.h — a JSON document tree, used as the program structure.
+//
+// An ExecuTorch program is a deep flatbuffer whose shape is fixed by the
+// schema. etpack takes it, like the reference exporter hands it to flatc, as
+// a JSON tree in "flatc form": one object per table, member names = schema
+// field names, unions as `<field>_type` (member table name) + `<field>`,
+// enums as integers or names, `null` = absent field, `[]` = present empty
+// vector. The tree keeps exactly that distinction, keeps integers exact to
+// 64 bits (never through a double) and keeps member order.
+//
+// One kind goes beyond JSON: kBlob, a byte string backed by a Source. Bulk
+// fields ([ubyte] vectors such as constant storage or delegate payloads)
+// hold blobs, so a program tree never carries its weights, only references.
+// Printed as JSON a blob reads {"blob": "<source description>", "size": N}.
+
+#ifndef ETPACK_JSON_H_
+#define ETPACK_JSON_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "etpack/source.h"
+#include "etpack/status.h"
+
+namespace etpack::json {
+
+enum class Kind { kNull, kBool, kInt, kUInt, kDouble, kString, kArray, kObject, kBlob };
+
+class Value {
+ public:
+  using Member = std::pair<std::string, Value>;
+
+  Value() = default;  // null
+  static Value Null() { return Value(); }
+  static Value Bool(bool b);
+  static Value Int(int64_t i);
+  // Stored as kInt when it fits in int64, kUInt above that.
+  static Value UInt(uint64_t u);
+  static Value Double(double d);
+  static Value String(std::string s);
+  static Value Array(std::vector<Value> items = {});
+  static Value Object(std::vector<Member> members = {});
+  static Value Blob(SourcePtr source);
+
+  Kind kind() const { return kind_; }
+  bool is_null() const { return kind_ == Kind::kNull; }
+  bool is_number() const {
+    return kind_ == Kind::kInt || kind_ == Kind::kUInt || kind_ == Kind::kDouble;
+  }
+  bool is_integer() const { return kind_ == Kind::kInt || kind_ == Kind::kUInt; }
+
+  // Typed access. REQUIRES: the matching kind (asserted in debug builds).
+  bool as_bool() const;
+  int64_t as_int() const;     // kInt only
+  uint64_t as_uint() const;   // kUInt, or kInt >= 0
+  double as_double() const;   // any number
+  const std::string& as_string() const;
+  const std::vector<Value>& items() const;
+  std::vector<Value>& items();
+  const std::vector<Member>& members() const;
+  std::vector<Member>& members();
+  const SourcePtr& blob() const;
+
+  // Object member lookup; nullptr when absent. A member whose value is null
+  // is returned (callers test is_null()). REQUIRES: kind() == kObject.
+  const Value* Find(std::string_view key) const;
+  Value* Find(std::string_view key);
+  // Sets (replacing or appending) a member. REQUIRES: kind() == kObject.
+  Value& Set(std::string_view key, Value value);
+
+  // Structural equality; blobs compare by source identity.
+  bool operator==(const Value& other) const;
+  bool operator!=(const Value& other) const { return !(*this == other); }
+
+ private:
+  Kind kind_ = Kind::kNull;
+  bool b_ = false;
+  int64_t i_ = 0;
+  uint64_t u_ = 0;
+  double d_ = 0;
+  std::string s_;
+  std::vector<Value> items_;
+  std::vector<Member> members_;
+  SourcePtr blob_;
+};
+
+// Parses RFC 8259 JSON. Integers without fraction or exponent become kInt
+// or kUInt (exact); other numbers kDouble; an integer outside 64 bits is an
+// error. Errors name `origin` (a file name) with line and column.
+// Limits: nesting depth 512.
+Result<Value> Parse(std::string_view text, std::string_view origin = "<json>");
+
+// Serializes compactly (indent < 0) or pretty-printed with `indent` spaces.
+// Doubles print with 17 significant digits; inf/nan print as strings
+// "inf", "-inf", "nan".
+std::string Print(const Value& value, int indent = -1);
+
+// Reads and parses a whole file; errors name the file.
+Result<Value> ParseFile(const std::string& path);
+
+}  // namespace etpack::json
+
+#endif  // ETPACK_JSON_H_

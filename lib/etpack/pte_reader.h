@@ -1,0 +1,97 @@
+// etpack/pte_reader.h — open, validate and read a .pte.
+//
+// PteFile::Open maps the file read-only and validates all of it before it
+// returns: identifier, extended header, the FlatBuffers verifier, every
+// segment and constant/mutable sub-offset in bounds, delegate and named-data
+// references in range, alignments. A failure names the file, the field and
+// the value. After a successful Open every accessor is safe to call.
+
+#ifndef ETPACK_PTE_READER_H_
+#define ETPACK_PTE_READER_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "etpack/json.h"
+#include "etpack/pte.h"
+#include "etpack/source.h"
+#include "etpack/status.h"
+
+namespace executorch_flatbuffer {
+struct Program;
+}
+
+namespace etpack {
+
+struct ExtendedHeader {
+  bool present = false;
+  uint32_t length = 0;  // header length field (32; 24 in legacy files)
+  uint64_t program_size = 0;
+  uint64_t segment_base_offset = 0;
+  uint64_t segment_data_size = 0;  // 0 in legacy 24-byte headers
+};
+
+class PteFile {
+ public:
+  // Maps and validates `path`.
+  static Result<std::unique_ptr<PteFile>> Open(const std::string& path);
+  // Validates bytes held elsewhere (an embedded program). `keep_alive`
+  // owns them; `name` appears in errors. REQUIRES: data 16-byte aligned.
+  static Result<std::unique_ptr<PteFile>> FromMemory(
+      std::string name, const uint8_t* data, uint64_t size,
+      std::shared_ptr<const void> keep_alive);
+
+  ~PteFile();
+  PteFile(const PteFile&) = delete;
+  PteFile& operator=(const PteFile&) = delete;
+
+  const std::string& name() const { return name_; }
+  const uint8_t* data() const { return data_; }
+  uint64_t size() const { return size_; }
+  const ExtendedHeader& header() const { return header_; }
+  const executorch_flatbuffer::Program& program() const { return *program_; }
+
+  // The segment table with roles (constants, mutable, delegate, named data)
+  // as found in the program.
+  const PteLayout& layout() const { return layout_; }
+
+  // Bytes of segment i as a source borrowing this file's mapping (kept
+  // alive by the returned source). REQUIRES: i < layout().segments.size().
+  SourcePtr SegmentSource(size_t i) const;
+  // Any validated byte range of the file as a source.
+  SourcePtr RangeSource(uint64_t offset, uint64_t length) const;
+
+  // The program as a writer input, in the reference exporter's form:
+  // constants, mutable values, delegate payloads and named data become
+  // blobs borrowing this file (whether they were inline or in segments),
+  // delegates are re-pointed INLINE. PlanPte(ToInput()) re-lays the file
+  // out; this is how `etpack repack` works.
+  Result<PteInput> ToInput() const;
+
+  // The program rendered like `flatc --json --strict-json --defaults-json`.
+  Result<std::string> ToFlatcJson() const;
+
+ private:
+  PteFile() = default;
+  Status Validate();
+
+  std::string name_;
+  const uint8_t* data_ = nullptr;
+  uint64_t size_ = 0;
+  std::shared_ptr<const void> keep_alive_;
+  ExtendedHeader header_;
+  const executorch_flatbuffer::Program* program_ = nullptr;
+  PteLayout layout_;
+};
+
+// Reads the extended header at offset 8 of a .pte head. `present` is false
+// when the magic is not there. Fails for a present header that is
+// malformed (length < 24) or a head shorter than the 64 bytes the runtime
+// insists on.
+Result<ExtendedHeader> ParseExtendedHeader(const uint8_t* data, uint64_t size);
+
+}  // namespace etpack
+
+#endif  // ETPACK_PTE_READER_H_

@@ -1,0 +1,99 @@
+// etpack/source.h — where the bytes of one data item come from.
+//
+// A Source knows its size up front (planning needs only sizes) and copies
+// any byte range of itself into a destination buffer on request (writing
+// needs bytes). Three kinds cover every caller:
+//
+//   MemorySource     bytes the caller already holds (borrowed, never copied
+//                    until they are written out)
+//   FileSource       a byte range of a file (mapped or copied by the kernel;
+//                    never read whole into memory)
+//   GeneratorSource  a callback that produces the bytes chunk by chunk
+//
+// Sources are immutable and shared (SourcePtr); one source may back several
+// items. Thread-compatible: ReadAt on distinct ranges may run concurrently.
+
+#ifndef ETPACK_SOURCE_H_
+#define ETPACK_SOURCE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "etpack/status.h"
+
+namespace etpack {
+
+// A file descriptor range a source can hand to the kernel (copy_file_range).
+struct FileRange {
+  int fd = -1;          // open for reading, owned by the source
+  uint64_t offset = 0;  // bytes from the start of the file
+  uint64_t length = 0;
+};
+
+class Source {
+ public:
+  virtual ~Source() = default;
+
+  // Size in bytes. Constant for the life of the source.
+  virtual uint64_t size() const = 0;
+
+  // Copies bytes [offset, offset + n) of the source to dst.
+  // REQUIRES: offset + n <= size(); dst has room for n bytes.
+  // A failure names the source (see Describe()).
+  virtual Status ReadAt(uint64_t offset, void* dst, size_t n) const = 0;
+
+  // The whole content as one contiguous span, when the source has one
+  // (memory sources); nullptr otherwise. Lets the writer copy and hash
+  // without an intermediate buffer.
+  virtual const uint8_t* contiguous() const { return nullptr; }
+
+  // The backing file range, when there is one; nullptr otherwise. Lets the
+  // sink try an in-kernel copy first.
+  virtual const FileRange* file_range() const { return nullptr; }
+
+  // What this source is, for error messages: "file w.bin [4096, +100)",
+  // "memory (100 bytes)", "generator 'layer.0.weight' (100 bytes)".
+  virtual std::string Describe() const = 0;
+};
+
+using SourcePtr = std::shared_ptr<const Source>;
+
+// Borrowed bytes. REQUIRES: [data, data + size) stays valid and unchanged
+// until the last write that uses the source has finished.
+SourcePtr MemorySource(const void* data, uint64_t size);
+
+// Owned bytes (small items: inline blobs decoded from a manifest, tests).
+SourcePtr OwnedSource(std::vector<uint8_t> bytes);
+
+// A range of a file. Opens the file now, so a missing file or a range past
+// its end is reported here, naming the file, the range and the file size.
+// length == kToEnd takes everything from offset to the end of the file.
+inline constexpr uint64_t kToEnd = ~uint64_t{0};
+Result<SourcePtr> FileSource(const std::string& path, uint64_t offset = 0,
+                             uint64_t length = kToEnd);
+
+// Bytes produced on demand: fill(offset, dst, n) must write exactly the
+// source's bytes [offset, offset + n) to dst and may be called for any
+// range, in any order, more than once. `name` appears in error messages.
+using FillFn = std::function<Status(uint64_t offset, uint8_t* dst, size_t n)>;
+SourcePtr GeneratorSource(std::string name, uint64_t size, FillFn fill);
+
+// The bytes [offset, offset + length) of another source.
+// REQUIRES: offset + length <= base->size().
+SourcePtr SliceSource(SourcePtr base, uint64_t offset, uint64_t length);
+
+// Reads a whole source into memory. For small items only (inline blobs,
+// comparisons in tests); fails with kOutOfRange above max_bytes.
+Result<std::vector<uint8_t>> ReadAll(const Source& source,
+                                     uint64_t max_bytes = uint64_t{1} << 30);
+
+// True when both sources hold identical bytes. Reads both in bounded chunks.
+Result<bool> SameBytes(const Source& a, const Source& b);
+
+}  // namespace etpack
+
+#endif  // ETPACK_SOURCE_H_
