@@ -1,1 +1,508 @@
-// placeholder
+// Reading a .pte: map, validate everything once, then hand out views.
+//
+// Validation goes beyond what the runtime checks at load (it trusts the
+// segment table until a method touches it); a file that passes here loads
+// without out-of-bounds reads whatever method is executed.
+
+#include "etpack/pte_reader.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <map>
+
+#include "flatbuffer_tree.h"
+#include "program_generated.h"
+#include "pte_format.h"
+#include "scalar_type.h"
+
+namespace etpack {
+
+namespace fb = executorch_flatbuffer;
+
+namespace {
+
+struct Mapping {
+  void* addr = MAP_FAILED;
+  size_t length = 0;
+  ~Mapping() {
+    if (addr != MAP_FAILED) munmap(addr, length);
+  }
+};
+
+std::string Printable4(const uint8_t* p) {
+  std::string s;
+  for (int i = 0; i < 4; ++i) {
+    if (p[i] >= 0x20 && p[i] < 0x7f) {
+      s += static_cast<char>(p[i]);
+    } else {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", p[i]);
+      s += buf;
+    }
+  }
+  return s;
+}
+
+// Largest power of two dividing `offset` (capped: 0 is aligned to anything).
+uint64_t OffsetAlignment(uint64_t offset) {
+  constexpr uint64_t kCap = 65536;
+  if (offset == 0) return kCap;
+  return std::min(offset & (~offset + 1), kCap);
+}
+
+bool IsConstantTensor(const fb::Tensor& t) {
+  const bool external = t.extra_tensor_info() != nullptr &&
+                        t.extra_tensor_info()->location() == fb::TensorDataLocation::EXTERNAL;
+  return !external && t.data_buffer_idx() > 0 && t.allocation_info() == nullptr;
+}
+
+bool IsMutableWithInit(const fb::Tensor& t) {
+  const bool external = t.extra_tensor_info() != nullptr &&
+                        t.extra_tensor_info()->location() == fb::TensorDataLocation::EXTERNAL;
+  return !external && t.data_buffer_idx() > 0 && t.allocation_info() != nullptr;
+}
+
+// Calls fn(plan_index, value_index, tensor) for every Tensor value.
+template <typename Fn>
+Status ForEachTensor(const fb::Program& program, Fn fn) {
+  const auto* plans = program.execution_plan();
+  for (uint32_t p = 0; p < plans->size(); ++p) {
+    const auto* values = plans->Get(p)->values();
+    if (values == nullptr) continue;
+    for (uint32_t v = 0; v < values->size(); ++v) {
+      const fb::Tensor* t = values->Get(v)->val_as_Tensor();
+      if (t != nullptr) ETPACK_RETURN_IF_ERROR(fn(p, v, *t));
+    }
+  }
+  return Status::OK();
+}
+
+std::string TensorPath(uint32_t p, uint32_t v) {
+  return "execution_plan[" + std::to_string(p) + "].values[" + std::to_string(v) + "]";
+}
+
+// For every sub-buffer of a segment, the bytes the program needs from it:
+// the largest nbytes of the tensors that use it (0 when none does).
+template <typename Select>
+Result<std::vector<uint64_t>> NeededBytes(const fb::Program& program, size_t count,
+                                          Select select) {
+  std::vector<uint64_t> need(count, 0);
+  ETPACK_RETURN_IF_ERROR(ForEachTensor(program, [&](uint32_t p, uint32_t v,
+                                                    const fb::Tensor& t) -> Status {
+    if (!select(t)) return Status::OK();
+    const std::string path = TensorPath(p, v);
+    if (t.data_buffer_idx() >= count) {
+      return Corrupt(path + ".data_buffer_idx = " + std::to_string(t.data_buffer_idx()) +
+                     " is out of range: the segment has " + std::to_string(count) +
+                     " sub-buffers");
+    }
+    if (t.sizes() == nullptr) return Corrupt(path + ".sizes is missing");
+    ETPACK_ASSIGN_OR_RETURN(uint64_t n, TensorNbytes(static_cast<int>(t.scalar_type()),
+                                                     *t.sizes(), path));
+    need[t.data_buffer_idx()] = std::max(need[t.data_buffer_idx()], n);
+    return Status::OK();
+  }));
+  return need;
+}
+
+}  // namespace
+
+Result<ExtendedHeader> ParseExtendedHeader(const uint8_t* data, uint64_t size) {
+  if (size < pte::kRuntimeHeadBytes) {
+    return Corrupt("file is " + std::to_string(size) + " bytes; a .pte needs at least " +
+                   std::to_string(pte::kRuntimeHeadBytes));
+  }
+  ExtendedHeader h;
+  const uint8_t* p = data + pte::kHeaderOffset;
+  if (std::memcmp(p, pte::kHeaderMagic, 4) != 0) return h;
+  h.present = true;
+  h.length = pte::LoadLE32(p + 4);
+  if (h.length < pte::kMinHeaderLength) {
+    return Corrupt("extended header length = " + std::to_string(h.length) +
+                   " is below the minimum of " + std::to_string(pte::kMinHeaderLength));
+  }
+  h.program_size = pte::LoadLE64(p + 8);
+  h.segment_base_offset = pte::LoadLE64(p + 16);
+  if (h.length >= pte::kHeaderLength) h.segment_data_size = pte::LoadLE64(p + 24);
+  return h;
+}
+
+Result<std::unique_ptr<PteFile>> PteFile::Open(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return IoError(path, errno);
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    const int err = errno;
+    ::close(fd);
+    return IoError(path, err);
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return InvalidArgument(path + ": not a regular file");
+  }
+  auto mapping = std::make_shared<Mapping>();
+  mapping->length = static_cast<size_t>(st.st_size);
+  if (mapping->length > 0) {
+    mapping->addr = mmap(nullptr, mapping->length, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (mapping->addr == MAP_FAILED) {
+      const int err = errno;
+      ::close(fd);
+      return IoError(path + ": mmap", err);
+    }
+  }
+  ::close(fd);  // the mapping stays valid without the descriptor
+  const uint8_t* data = mapping->length > 0 ? static_cast<const uint8_t*>(mapping->addr)
+                                            : reinterpret_cast<const uint8_t*>("");
+  return FromMemory(path, data, mapping->length, mapping);
+}
+
+Result<std::unique_ptr<PteFile>> PteFile::FromMemory(std::string name, const uint8_t* data,
+                                                     uint64_t size,
+                                                     std::shared_ptr<const void> keep_alive) {
+  std::unique_ptr<PteFile> f(new PteFile());
+  f->name_ = std::move(name);
+  f->data_ = data;
+  f->size_ = size;
+  f->keep_alive_ = std::move(keep_alive);
+  Status s = f->Validate();
+  if (!s.ok()) return s.WithContext(f->name_);
+  return f;
+}
+
+PteFile::~PteFile() = default;
+
+Status PteFile::Validate() {
+  ETPACK_ASSIGN_OR_RETURN(header_, ParseExtendedHeader(data_, size_));
+  if (std::memcmp(data_ + 4, pte::kFileIdentifier, 4) != 0) {
+    return Corrupt("file identifier is '" + Printable4(data_ + 4) +
+                   "', expected 'ET12' (not an ExecuTorch program, or an incompatible version)");
+  }
+  uint64_t fb_size = size_;
+  if (header_.present) {
+    const uint64_t min_program = pte::kHeaderOffset + header_.length;
+    if (header_.program_size < min_program || header_.program_size > size_) {
+      return Corrupt("extended header program_size = " + std::to_string(header_.program_size) +
+                     " is outside [" + std::to_string(min_program) + ", file size " +
+                     std::to_string(size_) + "]");
+    }
+    fb_size = header_.program_size;
+    if (header_.segment_base_offset == 0 && header_.segment_data_size != 0) {
+      return Corrupt("extended header segment_data_size = " +
+                     std::to_string(header_.segment_data_size) +
+                     " with segment_base_offset = 0");
+    }
+    if (header_.segment_base_offset != 0) {
+      if (header_.segment_base_offset < header_.program_size) {
+        return Corrupt("extended header segment_base_offset = " +
+                       std::to_string(header_.segment_base_offset) +
+                       " lies inside the flatbuffer (program_size = " +
+                       std::to_string(header_.program_size) + ")");
+      }
+      if (header_.segment_base_offset > size_ ||
+          header_.segment_data_size > size_ - header_.segment_base_offset) {
+        return Corrupt("segment data [" + std::to_string(header_.segment_base_offset) + ", +" +
+                       std::to_string(header_.segment_data_size) +
+                       ") runs past the end of the file (" + std::to_string(size_) +
+                       " bytes); the file is truncated");
+      }
+    }
+  }
+  if (fb_size >= FLATBUFFERS_MAX_BUFFER_SIZE) {
+    return Corrupt("flatbuffer region of " + std::to_string(fb_size) +
+                   " bytes exceeds the 2 GiB FlatBuffers limit");
+  }
+  flatbuffers::Verifier verifier(data_, static_cast<size_t>(fb_size));
+  if (!fb::VerifyProgramBuffer(verifier)) {
+    return Corrupt("the Program flatbuffer (bytes [0, " + std::to_string(fb_size) +
+                   ")) fails verification: truncated or not a program");
+  }
+  program_ = fb::GetProgram(data_);
+  const fb::Program& prog = *program_;
+  if (prog.execution_plan() == nullptr) return Corrupt("execution_plan is missing");
+
+  // The segment table.
+  const auto* segments = prog.segments();
+  const uint32_t nseg = segments ? segments->size() : 0;
+  uint64_t prev_end = 0;
+  for (uint32_t i = 0; i < nseg; ++i) {
+    const auto* s = segments->Get(i);
+    const std::string what = "segments[" + std::to_string(i) + "]";
+    if (s->size() > 0 && header_.segment_base_offset == 0) {
+      return Corrupt(what + ".size = " + std::to_string(s->size()) +
+                     " but the file has no segment data (no extended header or base 0)");
+    }
+    if (s->offset() > header_.segment_data_size ||
+        s->size() > header_.segment_data_size - s->offset()) {
+      if (s->size() > 0 || s->offset() > header_.segment_data_size) {
+        return Corrupt(what + " = [" + std::to_string(s->offset()) + ", +" +
+                       std::to_string(s->size()) + ") runs past the segment data (" +
+                       std::to_string(header_.segment_data_size) + " bytes)");
+      }
+    }
+    if (s->offset() < prev_end) {
+      return Corrupt(what + ".offset = " + std::to_string(s->offset()) +
+                     " overlaps the previous segment, which ends at " + std::to_string(prev_end));
+    }
+    prev_end = s->offset() + s->size();
+    layout_.segments.push_back({SegmentRole::kUnreferenced, s->offset(), s->size(),
+                                OffsetAlignment(header_.segment_base_offset + s->offset())});
+  }
+  if (header_.segment_base_offset % 16 != 0) {
+    return Corrupt("segment_base_offset = " + std::to_string(header_.segment_base_offset) +
+                   " is not 16-byte aligned; segment data cannot be used in place");
+  }
+  layout_.program_size = header_.present ? header_.program_size : size_;
+  layout_.segment_base_offset = header_.segment_base_offset;
+  layout_.segment_data_size = header_.segment_data_size;
+
+  auto check_segment_index = [&](uint64_t index, const std::string& what) -> Status {
+    if (index >= nseg) {
+      return Corrupt(what + " = " + std::to_string(index) + " is out of range: " +
+                     std::to_string(nseg) + " segments");
+    }
+    return Status::OK();
+  };
+  // A sub-buffer table: in range, offsets inside the segment, and every
+  // tensor that uses it fits and is aligned for its element type.
+  auto check_subsegments = [&](const fb::SubsegmentOffsets& sub, const std::string& what,
+                               SegmentRole role, auto select) -> Status {
+    ETPACK_RETURN_IF_ERROR(check_segment_index(sub.segment_index(), what + ".segment_index"));
+    if (sub.offsets() == nullptr) return Corrupt(what + ".offsets is missing");
+    layout_.segments[sub.segment_index()].role = role;
+    const auto* seg = segments->Get(sub.segment_index());
+    for (uint32_t k = 0; k < sub.offsets()->size(); ++k) {
+      if (sub.offsets()->Get(k) > seg->size()) {
+        return Corrupt(what + ".offsets[" + std::to_string(k) + "] = " +
+                       std::to_string(sub.offsets()->Get(k)) + " is past the end of segment " +
+                       std::to_string(sub.segment_index()) + " (" + std::to_string(seg->size()) +
+                       " bytes)");
+      }
+    }
+    return ForEachTensor(prog, [&](uint32_t p, uint32_t v, const fb::Tensor& t) -> Status {
+      if (!select(t)) return Status::OK();
+      const std::string path = TensorPath(p, v);
+      if (t.data_buffer_idx() >= sub.offsets()->size()) {
+        return Corrupt(path + ".data_buffer_idx = " + std::to_string(t.data_buffer_idx()) +
+                       " is out of range: " + what + " has " +
+                       std::to_string(sub.offsets()->size()) + " offsets");
+      }
+      if (t.sizes() == nullptr) return Corrupt(path + ".sizes is missing");
+      const int type = static_cast<int>(t.scalar_type());
+      ETPACK_ASSIGN_OR_RETURN(uint64_t nbytes, TensorNbytes(type, *t.sizes(), path));
+      const uint64_t off = sub.offsets()->Get(t.data_buffer_idx());
+      if (nbytes > seg->size() - off) {
+        return Corrupt(path + ": " + std::to_string(nbytes) + " bytes at offset " +
+                       std::to_string(off) + " run past the end of segment " +
+                       std::to_string(sub.segment_index()) + " (" + std::to_string(seg->size()) +
+                       " bytes)");
+      }
+      const uint64_t abs = header_.segment_base_offset + seg->offset() + off;
+      if (role == SegmentRole::kConstants && nbytes > 0 && abs % ScalarTypeElementSize(type) != 0) {
+        return Corrupt(path + ": data at file offset " + std::to_string(abs) +
+                       " is not aligned to its element size " +
+                       std::to_string(ScalarTypeElementSize(type)));
+      }
+      return Status::OK();
+    });
+  };
+
+  // Constants: in the constant segment, or (deprecated) inline buffers.
+  const auto* cs = prog.constant_segment();
+  const bool has_constant_segment = cs && cs->offsets() && cs->offsets()->size() > 0;
+  if (has_constant_segment) {
+    if (cs->offsets()->size() > 1 && prog.constant_buffer() && prog.constant_buffer()->size() > 0) {
+      return Corrupt("both constant_segment (" + std::to_string(cs->offsets()->size()) +
+                     " offsets) and inline constant_buffer (" +
+                     std::to_string(prog.constant_buffer()->size()) + " entries) are present");
+    }
+    ETPACK_RETURN_IF_ERROR(check_subsegments(*cs, "constant_segment", SegmentRole::kConstants,
+                                             IsConstantTensor));
+  } else {
+    const uint32_t n = prog.constant_buffer() ? prog.constant_buffer()->size() : 0;
+    ETPACK_RETURN_IF_ERROR(ForEachTensor(prog, [&](uint32_t p, uint32_t v,
+                                                   const fb::Tensor& t) -> Status {
+      if (!IsConstantTensor(t)) return Status::OK();
+      const std::string path = TensorPath(p, v);
+      if (t.data_buffer_idx() >= n) {
+        return Corrupt(path + ".data_buffer_idx = " + std::to_string(t.data_buffer_idx()) +
+                       " is out of range: constant_buffer has " + std::to_string(n) + " entries");
+      }
+      if (t.sizes() == nullptr) return Corrupt(path + ".sizes is missing");
+      ETPACK_ASSIGN_OR_RETURN(uint64_t nbytes, TensorNbytes(static_cast<int>(t.scalar_type()),
+                                                            *t.sizes(), path));
+      const auto* storage = prog.constant_buffer()->Get(t.data_buffer_idx())->storage();
+      const uint64_t have = storage ? storage->size() : 0;
+      if (have < nbytes) {
+        return Corrupt(path + ": needs " + std::to_string(nbytes) + " bytes but constant_buffer[" +
+                       std::to_string(t.data_buffer_idx()) + "] holds " + std::to_string(have));
+      }
+      return Status::OK();
+    }));
+  }
+
+  // Mutable initial values: the runtime only ever reads entry 0.
+  if (const auto* mds = prog.mutable_data_segments()) {
+    for (uint32_t k = 0; k < mds->size(); ++k) {
+      const std::string what = "mutable_data_segments[" + std::to_string(k) + "]";
+      if (k == 0) {
+        ETPACK_RETURN_IF_ERROR(check_subsegments(*mds->Get(0), what, SegmentRole::kMutable,
+                                                 IsMutableWithInit));
+      } else {
+        ETPACK_RETURN_IF_ERROR(
+            check_segment_index(mds->Get(k)->segment_index(), what + ".segment_index"));
+        layout_.segments[mds->Get(k)->segment_index()].role = SegmentRole::kMutable;
+      }
+    }
+  }
+
+  // Delegate payload references.
+  const uint32_t ninline = prog.backend_delegate_data() ? prog.backend_delegate_data()->size() : 0;
+  for (uint32_t p = 0; p < prog.execution_plan()->size(); ++p) {
+    const auto* plan = prog.execution_plan()->Get(p);
+    if (plan->values() == nullptr) {
+      return Corrupt("execution_plan[" + std::to_string(p) + "].values is missing");
+    }
+    if (plan->delegates() == nullptr) continue;
+    for (uint32_t d = 0; d < plan->delegates()->size(); ++d) {
+      const std::string what = "execution_plan[" + std::to_string(p) + "].delegates[" +
+                               std::to_string(d) + "].processed";
+      const auto* ref = plan->delegates()->Get(d)->processed();
+      if (ref == nullptr) return Corrupt(what + " is missing");
+      if (ref->location() == fb::DataLocation::SEGMENT) {
+        ETPACK_RETURN_IF_ERROR(check_segment_index(ref->index(), what + ".index"));
+        layout_.segments[ref->index()].role = SegmentRole::kDelegate;
+      } else if (ref->index() >= ninline) {
+        return Corrupt(what + ".index = " + std::to_string(ref->index()) +
+                       " is out of range: backend_delegate_data has " + std::to_string(ninline) +
+                       " entries");
+      }
+    }
+  }
+
+  // Named data.
+  if (const auto* named = prog.named_data()) {
+    if (segments == nullptr) {
+      return Corrupt("named_data is present but segments is missing (the runtime refuses this)");
+    }
+    for (uint32_t i = 0; i < named->size(); ++i) {
+      const std::string what = "named_data[" + std::to_string(i) + "]";
+      if (named->Get(i)->key() == nullptr) return Corrupt(what + ".key is missing");
+      ETPACK_RETURN_IF_ERROR(
+          check_segment_index(named->Get(i)->segment_index(), what + ".segment_index"));
+      layout_.segments[named->Get(i)->segment_index()].role = SegmentRole::kNamedData;
+    }
+  }
+  return Status::OK();
+}
+
+SourcePtr PteFile::RangeSource(uint64_t offset, uint64_t length) const {
+  return MemorySource(data_ + offset, length, keep_alive_);
+}
+
+SourcePtr PteFile::SegmentSource(size_t i) const {
+  const auto& s = layout_.segments[i];
+  return RangeSource(header_.segment_base_offset + s.offset, s.size);
+}
+
+Result<std::string> PteFile::ToFlatcJson() const {
+  return FlatbufferToFlatcJson(SchemaId::kProgram, data_, layout_.program_size);
+}
+
+Result<PteInput> PteFile::ToInput() const {
+  PteInput in;
+  ETPACK_ASSIGN_OR_RETURN(in.program, FlatbufferToTree(SchemaId::kProgram, data_,
+                                                       layout_.program_size, keep_alive_));
+  const fb::Program& prog = *program_;
+  const auto* segments = prog.segments();
+
+  // Splits a sub-buffer table into one source per buffer. A buffer's extent
+  // is what its tensors need (so stale padding is not carried over into a
+  // new alignment), or up to the next offset when no tensor uses it.
+  auto split = [&](const fb::SubsegmentOffsets& sub, const std::vector<uint64_t>& need) {
+    const auto* seg = segments->Get(sub.segment_index());
+    const uint64_t start = header_.segment_base_offset + seg->offset();
+    std::vector<SourcePtr> out;
+    const uint32_t n = sub.offsets()->size();
+    for (uint32_t k = 0; k < n; ++k) {
+      const uint64_t off = sub.offsets()->Get(k);
+      const uint64_t next = k + 1 < n ? std::max(off, sub.offsets()->Get(k + 1)) : seg->size();
+      const uint64_t span = std::min(next, seg->size()) - off;
+      const uint64_t len = need[k] > 0 ? std::min(need[k], span) : (k == 0 ? 0 : span);
+      out.push_back(RangeSource(start + off, len));
+    }
+    return out;
+  };
+
+  const auto* cs = prog.constant_segment();
+  if (cs && cs->offsets() && cs->offsets()->size() > 0) {
+    ETPACK_ASSIGN_OR_RETURN(auto need, NeededBytes(prog, cs->offsets()->size(), IsConstantTensor));
+    std::vector<json::Value> buffers;
+    for (auto& s : split(*cs, need)) {
+      buffers.push_back(json::Value::Object({{"storage", json::Value::Blob(std::move(s))}}));
+    }
+    in.program.Set("constant_buffer", json::Value::Array(std::move(buffers)));
+  }
+
+  if (const auto* mds = prog.mutable_data_segments(); mds && mds->size() > 0) {
+    const auto& sub = *mds->Get(0);
+    ETPACK_ASSIGN_OR_RETURN(auto need, NeededBytes(prog, sub.offsets()->size(), IsMutableWithInit));
+    // Mutable values are packed without padding: the span is exact, so
+    // keep it even where a tensor needs less.
+    std::fill(need.begin(), need.end(), 0);
+    in.mutable_data = split(sub, need);
+  }
+
+  // Every delegate payload goes back inline; segments shared by several
+  // delegates stay shared (one inline entry, deduplicated again on write).
+  json::Value* inline_data = in.program.Find("backend_delegate_data");
+  if (inline_data == nullptr || inline_data->is_null()) {
+    in.program.Set("backend_delegate_data", json::Value::Array());
+    inline_data = in.program.Find("backend_delegate_data");
+  }
+  std::map<uint32_t, uint64_t> inline_of_segment;
+  json::Value* plans = in.program.Find("execution_plan");
+  for (uint32_t p = 0; p < prog.execution_plan()->size(); ++p) {
+    const auto* delegates = prog.execution_plan()->Get(p)->delegates();
+    if (delegates == nullptr) continue;
+    json::Value& tree_delegates = *plans->items()[p].Find("delegates");
+    for (uint32_t d = 0; d < delegates->size(); ++d) {
+      const auto* ref = delegates->Get(d)->processed();
+      if (ref->location() != fb::DataLocation::SEGMENT) continue;
+      auto it = inline_of_segment.find(ref->index());
+      if (it == inline_of_segment.end()) {
+        it = inline_of_segment.emplace(ref->index(), inline_data->items().size()).first;
+        inline_data->items().push_back(
+            json::Value::Object({{"data", json::Value::Blob(SegmentSource(ref->index()))}}));
+      }
+      tree_delegates.items()[d].Set(
+          "processed", json::Value::Object({{"location", json::Value::Int(pte::kLocationInline)},
+                                            {"index", json::Value::UInt(it->second)}}));
+    }
+  }
+
+  // Named data: one buffer per distinct segment. The original alignment is
+  // not recorded in the file; keep whatever alignment the segment had.
+  if (const auto* named = prog.named_data()) {
+    std::map<uint32_t, uint32_t> buffer_of_segment;
+    for (uint32_t i = 0; i < named->size(); ++i) {
+      const uint32_t seg = named->Get(i)->segment_index();
+      auto it = buffer_of_segment.find(seg);
+      if (it == buffer_of_segment.end()) {
+        it = buffer_of_segment.emplace(seg, static_cast<uint32_t>(in.named_buffers.size())).first;
+        in.named_buffers.push_back(SegmentSource(seg));
+      }
+      const uint64_t rel = segments->Get(seg)->offset();
+      in.named_entries.push_back({named->Get(i)->key()->str(), it->second,
+                                  rel == 0 ? 1 : std::min<uint64_t>(OffsetAlignment(rel), 4096)});
+    }
+  }
+  return in;
+}
+
+}  // namespace etpack

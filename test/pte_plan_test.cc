@@ -1,1 +1,207 @@
+// Pass one for .pte, checked through the plan (no files) and the bytes it
+// produces in memory, read back with the validating reader.
 #include <catch2/catch.hpp>
+#include <cstring>
+
+#include "etpack/pte.h"
+#include "etpack/pte_reader.h"
+#include "program_generated.h"
+#include "test_programs.h"
+
+using namespace etpack;
+using namespace etpack::testing;
+namespace fb = executorch_flatbuffer;
+
+namespace {
+
+std::unique_ptr<PteFile> ReadBack(const std::vector<uint8_t>& bytes) {
+  auto owner = std::make_shared<std::vector<uint8_t>>(bytes);
+  auto f = PteFile::FromMemory("mem.pte", owner->data(), owner->size(), owner);
+  INFO(f.status().ToString());
+  REQUIRE(f.ok());
+  return std::move(f).value();
+}
+
+}  // namespace
+
+TEST_CASE("no segment bytes: a plain flatbuffer with one empty constant segment") {
+  auto plan = PlanPte(SmallProgram({}));
+  REQUIRE(plan.ok());
+  CHECK(plan->layout.segment_base_offset == 0);
+  CHECK(plan->layout.segment_data_size == 0);
+  CHECK(plan->artifact.placements.empty());
+  CHECK(plan->artifact.file_size == plan->artifact.head.size());
+  auto bytes = Materialize(plan->artifact);
+  CHECK(std::memcmp(bytes.data() + 4, "ET12", 4) == 0);
+  CHECK(std::memcmp(bytes.data() + 8, "eh00", 4) != 0);
+  auto f = ReadBack(bytes);
+  CHECK_FALSE(f->header().present);
+  REQUIRE(f->program().segments()->size() == 1);
+  CHECK(f->program().segments()->Get(0)->size() == 0);
+  REQUIRE(f->program().constant_segment()->offsets()->size() == 1);
+}
+
+TEST_CASE("constants: sub-offsets, header, base and bytes") {
+  auto a = Pattern(24, 1), b = Pattern(1, 2), c = Pattern(3, 3);
+  auto plan = PlanPte(SmallProgram({a, b, c}));
+  REQUIRE(plan.ok());
+  const PteLayout& l = plan->layout;
+  REQUIRE(l.segments.size() == 1);
+  CHECK(l.segments[0].role == SegmentRole::kConstants);
+  CHECK(l.segments[0].size == 32 + 16 + 3);
+  CHECK(l.segment_base_offset % 128 == 0);
+  CHECK(l.segment_base_offset >= l.program_size);
+  CHECK(l.segment_base_offset - l.program_size < 128);
+  CHECK(plan->artifact.file_size == l.segment_base_offset + l.segment_data_size);
+
+  auto bytes = Materialize(plan->artifact);
+  auto f = ReadBack(bytes);
+  REQUIRE(f->header().present);
+  CHECK(f->header().length == 32);
+  CHECK(f->header().program_size == l.program_size);
+  const auto* offs = f->program().constant_segment()->offsets();
+  REQUIRE(offs->size() == 4);
+  CHECK(offs->Get(1) == 0);
+  CHECK(offs->Get(2) == 32);
+  CHECK(offs->Get(3) == 48);
+  auto all = ReadAll(*f->SegmentSource(0));
+  REQUIRE(all.ok());
+  auto want = *ReadAll(*a);
+  CHECK(std::equal(want.begin(), want.end(), all->begin()));
+  for (size_t i = 24; i < 32; ++i) CHECK((*all)[i] == 0);  // padding is zero
+}
+
+TEST_CASE("constant alignment 64 pads the extended header to 64 bytes") {
+  PteOptions o;
+  o.constant_tensor_alignment = 64;
+  o.segment_alignment = 4096;
+  auto plan = PlanPte(SmallProgram({Pattern(5, 1), Pattern(5, 2)}), o);
+  REQUIRE(plan.ok());
+  auto bytes = Materialize(plan->artifact);
+  auto f = ReadBack(bytes);
+  CHECK(f->header().length == 32);
+  CHECK(f->program().constant_segment()->offsets()->Get(2) == 64);
+  CHECK(f->layout().segment_base_offset == 4096);
+  // Root offset moved by 64: the first table lies past the padded header.
+  uint32_t root;
+  std::memcpy(&root, bytes.data(), 4);
+  CHECK(root >= 8 + 64);
+}
+
+TEST_CASE("delegates: identical bytes share a segment, empty ones stay inline") {
+  auto x = Pattern(300, 9);
+  auto x_copy = Pattern(300, 9);  // same bytes, different source
+  auto y = Pattern(300, 10);      // same size, other bytes
+  auto empty = Bytes({});
+  auto plan = PlanPte(SmallProgram({}, {x, empty, x_copy, y}));
+  REQUIRE(plan.ok());
+  const auto& segs = plan->layout.segments;
+  REQUIRE(segs.size() == 3);  // constants, x, y
+  CHECK(segs[1].role == SegmentRole::kDelegate);
+  CHECK(segs[1].offset == 0);  // after an empty constant segment
+  CHECK(segs[2].offset == 384);
+  auto f = ReadBack(Materialize(plan->artifact));
+  const auto* d = f->program().execution_plan()->Get(0)->delegates();
+  CHECK(d->Get(0)->processed()->location() == fb::DataLocation::SEGMENT);
+  CHECK(d->Get(0)->processed()->index() == 1);
+  CHECK(d->Get(1)->processed()->location() == fb::DataLocation::INLINE);
+  CHECK(d->Get(1)->processed()->index() == 0);
+  CHECK(d->Get(2)->processed()->index() == 1);
+  CHECK(d->Get(3)->processed()->index() == 2);
+  REQUIRE(f->program().backend_delegate_data()->size() == 1);
+  CHECK(f->program().backend_delegate_data()->Get(0)->data()->size() == 0);
+}
+
+TEST_CASE("delegates stay inline, aligned, when extraction is off") {
+  PteOptions o;
+  o.extract_delegate_segments = false;
+  o.delegate_alignment = 32;
+  auto plan = PlanPte(SmallProgram({}, {Pattern(100, 1), Pattern(100, 1)}), o);
+  REQUIRE(plan.ok());
+  CHECK(plan->layout.segment_data_size == 0);
+  auto bytes = Materialize(plan->artifact);
+  auto f = ReadBack(bytes);
+  const auto* bdd = f->program().backend_delegate_data();
+  REQUIRE(bdd->size() == 2);  // no deduplication inline
+  for (uint32_t i = 0; i < 2; ++i) {
+    const uint8_t* p = bdd->Get(i)->data()->data();
+    CHECK((p - f->data()) % 32 == 0);
+  }
+}
+
+TEST_CASE("a delegate not given INLINE is an error naming the field") {
+  PteInput in = SmallProgram({}, {Pattern(4, 1)});
+  auto& d = in.program.Find("execution_plan")->items()[0].Find("delegates")->items()[0];
+  d.Find("processed")->Set("location", json::Value::Int(1));
+  auto plan = PlanPte(in);
+  REQUIRE_FALSE(plan.ok());
+  CHECK(plan.status().message().find("execution_plan[0].delegates[0].processed.location") !=
+        std::string::npos);
+  d.Find("processed")->Set("location", json::Value::Int(0));
+  d.Find("processed")->Set("index", json::Value::Int(5));
+  auto plan2 = PlanPte(in);
+  REQUIRE_FALSE(plan2.ok());
+  CHECK(plan2.status().message().find("index = 5 is out of range") != std::string::npos);
+}
+
+TEST_CASE("mutable data and named data segments") {
+  PteInput in = SmallProgram({Pattern(24, 1)});
+  in.mutable_data = {Bytes({}), Pattern(12, 2), Pattern(8, 3), Pattern(5, 4)};
+  in.named_buffers = {Pattern(10, 5), Pattern(200, 6), Pattern(5, 7)};
+  in.named_entries = {{"blob.a", 0, 1}, {"blob.b", 1, 64}, {"blob.b_alias", 1, 1024},
+                      {"blob.c", 2, 512}};
+  auto plan = PlanPte(in);
+  REQUIRE(plan.ok());
+  const auto& s = plan->layout.segments;
+  REQUIRE(s.size() == 5);
+  CHECK(s[1].role == SegmentRole::kMutable);
+  CHECK(s[1].offset == 128);
+  CHECK(s[1].size == 25);
+  CHECK(s[2].offset == 256);  // blob.a
+  CHECK(s[3].offset == 384);  // blob.b: first key's alignment (64), not the alias's 1024
+  CHECK(s[4].offset == 1024); // blob.c: 512-aligned
+  auto f = ReadBack(Materialize(plan->artifact));
+  const auto* nd = f->program().named_data();
+  REQUIRE(nd->size() == 4);
+  CHECK(nd->Get(1)->segment_index() == nd->Get(2)->segment_index());
+  const auto* m = f->program().mutable_data_segments();
+  REQUIRE(m->size() == 1);
+  CHECK(m->Get(0)->offsets()->Get(3) == 20);
+}
+
+TEST_CASE("invalid options and inputs are errors, not layouts") {
+  for (uint64_t bad : {uint64_t{0}, uint64_t{3}, uint64_t{48}}) {
+    PteOptions o;
+    o.segment_alignment = bad;
+    CHECK_FALSE(PlanPte(SmallProgram({}), o).ok());
+    o = PteOptions();
+    o.constant_tensor_alignment = bad;
+    CHECK_FALSE(PlanPte(SmallProgram({}), o).ok());
+  }
+  PteInput in = SmallProgram({});
+  in.named_buffers = {Pattern(1, 1)};
+  in.named_entries = {{"k", 3, 1}};
+  auto r = PlanPte(in);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().message().find("buffer_index = 3") != std::string::npos);
+}
+
+TEST_CASE("beyond 4 GiB: planned without reading a byte; near 2^64: an error") {
+  auto never = [](uint64_t, uint8_t*, size_t) -> Status {
+    FAIL("planning must not read data");
+    return Status::OK();
+  };
+  const uint64_t big = (uint64_t{5} << 30) + 3 * 65536;
+  auto plan = PlanPte(SmallProgram({GeneratorSource("big", big, never),
+                                    GeneratorSource("next", 16, never)}));
+  REQUIRE(plan.ok());
+  CHECK(plan->layout.segments[0].size == big + 16);
+  CHECK(plan->artifact.placements[1].offset ==
+        plan->layout.segment_base_offset + big);
+  CHECK(plan->artifact.file_size > (uint64_t{5} << 30));
+
+  auto huge = PlanPte(SmallProgram({GeneratorSource("huge", UINT64_MAX - 8, never),
+                                    GeneratorSource("next", 16, never)}));
+  REQUIRE_FALSE(huge.ok());
+  CHECK(huge.status().code() == Code::kOutOfRange);
+}

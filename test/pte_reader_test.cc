@@ -1,1 +1,179 @@
+// The validating reader: every class of malformed .pte is refused with a
+// message naming the field and the value.
 #include <catch2/catch.hpp>
+#include <cstring>
+
+#include "etpack/pte.h"
+#include "etpack/pte_reader.h"
+#include "program_generated.h"
+#include "pte_format.h"
+#include "test_programs.h"
+
+using namespace etpack;
+using namespace etpack::testing;
+namespace fb = executorch_flatbuffer;
+
+namespace {
+
+// A valid program with two segments: constants (f32 tensors) and a delegate.
+std::vector<uint8_t> ValidFile() {
+  PteInput in = SmallProgram({Pattern(24, 1), Pattern(8, 2)}, {Pattern(100, 3)});
+  // Make the constants FLOAT so element alignment matters.
+  auto& values = in.program.Find("execution_plan")->items()[0].Find("values")->items();
+  for (auto& v : values) {
+    auto& t = *v.Find("val");
+    const int64_t n = t.Find("sizes")->items()[0].as_int();
+    t.Set("scalar_type", json::Value::Int(6));
+    t.Set("sizes", IntArray({n / 4}));
+  }
+  auto plan = PlanPte(in);
+  REQUIRE(plan.ok());
+  return Materialize(plan->artifact);
+}
+
+Status Validate(const std::vector<uint8_t>& bytes) {
+  auto owner = std::make_shared<std::vector<uint8_t>>(bytes);
+  auto f = PteFile::FromMemory("bad.pte", owner->data(), owner->size(), owner);
+  return f.status();
+}
+
+const fb::Program* ProgramOf(std::vector<uint8_t>& bytes) { return fb::GetProgram(bytes.data()); }
+
+// Overwrites a present scalar field of a table in place.
+template <typename T>
+void Poke(std::vector<uint8_t>& bytes, const void* table, flatbuffers::voffset_t field, T value) {
+  const uint8_t* p = reinterpret_cast<const flatbuffers::Table*>(table)->GetAddressOf(field);
+  REQUIRE(p != nullptr);
+  std::memcpy(bytes.data() + (p - bytes.data()), &value, sizeof(T));
+}
+
+void ExpectError(const std::vector<uint8_t>& bytes, const std::string& fragment) {
+  Status s = Validate(bytes);
+  INFO(s.ToString());
+  REQUIRE_FALSE(s.ok());
+  CHECK(s.message().rfind("bad.pte: ", 0) == 0);  // names the file
+  CHECK(s.message().find(fragment) != std::string::npos);
+}
+
+}  // namespace
+
+TEST_CASE("the valid baseline validates") { CHECK(Validate(ValidFile()).ok()); }
+
+TEST_CASE("truncated files are refused") {
+  auto bytes = ValidFile();
+  for (size_t keep : {size_t{0}, size_t{7}, size_t{63}}) {
+    ExpectError(std::vector<uint8_t>(bytes.begin(), bytes.begin() + keep), "needs at least 64");
+  }
+  bytes.resize(bytes.size() - 1);
+  ExpectError(bytes, "truncated");
+  auto mid = ValidFile();
+  mid.resize(200);  // inside the flatbuffer
+  Status s = Validate(mid);
+  CHECK_FALSE(s.ok());
+}
+
+TEST_CASE("a wrong identifier is refused, naming what was found") {
+  auto bytes = ValidFile();
+  std::memcpy(bytes.data() + 4, "ET11", 4);
+  ExpectError(bytes, "file identifier is 'ET11', expected 'ET12'");
+  bytes[4] = 0x01;
+  ExpectError(bytes, "\\x01");
+}
+
+TEST_CASE("malformed extended headers are refused") {
+  auto bytes = ValidFile();
+  pte::StoreLE32(bytes.data() + 12, 16);
+  ExpectError(bytes, "extended header length = 16");
+  bytes = ValidFile();
+  pte::StoreLE64(bytes.data() + 16, bytes.size() + 1);
+  ExpectError(bytes, "program_size");
+  bytes = ValidFile();
+  pte::StoreLE64(bytes.data() + 24, 8);  // base inside the flatbuffer
+  ExpectError(bytes, "segment_base_offset = 8 lies inside the flatbuffer");
+  bytes = ValidFile();
+  pte::StoreLE64(bytes.data() + 32, uint64_t{1} << 62);
+  ExpectError(bytes, "runs past the end of the file");
+}
+
+TEST_CASE("segments out of bounds are refused") {
+  auto bytes = ValidFile();
+  const auto* seg = ProgramOf(bytes)->segments()->Get(1);
+  Poke<uint64_t>(bytes, seg, fb::DataSegment::VT_SIZE, 100000);
+  ExpectError(bytes, "segments[1] = [128, +100000) runs past the segment data");
+}
+
+TEST_CASE("overlapping segments are refused") {
+  auto bytes = ValidFile();
+  const auto* seg = ProgramOf(bytes)->segments()->Get(1);
+  Poke<uint64_t>(bytes, seg, fb::DataSegment::VT_OFFSET, 16);
+  ExpectError(bytes, "segments[1].offset = 16 overlaps the previous segment");
+}
+
+TEST_CASE("misaligned and out-of-range constant offsets are refused") {
+  auto bytes = ValidFile();
+  const auto* offs = ProgramOf(bytes)->constant_segment()->offsets();
+  uint64_t bad = 30;  // in bounds, but f32 data must be 4-aligned
+  std::memcpy(bytes.data() + (reinterpret_cast<const uint8_t*>(offs->Data()) - bytes.data()) + 16,
+              &bad, 8);
+  ExpectError(bytes, "not aligned to its element size 4");
+  bad = 1000;
+  std::memcpy(bytes.data() + (reinterpret_cast<const uint8_t*>(offs->Data()) - bytes.data()) + 16,
+              &bad, 8);
+  ExpectError(bytes, "constant_segment.offsets[2] = 1000 is past the end of segment 0");
+}
+
+TEST_CASE("dangling references are refused") {
+  auto bytes = ValidFile();
+  const auto* ref =
+      ProgramOf(bytes)->execution_plan()->Get(0)->delegates()->Get(0)->processed();
+  Poke<uint32_t>(bytes, ref, fb::BackendDelegateDataReference::VT_INDEX, 7);
+  ExpectError(bytes, "delegates[0].processed.index = 7 is out of range: 2 segments");
+
+  bytes = ValidFile();
+  const auto* t = ProgramOf(bytes)->execution_plan()->Get(0)->values()->Get(1)->val_as_Tensor();
+  Poke<uint32_t>(bytes, t, fb::Tensor::VT_DATA_BUFFER_IDX, 9);
+  ExpectError(bytes, "execution_plan[0].values[1].data_buffer_idx = 9 is out of range");
+}
+
+TEST_CASE("a tensor larger than its constant is refused") {
+  auto bytes = ValidFile();
+  const auto* t = ProgramOf(bytes)->execution_plan()->Get(0)->values()->Get(1)->val_as_Tensor();
+  const auto* sizes = t->sizes();
+  int32_t big = 1000;
+  std::memcpy(bytes.data() + (reinterpret_cast<const uint8_t*>(sizes->Data()) - bytes.data()),
+              &big, 4);
+  ExpectError(bytes, "4000 bytes at offset 32 run past the end of segment 0");
+}
+
+TEST_CASE("garbage in the flatbuffer fails verification, never crashes") {
+  auto good = ValidFile();
+  // Flip every byte of the flatbuffer region in turn (skipping the header
+  // fields that are checked first): each result is either valid or refused.
+  const uint64_t program_size = pte::LoadLE64(good.data() + 16);
+  for (uint64_t i = 40; i < program_size; ++i) {
+    auto bytes = good;
+    bytes[i] ^= 0xA5;
+    (void)Validate(bytes);
+  }
+  auto bytes = good;
+  pte::StoreLE32(bytes.data(), 0x7fffff00);  // root offset far out of bounds
+  ExpectError(bytes, "fails verification");
+}
+
+TEST_CASE("ParseExtendedHeader handles legacy and absent headers") {
+  std::vector<uint8_t> head(64, 0);
+  std::memcpy(head.data() + 8, "eh00", 4);
+  pte::StoreLE32(head.data() + 12, 24);
+  pte::StoreLE64(head.data() + 16, 1000);
+  pte::StoreLE64(head.data() + 24, 1024);
+  pte::StoreLE64(head.data() + 32, 77);  // not part of a 24-byte header
+  auto h = ParseExtendedHeader(head.data(), head.size());
+  REQUIRE(h.ok());
+  CHECK(h->present);
+  CHECK(h->segment_data_size == 0);
+  CHECK(h->segment_base_offset == 1024);
+  std::memcpy(head.data() + 8, "xxxx", 4);
+  auto none = ParseExtendedHeader(head.data(), head.size());
+  REQUIRE(none.ok());
+  CHECK_FALSE(none->present);
+}

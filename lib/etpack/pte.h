@@ -77,7 +77,8 @@ struct PteInput {
 };
 
 // What each segment of a planned or read .pte holds.
-enum class SegmentRole { kConstants, kMutable, kDelegate, kNamedData };
+// kUnreferenced: a segment of a read file that nothing refers to.
+enum class SegmentRole { kConstants, kMutable, kDelegate, kNamedData, kUnreferenced };
 const char* SegmentRoleName(SegmentRole role);  // "constants", ...
 
 struct PteLayout {

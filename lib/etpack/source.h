@@ -66,6 +66,11 @@ using SourcePtr = std::shared_ptr<const Source>;
 // until the last write that uses the source has finished.
 SourcePtr MemorySource(const void* data, uint64_t size);
 
+// Borrowed bytes kept alive by `keep_alive` (e.g. a file mapping shared by
+// every source that reads from it).
+SourcePtr MemorySource(const void* data, uint64_t size,
+                       std::shared_ptr<const void> keep_alive);
+
 // Owned bytes (small items: inline blobs decoded from a manifest, tests).
 SourcePtr OwnedSource(std::vector<uint8_t> bytes);
 
