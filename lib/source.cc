@@ -1,1 +1,281 @@
-// placeholder
+#include "etpack/source.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cassert>
+#include <cerrno>
+#include <cstring>
+#include <new>
+#include <utility>
+
+namespace etpack {
+namespace {
+
+// "[offset, +length)" — the range notation every source message uses.
+std::string Range(uint64_t offset, uint64_t length) {
+  return "[" + std::to_string(offset) + ", +" + std::to_string(length) + ")";
+}
+
+// Every ReadAt checks its range even though callers promise to stay inside:
+// a bad plan must become an error, not a read of someone else's memory.
+Status CheckRead(const Source& s, uint64_t offset, size_t n) {
+  if (offset > s.size() || n > s.size() - offset) {
+    return OutOfRange(s.Describe() + ": read " + Range(offset, n) +
+                      " runs past the end of the source (" +
+                      std::to_string(s.size()) + " bytes)");
+  }
+  return Status::OK();
+}
+
+class MemorySourceImpl final : public Source {
+ public:
+  MemorySourceImpl(const void* data, uint64_t size)
+      : data_(static_cast<const uint8_t*>(data)), size_(size) {}
+  explicit MemorySourceImpl(std::vector<uint8_t> bytes)
+      : owned_(std::move(bytes)), data_(owned_.data()), size_(owned_.size()) {}
+  // Borrowed bytes whose owner `keep` holds alive (a mapping, or the source
+  // a slice was cut from).
+  MemorySourceImpl(std::shared_ptr<const void> keep, const void* data, uint64_t size)
+      : keep_(std::move(keep)), data_(static_cast<const uint8_t*>(data)), size_(size) {}
+
+  uint64_t size() const override { return size_; }
+  Status ReadAt(uint64_t offset, void* dst, size_t n) const override {
+    ETPACK_RETURN_IF_ERROR(CheckRead(*this, offset, n));
+    if (n != 0) std::memcpy(dst, data_ + offset, n);
+    return Status::OK();
+  }
+  const uint8_t* contiguous() const override { return data_; }
+  std::string Describe() const override {
+    return "memory (" + std::to_string(size_) + " bytes)";
+  }
+
+ private:
+  std::vector<uint8_t> owned_;
+  std::shared_ptr<const void> keep_;
+  const uint8_t* data_;
+  uint64_t size_;
+};
+
+// Closes the descriptor when the last source that reads it goes away, so
+// slices of a file source can outlive the source they were cut from.
+struct OwnedFd {
+  explicit OwnedFd(int f) : fd(f) {}
+  ~OwnedFd() { ::close(fd); }
+  OwnedFd(const OwnedFd&) = delete;
+  OwnedFd& operator=(const OwnedFd&) = delete;
+  int fd;
+};
+
+class FileSourceImpl final : public Source {
+ public:
+  FileSourceImpl(std::shared_ptr<const OwnedFd> fd, std::string path,
+                 uint64_t offset, uint64_t length)
+      : fd_(std::move(fd)), path_(std::move(path)) {
+    range_.fd = fd_->fd;
+    range_.offset = offset;
+    range_.length = length;
+  }
+
+  uint64_t size() const override { return range_.length; }
+
+  Status ReadAt(uint64_t offset, void* dst, size_t n) const override {
+    ETPACK_RETURN_IF_ERROR(CheckRead(*this, offset, n));
+    auto* out = static_cast<uint8_t*>(dst);
+    uint64_t pos = range_.offset + offset;
+    while (n > 0) {
+      ssize_t got = ::pread(range_.fd, out, n, static_cast<off_t>(pos));
+      if (got < 0) {
+        if (errno == EINTR) continue;
+        return IoError("read " + Describe() + " at file offset " +
+                           std::to_string(pos),
+                       errno);
+      }
+      if (got == 0) {
+        return IoError(Describe() + ": file ended at offset " +
+                           std::to_string(pos) +
+                           " while reading (was it truncated after opening?)",
+                       EIO);
+      }
+      out += got;
+      pos += static_cast<uint64_t>(got);
+      n -= static_cast<size_t>(got);
+    }
+    return Status::OK();
+  }
+
+  const FileRange* file_range() const override { return &range_; }
+
+  std::string Describe() const override {
+    return "file " + path_ + " " + Range(range_.offset, range_.length);
+  }
+
+  const std::shared_ptr<const OwnedFd>& fd() const { return fd_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::shared_ptr<const OwnedFd> fd_;
+  std::string path_;
+  FileRange range_;
+};
+
+class GeneratorSourceImpl final : public Source {
+ public:
+  GeneratorSourceImpl(std::string name, uint64_t size, FillFn fill)
+      : name_(std::move(name)), size_(size), fill_(std::move(fill)) {}
+
+  uint64_t size() const override { return size_; }
+  Status ReadAt(uint64_t offset, void* dst, size_t n) const override {
+    ETPACK_RETURN_IF_ERROR(CheckRead(*this, offset, n));
+    if (n == 0) return Status::OK();
+    if (!fill_) return InvalidArgument(Describe() + ": no fill function");
+    return fill_(offset, static_cast<uint8_t*>(dst), n)
+        .WithContext(Describe() + " " + Range(offset, n));
+  }
+  std::string Describe() const override {
+    return "generator '" + name_ + "' (" + std::to_string(size_) + " bytes)";
+  }
+
+ private:
+  std::string name_;
+  uint64_t size_;
+  FillFn fill_;
+};
+
+class SliceSourceImpl final : public Source {
+ public:
+  SliceSourceImpl(SourcePtr base, uint64_t offset, uint64_t length)
+      : base_(std::move(base)), offset_(offset), length_(length) {}
+
+  uint64_t size() const override { return length_; }
+  Status ReadAt(uint64_t offset, void* dst, size_t n) const override {
+    ETPACK_RETURN_IF_ERROR(CheckRead(*this, offset, n));
+    return base_->ReadAt(offset_ + offset, dst, n);
+  }
+  std::string Describe() const override {
+    return base_->Describe() + " slice " + Range(offset_, length_);
+  }
+
+ private:
+  SourcePtr base_;
+  uint64_t offset_;
+  uint64_t length_;
+};
+
+}  // namespace
+
+SourcePtr MemorySource(const void* data, uint64_t size) {
+  return std::make_shared<MemorySourceImpl>(data, size);
+}
+
+SourcePtr MemorySource(const void* data, uint64_t size,
+                       std::shared_ptr<const void> keep_alive) {
+  return std::make_shared<MemorySourceImpl>(std::move(keep_alive), data, size);
+}
+
+SourcePtr OwnedSource(std::vector<uint8_t> bytes) {
+  return std::make_shared<MemorySourceImpl>(std::move(bytes));
+}
+
+Result<SourcePtr> FileSource(const std::string& path, uint64_t offset,
+                             uint64_t length) {
+  const std::string what =
+      length == kToEnd ? "[" + std::to_string(offset) + ", end)"
+                       : Range(offset, length);
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    int err = errno;
+    Status s = IoError("cannot open " + path + " to read " + what, err);
+    if (err == ENOENT) return NotFound(s.message());
+    return s;
+  }
+  auto owned = std::make_shared<const OwnedFd>(fd);
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return IoError("cannot stat " + path, errno);
+  if (!S_ISREG(st.st_mode)) {
+    return InvalidArgument(path + " is not a regular file");
+  }
+  const uint64_t file_size = static_cast<uint64_t>(st.st_size);
+  if (offset > file_size ||
+      (length != kToEnd && length > file_size - offset)) {
+    return OutOfRange(path + ": range " + what +
+                      " runs past the end of the file (" +
+                      std::to_string(file_size) + " bytes)");
+  }
+  if (length == kToEnd) length = file_size - offset;
+  // Advisory only: a failure costs read-ahead, not correctness.
+  (void)::posix_fadvise(fd, static_cast<off_t>(offset),
+                        static_cast<off_t>(length), POSIX_FADV_SEQUENTIAL);
+  return SourcePtr(
+      std::make_shared<FileSourceImpl>(std::move(owned), path, offset, length));
+}
+
+SourcePtr GeneratorSource(std::string name, uint64_t size, FillFn fill) {
+  return std::make_shared<GeneratorSourceImpl>(std::move(name), size,
+                                               std::move(fill));
+}
+
+SourcePtr SliceSource(SourcePtr base, uint64_t offset, uint64_t length) {
+  assert(base != nullptr);
+  assert(offset <= base->size() && length <= base->size() - offset);
+  if (offset == 0 && length == base->size()) return base;
+  // Slices of files and memory stay files and memory, so the sink keeps its
+  // fast paths (copy_file_range, direct memcpy) and messages keep the path.
+  if (auto* file = dynamic_cast<const FileSourceImpl*>(base.get())) {
+    return std::make_shared<FileSourceImpl>(
+        file->fd(), file->path(), file->file_range()->offset + offset, length);
+  }
+  if (const uint8_t* bytes = base->contiguous()) {
+    return std::make_shared<MemorySourceImpl>(base, bytes + offset, length);
+  }
+  return std::make_shared<SliceSourceImpl>(std::move(base), offset, length);
+}
+
+Result<std::vector<uint8_t>> ReadAll(const Source& source, uint64_t max_bytes) {
+  const uint64_t size = source.size();
+  if (size > max_bytes || size > SIZE_MAX) {
+    return OutOfRange(source.Describe() + ": " + std::to_string(size) +
+                      " bytes is more than the " + std::to_string(max_bytes) +
+                      "-byte limit for reading into memory");
+  }
+  std::vector<uint8_t> out;
+  try {
+    out.resize(static_cast<size_t>(size));
+  } catch (const std::bad_alloc&) {
+    return OutOfRange(source.Describe() + ": cannot allocate " +
+                      std::to_string(size) + " bytes");
+  }
+  ETPACK_RETURN_IF_ERROR(source.ReadAt(0, out.data(), out.size()));
+  return out;
+}
+
+Result<bool> SameBytes(const Source& a, const Source& b) {
+  if (a.size() != b.size()) return false;
+  constexpr size_t kChunk = size_t{1} << 20;
+  const uint64_t size = a.size();
+  const uint8_t* pa = a.contiguous();
+  const uint8_t* pb = b.contiguous();
+  std::vector<uint8_t> buf_a, buf_b;
+  try {
+    const size_t chunk = static_cast<size_t>(std::min<uint64_t>(size, kChunk));
+    if (pa == nullptr) buf_a.resize(chunk);
+    if (pb == nullptr) buf_b.resize(chunk);
+  } catch (const std::bad_alloc&) {
+    return OutOfRange("cannot allocate buffers to compare " + a.Describe() +
+                      " with " + b.Describe());
+  }
+  for (uint64_t pos = 0; pos < size;) {
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(size - pos, kChunk));
+    const uint8_t* x = pa ? pa + pos : buf_a.data();
+    const uint8_t* y = pb ? pb + pos : buf_b.data();
+    if (!pa) ETPACK_RETURN_IF_ERROR(a.ReadAt(pos, buf_a.data(), n));
+    if (!pb) ETPACK_RETURN_IF_ERROR(b.ReadAt(pos, buf_b.data(), n));
+    if (std::memcmp(x, y, n) != 0) return false;
+    pos += n;
+  }
+  return true;
+}
+
+}  // namespace etpack

@@ -1,1 +1,280 @@
 #include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "etpack/sink.h"
+#include "etpack/source.h"
+#include "etpack/writer.h"
+
+namespace etpack {
+namespace {
+
+namespace fs = std::filesystem;
+
+class TempDir {
+ public:
+  TempDir() {
+    const char* base = std::getenv("TMPDIR");
+    std::string tmpl = std::string(base && *base ? base : "/tmp") + "/etpack-writer-XXXXXX";
+    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
+    path_ = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  std::string File(const std::string& name) const { return path_ + "/" + name; }
+  std::set<std::string> List() const {
+    std::set<std::string> names;
+    for (const auto& e : fs::directory_iterator(path_)) {
+      names.insert(e.path().filename().string());
+    }
+    return names;
+  }
+
+ private:
+  std::string path_;
+};
+
+std::vector<uint8_t> Pattern(size_t n, uint32_t seed = 1) {
+  std::vector<uint8_t> v(n);
+  uint32_t x = seed * 2654435761u + 12345u;
+  for (auto& b : v) {
+    x = x * 1103515245u + 12345u;
+    b = static_cast<uint8_t>(x >> 16);
+  }
+  return v;
+}
+
+void WriteFile(const std::string& path, const std::vector<uint8_t>& bytes) {
+  std::ofstream f(path, std::ios::binary);
+  f.write(reinterpret_cast<const char*>(bytes.data()),
+          static_cast<std::streamsize>(bytes.size()));
+  REQUIRE(f.good());
+}
+
+std::vector<uint8_t> ReadFile(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  REQUIRE(f.good());
+  return std::vector<uint8_t>(std::istreambuf_iterator<char>(f), {});
+}
+
+bool Contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+// Counts calls and write ranges without keeping any bytes.
+class CountingSink : public Sink {
+ public:
+  using Sink::Write;
+  Status Reserve(uint64_t size) override {
+    reserved = size;
+    ++reserve_calls;
+    return Status::OK();
+  }
+  Status Write(uint64_t offset, const Source& source) override {
+    writes.emplace_back(offset, source.size());
+    written += source.size();
+    return Status::OK();
+  }
+  Status Finish() override { return Status::OK(); }
+  void Abandon() override {}
+  uint64_t bytes_written() const override { return written; }
+
+  uint64_t reserved = 0;
+  int reserve_calls = 0;
+  uint64_t written = 0;
+  std::vector<std::pair<uint64_t, uint64_t>> writes;
+};
+
+SourcePtr Bytes(size_t n, uint32_t seed = 1) { return OwnedSource(Pattern(n, seed)); }
+
+TEST_CASE("WriteArtifact rejects malformed plans before touching the sink") {
+  ArtifactPlan plan;
+  plan.head = Pattern(16);
+  plan.file_size = 256;
+  plan.placements.push_back({32, 16, Bytes(16)});
+  plan.placements.push_back({64, 32, Bytes(64)});
+  plan.placements.push_back({128, 64, Bytes(128)});
+  {
+    CountingSink ok;
+    REQUIRE(WriteArtifact(plan, ok).ok());
+  }
+
+  std::string needle;
+  SECTION("head larger than the file") {
+    plan.file_size = 8;
+    plan.placements.clear();
+    needle = "file_size = 8";
+  }
+  SECTION("placement inside the head") {
+    plan.placements[0].offset = 8;
+    needle = "placements[0].offset = 8";
+  }
+  SECTION("placements out of order") {
+    std::swap(plan.placements[0], plan.placements[1]);
+    needle = "placements[1].offset = 32";
+  }
+  SECTION("placements overlap") {
+    plan.placements[2].offset = 100;  // [1] ends at 128
+    needle = "placements[2].offset = 100";
+  }
+  SECTION("placement past the end of the file") {
+    plan.file_size = 255;
+    needle = "placements[2]";
+  }
+  SECTION("offset plus size overflows") {
+    plan.placements[2].offset = ~uint64_t{0} - 64;
+    needle = "placements[2]";
+  }
+  SECTION("null source") {
+    plan.placements[1].source = nullptr;
+    needle = "placements[1].source";
+  }
+  SECTION("zero alignment") {
+    plan.placements[1].alignment = 0;
+    needle = "placements[1].alignment";
+  }
+  CountingSink sink;
+  Status s = WriteArtifact(plan, sink);
+  CAPTURE(s.message());
+  CHECK(s.code() == Code::kInvalidArgument);
+  CHECK(Contains(s.message(), needle));
+  CHECK(sink.reserve_calls == 0);
+  CHECK(sink.writes.empty());
+}
+
+// A plan drawing on memory, owned, file, file-slice and generator sources,
+// with padding between items, and the bytes it must produce.
+struct Fixture {
+  TempDir dir;
+  std::vector<uint8_t> file_bytes = Pattern(10000, 21);
+  std::vector<uint8_t> mem_bytes = Pattern(5000, 22);
+  ArtifactPlan plan;
+  std::vector<uint8_t> expected;
+
+  Fixture() {
+    const std::string data = dir.File("weights.bin");
+    WriteFile(data, file_bytes);
+    plan.head = Pattern(300, 20);
+    plan.file_size = 40960;
+    expected.assign(plan.file_size, 0);
+    std::memcpy(expected.data(), plan.head.data(), plan.head.size());
+    auto add = [&](uint64_t offset, uint64_t alignment, SourcePtr s) {
+      REQUIRE(ReadAll(*s).ok());
+      const std::vector<uint8_t> content = *ReadAll(*s);
+      std::memcpy(expected.data() + offset, content.data(), content.size());
+      plan.placements.push_back({offset, alignment, std::move(s)});
+    };
+    add(512, 16, MemorySource(mem_bytes.data(), mem_bytes.size()));
+    auto whole = FileSource(data);
+    REQUIRE(whole.ok());
+    add(5632, 512, *whole);
+    auto part = FileSource(data, 1234, 4321);
+    REQUIRE(part.ok());
+    add(15872, 16, *part);
+    add(20224, 32, SliceSource(*whole, 7, 3000));
+    add(24576, 4096,
+        GeneratorSource("gen", 7777, [](uint64_t o, uint8_t* d, size_t n) {
+          for (size_t i = 0; i < n; ++i) d[i] = static_cast<uint8_t>((o + i) * 7);
+          return Status::OK();
+        }));
+    add(32768, 1, Bytes(1, 23));
+    add(32769, 1, Bytes(7000, 24));  // adjacent to the previous item
+  }
+};
+
+TEST_CASE("a mixed plan round-trips through the memory sink") {
+  Fixture f;
+  std::vector<uint8_t> out;
+  auto sink = NewMemorySink(&out);
+  std::vector<std::pair<uint64_t, uint64_t>> calls;
+  REQUIRE(WriteArtifact(f.plan, *sink, [&](uint64_t done, uint64_t total) {
+            calls.emplace_back(done, total);
+          }).ok());
+  REQUIRE(sink->Finish().ok());
+  CHECK(out == f.expected);
+  const uint64_t payload = 300 + 5000 + 10000 + 4321 + 3000 + 7777 + 1 + 7000;
+  REQUIRE(!calls.empty());
+  CHECK(calls.back() == std::make_pair(payload, payload));
+}
+
+TEST_CASE("a mixed plan round-trips through the file sink") {
+  Fixture f;
+  FileSinkOptions opts;
+  opts.window_bytes = GENERATE(uint64_t{1}, uint64_t{16} << 20);
+  opts.copy_file_range = GENERATE(true, false);
+  opts.sync = false;
+  const std::string out = f.dir.File("model.pte");
+  REQUIRE(WriteArtifactFile(out, f.plan, opts).ok());
+  CHECK(ReadFile(out) == f.expected);
+  CHECK(f.dir.List() == std::set<std::string>{"model.pte", "weights.bin"});
+}
+
+TEST_CASE("WriteArtifactFile leaves the destination untouched on failure") {
+  Fixture f;
+  const std::string out = f.dir.File("model.pte");
+  const std::vector<uint8_t> old = Pattern(123, 30);
+  WriteFile(out, old);
+
+  std::string needle;
+  SECTION("malformed plan") {
+    f.plan.placements[3].offset = 100;
+    needle = "placements[3].offset = 100";
+  }
+  SECTION("a source fails midway") {
+    f.plan.placements.push_back(
+        {39800, 8, GeneratorSource("broken", 500, [](uint64_t, uint8_t*, size_t) {
+           return Corrupt("checksum mismatch");
+         })});
+    needle = "checksum mismatch";
+  }
+  Status s = WriteArtifactFile(out, f.plan);
+  REQUIRE(!s.ok());
+  CHECK(Contains(s.message(), needle));
+  CHECK(Contains(s.message(), out));
+  CHECK(ReadFile(out) == old);
+  CHECK(f.dir.List() == std::set<std::string>{"model.pte", "weights.bin"});
+}
+
+TEST_CASE("large placements are written in slices with progress between") {
+  const uint64_t size = uint64_t{200} << 20;  // never read: the sink only counts
+  ArtifactPlan plan;
+  plan.head = Pattern(64);
+  plan.file_size = 4096 + size;
+  plan.placements.push_back({4096, 4096, GeneratorSource("huge", size,
+                                                         [](uint64_t, uint8_t*, size_t) {
+                                                           return Corrupt("unexpected read");
+                                                         })});
+  CountingSink sink;
+  std::vector<uint64_t> done;
+  REQUIRE(WriteArtifact(plan, sink, [&](uint64_t d, uint64_t total) {
+            CHECK(total == 64 + size);
+            done.push_back(d);
+          }).ok());
+  CHECK(sink.reserved == plan.file_size);
+  CHECK(sink.written == 64 + size);
+  REQUIRE(sink.writes.size() == 5);  // head + 64 + 64 + 64 + 8 MiB
+  CHECK(sink.writes[0] == std::make_pair(uint64_t{0}, uint64_t{64}));
+  CHECK(sink.writes[1] == std::make_pair(uint64_t{4096}, uint64_t{64} << 20));
+  CHECK(sink.writes[4] == std::make_pair(4096 + (uint64_t{192} << 20), uint64_t{8} << 20));
+  REQUIRE(done.size() >= 4);
+  for (size_t i = 1; i < done.size(); ++i) {
+    CHECK(done[i] >= done[i - 1]);
+    CHECK(done[i] - done[i - 1] <= (uint64_t{64} << 20) + 64);
+  }
+  CHECK(done.back() == 64 + size);
+}
+
+}  // namespace
+}  // namespace etpack
