@@ -1,1 +1,438 @@
-// placeholder
+#include "etpack/manifest.h"
+
+#include <array>
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "etpack/layout.h"
+
+namespace etpack {
+namespace {
+
+// A value as it appears in an error message: compact JSON, cut short so a
+// megabyte of base64 does not end up in one line of text.
+std::string Shown(const json::Value& v) {
+  constexpr size_t kMax = 64;
+  std::string s = json::Print(v);
+  if (s.size() > kMax) {
+    s.resize(kMax);
+    // Do not cut a UTF-8 sequence in half.
+    while (!s.empty() && (static_cast<unsigned char>(s.back()) & 0xC0) == 0x80) s.pop_back();
+    if (!s.empty() && static_cast<unsigned char>(s.back()) >= 0xC0) s.pop_back();
+    s += "...";
+  }
+  return s;
+}
+
+std::string Quoted(std::string_view s) { return Shown(json::Value::String(std::string(s))); }
+
+std::string Join(const std::string& path, std::string_view member) {
+  if (path.empty()) return std::string(member);
+  std::string p = path;
+  p += '.';
+  p += member;
+  return p;
+}
+
+std::string Index(const std::string& path, size_t i) {
+  return path + "[" + std::to_string(i) + "]";
+}
+
+// Names the document and the field; every manifest error starts this way.
+class Context {
+ public:
+  Context(const std::string& origin, const std::string& base_dir)
+      : origin_(origin), base_dir_(base_dir) {}
+
+  // "<origin>: <path>: <what>", or "<origin>: <what>" at the top level.
+  Status Error(const std::string& path, const std::string& what) const {
+    if (path.empty()) return InvalidArgument(origin_ + ": " + what);
+    return InvalidArgument(origin_ + ": " + path + ": " + what);
+  }
+  // "<origin>: <path> = <value> <what>"
+  Status BadValue(const std::string& path, const json::Value& v,
+                  const std::string& what) const {
+    return InvalidArgument(origin_ + ": " + (path.empty() ? "document" : path) + " = " +
+                           Shown(v) + " " + what);
+  }
+
+  const std::string& origin() const { return origin_; }
+  const std::string& base_dir() const { return base_dir_; }
+
+ private:
+  const std::string& origin_;
+  const std::string& base_dir_;
+};
+
+Result<uint64_t> GetUInt(const Context& cx, const json::Value& v, const std::string& path) {
+  if (v.kind() == json::Kind::kUInt ||
+      (v.kind() == json::Kind::kInt && v.as_int() >= 0)) {
+    return v.as_uint();
+  }
+  return cx.BadValue(path, v, "is not a non-negative integer");
+}
+
+// Optional unsigned member: absent or null gives `fallback`.
+Result<uint64_t> GetUIntOr(const Context& cx, const json::Value& obj,
+                           const std::string& obj_path, std::string_view key,
+                           uint64_t fallback) {
+  const json::Value* v = obj.Find(key);
+  if (v == nullptr || v->is_null()) return fallback;
+  return GetUInt(cx, *v, Join(obj_path, key));
+}
+
+Result<uint64_t> GetAlignmentOr(const Context& cx, const json::Value& obj,
+                                const std::string& obj_path, std::string_view key,
+                                uint64_t fallback) {
+  ETPACK_ASSIGN_OR_RETURN(uint64_t a, GetUIntOr(cx, obj, obj_path, key, fallback));
+  ETPACK_RETURN_IF_ERROR(CheckAlignment(a, cx.origin() + ": " + Join(obj_path, key)));
+  return a;
+}
+
+Status CheckMembers(const Context& cx, const json::Value& obj, const std::string& path,
+                    std::initializer_list<std::string_view> known) {
+  for (const auto& m : obj.members()) {
+    bool ok = false;
+    for (std::string_view k : known) ok = ok || m.first == k;
+    if (!ok) {
+      std::string list;
+      for (std::string_view k : known) {
+        if (!list.empty()) list += ", ";
+        list += k;
+      }
+      return cx.Error(path, "unknown member " + Quoted(m.first) + " (expected one of: " +
+                          list + ")");
+    }
+  }
+  return Status::OK();
+}
+
+// RFC 4648 §4 with padding, strictly: no whitespace, no missing or stray
+// '=', and zero bits in the unused part of the last group (§3.5), so every
+// byte string has exactly one accepted spelling.
+Result<std::vector<uint8_t>> DecodeBase64(const Context& cx, const json::Value& value,
+                                          const std::string& path) {
+  static const auto kTable = [] {
+    std::array<int8_t, 256> t{};
+    t.fill(-1);
+    const char* alphabet =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    for (int i = 0; i < 64; ++i) t[static_cast<unsigned char>(alphabet[i])] = static_cast<int8_t>(i);
+    return t;
+  }();
+  const std::string& s = value.as_string();
+  if (s.size() % 4 != 0) {
+    return cx.BadValue(path, value,
+                       "is not base64: length " + std::to_string(s.size()) +
+                           " is not a multiple of 4");
+  }
+  size_t pad = 0;
+  if (!s.empty() && s.back() == '=') pad = s[s.size() - 2] == '=' ? 2 : 1;
+  std::vector<uint8_t> out;
+  out.reserve(s.size() / 4 * 3 - pad);
+  for (size_t i = 0; i < s.size(); i += 4) {
+    const bool last = i + 4 == s.size();
+    uint32_t group = 0;
+    for (size_t j = 0; j < 4; ++j) {
+      const size_t at = i + j;
+      const unsigned char c = static_cast<unsigned char>(s[at]);
+      int8_t d = kTable[c];
+      if (d < 0 && c == '=' && last && j >= 4 - pad) d = 0;
+      if (d < 0) {
+        std::string ch = (c >= 0x20 && c < 0x7f) ? std::string("'") + static_cast<char>(c) + "'"
+                                                 : "byte " + std::to_string(c);
+        return cx.BadValue(path, value,
+                           "is not base64: " + ch + " at offset " + std::to_string(at));
+      }
+      group = (group << 6) | static_cast<uint32_t>(d);
+    }
+    out.push_back(static_cast<uint8_t>(group >> 16));
+    if (!last || pad < 2) out.push_back(static_cast<uint8_t>(group >> 8));
+    if (!last || pad < 1) out.push_back(static_cast<uint8_t>(group));
+    if (last && (group & (pad == 2 ? 0xFFFFu : pad == 1 ? 0xFFu : 0u)) != 0) {
+      return cx.BadValue(path, value,
+                         "is not canonical base64: the padding bits of the last group are not zero");
+    }
+  }
+  return out;
+}
+
+bool IsBlobObject(const json::Value& v) {
+  return v.kind() == json::Kind::kObject &&
+         (v.Find("base64") != nullptr || v.Find("file") != nullptr);
+}
+
+Result<SourcePtr> InlineBlob(const Context& cx, const json::Value& obj, const std::string& path) {
+  ETPACK_RETURN_IF_ERROR(CheckMembers(cx, obj, path, {"base64", "size"}));
+  const json::Value& b64 = *obj.Find("base64");
+  const std::string b64_path = Join(path, "base64");
+  if (b64.kind() != json::Kind::kString) return cx.BadValue(b64_path, b64, "is not a string");
+  const json::Value* size = obj.Find("size");
+  if (size == nullptr) {
+    return cx.Error(path, "inline blob has no \"size\" (the decoded byte count)");
+  }
+  ETPACK_ASSIGN_OR_RETURN(uint64_t n, GetUInt(cx, *size, Join(path, "size")));
+  ETPACK_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, DecodeBase64(cx, b64, b64_path));
+  if (bytes.size() != n) {
+    return cx.BadValue(Join(path, "size"), *size,
+                       "but " + b64_path + " = " + Shown(b64) + " decodes to " +
+                           std::to_string(bytes.size()) + " bytes");
+  }
+  return OwnedSource(std::move(bytes));
+}
+
+Result<SourcePtr> FileBlob(const Context& cx, const json::Value& obj, const std::string& path) {
+  ETPACK_RETURN_IF_ERROR(CheckMembers(cx, obj, path, {"file", "offset", "length"}));
+  const json::Value& file = *obj.Find("file");
+  if (file.kind() != json::Kind::kString || file.as_string().empty()) {
+    return cx.BadValue(Join(path, "file"), file, "is not a file name");
+  }
+  ETPACK_ASSIGN_OR_RETURN(uint64_t offset, GetUIntOr(cx, obj, path, "offset", 0));
+  ETPACK_ASSIGN_OR_RETURN(uint64_t length, GetUIntOr(cx, obj, path, "length", kToEnd));
+  const std::string& name = file.as_string();
+  std::string full = name;
+  if (name[0] != '/' && !cx.base_dir().empty()) {
+    full = cx.base_dir();
+    if (full.back() != '/') full += '/';
+    full += name;
+  }
+  Result<SourcePtr> src = FileSource(full, offset, length);
+  if (!src.ok()) {
+    std::string what = cx.origin() + ": " + (path.empty() ? "" : path + ": ") + "file = " + Quoted(name);
+    if (obj.Find("offset") != nullptr) what += ", offset = " + std::to_string(offset);
+    if (length != kToEnd) what += ", length = " + std::to_string(length);
+    return src.status().WithContext(what);
+  }
+  return src;
+}
+
+Status ResolveAt(const Context& cx, json::Value& v, std::string& path) {
+  switch (v.kind()) {
+    case json::Kind::kObject: {
+      if (IsBlobObject(v)) {
+        const bool inline_blob = v.Find("base64") != nullptr;
+        if (inline_blob && v.Find("file") != nullptr) {
+          return cx.Error(path, "a blob has either \"base64\" or \"file\", not both");
+        }
+        Result<SourcePtr> src = inline_blob ? InlineBlob(cx, v, path) : FileBlob(cx, v, path);
+        if (!src.ok()) return src.status();
+        v = json::Value::Blob(std::move(src).value());
+        return Status::OK();
+      }
+      // `path` is one growing buffer; each level appends and truncates.
+      const size_t len = path.size();
+      for (auto& m : v.members()) {
+        if (len != 0) path += '.';
+        path += m.first;
+        ETPACK_RETURN_IF_ERROR(ResolveAt(cx, m.second, path));
+        path.resize(len);
+      }
+      return Status::OK();
+    }
+    case json::Kind::kArray: {
+      const size_t len = path.size();
+      auto& items = v.items();
+      for (size_t i = 0; i < items.size(); ++i) {
+        if (items[i].kind() != json::Kind::kObject && items[i].kind() != json::Kind::kArray) {
+          continue;  // a byte array: nothing to resolve, skip the path work
+        }
+        path += '[';
+        path += std::to_string(i);
+        path += ']';
+        ETPACK_RETURN_IF_ERROR(ResolveAt(cx, items[i], path));
+        path.resize(len);
+      }
+      return Status::OK();
+    }
+    default:
+      return Status::OK();
+  }
+}
+
+Status Resolve(const Context& cx, json::Value& tree, const std::string& root_path) {
+  std::string path = root_path;
+  path.reserve(256);
+  return ResolveAt(cx, tree, path);
+}
+
+// Resolves `v` in place and requires that it was a blob object.
+Result<SourcePtr> RequireBlob(const Context& cx, json::Value& v, const std::string& path) {
+  if (!IsBlobObject(v)) {
+    return cx.BadValue(path, v,
+                       "is not a blob ({\"base64\": ..., \"size\": N} or {\"file\": ...})");
+  }
+  ETPACK_RETURN_IF_ERROR(Resolve(cx, v, path));
+  return v.blob();
+}
+
+Status ReadOptions(const Context& cx, const json::Value* opts, PteOptions& out) {
+  if (opts == nullptr || opts->is_null()) return Status::OK();
+  const std::string path = "serializer_options";
+  if (opts->kind() != json::Kind::kObject) return cx.BadValue(path, *opts, "is not an object");
+  ETPACK_RETURN_IF_ERROR(CheckMembers(cx, *opts, path,
+                                      {"segment_alignment", "constant_tensor_alignment",
+                                       "delegate_alignment", "extract_delegate_segments"}));
+  // null means "the serializer's default" for every option, as in the
+  // reference serializer's options object.
+  ETPACK_ASSIGN_OR_RETURN(out.segment_alignment,
+                          GetAlignmentOr(cx, *opts, path, "segment_alignment", 128));
+  ETPACK_ASSIGN_OR_RETURN(out.constant_tensor_alignment,
+                          GetAlignmentOr(cx, *opts, path, "constant_tensor_alignment", 16));
+  ETPACK_ASSIGN_OR_RETURN(out.delegate_alignment,
+                          GetAlignmentOr(cx, *opts, path, "delegate_alignment", 16));
+  const json::Value* extract = opts->Find("extract_delegate_segments");
+  if (extract != nullptr && !extract->is_null()) {
+    if (extract->kind() != json::Kind::kBool) {
+      return cx.BadValue(Join(path, "extract_delegate_segments"), *extract, "is not true or false");
+    }
+    out.extract_delegate_segments = extract->as_bool();
+  }
+  return Status::OK();
+}
+
+Status ReadMutableData(const Context& cx, json::Value* md, PteInput& input) {
+  if (md == nullptr || md->is_null()) return Status::OK();
+  const std::string path = "mutable_data";
+  if (md->kind() != json::Kind::kArray) return cx.BadValue(path, *md, "is not an array or null");
+  input.mutable_data.reserve(md->items().size());
+  for (size_t i = 0; i < md->items().size(); ++i) {
+    json::Value& item = md->items()[i];
+    const std::string item_path = Index(path, i);
+    if (item.kind() != json::Kind::kObject) {
+      return cx.BadValue(item_path, item, "is not an object {\"storage\": BLOB}");
+    }
+    ETPACK_RETURN_IF_ERROR(CheckMembers(cx, item, item_path, {"storage"}));
+    json::Value* storage = item.Find("storage");
+    if (storage == nullptr) return cx.Error(item_path, "has no \"storage\"");
+    ETPACK_ASSIGN_OR_RETURN(SourcePtr src, RequireBlob(cx, *storage, Join(item_path, "storage")));
+    input.mutable_data.push_back(std::move(src));
+  }
+  return Status::OK();
+}
+
+Status ReadNamedData(const Context& cx, json::Value* nd, PteInput& input) {
+  if (nd == nullptr || nd->is_null()) return Status::OK();
+  const std::string path = "named_data";
+  if (nd->kind() != json::Kind::kObject) return cx.BadValue(path, *nd, "is not an object or null");
+  ETPACK_RETURN_IF_ERROR(CheckMembers(cx, *nd, path, {"buffers", "entries"}));
+
+  json::Value* buffers = nd->Find("buffers");
+  const std::string buffers_path = Join(path, "buffers");
+  if (buffers == nullptr) return cx.Error(path, "has no \"buffers\"");
+  if (buffers->kind() != json::Kind::kArray) {
+    return cx.BadValue(buffers_path, *buffers, "is not an array");
+  }
+  input.named_buffers.reserve(buffers->items().size());
+  for (size_t i = 0; i < buffers->items().size(); ++i) {
+    ETPACK_ASSIGN_OR_RETURN(SourcePtr src,
+                            RequireBlob(cx, buffers->items()[i], Index(buffers_path, i)));
+    input.named_buffers.push_back(std::move(src));
+  }
+
+  const json::Value* entries = nd->Find("entries");
+  const std::string entries_path = Join(path, "entries");
+  if (entries == nullptr) return cx.Error(path, "has no \"entries\"");
+  if (entries->kind() != json::Kind::kArray) {
+    return cx.BadValue(entries_path, *entries, "is not an array");
+  }
+  std::unordered_map<std::string_view, size_t> seen;
+  input.named_entries.reserve(entries->items().size());
+  for (size_t i = 0; i < entries->items().size(); ++i) {
+    const json::Value& e = entries->items()[i];
+    const std::string e_path = Index(entries_path, i);
+    if (e.kind() != json::Kind::kObject) return cx.BadValue(e_path, e, "is not an object");
+    // tensor_layout describes .ptd tensors; a .pte stores named data as
+    // plain bytes, so it is accepted and ignored.
+    ETPACK_RETURN_IF_ERROR(
+        CheckMembers(cx, e, e_path, {"key", "buffer_index", "alignment", "tensor_layout"}));
+    NamedDataEntry entry;
+    const json::Value* key = e.Find("key");
+    if (key == nullptr) return cx.Error(e_path, "has no \"key\"");
+    if (key->kind() != json::Kind::kString) {
+      return cx.BadValue(Join(e_path, "key"), *key, "is not a string");
+    }
+    entry.key = key->as_string();
+    const auto [it, fresh] = seen.emplace(key->as_string(), i);
+    if (!fresh) {
+      return cx.BadValue(Join(e_path, "key"), *key,
+                         "repeats " + Index(entries_path, it->second) + ".key");
+    }
+    const json::Value* index = e.Find("buffer_index");
+    const std::string index_path = Join(e_path, "buffer_index");
+    if (index == nullptr) return cx.Error(e_path, "has no \"buffer_index\"");
+    ETPACK_ASSIGN_OR_RETURN(uint64_t bi, GetUInt(cx, *index, index_path));
+    if (bi >= input.named_buffers.size()) {
+      return cx.BadValue(index_path, *index,
+                         "is out of range (" + std::to_string(input.named_buffers.size()) +
+                             " buffers in " + buffers_path + ")");
+    }
+    entry.buffer_index = static_cast<uint32_t>(bi);
+    ETPACK_ASSIGN_OR_RETURN(entry.alignment, GetAlignmentOr(cx, e, e_path, "alignment", 1));
+    input.named_entries.push_back(std::move(entry));
+  }
+  return Status::OK();
+}
+
+// Takes `doc` apart: the program subtree is moved, not copied.
+Result<PteManifest> FromJson(json::Value& doc, const std::string& base_dir,
+                             const std::string& origin) {
+  const Context cx(origin, base_dir);
+  if (doc.kind() != json::Kind::kObject) return cx.BadValue("", doc, "is not a JSON object");
+  ETPACK_RETURN_IF_ERROR(CheckMembers(
+      cx, doc, "",
+      {"format", "serializer_options", "program", "mutable_data", "named_data",
+       // Descriptive members of the golden inputs; nothing to write.
+       "case", "description", "effective_alignments"}));
+
+  if (const json::Value* format = doc.Find("format")) {
+    if (format->kind() != json::Kind::kString || format->as_string() != "pte") {
+      return cx.BadValue("format", *format, "is not supported here (expected \"pte\")");
+    }
+  }
+
+  PteManifest m;
+  ETPACK_RETURN_IF_ERROR(ReadOptions(cx, doc.Find("serializer_options"), m.options));
+
+  json::Value* program = doc.Find("program");
+  if (program == nullptr) return cx.Error("", "has no \"program\" member");
+  if (program->kind() != json::Kind::kObject) {
+    return cx.BadValue("program", *program, "is not an object");
+  }
+  ETPACK_RETURN_IF_ERROR(Resolve(cx, *program, "program"));
+  m.input.program = std::move(*program);
+
+  ETPACK_RETURN_IF_ERROR(ReadMutableData(cx, doc.Find("mutable_data"), m.input));
+  ETPACK_RETURN_IF_ERROR(ReadNamedData(cx, doc.Find("named_data"), m.input));
+  return m;
+}
+
+std::string DirName(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos) return "";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+}  // namespace
+
+Status ResolveBlobs(json::Value& tree, const std::string& base_dir, const std::string& origin) {
+  return Resolve(Context(origin, base_dir), tree, "");
+}
+
+Result<PteManifest> PteManifestFromJson(const json::Value& doc, const std::string& base_dir,
+                                        const std::string& origin) {
+  json::Value copy = doc;
+  return FromJson(copy, base_dir, origin);
+}
+
+Result<PteManifest> LoadPteManifest(const std::string& path) {
+  ETPACK_ASSIGN_OR_RETURN(json::Value doc, json::ParseFile(path));
+  return FromJson(doc, DirName(path), path);
+}
+
+}  // namespace etpack

@@ -1,1 +1,442 @@
 #include <catch2/catch.hpp>
+
+#include <dirent.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "etpack/json.h"
+#include "etpack/manifest.h"
+#include "etpack/source.h"
+
+namespace etpack {
+namespace {
+
+std::string GoldenDir() {
+  const char* dir = std::getenv("ETPACK_GOLDEN_DIR");
+  return dir ? dir : "/work/shared/golden";
+}
+
+std::vector<uint8_t> Bytes(const SourcePtr& src) {
+  REQUIRE(src != nullptr);
+  Result<std::vector<uint8_t>> r = ReadAll(*src);
+  REQUIRE(r.ok());
+  return *r;
+}
+
+std::vector<uint8_t> Bytes(std::string_view s) { return {s.begin(), s.end()}; }
+
+// A fresh directory, removed with its files at the end of the test.
+class TempDir {
+ public:
+  TempDir() {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") + "/manifest_test.XXXXXX";
+    std::vector<char> buf(tmpl.begin(), tmpl.end());
+    buf.push_back('\0');
+    REQUIRE(mkdtemp(buf.data()) != nullptr);
+    path_ = buf.data();
+  }
+  ~TempDir() {
+    for (const std::string& f : files_) std::remove(f.c_str());
+    rmdir(path_.c_str());
+  }
+  std::string Write(const std::string& name, const std::string& content) {
+    const std::string p = path_ + "/" + name;
+    FILE* f = std::fopen(p.c_str(), "wb");
+    REQUIRE(f != nullptr);
+    REQUIRE(std::fwrite(content.data(), 1, content.size(), f) == content.size());
+    std::fclose(f);
+    files_.push_back(p);
+    return p;
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  std::vector<std::string> files_;
+};
+
+json::Value MustParse(const std::string& text) {
+  Result<json::Value> r = json::Parse(text);
+  INFO(r.status().ToString());
+  REQUIRE(r.ok());
+  return std::move(r).value();
+}
+
+// Counts objects that still look like unresolved blobs.
+int CountBlobObjects(const json::Value& v) {
+  int n = 0;
+  if (v.kind() == json::Kind::kObject) {
+    if (v.Find("base64") != nullptr || v.Find("file") != nullptr) ++n;
+    for (const auto& m : v.members()) n += CountBlobObjects(m.second);
+  } else if (v.kind() == json::Kind::kArray) {
+    for (const auto& i : v.items()) n += CountBlobObjects(i);
+  }
+  return n;
+}
+
+int CountBlobs(const json::Value& v) {
+  if (v.kind() == json::Kind::kBlob) return 1;
+  int n = 0;
+  if (v.kind() == json::Kind::kObject) {
+    for (const auto& m : v.members()) n += CountBlobs(m.second);
+  } else if (v.kind() == json::Kind::kArray) {
+    for (const auto& i : v.items()) n += CountBlobs(i);
+  }
+  return n;
+}
+
+std::string LoadError(const std::string& manifest, const std::string& base_dir = "") {
+  json::Value doc = MustParse(manifest);
+  Result<PteManifest> m = PteManifestFromJson(doc, base_dir, "m.json");
+  INFO(manifest);
+  REQUIRE_FALSE(m.ok());
+  const std::string msg = m.status().message();
+  CHECK(msg.rfind("m.json: ", 0) == 0);
+  return msg;
+}
+
+// A minimal valid manifest with `extra` spliced into the top level.
+std::string Manifest(const std::string& program_body, const std::string& extra = "") {
+  return R"({"format": "pte", "program": {"version": 0)" + program_body + "}" + extra + "}";
+}
+
+TEST_CASE("every golden .pte input loads", "[manifest]") {
+  const std::string dir = GoldenDir();
+  DIR* d = opendir(dir.c_str());
+  REQUIRE(d != nullptr);
+  std::vector<std::string> names;
+  while (dirent* e = readdir(d)) {
+    const std::string n = e->d_name;
+    if (n.rfind("pte_", 0) == 0 && n.size() > 11 &&
+        n.compare(n.size() - 11, 11, ".input.json") == 0) {
+      names.push_back(n);
+    }
+  }
+  closedir(d);
+  CHECK(names.size() >= 10);
+  for (const std::string& n : names) {
+    INFO(n);
+    Result<PteManifest> m = LoadPteManifest(dir + "/" + n);
+    INFO(m.status().ToString());
+    REQUIRE(m.ok());
+    const json::Value& program = m->input.program;
+    REQUIRE(program.kind() == json::Kind::kObject);
+    CHECK(CountBlobObjects(program) == 0);
+    // constant_buffer always holds at least the placeholder.
+    CHECK(CountBlobs(program) >= 1);
+    // The planner fills these; the null-vs-[] distinction must survive.
+    REQUIRE(program.Find("segments") != nullptr);
+    CHECK(program.Find("segments")->kind() == json::Kind::kArray);
+    REQUIRE(program.Find("mutable_data_segments") != nullptr);
+    CHECK(program.Find("mutable_data_segments")->is_null());
+  }
+}
+
+TEST_CASE("pte_named_data: buffers and entries", "[manifest]") {
+  Result<PteManifest> m = LoadPteManifest(GoldenDir() + "/pte_named_data.input.json");
+  REQUIRE(m.ok());
+  const PteInput& in = m->input;
+  CHECK(in.mutable_data.empty());
+  REQUIRE(in.named_buffers.size() == 3);
+  CHECK(in.named_buffers[0]->size() == 10);
+  CHECK(in.named_buffers[1]->size() == 200);
+  CHECK(in.named_buffers[2]->size() == 5);
+  CHECK(Bytes(in.named_buffers[0]) == Bytes("named-A-10"));
+  CHECK(Bytes(in.named_buffers[2]) == Bytes("CCCCC"));
+  std::vector<uint8_t> b = Bytes(in.named_buffers[1]);
+  for (size_t i = 0; i < b.size(); ++i) {
+    INFO(i);
+    REQUIRE(b[i] == static_cast<uint8_t>(i * 13));
+  }
+  REQUIRE(in.named_entries.size() == 4);
+  const char* keys[] = {"blob.a", "blob.b", "blob.b_alias", "blob.c"};
+  const uint32_t index[] = {0, 1, 1, 2};
+  const uint64_t align[] = {1, 64, 1024, 512};
+  for (size_t i = 0; i < 4; ++i) {
+    CHECK(in.named_entries[i].key == keys[i]);
+    CHECK(in.named_entries[i].buffer_index == index[i]);
+    CHECK(in.named_entries[i].alignment == align[i]);
+  }
+  CHECK(m->options.segment_alignment == 128);
+  CHECK(m->options.constant_tensor_alignment == 16);
+  CHECK(m->options.delegate_alignment == 16);
+  CHECK(m->options.extract_delegate_segments);
+
+  const json::Value* storage =
+      m->input.program.Find("constant_buffer")->items()[1].Find("storage");
+  REQUIRE(storage->kind() == json::Kind::kBlob);
+  CHECK(storage->blob()->size() == 24);
+}
+
+TEST_CASE("pte_mutable: mutable data sources", "[manifest]") {
+  Result<PteManifest> m = LoadPteManifest(GoldenDir() + "/pte_mutable.input.json");
+  REQUIRE(m.ok());
+  const auto& md = m->input.mutable_data;
+  REQUIRE(md.size() == 4);
+  CHECK(md[0]->size() == 0);
+  CHECK(md[1]->size() == 12);
+  CHECK(md[2]->size() == 8);
+  CHECK(md[3]->size() == 5);
+  CHECK(Bytes(md[1]) == std::vector<uint8_t>{0, 0, 0x80, 0x3e, 0, 0, 0, 0x3f, 0, 0, 0x40, 0x3f});
+  CHECK(Bytes(md[2]) == std::vector<uint8_t>{0xf9, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff});
+  CHECK(Bytes(md[3]) == std::vector<uint8_t>{1, 2, 3, 4, 5});
+  CHECK(m->input.named_buffers.empty());
+  CHECK(m->input.named_entries.empty());
+}
+
+TEST_CASE("serializer options from golden inputs", "[manifest]") {
+  Result<PteManifest> inl = LoadPteManifest(GoldenDir() + "/pte_delegates_inline.input.json");
+  REQUIRE(inl.ok());
+  CHECK_FALSE(inl->options.extract_delegate_segments);
+  CHECK(inl->options.delegate_alignment == 32);
+  CHECK(inl->options.constant_tensor_alignment == 16);  // null -> 16
+
+  Result<PteManifest> a64 = LoadPteManifest(GoldenDir() + "/pte_constants_align64.input.json");
+  REQUIRE(a64.ok());
+  CHECK(a64->options.segment_alignment == 4096);
+  CHECK(a64->options.constant_tensor_alignment == 64);
+  CHECK(a64->options.delegate_alignment == 16);
+}
+
+TEST_CASE("defaults when options are absent", "[manifest]") {
+  json::Value doc = MustParse(R"({"program": {"version": 0}})");
+  Result<PteManifest> m = PteManifestFromJson(doc, "", "m.json");
+  REQUIRE(m.ok());
+  CHECK(m->options.segment_alignment == 128);
+  CHECK(m->options.constant_tensor_alignment == 16);
+  CHECK(m->options.delegate_alignment == 16);
+  CHECK(m->options.extract_delegate_segments);
+  CHECK(m->input.program == MustParse(R"({"version": 0})"));
+}
+
+TEST_CASE("file-referenced blobs resolve against the manifest folder", "[manifest]") {
+  TempDir dir;
+  dir.Write("w.bin", "0123456789");
+  const std::string path = dir.Write("model.json", R"({
+    "format": "pte",
+    "program": {"constant_buffer": [
+      {"storage": {"base64": "", "size": 0}},
+      {"storage": {"file": "w.bin"}},
+      {"storage": {"file": "w.bin", "offset": 4}},
+      {"storage": {"file": "w.bin", "offset": 2, "length": 3}},
+      {"storage": {"file": "w.bin", "offset": 10, "length": 0}},
+      {"storage": [1, 2, 3]}]},
+    "mutable_data": [{"storage": {"file": "w.bin", "length": 2}}],
+    "named_data": {"buffers": [{"file": "w.bin", "offset": 8, "length": null}],
+                   "entries": [{"key": "k", "buffer_index": 0, "alignment": 64}]}
+  })");
+  Result<PteManifest> m = LoadPteManifest(path);
+  INFO(m.status().ToString());
+  REQUIRE(m.ok());
+  const auto& cb = m->input.program.Find("constant_buffer")->items();
+  REQUIRE(cb.size() == 6);
+  CHECK(Bytes(cb[0].Find("storage")->blob()).empty());
+  CHECK(Bytes(cb[1].Find("storage")->blob()) == Bytes("0123456789"));
+  CHECK(Bytes(cb[2].Find("storage")->blob()) == Bytes("456789"));
+  CHECK(Bytes(cb[3].Find("storage")->blob()) == Bytes("234"));
+  CHECK(cb[4].Find("storage")->blob()->size() == 0);
+  // A byte array is not a blob object: left for the planner.
+  CHECK(cb[5].Find("storage")->kind() == json::Kind::kArray);
+  REQUIRE(m->input.mutable_data.size() == 1);
+  CHECK(Bytes(m->input.mutable_data[0]) == Bytes("01"));
+  REQUIRE(m->input.named_buffers.size() == 1);
+  CHECK(Bytes(m->input.named_buffers[0]) == Bytes("89"));
+  CHECK(m->input.named_entries[0].alignment == 64);
+
+  // An absolute path is taken as is, whatever base_dir says.
+  json::Value tree = MustParse(R"({"x": {"file": ")" + dir.path() + R"(/w.bin", "length": 1}})");
+  REQUIRE(ResolveBlobs(tree, "/nonexistent", "t.json").ok());
+  CHECK(Bytes(tree.Find("x")->blob()) == Bytes("0"));
+}
+
+TEST_CASE("PteManifestFromJson leaves the document untouched", "[manifest]") {
+  json::Value doc = MustParse(Manifest(R"(, "constant_buffer": [{"storage": {"base64": "QUJD", "size": 3}}])"));
+  const json::Value before = doc;
+  Result<PteManifest> m = PteManifestFromJson(doc, "", "m.json");
+  REQUIRE(m.ok());
+  CHECK(doc == before);
+  CHECK(Bytes(m->input.program.Find("constant_buffer")->items()[0].Find("storage")->blob()) ==
+        Bytes("ABC"));
+}
+
+TEST_CASE("base64 is strict RFC 4648 with padding", "[manifest]") {
+  auto decode = [](const std::string& b64, uint64_t size) -> Result<std::vector<uint8_t>> {
+    json::Value tree = MustParse(R"({"b": {"base64": ")" + b64 + R"(", "size": )" +
+                                 std::to_string(size) + "}}");
+    Status s = ResolveBlobs(tree, "", "t.json");
+    if (!s.ok()) return s;
+    return ReadAll(*tree.Find("b")->blob());
+  };
+  CHECK(*decode("", 0) == Bytes(""));
+  CHECK(*decode("Zg==", 1) == Bytes("f"));
+  CHECK(*decode("Zm8=", 2) == Bytes("fo"));
+  CHECK(*decode("Zm9v", 3) == Bytes("foo"));
+  CHECK(*decode("Zm9vYmFy", 6) == Bytes("foobar"));
+  CHECK(*decode("+/+/", 3) == std::vector<uint8_t>{0xfb, 0xff, 0xbf});
+  for (const char* bad : {"Zg", "Zg=", "Zm9", "Zg==Zg==", "Z===", "====", "Zm=v", "Zm9v\\n",
+                          "Zm 9", "Zm-_", "Zh==", "Zm9=", "Zm8"}) {
+    INFO(bad);
+    Result<std::vector<uint8_t>> r = decode(bad, 1);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().message().find("b.base64") != std::string::npos);
+  }
+}
+
+TEST_CASE("blob errors name the JSON path and the value", "[manifest]") {
+  TempDir dir;
+  dir.Write("w.bin", "0123456789");
+
+  SECTION("bad base64") {
+    std::string e = LoadError(Manifest(
+        R"(, "constant_buffer": [{"storage": null}, {"storage": {"base64": "QU!D", "size": 3}}])"));
+    CHECK(e.find("program.constant_buffer[1].storage.base64") != std::string::npos);
+    CHECK(e.find("\"QU!D\"") != std::string::npos);
+    CHECK(e.find("'!' at offset 2") != std::string::npos);
+  }
+  SECTION("size mismatch") {
+    std::string e = LoadError(Manifest(
+        R"(, "execution_plan": [{"delegates": []}], "backend_delegate_data": [{"data": {"base64": "QUJD", "size": 4}}])"));
+    CHECK(e.find("program.backend_delegate_data[0].data.size = 4") != std::string::npos);
+    CHECK(e.find("\"QUJD\"") != std::string::npos);
+    CHECK(e.find("3 bytes") != std::string::npos);
+  }
+  SECTION("size missing") {
+    std::string e = LoadError(Manifest(R"(, "x": {"base64": "QUJD"})"));
+    CHECK(e.find("program.x") != std::string::npos);
+    CHECK(e.find("size") != std::string::npos);
+  }
+  SECTION("negative size") {
+    std::string e = LoadError(Manifest(R"(, "x": {"base64": "QUJD", "size": -3})"));
+    CHECK(e.find("program.x.size = -3") != std::string::npos);
+  }
+  SECTION("long values are cut short") {
+    std::string e = LoadError(Manifest(R"(, "x": {"base64": ")" + std::string(4000, 'A') +
+                                       R"(!===", "size": 3})"));
+    CHECK(e.find("...") != std::string::npos);
+    CHECK(e.size() < 300);
+  }
+  SECTION("missing file") {
+    std::string e = LoadError(
+        Manifest(R"(, "constant_buffer": [{"storage": {"file": "nope.bin"}}])"), dir.path());
+    CHECK(e.find("program.constant_buffer[0].storage") != std::string::npos);
+    CHECK(e.find("\"nope.bin\"") != std::string::npos);
+    CHECK(e.find(dir.path() + "/nope.bin") != std::string::npos);
+  }
+  SECTION("range past the end of the file") {
+    std::string e = LoadError(
+        Manifest("", R"(, "mutable_data": [{"storage": {"file": "w.bin", "offset": 8, "length": 3}}])"),
+        dir.path());
+    CHECK(e.find("mutable_data[0].storage") != std::string::npos);
+    CHECK(e.find("\"w.bin\"") != std::string::npos);
+    CHECK(e.find("offset = 8") != std::string::npos);
+    CHECK(e.find("length = 3") != std::string::npos);
+    CHECK(e.find("10 bytes") != std::string::npos);
+  }
+  SECTION("unknown member in a blob") {
+    std::string e = LoadError(Manifest(R"(, "x": {"file": "w.bin", "lenght": 3})"), dir.path());
+    CHECK(e.find("program.x") != std::string::npos);
+    CHECK(e.find("\"lenght\"") != std::string::npos);
+  }
+  SECTION("both base64 and file") {
+    std::string e = LoadError(Manifest(R"(, "x": {"file": "w.bin", "base64": ""})"), dir.path());
+    CHECK(e.find("program.x") != std::string::npos);
+  }
+}
+
+TEST_CASE("manifest-level errors name the field and value", "[manifest]") {
+  const std::string blob = R"({"base64": "QUJD", "size": 3})";
+  SECTION("alignment not a power of two") {
+    std::string e = LoadError(
+        Manifest("", R"(, "serializer_options": {"constant_tensor_alignment": 48})"));
+    CHECK(e.find("serializer_options.constant_tensor_alignment = 48") != std::string::npos);
+    CHECK(e.find("power of two") != std::string::npos);
+    e = LoadError(Manifest("", R"(, "serializer_options": {"segment_alignment": 0})"));
+    CHECK(e.find("serializer_options.segment_alignment = 0") != std::string::npos);
+    e = LoadError(Manifest("", R"(, "serializer_options": {"delegate_alignment": "16"})"));
+    CHECK(e.find("serializer_options.delegate_alignment = \"16\"") != std::string::npos);
+    e = LoadError(Manifest("", R"(, "serializer_options": {"extract_delegate_segments": 1})"));
+    CHECK(e.find("serializer_options.extract_delegate_segments = 1") != std::string::npos);
+  }
+  SECTION("named data alignment") {
+    std::string e = LoadError(Manifest(
+        "", R"(, "named_data": {"buffers": [)" + blob +
+                R"(], "entries": [{"key": "a", "buffer_index": 0, "alignment": 48}]})"));
+    CHECK(e.find("named_data.entries[0].alignment = 48") != std::string::npos);
+  }
+  SECTION("bad buffer_index") {
+    std::string e = LoadError(Manifest(
+        "", R"(, "named_data": {"buffers": [)" + blob + "," + blob +
+                R"(], "entries": [{"key": "a", "buffer_index": 1, "alignment": 1},
+                                  {"key": "b", "buffer_index": 2, "alignment": 1}]})"));
+    CHECK(e.find("named_data.entries[1].buffer_index = 2") != std::string::npos);
+    CHECK(e.find("2 buffers") != std::string::npos);
+    e = LoadError(Manifest("", R"(, "named_data": {"buffers": [], "entries": [{"key": "a", "buffer_index": -1}]})"));
+    CHECK(e.find("named_data.entries[0].buffer_index = -1") != std::string::npos);
+  }
+  SECTION("duplicate named data key") {
+    std::string e = LoadError(Manifest(
+        "", R"(, "named_data": {"buffers": [)" + blob +
+                R"(], "entries": [{"key": "a", "buffer_index": 0}, {"key": "a", "buffer_index": 0}]})"));
+    CHECK(e.find("named_data.entries[1].key = \"a\"") != std::string::npos);
+  }
+  SECTION("named data buffer that is not a blob") {
+    std::string e = LoadError(Manifest("", R"(, "named_data": {"buffers": [[1, 2]], "entries": []})"));
+    CHECK(e.find("named_data.buffers[0] = [1,2]") != std::string::npos);
+  }
+  SECTION("mutable data storage that is not a blob") {
+    std::string e = LoadError(Manifest("", R"(, "mutable_data": [{"storage": 5}])"));
+    CHECK(e.find("mutable_data[0].storage = 5") != std::string::npos);
+  }
+  SECTION("format") {
+    std::string e = LoadError(R"({"format": "ptd", "program": {}})");
+    CHECK(e.find("format = \"ptd\"") != std::string::npos);
+  }
+  SECTION("unknown top-level member") {
+    std::string e = LoadError(Manifest("", R"(, "mutable_dta": null)"));
+    CHECK(e.find("\"mutable_dta\"") != std::string::npos);
+    e = LoadError(Manifest("", R"(, "serializer_options": {"segment_alignmnt": 64})"));
+    CHECK(e.find("serializer_options") != std::string::npos);
+    CHECK(e.find("\"segment_alignmnt\"") != std::string::npos);
+  }
+  SECTION("program missing or not an object") {
+    CHECK(LoadError(R"({"format": "pte"})").find("program") != std::string::npos);
+    CHECK(LoadError(R"({"program": []})").find("program = []") != std::string::npos);
+    CHECK(LoadError("[1]").find("[1]") != std::string::npos);
+  }
+}
+
+TEST_CASE("ignored members and null sections", "[manifest]") {
+  json::Value doc = MustParse(R"({"format": "pte", "case": "x", "description": "d",
+      "effective_alignments": {"anything": 1},
+      "serializer_options": {"segment_alignment": null, "constant_tensor_alignment": null,
+                             "delegate_alignment": null, "extract_delegate_segments": null},
+      "program": {"named_data": null, "segments": []},
+      "mutable_data": null, "named_data": null})");
+  Result<PteManifest> m = PteManifestFromJson(doc, "", "m.json");
+  INFO(m.status().ToString());
+  REQUIRE(m.ok());
+  CHECK(m->options.segment_alignment == 128);
+  CHECK(m->input.mutable_data.empty());
+  CHECK(m->input.named_buffers.empty());
+  CHECK(m->input.program.Find("named_data")->is_null());
+  CHECK(m->input.program.Find("segments")->items().empty());
+}
+
+TEST_CASE("LoadPteManifest reports parse and read errors with the path", "[manifest]") {
+  TempDir dir;
+  const std::string bad = dir.Write("bad.json", "{\"program\": {},}");
+  Result<PteManifest> m = LoadPteManifest(bad);
+  REQUIRE_FALSE(m.ok());
+  CHECK(m.status().message().rfind(bad + ":1:", 0) == 0);
+  m = LoadPteManifest(dir.path() + "/absent.json");
+  REQUIRE_FALSE(m.ok());
+  CHECK(m.status().message().find(dir.path() + "/absent.json") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace etpack
