@@ -52,10 +52,13 @@ Result<std::vector<uint8_t>> BuildFlatbuffer(SchemaId schema,
                                              const json::Value& root,
                                              const TreeBuildOptions& options = {});
 
-// Converts a verified flatbuffer (root at data[0]) to a tree in flatc form:
-// enums and union types by name when the schema names the value, absent
-// fields omitted, [ubyte] vectors as blobs that borrow from `data` and keep
-// `keep_alive` alive. REQUIRES: the buffer passed the schema's verifier.
+// Converts a verified flatbuffer (root at data[0]) to a tree in the input
+// form of the golden CASE.input.json files: every scalar field with its
+// value (defaults included), enums as integers, union types by member table
+// name, absent offset fields omitted (present empty vectors stay []),
+// [ubyte] vectors as blobs that borrow from `data` and keep `keep_alive`
+// alive, except dim_order (dimension indices, an array of integers).
+// REQUIRES: the buffer passed the schema's verifier.
 Result<json::Value> FlatbufferToTree(SchemaId schema, const uint8_t* data,
                                      uint64_t size,
                                      std::shared_ptr<const void> keep_alive);
