@@ -1,1 +1,37 @@
-int main() { return 0; }
+// etpack — command-line front end of the etpack library.
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+
+int main(int argc, char** argv) {
+  using namespace etpack::cli;
+  if (argc < 2) return UsageError("missing command");
+  const std::string command = argv[1];
+  const std::vector<std::string> args(argv + 2, argv + argc);
+
+  if (command == "-h" || command == "--help" || command == "help") {
+    std::fputs(kUsage, stdout);
+    return kExitOk;
+  }
+  if (command == "--version") {
+    std::puts("etpack 0.1.0");
+    return kExitOk;
+  }
+  // Help for a command is the same single page: the commands are few.
+  for (const std::string& a : args) {
+    if (a == "-h" || a == "--help") {
+      std::fputs(kUsage, stdout);
+      return kExitOk;
+    }
+    if (a == "--") break;
+  }
+  if (command == "inspect") return Inspect(args);
+  if (command == "verify") return Verify(args);
+  if (command == "repack") return Repack(args);
+  if (command == "pack") return Pack(args);
+  if (command == "demo") return Demo(args);
+  return UsageError("unknown command '" + command + "'");
+}

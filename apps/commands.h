@@ -1,0 +1,68 @@
+// apps/commands.h — the subcommands of the `etpack` tool.
+//
+// Each command takes its arguments (without the program and command names),
+// prints its result on stdout and its errors on stderr ("etpack: ..."), and
+// returns the process exit code: 0 success, 1 failure, 2 usage error.
+
+#ifndef ETPACK_APPS_COMMANDS_H_
+#define ETPACK_APPS_COMMANDS_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "etpack/status.h"
+
+namespace etpack::cli {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;
+inline constexpr int kExitUsage = 2;
+
+// The full usage text printed by `etpack --help`.
+extern const char kUsage[];
+
+// Prints "etpack: <message>" and the usage text on stderr; returns 2.
+int UsageError(const std::string& message);
+// Prints "etpack: <status message>" on stderr; returns 1.
+int Failure(const Status& status);
+
+// Command-line arguments split into positionals and options.
+struct Args {
+  std::vector<std::string> positional;
+  std::map<std::string, std::string> values;  // options that take a value
+  std::vector<std::string> flags;             // options without a value
+
+  bool Has(const std::string& flag) const;
+  // The value of `option`, or nullptr when not given.
+  const std::string* Value(const std::string& option) const;
+};
+
+// Splits `argv`. `value_options` take a value ("-o X", "--size=X",
+// "--size X"); `flag_options` do not. "--" ends the options. Fails with a
+// message naming the offending argument (unknown option, missing value).
+Result<Args> ParseArgs(const std::vector<std::string>& argv,
+                       const std::vector<std::string>& value_options,
+                       const std::vector<std::string>& flag_options);
+
+// A byte count: plain digits, or digits followed by K, M, G, T, KiB, MiB,
+// GiB or TiB (all 1024-based; case-insensitive). `what` names the option
+// in errors.
+Result<uint64_t> ParseByteSize(std::string_view text, std::string_view what);
+
+// "1.5 GiB", "512 MiB", "123 bytes".
+std::string HumanBytes(uint64_t bytes);
+// "123 bytes", or "5368709120 bytes (5.0 GiB)" from 1 KiB on.
+std::string BytesText(uint64_t bytes);
+
+int Inspect(const std::vector<std::string>& argv);
+int Verify(const std::vector<std::string>& argv);
+int Repack(const std::vector<std::string>& argv);
+int Pack(const std::vector<std::string>& argv);
+int Demo(const std::vector<std::string>& argv);  // apps/demo.cc
+
+}  // namespace etpack::cli
+
+#endif  // ETPACK_APPS_COMMANDS_H_
