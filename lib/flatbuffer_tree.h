@@ -26,7 +26,8 @@ struct Schema;
 namespace etpack {
 
 enum class SchemaId {
-  kProgram,  // schema/program.fbs, root Program, "ET12"
+  kProgram,     // schema/program.fbs, root Program, "ET12"
+  kFlatTensor,  // schema/flat_tensor.fbs, root FlatTensor, "FT01"
 };
 
 // The embedded binary schema. Never fails: it is part of the build.

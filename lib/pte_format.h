@@ -9,12 +9,13 @@
 #include <vector>
 
 #include "etpack/status.h"
+#include "header_insert.h"
 
 namespace etpack::pte {
 
 inline constexpr char kFileIdentifier[4] = {'E', 'T', '1', '2'};
 inline constexpr char kHeaderMagic[4] = {'e', 'h', '0', '0'};
-inline constexpr uint64_t kHeaderOffset = 8;      // after root offset + identifier
+inline constexpr uint64_t kHeaderOffset = kInsertedHeaderOffset;
 inline constexpr uint32_t kHeaderLength = 32;     // what writers put in the length field
 inline constexpr uint32_t kMinHeaderLength = 24;  // legacy headers lack segment_data_size
 inline constexpr uint64_t kRuntimeHeadBytes = 64; // the runtime reads this much first
@@ -35,11 +36,11 @@ void WriteExtendedHeaderFields(uint8_t* file_start, uint64_t program_size,
                                uint64_t segment_base_offset,
                                uint64_t segment_data_size);
 
-// Little-endian helpers (the formats are LE whatever the host is).
-void StoreLE32(uint8_t* p, uint32_t v);
-void StoreLE64(uint8_t* p, uint64_t v);
-uint32_t LoadLE32(const uint8_t* p);
-uint64_t LoadLE64(const uint8_t* p);
+// The formats are little-endian whatever the host is.
+using etpack::LoadLE32;
+using etpack::LoadLE64;
+using etpack::StoreLE32;
+using etpack::StoreLE64;
 
 }  // namespace etpack::pte
 

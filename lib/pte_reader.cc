@@ -6,34 +6,22 @@
 
 #include "etpack/pte_reader.h"
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
 #include <map>
 
 #include "flatbuffer_tree.h"
+#include "mapped_file.h"
 #include "program_generated.h"
 #include "pte_format.h"
 #include "scalar_type.h"
+#include "segment_table.h"
 
 namespace etpack {
 
 namespace fb = executorch_flatbuffer;
 
 namespace {
-
-struct Mapping {
-  void* addr = MAP_FAILED;
-  size_t length = 0;
-  ~Mapping() {
-    if (addr != MAP_FAILED) munmap(addr, length);
-  }
-};
 
 std::string Printable4(const uint8_t* p) {
   std::string s;
@@ -134,32 +122,18 @@ Result<ExtendedHeader> ParseExtendedHeader(const uint8_t* data, uint64_t size) {
 }
 
 Result<std::unique_ptr<PteFile>> PteFile::Open(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return IoError(path, errno);
-  struct stat st;
-  if (fstat(fd, &st) != 0) {
-    const int err = errno;
-    ::close(fd);
-    return IoError(path, err);
+  ETPACK_ASSIGN_OR_RETURN(auto mapping, MapFileReadOnly(path));
+  const uint8_t* data = mapping->data();
+  const uint64_t size = mapping->size();
+  ETPACK_ASSIGN_OR_RETURN(auto file, FromMemory(path, data, size, std::move(mapping)));
+  // Bulk bytes are read through the file, not the mapping: that way the
+  // writer can copy them in the kernel and drop them from the page cache,
+  // and they never count towards this process's resident memory.
+  ETPACK_ASSIGN_OR_RETURN(file->file_, FileSource(path));
+  if (file->file_->size() != size) {
+    return InvalidArgument(path + ": changed size while being opened");
   }
-  if (!S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return InvalidArgument(path + ": not a regular file");
-  }
-  auto mapping = std::make_shared<Mapping>();
-  mapping->length = static_cast<size_t>(st.st_size);
-  if (mapping->length > 0) {
-    mapping->addr = mmap(nullptr, mapping->length, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (mapping->addr == MAP_FAILED) {
-      const int err = errno;
-      ::close(fd);
-      return IoError(path + ": mmap", err);
-    }
-  }
-  ::close(fd);  // the mapping stays valid without the descriptor
-  const uint8_t* data = mapping->length > 0 ? static_cast<const uint8_t*>(mapping->addr)
-                                            : reinterpret_cast<const uint8_t*>("");
-  return FromMemory(path, data, mapping->length, mapping);
+  return file;
 }
 
 Result<std::unique_ptr<PteFile>> PteFile::FromMemory(std::string name, const uint8_t* data,
@@ -229,27 +203,10 @@ Status PteFile::Validate() {
   // The segment table.
   const auto* segments = prog.segments();
   const uint32_t nseg = segments ? segments->size() : 0;
-  uint64_t prev_end = 0;
+  ETPACK_RETURN_IF_ERROR(
+      CheckSegmentTable(segments, header_.segment_base_offset, header_.segment_data_size));
   for (uint32_t i = 0; i < nseg; ++i) {
     const auto* s = segments->Get(i);
-    const std::string what = "segments[" + std::to_string(i) + "]";
-    if (s->size() > 0 && header_.segment_base_offset == 0) {
-      return Corrupt(what + ".size = " + std::to_string(s->size()) +
-                     " but the file has no segment data (no extended header or base 0)");
-    }
-    if (s->offset() > header_.segment_data_size ||
-        s->size() > header_.segment_data_size - s->offset()) {
-      if (s->size() > 0 || s->offset() > header_.segment_data_size) {
-        return Corrupt(what + " = [" + std::to_string(s->offset()) + ", +" +
-                       std::to_string(s->size()) + ") runs past the segment data (" +
-                       std::to_string(header_.segment_data_size) + " bytes)");
-      }
-    }
-    if (s->offset() < prev_end) {
-      return Corrupt(what + ".offset = " + std::to_string(s->offset()) +
-                     " overlaps the previous segment, which ends at " + std::to_string(prev_end));
-    }
-    prev_end = s->offset() + s->size();
     layout_.segments.push_back({SegmentRole::kUnreferenced, s->offset(), s->size(),
                                 OffsetAlignment(header_.segment_base_offset + s->offset())});
   }
@@ -402,6 +359,7 @@ Status PteFile::Validate() {
 }
 
 SourcePtr PteFile::RangeSource(uint64_t offset, uint64_t length) const {
+  if (file_ != nullptr) return SliceSource(file_, offset, length);
   return MemorySource(data_ + offset, length, keep_alive_);
 }
 

@@ -1,5 +1,7 @@
 #include "scalar_type.h"
 
+#include "scalar_type_generated.h"
+
 namespace etpack {
 
 uint32_t ScalarTypeElementSize(int code) {
@@ -14,6 +16,14 @@ uint32_t ScalarTypeElementSize(int code) {
       2, 4, 8};                // UINT16 UINT32 UINT64
   if (code < 0 || code >= 30) return 0;
   return kSizes[code];
+}
+
+std::string ScalarTypeName(int code) {
+  using executorch_flatbuffer::ScalarType;
+  const char* name = code >= 0 && code <= static_cast<int>(ScalarType::MAX)
+                         ? executorch_flatbuffer::EnumNameScalarType(static_cast<ScalarType>(code))
+                         : "";
+  return *name ? name : "scalar_type " + std::to_string(code);
 }
 
 }  // namespace etpack

@@ -15,6 +15,9 @@ namespace etpack {
 // rejects (outside 0..29) or that has no defined size (reserved codes).
 uint32_t ScalarTypeElementSize(int code);
 
+// "FLOAT", "BFLOAT16", ...; "scalar_type <code>" for codes without a name.
+std::string ScalarTypeName(int code);
+
 // numel(sizes) * element size, overflow-checked. `what` names the tensor
 // in errors. Negative sizes and unknown types are errors.
 template <typename Sizes>

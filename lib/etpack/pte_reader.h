@@ -57,8 +57,10 @@ class PteFile {
   // as found in the program.
   const PteLayout& layout() const { return layout_; }
 
-  // Bytes of segment i as a source borrowing this file's mapping (kept
-  // alive by the returned source). REQUIRES: i < layout().segments.size().
+  // Bytes of segment i as a source: a range of the file when opened from a
+  // path (read with pread or copy_file_range, never through the mapping),
+  // else a view of the memory (kept alive by the source).
+  // REQUIRES: i < layout().segments.size().
   SourcePtr SegmentSource(size_t i) const;
   // Any validated byte range of the file as a source.
   SourcePtr RangeSource(uint64_t offset, uint64_t length) const;
@@ -81,6 +83,7 @@ class PteFile {
   const uint8_t* data_ = nullptr;
   uint64_t size_ = 0;
   std::shared_ptr<const void> keep_alive_;
+  SourcePtr file_;  // set when opened from a path: bulk reads go through it
   ExtendedHeader header_;
   const executorch_flatbuffer::Program* program_ = nullptr;
   PteLayout layout_;

@@ -1,0 +1,39 @@
+#include "header_insert.h"
+
+#include <string>
+
+namespace etpack {
+
+void StoreLE32(uint8_t* p, uint32_t v) {
+  for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
+}
+void StoreLE64(uint8_t* p, uint64_t v) {
+  for (int i = 0; i < 8; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
+}
+uint32_t LoadLE32(const uint8_t* p) {
+  uint32_t v = 0;
+  for (int i = 3; i >= 0; --i) v = (v << 8) | p[i];
+  return v;
+}
+uint64_t LoadLE64(const uint8_t* p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
+  return v;
+}
+
+Status InsertAfterIdentifier(std::vector<uint8_t>& fb, uint64_t length) {
+  if (fb.size() < kInsertedHeaderOffset) {
+    return InvalidArgument("flatbuffer of " + std::to_string(fb.size()) +
+                           " bytes is too short to take a header");
+  }
+  const uint64_t root = LoadLE32(fb.data());
+  if (root + length > UINT32_MAX) {
+    return OutOfRange("root offset " + std::to_string(root) + " + header " +
+                      std::to_string(length) + " exceeds 32 bits");
+  }
+  fb.insert(fb.begin() + kInsertedHeaderOffset, length, 0);
+  StoreLE32(fb.data(), static_cast<uint32_t>(root + length));
+  return Status::OK();
+}
+
+}  // namespace etpack

@@ -1,0 +1,194 @@
+// Reading a .ptd: map, validate all of it once, then hand out views.
+//
+// The runtime runs no FlatBuffers verifier on .ptd files and loads a
+// tensor's nbytes without comparing them with its segment (formats.md
+// §4.4), so this reader is where a bad file gets caught.
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <set>
+
+#include "etpack/ptd.h"
+#include "flat_tensor_generated.h"
+#include "flatbuffer_tree.h"
+#include "header_insert.h"
+#include "mapped_file.h"
+#include "ptd_format.h"
+#include "segment_table.h"
+
+namespace etpack {
+
+namespace ftb = flat_tensor_flatbuffer;
+
+namespace ptd {
+
+void WriteHeader(uint8_t* file_start, const PtdLayout& l) {
+  uint8_t* h = file_start + kInsertedHeaderOffset;
+  std::memcpy(h, kHeaderMagic, 4);
+  StoreLE32(h + 4, kHeaderLength);
+  StoreLE64(h + 8, l.flatbuffer_offset);
+  StoreLE64(h + 16, l.flatbuffer_size);
+  StoreLE64(h + 24, l.segment_base_offset);
+  StoreLE64(h + 32, l.segment_data_size);
+}
+
+Result<FlatTensorHeader> ParseHeader(const uint8_t* data, uint64_t size) {
+  if (size < kRuntimeHeadBytes) {
+    return Corrupt("file is " + std::to_string(size) + " bytes; a .ptd needs at least " +
+                   std::to_string(kRuntimeHeadBytes));
+  }
+  const uint8_t* h = data + kInsertedHeaderOffset;
+  if (std::memcmp(h, kHeaderMagic, 4) != 0) {
+    return Corrupt("no FH01 header at offset 8 (not a .ptd file)");
+  }
+  FlatTensorHeader out;
+  out.length = LoadLE32(h + 4);
+  if (out.length < kHeaderLength) {
+    return Corrupt("FH01 header length = " + std::to_string(out.length) +
+                   " is below the minimum of " + std::to_string(kHeaderLength));
+  }
+  out.flatbuffer_offset = LoadLE64(h + 8);
+  out.flatbuffer_size = LoadLE64(h + 16);
+  out.segment_base_offset = LoadLE64(h + 24);
+  out.segment_data_size = LoadLE64(h + 32);
+  return out;
+}
+
+}  // namespace ptd
+
+Result<std::unique_ptr<PtdFile>> PtdFile::Open(const std::string& path) {
+  ETPACK_ASSIGN_OR_RETURN(auto mapping, MapFileReadOnly(path));
+  const uint8_t* data = mapping->data();
+  const uint64_t size = mapping->size();
+  ETPACK_ASSIGN_OR_RETURN(auto file, FromMemory(path, data, size, std::move(mapping)));
+  // Bulk bytes are read through the file, not the mapping: that way the
+  // writer can copy them in the kernel and drop them from the page cache,
+  // and they never count towards this process's resident memory.
+  ETPACK_ASSIGN_OR_RETURN(file->file_, FileSource(path));
+  if (file->file_->size() != size) {
+    return InvalidArgument(path + ": changed size while being opened");
+  }
+  return file;
+}
+
+Result<std::unique_ptr<PtdFile>> PtdFile::FromMemory(std::string name, const uint8_t* data,
+                                                     uint64_t size,
+                                                     std::shared_ptr<const void> keep_alive) {
+  std::unique_ptr<PtdFile> f(new PtdFile());
+  f->name_ = std::move(name);
+  f->data_ = data;
+  f->size_ = size;
+  f->keep_alive_ = std::move(keep_alive);
+  Status s = f->Validate();
+  if (!s.ok()) return s.WithContext(f->name_);
+  return f;
+}
+
+PtdFile::~PtdFile() = default;
+
+Status PtdFile::Validate() {
+  ETPACK_ASSIGN_OR_RETURN(header_, ptd::ParseHeader(data_, size_));
+  if (std::memcmp(data_ + 4, ptd::kFileIdentifier, 4) != 0) {
+    return Corrupt("file identifier is not 'FT01' (not a .ptd file)");
+  }
+  const FlatTensorHeader& h = header_;
+  if (h.flatbuffer_offset < kInsertedHeaderOffset + h.length || h.flatbuffer_offset > size_ ||
+      h.flatbuffer_size > size_ - h.flatbuffer_offset) {
+    return Corrupt("FH01 flatbuffer [" + std::to_string(h.flatbuffer_offset) + ", +" +
+                   std::to_string(h.flatbuffer_size) + ") does not fit the file (" +
+                   std::to_string(size_) + " bytes)");
+  }
+  const uint64_t fb_end = h.flatbuffer_offset + h.flatbuffer_size;
+  if (h.segment_base_offset < fb_end || h.segment_base_offset > size_ ||
+      h.segment_data_size > size_ - h.segment_base_offset) {
+    return Corrupt("segment data [" + std::to_string(h.segment_base_offset) + ", +" +
+                   std::to_string(h.segment_data_size) + ") is not between the flatbuffer end (" +
+                   std::to_string(fb_end) + ") and the file end (" + std::to_string(size_) +
+                   "); the file is truncated or corrupt");
+  }
+  if (fb_end >= FLATBUFFERS_MAX_BUFFER_SIZE) {
+    return Corrupt("flatbuffer region of " + std::to_string(fb_end) +
+                   " bytes exceeds the 2 GiB FlatBuffers limit");
+  }
+  flatbuffers::Verifier verifier(data_, static_cast<size_t>(fb_end));
+  if (!ftb::VerifyFlatTensorBuffer(verifier)) {
+    return Corrupt("the FlatTensor flatbuffer (bytes [0, " + std::to_string(fb_end) +
+                   ")) fails verification: truncated or corrupt");
+  }
+  root_ = ftb::GetFlatTensor(data_);
+  if (root_->segments() == nullptr) return Corrupt("segments is missing");
+  if (root_->named_data() == nullptr) return Corrupt("named_data is missing");
+  ETPACK_RETURN_IF_ERROR(
+      CheckSegmentTable(root_->segments(), h.segment_base_offset, h.segment_data_size));
+
+  layout_.flatbuffer_offset = h.flatbuffer_offset;
+  layout_.flatbuffer_size = h.flatbuffer_size;
+  layout_.segment_base_offset = h.segment_base_offset;
+  layout_.segment_data_size = h.segment_data_size;
+  for (const auto* s : *root_->segments()) layout_.segments.push_back({s->offset(), s->size()});
+
+  std::set<std::string> keys;
+  const uint32_t nseg = root_->segments()->size();
+  for (uint32_t i = 0; i < root_->named_data()->size(); ++i) {
+    const auto* nd = root_->named_data()->Get(i);
+    std::string what = "named_data[" + std::to_string(i) + "]";
+    if (nd->key() == nullptr || nd->key()->size() == 0) return Corrupt(what + ": missing key");
+    Entry e;
+    e.key = nd->key()->str();
+    what += " '" + e.key + "'";
+    if (!keys.insert(e.key).second) {
+      return Corrupt(what + ": duplicate key (the runtime would only ever find the first)");
+    }
+    e.segment_index = nd->segment_index();
+    if (e.segment_index >= nseg) {
+      return Corrupt(what + ".segment_index = " + std::to_string(e.segment_index) +
+                     " is out of range: " + std::to_string(nseg) + " segments");
+    }
+    if (const auto* tl = nd->tensor_layout()) {
+      if (tl->sizes() == nullptr || tl->dim_order() == nullptr) {
+        return Corrupt(what + ".tensor_layout: sizes or dim_order is missing");
+      }
+      TensorLayout l;
+      l.scalar_type = static_cast<int>(tl->scalar_type());
+      l.sizes.assign(tl->sizes()->begin(), tl->sizes()->end());
+      l.dim_order.assign(tl->dim_order()->begin(), tl->dim_order()->end());
+      Result<uint64_t> nbytes = LayoutNbytes(l, what);
+      if (!nbytes.ok()) return Corrupt(nbytes.status().message());
+      const uint64_t have = layout_.segments[e.segment_index].size;
+      if (*nbytes > have) {
+        return Corrupt(what + ": tensor " + DescribeLayout(l) + " needs " +
+                       std::to_string(*nbytes) + " bytes but segment " +
+                       std::to_string(e.segment_index) + " holds " + std::to_string(have));
+      }
+      e.layout = std::move(l);
+    }
+    entries_.push_back(std::move(e));
+  }
+  return Status::OK();
+}
+
+int64_t PtdFile::Find(const std::string& key) const {
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    if (entries_[i].key == key) return static_cast<int64_t>(i);
+  }
+  return -1;
+}
+
+SourcePtr PtdFile::EntrySource(size_t i) const {
+  const auto& s = layout_.segments[entries_[i].segment_index];
+  const uint64_t offset = layout_.segment_base_offset + s.offset;
+  if (file_ != nullptr) return SliceSource(file_, offset, s.size);
+  return MemorySource(data_ + offset, s.size, keep_alive_);
+}
+
+Result<std::string> PtdFile::ToFlatcJson() const {
+  return FlatbufferToFlatcJson(SchemaId::kFlatTensor, data_,
+                               layout_.flatbuffer_offset + layout_.flatbuffer_size);
+}
+
+}  // namespace etpack

@@ -1,0 +1,187 @@
+// .ptd planning and reading, with no files: layouts follow the reference
+// rules and every malformed file is refused with a message that names it.
+#include <catch2/catch.hpp>
+#include <cstring>
+
+#include "etpack/ptd.h"
+#include "flat_tensor_generated.h"
+#include "header_insert.h"
+#include "test_programs.h"
+
+using namespace etpack;
+using namespace etpack::testing;
+namespace ftb = flat_tensor_flatbuffer;
+
+namespace {
+
+TensorLayout F32(std::vector<int32_t> sizes) {
+  TensorLayout l{6, std::move(sizes), {}};
+  for (size_t i = 0; i < l.sizes.size(); ++i) l.dim_order.push_back(static_cast<uint8_t>(i));
+  return l;
+}
+
+// ptd_basic's logical input.
+PtdInput Basic() {
+  PtdInput in;
+  in.buffers = {Pattern(48, 1), Pattern(6, 2), Pattern(48, 3)};
+  in.entries = {{"linear.weight", 0, 1, F32({4, 3})},
+                {"linear.bias", 1, 64, TensorLayout{5, {3}, {0}}},
+                {"conv.weight", 2, 256, TensorLayout{15, {2, 3, 2, 2}, {0, 2, 3, 1}}}};
+  return in;
+}
+
+std::unique_ptr<PtdFile> ReadBack(const std::vector<uint8_t>& bytes) {
+  auto owner = std::make_shared<std::vector<uint8_t>>(bytes);
+  auto f = PtdFile::FromMemory("mem.ptd", owner->data(), owner->size(), owner);
+  INFO(f.status().ToString());
+  REQUIRE(f.ok());
+  return std::move(f).value();
+}
+
+void ExpectError(const std::vector<uint8_t>& bytes, const std::string& fragment) {
+  auto owner = std::make_shared<std::vector<uint8_t>>(bytes);
+  auto f = PtdFile::FromMemory("bad.ptd", owner->data(), owner->size(), owner);
+  INFO(f.status().ToString());
+  REQUIRE_FALSE(f.ok());
+  CHECK(f.status().message().rfind("bad.ptd: ", 0) == 0);
+  CHECK(f.status().message().find(fragment) != std::string::npos);
+}
+
+}  // namespace
+
+TEST_CASE("ptd layout follows the reference rules") {
+  auto plan = PlanPtd(Basic());
+  REQUIRE(plan.ok());
+  const PtdLayout& l = plan->layout;
+  REQUIRE(l.segments.size() == 3);
+  CHECK(l.segments[0].offset == 0);
+  CHECK(l.segments[1].offset == 128);
+  CHECK(l.segments[2].offset == 256);
+  CHECK(l.segment_data_size == 256 + 48);
+  CHECK(l.flatbuffer_offset == 48);
+  CHECK(l.segment_base_offset % 128 == 0);
+  CHECK(l.segment_base_offset >= 48 + l.flatbuffer_size);
+  CHECK(l.segment_base_offset - (48 + l.flatbuffer_size) < 128);
+  CHECK(plan->artifact.file_size == l.segment_base_offset + l.segment_data_size);
+
+  auto bytes = Materialize(plan->artifact);
+  CHECK(std::memcmp(bytes.data() + 4, "FT01", 4) == 0);
+  CHECK(std::memcmp(bytes.data() + 8, "FH01", 4) == 0);
+  CHECK(LoadLE32(bytes.data() + 12) == 40);
+  auto f = ReadBack(bytes);
+  REQUIRE(f->entries().size() == 3);
+  CHECK(f->entries()[2].layout == TensorLayout{15, {2, 3, 2, 2}, {0, 2, 3, 1}});
+  CHECK(*ReadAll(*f->EntrySource(1)) == *ReadAll(*Basic().buffers[1]));
+  CHECK(f->Find("conv.weight") == 2);
+  CHECK(f->Find("nope") == -1);
+}
+
+TEST_CASE("keys sharing a buffer share a segment; blobs have no layout") {
+  PtdInput in;
+  in.buffers = {Pattern(16, 1), Pattern(20, 2)};
+  in.entries = {{"t.a", 0, 16, F32({2, 2})}, {"t.a_alias", 0, 512, F32({4})},
+                {"blob", 1, 256, std::nullopt}};
+  auto plan = PlanPtd(in);
+  REQUIRE(plan.ok());
+  REQUIRE(plan->layout.segments.size() == 2);
+  CHECK(plan->layout.segments[1].offset == 256);
+  auto f = ReadBack(Materialize(plan->artifact));
+  CHECK(f->entries()[0].segment_index == f->entries()[1].segment_index);
+  CHECK_FALSE(f->entries()[2].layout.has_value());
+}
+
+TEST_CASE("an empty .ptd is valid") {
+  auto plan = PlanPtd(PtdInput{});
+  REQUIRE(plan.ok());
+  auto f = ReadBack(Materialize(plan->artifact));
+  CHECK(f->entries().empty());
+  CHECK(f->layout().segment_data_size == 0);
+}
+
+TEST_CASE("page alignment for device loaders") {
+  PtdInput in = Basic();
+  for (auto& e : in.entries) e.alignment = 16384;
+  PtdOptions o;
+  o.segment_alignment = 16384;
+  auto plan = PlanPtd(in, o);
+  REQUIRE(plan.ok());
+  for (const auto& p : plan->artifact.placements) CHECK(p.offset % 16384 == 0);
+}
+
+TEST_CASE("bad .ptd input is refused, naming the entry") {
+  auto check = [](PtdInput in, const std::string& fragment) {
+    auto plan = PlanPtd(in);
+    INFO(fragment);
+    REQUIRE_FALSE(plan.ok());
+    CHECK(plan.status().message().find(fragment) != std::string::npos);
+  };
+  PtdInput in = Basic();
+  in.entries[1].key = "linear.weight";
+  check(in, "entries[1] 'linear.weight': duplicate key");
+  in = Basic();
+  in.entries[2].buffer_index = 7;
+  check(in, "buffer_index = 7 is out of range");
+  in = Basic();
+  in.entries[0].alignment = 24;
+  check(in, "alignment = 24 is not a power of two");
+  in = Basic();
+  in.entries[0].layout = F32({4, 4});
+  check(in, "needs 64 bytes but its buffer");
+  in = Basic();
+  in.entries[2].layout->dim_order = {0, 2, 2, 1};
+  check(in, "dim_order [0, 2, 2, 1] is not a permutation");
+  in = Basic();
+  in.entries[0].layout->sizes = {-4, 3};
+  check(in, "negative size -4");
+  in = Basic();
+  in.entries[0].key.clear();
+  check(in, "empty key");
+  PtdOptions o;
+  o.segment_alignment = 100;
+  CHECK_FALSE(PlanPtd(Basic(), o).ok());
+}
+
+TEST_CASE("malformed .ptd files are refused") {
+  const auto good = Materialize(PlanPtd(Basic())->artifact);
+  auto b = good;
+  b.resize(40);
+  ExpectError(b, "needs at least 64");
+  b = good;
+  b.resize(good.size() - 1);
+  ExpectError(b, "truncated");
+  b = good;
+  std::memcpy(b.data() + 8, "FH02", 4);
+  ExpectError(b, "no FH01 header");
+  b = good;
+  std::memcpy(b.data() + 4, "ET12", 4);
+  ExpectError(b, "not 'FT01'");
+  b = good;
+  StoreLE32(b.data() + 12, 8);
+  ExpectError(b, "FH01 header length = 8");
+  b = good;
+  StoreLE64(b.data() + 24, uint64_t{1} << 40);  // flatbuffer_size
+  ExpectError(b, "does not fit the file");
+
+  // A segment past the data, and a tensor larger than its segment.
+  const auto* seg = ftb::GetFlatTensor(good.data())->segments()->Get(2);
+  const size_t size_at = reinterpret_cast<const flatbuffers::Table*>(seg)->GetAddressOf(
+                             ftb::DataSegment::VT_SIZE) - good.data();
+  b = good;
+  StoreLE64(b.data() + size_at, 4096);
+  ExpectError(b, "segments[2] = [256, +4096) runs past the segment data");
+  b = good;
+  StoreLE64(b.data() + size_at, 5);
+  ExpectError(b, "'conv.weight': tensor BFLOAT16[2, 3, 2, 2] dim_order [0, 2, 3, 1] needs 48 bytes but segment 2 holds 5");
+}
+
+TEST_CASE("flipped bytes never crash the reader") {
+  const auto good = Materialize(PlanPtd(Basic())->artifact);
+  for (size_t i = 0; i < good.size(); ++i) {
+    for (uint8_t mask : {uint8_t{0x01}, uint8_t{0x80}, uint8_t{0xff}}) {
+      auto b = good;
+      b[i] ^= mask;
+      auto owner = std::make_shared<std::vector<uint8_t>>(std::move(b));
+      (void)PtdFile::FromMemory("x.ptd", owner->data(), owner->size(), owner);
+    }
+  }
+}
