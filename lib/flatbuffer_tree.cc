@@ -24,6 +24,8 @@ extern const unsigned char kProgramBfbs[];
 extern const size_t kProgramBfbs_size;
 extern const unsigned char kFlatTensorBfbs[];
 extern const size_t kFlatTensorBfbs_size;
+extern const unsigned char kBundledProgramBfbs[];
+extern const size_t kBundledProgramBfbs_size;
 
 namespace etpack {
 namespace {
@@ -194,6 +196,11 @@ const SchemaData& Data(SchemaId id) {
     case SchemaId::kFlatTensor: {
       static const SchemaData flat_tensor = LoadSchema(kFlatTensorBfbs, kFlatTensorBfbs_size);
       return flat_tensor;
+    }
+    case SchemaId::kBundledProgram: {
+      static const SchemaData bundled =
+          LoadSchema(kBundledProgramBfbs, kBundledProgramBfbs_size);
+      return bundled;
     }
   }
   std::abort();  // not a SchemaId
@@ -908,6 +915,10 @@ const flatbuffers::Parser& TextParser(SchemaId id) {
     case SchemaId::kFlatTensor: {
       static const flatbuffers::Parser* flat_tensor = NewTextParser(Data(id));
       return *flat_tensor;
+    }
+    case SchemaId::kBundledProgram: {
+      static const flatbuffers::Parser* bundled = NewTextParser(Data(id));
+      return *bundled;
     }
   }
   std::abort();  // not a SchemaId

@@ -28,6 +28,7 @@ namespace etpack {
 enum class SchemaId {
   kProgram,     // schema/program.fbs, root Program, "ET12"
   kFlatTensor,  // schema/flat_tensor.fbs, root FlatTensor, "FT01"
+  kBundledProgram,  // schema/bundled_program.fbs, root BundledProgram, "BP08"
 };
 
 // The embedded binary schema. Never fails: it is part of the build.
