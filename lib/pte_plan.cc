@@ -31,6 +31,8 @@ const char* SegmentRoleName(SegmentRole role) {
 
 namespace {
 
+constexpr uint64_t kMaxInlineAlignment = 65536;
+
 // A [ubyte] field of the tree as a source: a blob, an array of byte
 // values, or nothing (null/absent = empty).
 Result<SourcePtr> BytesOf(const json::Value* v, const std::string& path) {
@@ -96,6 +98,15 @@ class PtePlanner {
     ETPACK_RETURN_IF_ERROR(
         CheckAlignment(options_.constant_tensor_alignment, "constant_tensor_alignment"));
     ETPACK_RETURN_IF_ERROR(CheckAlignment(options_.delegate_alignment, "delegate_alignment"));
+    // Both also align data inside the flatbuffer and pad the extended
+    // header, where more than 64 KiB is never useful.
+    for (auto [value, name] : {std::pair{options_.constant_tensor_alignment, "constant_tensor_alignment"},
+                               std::pair{options_.delegate_alignment, "delegate_alignment"}}) {
+      if (value > kMaxInlineAlignment) {
+        return InvalidArgument(std::string(name) + " = " + std::to_string(value) +
+                               " exceeds the maximum of " + std::to_string(kMaxInlineAlignment));
+      }
+    }
     if (input_.program.kind() != json::Kind::kObject) {
       return InvalidArgument("program: expected an object (the Program table)");
     }
@@ -181,16 +192,15 @@ class PtePlanner {
       }
     }
 
-    // Kept inline: every payload when extraction is off, else the empty ones.
-    std::vector<json::Value> kept;
-    std::map<uint64_t, uint64_t> kept_index;  // old inline index -> new
-    // Segments holding delegate payloads, by size, for deduplication.
-    std::multimap<uint64_t, size_t> by_size;
-
     json::Value* plans = program_.Find("execution_plan");
     if (plans == nullptr || plans->kind() != json::Kind::kArray) {
       return InvalidArgument("execution_plan: expected an array of ExecutionPlan");
     }
+    // Payloads kept inline when extracting (the empty ones), one entry per
+    // delegate as the reference writer does; segments by size for dedup.
+    std::vector<json::Value> kept;
+    std::multimap<uint64_t, size_t> by_size;
+    std::vector<bool> referenced(payloads.size(), false);
     for (size_t p = 0; p < plans->items().size(); ++p) {
       json::Value& plan = plans->items()[p];
       const std::string ppath = "execution_plan[" + std::to_string(p) + "]";
@@ -211,19 +221,26 @@ class PtePlanner {
           return InvalidArgument(dpath + ": missing; every delegate needs a data reference");
         }
         ETPACK_ASSIGN_OR_RETURN(uint64_t index, InlineIndex(*ref, dpath, payloads.size()));
+        referenced[index] = true;
+        // Without extraction the table and every reference stay as given.
+        if (!options_.extract_delegate_segments) continue;
         const SourcePtr& payload = payloads[index];
-
-        if (!options_.extract_delegate_segments || payload->size() == 0) {
-          auto it = kept_index.find(index);
-          if (it == kept_index.end()) {
-            it = kept_index.emplace(index, kept.size()).first;
-            kept.push_back(json::Value::Object({{"data", json::Value::Blob(payload)}}));
-          }
-          *ref = DataReference(pte::kLocationInline, it->second);
+        if (payload->size() == 0) {
+          *ref = DataReference(pte::kLocationInline, kept.size());
+          kept.push_back(json::Value::Object({{"data", json::Value::Blob(payload)}}));
           continue;
         }
         ETPACK_ASSIGN_OR_RETURN(size_t seg, DelegateSegment(payload, by_size));
         *ref = DataReference(pte::kLocationSegment, seg);
+      }
+    }
+    if (!options_.extract_delegate_segments) return Status::OK();
+    for (size_t i = 0; i < referenced.size(); ++i) {
+      // Extraction rebuilds the table from the references; an entry nothing
+      // refers to would be lost silently (the reference writer refuses too).
+      if (!referenced[i]) {
+        return InvalidArgument("backend_delegate_data[" + std::to_string(i) +
+                               "] is not referenced by any delegate");
       }
     }
     program_.Set("backend_delegate_data", json::Value::Array(std::move(kept)));

@@ -21,6 +21,9 @@ namespace etpack {
 
 namespace fb = executorch_flatbuffer;
 
+// The runtime's kTensorDimensionLimit.
+constexpr uint32_t kMaxTensorRank = 16;
+
 namespace {
 
 std::string Printable4(const uint8_t* p) {
@@ -73,6 +76,73 @@ Status ForEachTensor(const fb::Program& program, Fn fn) {
 
 std::string TensorPath(uint32_t p, uint32_t v) {
   return "execution_plan[" + std::to_string(p) + "].values[" + std::to_string(v) + "]";
+}
+
+// What the verifier does not check but the runtime relies on: union types
+// with their values, tensor shapes within the runtime's limits, known enum
+// values. Runs once per value, so its cost is bounded by the file size even
+// when many vector entries share one table (bounding rank first keeps a
+// shared tensor with a huge `sizes` from being re-walked 100k times).
+Status CheckStructure(const fb::Program& prog) {
+  if (prog.execution_plan() == nullptr) return Corrupt("execution_plan is missing");
+  for (uint32_t p = 0; p < prog.execution_plan()->size(); ++p) {
+    const auto* plan = prog.execution_plan()->Get(p);
+    const std::string ppath = "execution_plan[" + std::to_string(p) + "]";
+    if (plan->values() == nullptr) return Corrupt(ppath + ".values is missing");
+    for (uint32_t v = 0; v < plan->values()->size(); ++v) {
+      const auto* value = plan->values()->Get(v);
+      const int type = static_cast<int>(value->val_type());
+      if (type < 1 || type > static_cast<int>(fb::KernelTypes::MAX) || value->val() == nullptr) {
+        return Corrupt(TensorPath(p, v) + ".val_type = " + std::to_string(type) +
+                       (value->val() == nullptr ? " with no value" : " is not a value type"));
+      }
+      const fb::Tensor* t = value->val_as_Tensor();
+      if (t == nullptr) continue;
+      const std::string path = TensorPath(p, v);
+      const int st = static_cast<int>(t->scalar_type());
+      if (st < 0 || st > static_cast<int>(fb::ScalarType::MAX)) {
+        return Corrupt(path + ".scalar_type = " + std::to_string(st) + " is not a scalar type");
+      }
+      if (t->sizes() == nullptr) return Corrupt(path + ".sizes is missing");
+      if (t->sizes()->size() > kMaxTensorRank) {
+        return Corrupt(path + ".sizes has " + std::to_string(t->sizes()->size()) +
+                       " dimensions; the runtime allows at most " + std::to_string(kMaxTensorRank));
+      }
+      if (t->dim_order() == nullptr || t->dim_order()->size() != t->sizes()->size()) {
+        return Corrupt(path + ".dim_order must have one entry per dimension (" +
+                       std::to_string(t->sizes()->size()) + ")");
+      }
+    }
+    if (plan->chains() != nullptr) {
+      for (uint32_t c = 0; c < plan->chains()->size(); ++c) {
+        const auto* instructions = plan->chains()->Get(c)->instructions();
+        if (instructions == nullptr) continue;
+        for (uint32_t i = 0; i < instructions->size(); ++i) {
+          const auto* instr = instructions->Get(i);
+          const int type = static_cast<int>(instr->instr_args_type());
+          if (type < 1 || type > static_cast<int>(fb::InstructionArguments::MAX) ||
+              instr->instr_args() == nullptr) {
+            return Corrupt(ppath + ".chains[" + std::to_string(c) + "].instructions[" +
+                           std::to_string(i) + "].instr_args_type = " + std::to_string(type) +
+                           (instr->instr_args() == nullptr ? " with no arguments"
+                                                           : " is not an instruction type"));
+          }
+        }
+      }
+    }
+    if (plan->delegates() != nullptr) {
+      for (uint32_t d = 0; d < plan->delegates()->size(); ++d) {
+        const auto* ref = plan->delegates()->Get(d)->processed();
+        const int loc = ref ? static_cast<int>(ref->location()) : 0;
+        if (loc != pte::kLocationInline && loc != pte::kLocationSegment) {
+          return Corrupt(ppath + ".delegates[" + std::to_string(d) +
+                         "].processed.location = " + std::to_string(loc) +
+                         " is neither INLINE (0) nor SEGMENT (1)");
+        }
+      }
+    }
+  }
+  return Status::OK();
 }
 
 // For every sub-buffer of a segment, the bytes the program needs from it:
@@ -191,6 +261,14 @@ Status PteFile::Validate() {
     return Corrupt("flatbuffer region of " + std::to_string(fb_size) +
                    " bytes exceeds the 2 GiB FlatBuffers limit");
   }
+  // A legacy 24-byte header has no segment_data_size: the runtime skips its
+  // size check, so the segment data runs to the end of the file (base <=
+  // size_ was checked above).
+  uint64_t segment_data_size = header_.segment_data_size;
+  if (header_.present && header_.length < pte::kHeaderLength &&
+      header_.segment_base_offset != 0) {
+    segment_data_size = size_ - header_.segment_base_offset;
+  }
   flatbuffers::Verifier verifier(data_, static_cast<size_t>(fb_size));
   if (!fb::VerifyProgramBuffer(verifier)) {
     return Corrupt("the Program flatbuffer (bytes [0, " + std::to_string(fb_size) +
@@ -198,13 +276,13 @@ Status PteFile::Validate() {
   }
   program_ = fb::GetProgram(data_);
   const fb::Program& prog = *program_;
-  if (prog.execution_plan() == nullptr) return Corrupt("execution_plan is missing");
+  ETPACK_RETURN_IF_ERROR(CheckStructure(prog));
 
   // The segment table.
   const auto* segments = prog.segments();
   const uint32_t nseg = segments ? segments->size() : 0;
   ETPACK_RETURN_IF_ERROR(
-      CheckSegmentTable(segments, header_.segment_base_offset, header_.segment_data_size));
+      CheckSegmentTable(segments, header_.segment_base_offset, segment_data_size));
   for (uint32_t i = 0; i < nseg; ++i) {
     const auto* s = segments->Get(i);
     layout_.segments.push_back({SegmentRole::kUnreferenced, s->offset(), s->size(),
@@ -216,7 +294,7 @@ Status PteFile::Validate() {
   }
   layout_.program_size = header_.present ? header_.program_size : size_;
   layout_.segment_base_offset = header_.segment_base_offset;
-  layout_.segment_data_size = header_.segment_data_size;
+  layout_.segment_data_size = segment_data_size;
 
   auto check_segment_index = [&](uint64_t index, const std::string& what) -> Status {
     if (index >= nseg) {
@@ -271,9 +349,11 @@ Status PteFile::Validate() {
 
   // Constants: in the constant segment, or (deprecated) inline buffers.
   const auto* cs = prog.constant_segment();
-  const bool has_constant_segment = cs && cs->offsets() && cs->offsets()->size() > 0;
+  // The runtime reads constants from the segment only when it has more
+  // than the placeholder offset; otherwise from inline constant_buffer.
+  const bool has_constant_segment = cs && cs->offsets() && cs->offsets()->size() > 1;
   if (has_constant_segment) {
-    if (cs->offsets()->size() > 1 && prog.constant_buffer() && prog.constant_buffer()->size() > 0) {
+    if (prog.constant_buffer() && prog.constant_buffer()->size() > 0) {
       return Corrupt("both constant_segment (" + std::to_string(cs->offsets()->size()) +
                      " offsets) and inline constant_buffer (" +
                      std::to_string(prog.constant_buffer()->size()) + " entries) are present");
@@ -281,6 +361,9 @@ Status PteFile::Validate() {
     ETPACK_RETURN_IF_ERROR(check_subsegments(*cs, "constant_segment", SegmentRole::kConstants,
                                              IsConstantTensor));
   } else {
+    if (cs && cs->segment_index() < nseg) {
+      layout_.segments[cs->segment_index()].role = SegmentRole::kConstants;
+    }
     const uint32_t n = prog.constant_buffer() ? prog.constant_buffer()->size() : 0;
     ETPACK_RETURN_IF_ERROR(ForEachTensor(prog, [&](uint32_t p, uint32_t v,
                                                    const fb::Tensor& t) -> Status {
@@ -368,37 +451,80 @@ SourcePtr PteFile::SegmentSource(size_t i) const {
   return RangeSource(header_.segment_base_offset + s.offset, s.size);
 }
 
+PteOptions PteFile::InferredOptions() const {
+  // The largest power of two dividing every offset seen (0 says nothing).
+  struct Alignment {
+    uint64_t bits = 0;
+    void Add(uint64_t offset) { bits |= offset; }
+    uint64_t Get(uint64_t fallback) const {
+      return bits == 0 ? fallback : std::min<uint64_t>(bits & (~bits + 1), 65536);
+    }
+  };
+  const fb::Program& prog = *program_;
+  PteOptions o;
+  Alignment segment, constant, delegate;
+  segment.Add(header_.segment_base_offset);
+  for (const auto& s : layout_.segments) {
+    if (s.size > 0) segment.Add(s.offset);
+  }
+  o.segment_alignment = segment.Get(o.segment_alignment);
+  if (const auto* cs = prog.constant_segment(); cs && cs->offsets()) {
+    for (uint64_t off : *cs->offsets()) constant.Add(off);
+  }
+  o.constant_tensor_alignment = std::max<uint64_t>(constant.Get(16), 16);
+  if (const auto* bdd = prog.backend_delegate_data()) {
+    for (const auto* d : *bdd) {
+      if (d->data() == nullptr || d->data()->size() == 0) continue;
+      delegate.Add(static_cast<uint64_t>(d->data()->data() - data_));
+      o.extract_delegate_segments = false;
+    }
+  }
+  o.delegate_alignment = std::max<uint64_t>(delegate.Get(16), 16);
+  return o;
+}
+
 Result<std::string> PteFile::ToFlatcJson() const {
   return FlatbufferToFlatcJson(SchemaId::kProgram, data_, layout_.program_size);
 }
 
 Result<PteInput> PteFile::ToInput() const {
+  Result<PteInput> in = ToInputImpl();
+  if (!in.ok()) return in.status().WithContext(name_);
+  return in;
+}
+
+Result<PteInput> PteFile::ToInputImpl() const {
   PteInput in;
   ETPACK_ASSIGN_OR_RETURN(in.program, FlatbufferToTree(SchemaId::kProgram, data_,
                                                        layout_.program_size, keep_alive_));
   const fb::Program& prog = *program_;
   const auto* segments = prog.segments();
 
-  // Splits a sub-buffer table into one source per buffer. A buffer's extent
-  // is what its tensors need (so stale padding is not carried over into a
-  // new alignment), or up to the next offset when no tensor uses it.
+  // Splits a sub-buffer table into one source per buffer. A buffer used by
+  // tensors is exactly what they read (validated to fit; this also carries
+  // no stale padding into a new alignment). Offsets may alias or run
+  // backwards, so a buffer no tensor uses extends to the next larger offset
+  // (or the segment end), never merely to the next entry's.
   auto split = [&](const fb::SubsegmentOffsets& sub, const std::vector<uint64_t>& need) {
     const auto* seg = segments->Get(sub.segment_index());
     const uint64_t start = header_.segment_base_offset + seg->offset();
+    std::vector<uint64_t> sorted(sub.offsets()->begin(), sub.offsets()->end());
+    std::sort(sorted.begin(), sorted.end());
     std::vector<SourcePtr> out;
-    const uint32_t n = sub.offsets()->size();
-    for (uint32_t k = 0; k < n; ++k) {
+    for (uint32_t k = 0; k < sub.offsets()->size(); ++k) {
       const uint64_t off = sub.offsets()->Get(k);
-      const uint64_t next = k + 1 < n ? std::max(off, sub.offsets()->Get(k + 1)) : seg->size();
-      const uint64_t span = std::min(next, seg->size()) - off;
-      const uint64_t len = need[k] > 0 ? std::min(need[k], span) : (k == 0 ? 0 : span);
+      uint64_t len = need[k];
+      if (len == 0 && k > 0) {  // entry 0 is the empty placeholder
+        auto next = std::upper_bound(sorted.begin(), sorted.end(), off);
+        len = (next == sorted.end() ? seg->size() : std::min(*next, seg->size())) - off;
+      }
       out.push_back(RangeSource(start + off, len));
     }
     return out;
   };
 
   const auto* cs = prog.constant_segment();
-  if (cs && cs->offsets() && cs->offsets()->size() > 0) {
+  if (cs && cs->offsets() && cs->offsets()->size() > 1) {
     ETPACK_ASSIGN_OR_RETURN(auto need, NeededBytes(prog, cs->offsets()->size(), IsConstantTensor));
     std::vector<json::Value> buffers;
     for (auto& s : split(*cs, need)) {
@@ -410,9 +536,6 @@ Result<PteInput> PteFile::ToInput() const {
   if (const auto* mds = prog.mutable_data_segments(); mds && mds->size() > 0) {
     const auto& sub = *mds->Get(0);
     ETPACK_ASSIGN_OR_RETURN(auto need, NeededBytes(prog, sub.offsets()->size(), IsMutableWithInit));
-    // Mutable values are packed without padding: the span is exact, so
-    // keep it even where a tensor needs less.
-    std::fill(need.begin(), need.end(), 0);
     in.mutable_data = split(sub, need);
   }
 
@@ -457,7 +580,7 @@ Result<PteInput> PteFile::ToInput() const {
       }
       const uint64_t rel = segments->Get(seg)->offset();
       in.named_entries.push_back({named->Get(i)->key()->str(), it->second,
-                                  rel == 0 ? 1 : std::min<uint64_t>(OffsetAlignment(rel), 4096)});
+                                  rel == 0 ? 1 : OffsetAlignment(rel)});
     }
   }
   return in;

@@ -205,3 +205,45 @@ TEST_CASE("beyond 4 GiB: planned without reading a byte; near 2^64: an error") {
   REQUIRE_FALSE(huge.ok());
   CHECK(huge.status().code() == Code::kOutOfRange);
 }
+
+TEST_CASE("without extraction the inline table and references stay as given") {
+  PteOptions o;
+  o.extract_delegate_segments = false;
+  PteInput in = SmallProgram({}, {Pattern(300, 1), Bytes({}), Pattern(1000, 2)});
+  auto& ds = in.program.Find("execution_plan")->items()[0].Find("delegates")->items();
+  ds[0].Find("processed")->Set("index", json::Value::Int(2));  // swapped
+  ds[2].Find("processed")->Set("index", json::Value::Int(0));
+  auto f = ReadBack(Materialize(PlanPte(in, o)->artifact));
+  const auto* bdd = f->program().backend_delegate_data();
+  REQUIRE(bdd->size() == 3);
+  CHECK(bdd->Get(0)->data()->size() == 300);
+  CHECK(bdd->Get(2)->data()->size() == 1000);
+  const auto* d = f->program().execution_plan()->Get(0)->delegates();
+  CHECK(d->Get(0)->processed()->index() == 2);
+  CHECK(d->Get(2)->processed()->index() == 0);
+}
+
+TEST_CASE("with extraction: one inline entry per empty payload, unreferenced data refused") {
+  PteInput in = SmallProgram({}, {Bytes({}), Bytes({})});
+  auto& ds = in.program.Find("execution_plan")->items()[0].Find("delegates")->items();
+  ds[1].Find("processed")->Set("index", json::Value::Int(0));  // both use entry 0
+  in.program.Find("backend_delegate_data")->items().pop_back();
+  auto f = ReadBack(Materialize(PlanPte(in)->artifact));
+  CHECK(f->program().backend_delegate_data()->size() == 2);
+
+  PteInput lost = SmallProgram({}, {Pattern(10, 1)});
+  lost.program.Find("backend_delegate_data")
+      ->items()
+      .push_back(json::Value::Object({{"data", json::Value::Blob(Pattern(3, 2))}}));
+  auto plan = PlanPte(lost);
+  REQUIRE_FALSE(plan.ok());
+  CHECK(plan.status().message() == "backend_delegate_data[1] is not referenced by any delegate");
+}
+
+TEST_CASE("inline alignments above 64 KiB are refused by name") {
+  PteOptions o;
+  o.constant_tensor_alignment = 131072;
+  auto plan = PlanPte(SmallProgram({}), o);
+  REQUIRE_FALSE(plan.ok());
+  CHECK(plan.status().message() == "constant_tensor_alignment = 131072 exceeds the maximum of 65536");
+}

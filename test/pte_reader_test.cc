@@ -7,6 +7,7 @@
 #include "etpack/pte_reader.h"
 #include "program_generated.h"
 #include "pte_format.h"
+#include "header_insert.h"
 #include "test_programs.h"
 
 using namespace etpack;
@@ -176,4 +177,94 @@ TEST_CASE("ParseExtendedHeader handles legacy and absent headers") {
   auto none = ParseExtendedHeader(head.data(), head.size());
   REQUIRE(none.ok());
   CHECK_FALSE(none->present);
+}
+
+// --- Regressions from review ----------------------------------------------
+
+TEST_CASE("union types without values and unknown enum values are refused") {
+  auto bytes = ValidFile();
+  const auto* value = ProgramOf(bytes)->execution_plan()->Get(0)->values()->Get(0);
+  Poke<uint8_t>(bytes, value, fb::EValue::VT_VAL_TYPE, 42);
+  ExpectError(bytes, "values[0].val_type = 42 is not a value type");
+
+  bytes = ValidFile();
+  const auto* ref =
+      ProgramOf(bytes)->execution_plan()->Get(0)->delegates()->Get(0)->processed();
+  Poke<int8_t>(bytes, ref, fb::BackendDelegateDataReference::VT_LOCATION, 7);
+  ExpectError(bytes, "processed.location = 7 is neither INLINE (0) nor SEGMENT (1)");
+}
+
+TEST_CASE("tensors beyond the runtime's rank limit are refused before any size math") {
+  PteInput in = SmallProgram({Pattern(1, 1)});
+  auto& t = *in.program.Find("execution_plan")->items()[0].Find("values")->items()[0].Find("val");
+  std::vector<int64_t> ones(17, 1), order(17);
+  for (int i = 0; i < 17; ++i) order[i] = i;
+  t.Set("sizes", IntArray(ones));
+  t.Set("dim_order", IntArray(order));
+  auto plan = PlanPte(in);
+  REQUIRE(plan.ok());
+  ExpectError(Materialize(plan->artifact), "sizes has 17 dimensions; the runtime allows at most 16");
+}
+
+TEST_CASE("repack keeps constants whose offsets alias or run backwards") {
+  // Two tensors share constant 2; constant 1 sits after constant 2.
+  auto a = Pattern(24, 1), b = Pattern(8, 2);
+  PteInput in = SmallProgram({a, b});
+  auto bytes = Materialize(PlanPte(in)->artifact);
+  const auto* offs = ProgramOf(bytes)->constant_segment()->offsets();
+  const size_t at = reinterpret_cast<const uint8_t*>(offs->Data()) - bytes.data();
+  StoreLE64(bytes.data() + at + 8, 16);  // offsets [0, 16, 0]: backwards, overlapping
+  StoreLE64(bytes.data() + at + 16, 0);
+  auto owner = std::make_shared<std::vector<uint8_t>>(bytes);
+  auto f = PteFile::FromMemory("alias.pte", owner->data(), owner->size(), owner);
+  REQUIRE(f.ok());
+  auto input = (*f)->ToInput();
+  REQUIRE(input.ok());
+  auto again = Materialize(PlanPte(*input)->artifact);
+  auto owner2 = std::make_shared<std::vector<uint8_t>>(again);
+  auto g = PteFile::FromMemory("repacked.pte", owner2->data(), owner2->size(), owner2);
+  INFO(g.status().ToString());
+  REQUIRE(g.ok());
+  // Each tensor reads the same bytes as before.
+  for (uint32_t v = 0; v < 2; ++v) {
+    auto read = [&](const PteFile& file) {
+      const auto* t = file.program().execution_plan()->Get(0)->values()->Get(v)->val_as_Tensor();
+      const uint64_t off = file.program().constant_segment()->offsets()->Get(t->data_buffer_idx());
+      const uint64_t n = t->sizes()->Get(0);
+      const uint8_t* p = file.data() + file.header().segment_base_offset + off;
+      return std::vector<uint8_t>(p, p + n);
+    };
+    CHECK(read(**g) == read(**f));
+  }
+}
+
+TEST_CASE("legacy 24-byte headers bound segments by the file end") {
+  auto bytes = ValidFile();
+  StoreLE32(bytes.data() + 12, 24);  // segment_data_size is not part of it
+  auto owner = std::make_shared<std::vector<uint8_t>>(bytes);
+  auto f = PteFile::FromMemory("legacy.pte", owner->data(), owner->size(), owner);
+  INFO(f.status().ToString());
+  CHECK(f.ok());
+}
+
+TEST_CASE("inferred options follow the file") {
+  PteOptions o;
+  o.constant_tensor_alignment = 64;
+  o.segment_alignment = 4096;
+  auto bytes = Materialize(PlanPte(SmallProgram({Pattern(5, 1), Pattern(5, 2)}), o)->artifact);
+  auto owner = std::make_shared<std::vector<uint8_t>>(bytes);
+  auto f = PteFile::FromMemory("x.pte", owner->data(), owner->size(), owner);
+  REQUIRE(f.ok());
+  PteOptions got = (*f)->InferredOptions();
+  CHECK(got.constant_tensor_alignment == 64);
+  CHECK(got.segment_alignment == 4096);
+  CHECK(got.extract_delegate_segments);
+
+  PteOptions inl;
+  inl.extract_delegate_segments = false;
+  auto b2 = Materialize(PlanPte(SmallProgram({}, {Pattern(100, 1)}), inl)->artifact);
+  auto o2 = std::make_shared<std::vector<uint8_t>>(b2);
+  auto g = PteFile::FromMemory("y.pte", o2->data(), o2->size(), o2);
+  REQUIRE(g.ok());
+  CHECK_FALSE((*g)->InferredOptions().extract_delegate_segments);
 }

@@ -72,12 +72,19 @@ class PteFile {
   // out; this is how `etpack repack` works.
   Result<PteInput> ToInput() const;
 
+  // The writer options this file appears to have been written with, so a
+  // repack changes only what it is asked to: the alignments are the largest
+  // powers of two (up to 65536) that the file's offsets all honour, and
+  // delegates count as extracted unless a non-empty payload is inline.
+  PteOptions InferredOptions() const;
+
   // The program rendered like `flatc --json --strict-json --defaults-json`.
   Result<std::string> ToFlatcJson() const;
 
  private:
   PteFile() = default;
   Status Validate();
+  Result<PteInput> ToInputImpl() const;
 
   std::string name_;
   const uint8_t* data_ = nullptr;
