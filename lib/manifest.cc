@@ -3,6 +3,7 @@
 #include <array>
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "etpack/layout.h"
+#include "scalar_type.h"
 
 namespace etpack {
 namespace {
@@ -315,46 +317,104 @@ Status ReadMutableData(const Context& cx, json::Value* md, PteInput& input) {
   return Status::OK();
 }
 
-Status ReadNamedData(const Context& cx, json::Value* nd, PteInput& input) {
-  if (nd == nullptr || nd->is_null()) return Status::OK();
-  const std::string path = "named_data";
-  if (nd->kind() != json::Kind::kObject) return cx.BadValue(path, *nd, "is not an object or null");
-  ETPACK_RETURN_IF_ERROR(CheckMembers(cx, *nd, path, {"buffers", "entries"}));
+// One tensor_layout: {"scalar_type", "sizes", "dim_order"}, or null.
+Result<std::optional<TensorLayout>> ReadLayout(const Context& cx, const json::Value* v,
+                                               const std::string& path) {
+  if (v == nullptr || v->is_null()) return std::optional<TensorLayout>();
+  if (v->kind() != json::Kind::kObject) {
+    return cx.BadValue(path, *v, "is not an object {\"scalar_type\", \"sizes\", \"dim_order\"} or null");
+  }
+  ETPACK_RETURN_IF_ERROR(CheckMembers(cx, *v, path, {"scalar_type", "sizes", "dim_order"}));
+  TensorLayout layout;
+  const json::Value* st = v->Find("scalar_type");
+  const std::string st_path = Join(path, "scalar_type");
+  if (st == nullptr) return cx.Error(path, "has no \"scalar_type\"");
+  // Codes beyond the schema's byte enum cannot be written; names are the
+  // flatc enum names.
+  constexpr int kMaxCode = 127;
+  bool found = false;
+  if (st->kind() == json::Kind::kString) {
+    for (int code = 0; code <= kMaxCode && !found; ++code) {
+      if (ScalarTypeElementSize(code) != 0 && ScalarTypeName(code) == st->as_string()) {
+        layout.scalar_type = code;
+        found = true;
+      }
+    }
+  } else if (st->kind() == json::Kind::kInt && st->as_int() >= 0 && st->as_int() <= kMaxCode &&
+             ScalarTypeElementSize(static_cast<int>(st->as_int())) != 0) {
+    layout.scalar_type = static_cast<int>(st->as_int());
+    found = true;
+  }
+  if (!found) return cx.BadValue(st_path, *st, "is not a known scalar type");
 
-  json::Value* buffers = nd->Find("buffers");
+  const json::Value* sizes = v->Find("sizes");
+  const std::string sizes_path = Join(path, "sizes");
+  if (sizes == nullptr) return cx.Error(path, "has no \"sizes\"");
+  if (sizes->kind() != json::Kind::kArray) return cx.BadValue(sizes_path, *sizes, "is not an array");
+  for (size_t i = 0; i < sizes->items().size(); ++i) {
+    const json::Value& d = sizes->items()[i];
+    ETPACK_ASSIGN_OR_RETURN(uint64_t n, GetUInt(cx, d, Index(sizes_path, i)));
+    if (n > static_cast<uint64_t>(INT32_MAX)) {
+      return cx.BadValue(Index(sizes_path, i), d, "does not fit in int32");
+    }
+    layout.sizes.push_back(static_cast<int32_t>(n));
+  }
+
+  const json::Value* order = v->Find("dim_order");
+  const std::string order_path = Join(path, "dim_order");
+  if (order == nullptr) return cx.Error(path, "has no \"dim_order\"");
+  if (order->kind() != json::Kind::kArray) return cx.BadValue(order_path, *order, "is not an array");
+  for (size_t i = 0; i < order->items().size(); ++i) {
+    const json::Value& d = order->items()[i];
+    ETPACK_ASSIGN_OR_RETURN(uint64_t n, GetUInt(cx, d, Index(order_path, i)));
+    if (n > UINT8_MAX) return cx.BadValue(Index(order_path, i), d, "does not fit in uint8");
+    layout.dim_order.push_back(static_cast<uint8_t>(n));
+  }
+  return std::optional<TensorLayout>(std::move(layout));
+}
+
+// The buffers + entries pair that a .pte's named_data and a .ptd share.
+// `obj` is the object holding both, at `path` ("" for the top level).
+// Without `layouts`, tensor_layout is accepted and ignored.
+Status ReadBuffersAndEntries(const Context& cx, json::Value& obj, const std::string& path,
+                             bool layouts, std::vector<SourcePtr>& buffers_out,
+                             std::vector<PtdEntry>& entries_out) {
+  json::Value* buffers = obj.Find("buffers");
   const std::string buffers_path = Join(path, "buffers");
   if (buffers == nullptr) return cx.Error(path, "has no \"buffers\"");
   if (buffers->kind() != json::Kind::kArray) {
     return cx.BadValue(buffers_path, *buffers, "is not an array");
   }
-  input.named_buffers.reserve(buffers->items().size());
+  buffers_out.reserve(buffers->items().size());
   for (size_t i = 0; i < buffers->items().size(); ++i) {
     ETPACK_ASSIGN_OR_RETURN(SourcePtr src,
                             RequireBlob(cx, buffers->items()[i], Index(buffers_path, i)));
-    input.named_buffers.push_back(std::move(src));
+    buffers_out.push_back(std::move(src));
   }
 
-  const json::Value* entries = nd->Find("entries");
+  const json::Value* entries = obj.Find("entries");
   const std::string entries_path = Join(path, "entries");
   if (entries == nullptr) return cx.Error(path, "has no \"entries\"");
   if (entries->kind() != json::Kind::kArray) {
     return cx.BadValue(entries_path, *entries, "is not an array");
   }
   std::unordered_map<std::string_view, size_t> seen;
-  input.named_entries.reserve(entries->items().size());
+  entries_out.reserve(entries->items().size());
   for (size_t i = 0; i < entries->items().size(); ++i) {
     const json::Value& e = entries->items()[i];
     const std::string e_path = Index(entries_path, i);
     if (e.kind() != json::Kind::kObject) return cx.BadValue(e_path, e, "is not an object");
-    // tensor_layout describes .ptd tensors; a .pte stores named data as
-    // plain bytes, so it is accepted and ignored.
     ETPACK_RETURN_IF_ERROR(
         CheckMembers(cx, e, e_path, {"key", "buffer_index", "alignment", "tensor_layout"}));
-    NamedDataEntry entry;
+    PtdEntry entry;
     const json::Value* key = e.Find("key");
     if (key == nullptr) return cx.Error(e_path, "has no \"key\"");
     if (key->kind() != json::Kind::kString) {
       return cx.BadValue(Join(e_path, "key"), *key, "is not a string");
+    }
+    if (layouts && key->as_string().empty()) {
+      // A .ptd is looked up by key; an empty one can never be found.
+      return cx.BadValue(Join(e_path, "key"), *key, "is empty");
     }
     entry.key = key->as_string();
     const auto [it, fresh] = seen.emplace(key->as_string(), i);
@@ -366,14 +426,46 @@ Status ReadNamedData(const Context& cx, json::Value* nd, PteInput& input) {
     const std::string index_path = Join(e_path, "buffer_index");
     if (index == nullptr) return cx.Error(e_path, "has no \"buffer_index\"");
     ETPACK_ASSIGN_OR_RETURN(uint64_t bi, GetUInt(cx, *index, index_path));
-    if (bi >= input.named_buffers.size()) {
+    if (bi >= buffers_out.size()) {
       return cx.BadValue(index_path, *index,
-                         "is out of range (" + std::to_string(input.named_buffers.size()) +
+                         "is out of range (" + std::to_string(buffers_out.size()) +
                              " buffers in " + buffers_path + ")");
     }
     entry.buffer_index = static_cast<uint32_t>(bi);
     ETPACK_ASSIGN_OR_RETURN(entry.alignment, GetAlignmentOr(cx, e, e_path, "alignment", 1));
-    input.named_entries.push_back(std::move(entry));
+    if (layouts) {
+      const std::string l_path = Join(e_path, "tensor_layout");
+      ETPACK_ASSIGN_OR_RETURN(entry.layout, ReadLayout(cx, e.Find("tensor_layout"), l_path));
+      if (entry.layout) {
+        ETPACK_ASSIGN_OR_RETURN(uint64_t nbytes,
+                                LayoutNbytes(*entry.layout, cx.origin() + ": " + l_path));
+        const uint64_t have = buffers_out[bi]->size();
+        if (have < nbytes) {
+          return cx.Error(e_path, "tensor_layout " + DescribeLayout(*entry.layout) + " needs " +
+                                      std::to_string(nbytes) + " bytes but " +
+                                      Index(buffers_path, bi) + " holds " +
+                                      std::to_string(have));
+        }
+      }
+    }
+    entries_out.push_back(std::move(entry));
+  }
+  return Status::OK();
+}
+
+Status ReadNamedData(const Context& cx, json::Value* nd, PteInput& input) {
+  if (nd == nullptr || nd->is_null()) return Status::OK();
+  const std::string path = "named_data";
+  if (nd->kind() != json::Kind::kObject) return cx.BadValue(path, *nd, "is not an object or null");
+  ETPACK_RETURN_IF_ERROR(CheckMembers(cx, *nd, path, {"buffers", "entries"}));
+  // tensor_layout describes .ptd tensors; a .pte stores named data as
+  // plain bytes, so it is accepted and ignored.
+  std::vector<PtdEntry> entries;
+  ETPACK_RETURN_IF_ERROR(
+      ReadBuffersAndEntries(cx, *nd, path, /*layouts=*/false, input.named_buffers, entries));
+  input.named_entries.reserve(entries.size());
+  for (PtdEntry& e : entries) {
+    input.named_entries.push_back({std::move(e.key), e.buffer_index, e.alignment});
   }
   return Status::OK();
 }
@@ -411,6 +503,31 @@ Result<PteManifest> FromJson(json::Value& doc, const std::string& base_dir,
   return m;
 }
 
+Result<PtdManifest> PtdFromJson(json::Value& doc, const std::string& base_dir,
+                                const std::string& origin) {
+  const Context cx(origin, base_dir);
+  if (doc.kind() != json::Kind::kObject) return cx.BadValue("", doc, "is not a JSON object");
+  ETPACK_RETURN_IF_ERROR(CheckMembers(cx, doc, "",
+                                      {"format", "serializer_options", "buffers", "entries",
+                                       "case", "description"}));
+  if (const json::Value* format = doc.Find("format")) {
+    if (format->kind() != json::Kind::kString || format->as_string() != "ptd") {
+      return cx.BadValue("format", *format, "is not supported here (expected \"ptd\")");
+    }
+  }
+  PtdManifest m;
+  if (const json::Value* opts = doc.Find("serializer_options"); opts && !opts->is_null()) {
+    const std::string path = "serializer_options";
+    if (opts->kind() != json::Kind::kObject) return cx.BadValue(path, *opts, "is not an object");
+    ETPACK_RETURN_IF_ERROR(CheckMembers(cx, *opts, path, {"segment_alignment"}));
+    ETPACK_ASSIGN_OR_RETURN(m.options.segment_alignment,
+                            GetAlignmentOr(cx, *opts, path, "segment_alignment", 128));
+  }
+  ETPACK_RETURN_IF_ERROR(ReadBuffersAndEntries(cx, doc, "", /*layouts=*/true, m.input.buffers,
+                                               m.input.entries));
+  return m;
+}
+
 std::string DirName(const std::string& path) {
   const size_t slash = path.find_last_of('/');
   if (slash == std::string::npos) return "";
@@ -433,6 +550,34 @@ Result<PteManifest> PteManifestFromJson(const json::Value& doc, const std::strin
 Result<PteManifest> LoadPteManifest(const std::string& path) {
   ETPACK_ASSIGN_OR_RETURN(json::Value doc, json::ParseFile(path));
   return FromJson(doc, DirName(path), path);
+}
+
+Result<PtdManifest> PtdManifestFromJson(const json::Value& doc, const std::string& base_dir,
+                                        const std::string& origin) {
+  json::Value copy = doc;
+  return PtdFromJson(copy, base_dir, origin);
+}
+
+Result<PtdManifest> LoadPtdManifest(const std::string& path) {
+  ETPACK_ASSIGN_OR_RETURN(json::Value doc, json::ParseFile(path));
+  return PtdFromJson(doc, DirName(path), path);
+}
+
+Result<AnyManifest> LoadManifest(const std::string& path) {
+  ETPACK_ASSIGN_OR_RETURN(json::Value doc, json::ParseFile(path));
+  const json::Value* format =
+      doc.kind() == json::Kind::kObject ? doc.Find("format") : nullptr;
+  if (format == nullptr ||
+      (format->kind() == json::Kind::kString && format->as_string() == "pte")) {
+    ETPACK_ASSIGN_OR_RETURN(PteManifest m, FromJson(doc, DirName(path), path));
+    return AnyManifest(std::move(m));
+  }
+  if (format->kind() == json::Kind::kString && format->as_string() == "ptd") {
+    ETPACK_ASSIGN_OR_RETURN(PtdManifest m, PtdFromJson(doc, DirName(path), path));
+    return AnyManifest(std::move(m));
+  }
+  return InvalidArgument(path + ": format = " + Shown(*format) +
+                         " is not supported (expected \"pte\" or \"ptd\")");
 }
 
 }  // namespace etpack

@@ -9,7 +9,9 @@
 #include <map>
 #include <sstream>
 
+#include "etpack/external_data.h"
 #include "etpack/manifest.h"
+#include "etpack/ptd.h"
 #include "etpack/pte.h"
 #include "etpack/pte_reader.h"
 #include "program_generated.h"
@@ -199,4 +201,118 @@ TEST_CASE("repack with the case's own options reproduces the segment bytes") {
       CHECK(*again->ToFlatcJson() == *(*ref)->ToFlatcJson());
     }
   }
+}
+
+// ------------------------------------------------------------------ .ptd
+
+namespace {
+
+const char* kPtdCases[] = {"ptd_basic", "ptd_shared_blob"};
+
+std::unique_ptr<PtdFile> PtdFromBytes(const std::string& name, std::vector<uint8_t> bytes) {
+  auto owner = std::make_shared<std::vector<uint8_t>>(std::move(bytes));
+  auto f = PtdFile::FromMemory(name, owner->data(), owner->size(), owner);
+  INFO(f.status().ToString());
+  REQUIRE(f.ok());
+  return std::move(f).value();
+}
+
+std::vector<uint8_t> Range(const PtdFile& f, uint64_t off, uint64_t len) {
+  REQUIRE(off + len <= f.size());
+  return std::vector<uint8_t>(f.data() + off, f.data() + off + len);
+}
+
+uint32_t LE32(const uint8_t* p) {
+  return uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24;
+}
+
+uint64_t LE64(const uint8_t* p) { return uint64_t{LE32(p)} | uint64_t{LE32(p + 4)} << 32; }
+
+}  // namespace
+
+TEST_CASE("writing each golden .ptd input reproduces the reference artifact") {
+  for (const char* name : kPtdCases) {
+    SECTION(name) {
+      const std::string base = GoldenDir() + "/" + name;
+      auto manifest = LoadPtdManifest(base + ".input.json");
+      INFO(manifest.status().ToString());
+      REQUIRE(manifest.ok());
+      auto plan = PlanPtd(manifest->input, manifest->options);
+      INFO(plan.status().ToString());
+      REQUIRE(plan.ok());
+      auto mine = PtdFromBytes(std::string(name) + " (etpack)", Materialize(plan->artifact));
+      auto ref = PtdFile::Open(base + ".ptd");
+      INFO(ref.status().ToString());
+      REQUIRE(ref.ok());
+
+      // 1. Decoded structure.
+      auto text = mine->ToFlatcJson();
+      REQUIRE(text.ok());
+      CHECK(*text == Slurp(base + ".flatc.json"));
+
+      // 2. Segment data, padding included.
+      const FlatTensorHeader& h = mine->header();
+      const FlatTensorHeader& rh = (*ref)->header();
+      CHECK(h.segment_data_size == rh.segment_data_size);
+      CHECK(Range(*mine, h.segment_base_offset, h.segment_data_size) ==
+            Range(**ref, rh.segment_base_offset, rh.segment_data_size));
+
+      // 3. Header rules, read from the raw bytes.
+      const uint8_t* d = mine->data();
+      CHECK(std::memcmp(d + 4, "FT01", 4) == 0);
+      CHECK(std::memcmp(d + 8, "FH01", 4) == 0);
+      CHECK(LE32(d + 12) == 40);
+      CHECK(LE64(d + 16) == 48);
+      CHECK(LE64(d + 24) == plan->layout.flatbuffer_size);
+      CHECK(LE64(d + 32) == h.segment_base_offset);
+      CHECK(LE64(d + 40) == h.segment_data_size);
+      CHECK(h.length == 40);
+      CHECK(h.flatbuffer_offset == 48);
+      const uint64_t seg_align = manifest->options.segment_alignment;
+      CHECK(h.segment_base_offset % seg_align == 0);
+      CHECK(h.segment_base_offset >= h.flatbuffer_offset + h.flatbuffer_size);
+      CHECK(h.segment_base_offset < h.flatbuffer_offset + h.flatbuffer_size + seg_align);
+      CHECK(mine->size() == h.segment_base_offset + h.segment_data_size);
+      for (uint64_t i = h.flatbuffer_offset + h.flatbuffer_size; i < h.segment_base_offset; ++i) {
+        REQUIRE(d[i] == 0);
+      }
+      // The root offset points past the inserted header into the flatbuffer.
+      CHECK(LE32(d) >= 48);
+      CHECK(LE32(d) < h.flatbuffer_offset + h.flatbuffer_size);
+
+      // Same keys, segments and layouts as the reference, entry by entry.
+      REQUIRE(mine->entries().size() == (*ref)->entries().size());
+      for (size_t i = 0; i < mine->entries().size(); ++i) {
+        CHECK(mine->entries()[i].key == (*ref)->entries()[i].key);
+        CHECK(mine->entries()[i].segment_index == (*ref)->entries()[i].segment_index);
+        CHECK(mine->entries()[i].layout == (*ref)->entries()[i].layout);
+      }
+    }
+  }
+}
+
+TEST_CASE("golden .ptd files open and pte_external resolves against ptd_basic") {
+  auto basic = PtdFile::Open(GoldenDir() + "/ptd_basic.ptd");
+  INFO(basic.status().ToString());
+  REQUIRE(basic.ok());
+  auto shared = PtdFile::Open(GoldenDir() + "/ptd_shared_blob.ptd");
+  INFO(shared.status().ToString());
+  REQUIRE(shared.ok());
+  CHECK((*basic)->entries().size() == 3);
+  CHECK((*shared)->entries().size() == 4);
+  CHECK((*shared)->entries()[0].segment_index == (*shared)->entries()[1].segment_index);
+  CHECK_FALSE((*shared)->entries()[2].layout.has_value());
+
+  auto pte = PteFile::Open(GoldenDir() + "/pte_external.pte");
+  REQUIRE(pte.ok());
+  uint64_t resolved = 0;
+  Status s = CheckExternalReferences(**pte, {basic->get()}, &resolved);
+  INFO(s.ToString());
+  CHECK(s.ok());
+  CHECK(resolved == 3);
+
+  // The other golden .ptd has none of those keys.
+  Status wrong = CheckExternalReferences(**pte, {shared->get()});
+  CHECK_FALSE(wrong.ok());
+  CHECK(wrong.code() == Code::kNotFound);
 }

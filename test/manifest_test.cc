@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "etpack/json.h"
@@ -436,6 +437,171 @@ TEST_CASE("LoadPteManifest reports parse and read errors with the path", "[manif
   m = LoadPteManifest(dir.path() + "/absent.json");
   REQUIRE_FALSE(m.ok());
   CHECK(m.status().message().find(dir.path() + "/absent.json") != std::string::npos);
+}
+
+// ------------------------------------------------------------ .ptd manifests
+
+std::string PtdLoadError(const std::string& manifest, const std::string& base_dir = "") {
+  json::Value doc = MustParse(manifest);
+  Result<PtdManifest> m = PtdManifestFromJson(doc, base_dir, "w.json");
+  INFO(manifest);
+  REQUIRE_FALSE(m.ok());
+  const std::string msg = m.status().message();
+  CHECK(msg.rfind("w.json: ", 0) == 0);
+  return msg;
+}
+
+// A .ptd manifest with one 12-byte buffer and the given entries.
+std::string PtdDoc(const std::string& entries, const std::string& extra = "") {
+  return R"({"format": "ptd", "buffers": [{"base64": "AAECAwQFBgcICQoL", "size": 12}], "entries": [)" +
+         entries + "]" + extra + "}";
+}
+
+TEST_CASE("golden .ptd inputs load", "[manifest]") {
+  Result<PtdManifest> basic = LoadPtdManifest(GoldenDir() + "/ptd_basic.input.json");
+  INFO(basic.status().ToString());
+  REQUIRE(basic.ok());
+  CHECK(basic->options.segment_alignment == 128);
+  const PtdInput& in = basic->input;
+  REQUIRE(in.buffers.size() == 3);
+  CHECK(in.buffers[0]->size() == 48);
+  CHECK(in.buffers[1]->size() == 6);
+  CHECK(in.buffers[2]->size() == 48);
+  CHECK(Bytes(in.buffers[1]) == std::vector<uint8_t>{0x00, 0x30, 0x00, 0xbc, 0x00, 0x48});
+  REQUIRE(in.entries.size() == 3);
+  CHECK(in.entries[0].key == "linear.weight");
+  CHECK(in.entries[0].alignment == 1);
+  REQUIRE(in.entries[0].layout.has_value());
+  CHECK(*in.entries[0].layout == TensorLayout{6, {4, 3}, {0, 1}});
+  CHECK(in.entries[1].key == "linear.bias");
+  CHECK(in.entries[1].alignment == 64);
+  CHECK(*in.entries[1].layout == TensorLayout{5, {3}, {0}});
+  CHECK(in.entries[2].buffer_index == 2);
+  CHECK(in.entries[2].alignment == 256);
+  CHECK(*in.entries[2].layout == TensorLayout{15, {2, 3, 2, 2}, {0, 2, 3, 1}});
+
+  Result<PtdManifest> shared = LoadPtdManifest(GoldenDir() + "/ptd_shared_blob.input.json");
+  INFO(shared.status().ToString());
+  REQUIRE(shared.ok());
+  const auto& e = shared->input.entries;
+  REQUIRE(e.size() == 4);
+  CHECK(e[0].buffer_index == 0);
+  CHECK(e[1].buffer_index == 0);
+  CHECK(e[1].alignment == 512);
+  CHECK(*e[1].layout == TensorLayout{6, {4}, {0}});
+  CHECK_FALSE(e[2].layout.has_value());
+  CHECK(*e[3].layout == TensorLayout{1, {5}, {0}});
+}
+
+TEST_CASE("LoadManifest dispatches on format", "[manifest]") {
+  Result<AnyManifest> ptd = LoadManifest(GoldenDir() + "/ptd_basic.input.json");
+  INFO(ptd.status().ToString());
+  REQUIRE(ptd.ok());
+  CHECK(std::holds_alternative<PtdManifest>(*ptd));
+  Result<AnyManifest> pte = LoadManifest(GoldenDir() + "/pte_constants.input.json");
+  REQUIRE(pte.ok());
+  CHECK(std::holds_alternative<PteManifest>(*pte));
+
+  TempDir dir;
+  Result<AnyManifest> plain = LoadManifest(dir.Write("plain.json", R"({"program": {"version": 0}})"));
+  REQUIRE(plain.ok());
+  CHECK(std::holds_alternative<PteManifest>(*plain));
+  const std::string odd = dir.Write("odd.json", R"({"format": "bpte"})");
+  Result<AnyManifest> bad = LoadManifest(odd);
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.status().message().find(odd + ": format = \"bpte\"") == 0);
+}
+
+TEST_CASE(".ptd manifest: options, defaults and file blobs", "[manifest]") {
+  TempDir dir;
+  dir.Write("w.bin", std::string(16, 'w'));
+  const std::string path = dir.Write("w.json", R"({"format": "ptd",
+      "serializer_options": {"segment_alignment": 4096},
+      "buffers": [{"file": "w.bin", "offset": 4}],
+      "entries": [{"key": "a", "buffer_index": 0,
+                   "tensor_layout": {"scalar_type": "FLOAT", "sizes": [3], "dim_order": [0]}},
+                  {"key": "b", "buffer_index": 0, "alignment": 64, "tensor_layout": null}]})");
+  Result<PtdManifest> m = LoadPtdManifest(path);
+  INFO(m.status().ToString());
+  REQUIRE(m.ok());
+  CHECK(m->options.segment_alignment == 4096);
+  REQUIRE(m->input.buffers.size() == 1);
+  CHECK(Bytes(m->input.buffers[0]) == Bytes(std::string(12, 'w')));
+  CHECK(m->input.entries[0].alignment == 1);
+  CHECK(*m->input.entries[0].layout == TensorLayout{6, {3}, {0}});
+  CHECK(m->input.entries[1].alignment == 64);
+  CHECK_FALSE(m->input.entries[1].layout.has_value());
+
+  json::Value bare = MustParse(R"({"buffers": [], "entries": [], "serializer_options": null})");
+  Result<PtdManifest> d = PtdManifestFromJson(bare, "", "m.json");
+  REQUIRE(d.ok());
+  CHECK(d->options.segment_alignment == 128);
+  CHECK(d->input.entries.empty());
+}
+
+TEST_CASE(".ptd manifest errors name the field and value", "[manifest]") {
+  const std::string layout_f32_3 = R"("tensor_layout": {"scalar_type": 6, "sizes": [3], "dim_order": [0]})";
+  SECTION("format") {
+    CHECK(PtdLoadError(R"({"format": "pte", "buffers": [], "entries": []})")
+              .find("format = \"pte\"") != std::string::npos);
+  }
+  SECTION("unknown members") {
+    CHECK(PtdLoadError(PtdDoc("", R"(, "program": {})")).find("\"program\"") != std::string::npos);
+    CHECK(PtdLoadError(PtdDoc(R"({"key": "a", "buffer_index": 0, "layout": null})"))
+              .find("entries[0]: unknown member \"layout\"") != std::string::npos);
+    CHECK(PtdLoadError(PtdDoc("", R"(, "serializer_options": {"constant_tensor_alignment": 16})"))
+              .find("\"constant_tensor_alignment\"") != std::string::npos);
+  }
+  SECTION("missing sections") {
+    CHECK(PtdLoadError(R"({"format": "ptd", "entries": []})").find("\"buffers\"") != std::string::npos);
+    CHECK(PtdLoadError(R"({"format": "ptd", "buffers": []})").find("\"entries\"") != std::string::npos);
+  }
+  SECTION("segment alignment") {
+    CHECK(PtdLoadError(PtdDoc("", R"(, "serializer_options": {"segment_alignment": 96})"))
+              .find("serializer_options.segment_alignment = 96") != std::string::npos);
+  }
+  SECTION("keys") {
+    CHECK(PtdLoadError(PtdDoc(R"({"key": "", "buffer_index": 0})"))
+              .find("entries[0].key = \"\" is empty") != std::string::npos);
+    CHECK(PtdLoadError(PtdDoc(R"({"key": "a", "buffer_index": 0}, {"key": "a", "buffer_index": 0})"))
+              .find("entries[1].key = \"a\" repeats entries[0].key") != std::string::npos);
+  }
+  SECTION("buffer index and alignment") {
+    CHECK(PtdLoadError(PtdDoc(R"({"key": "a", "buffer_index": 1})"))
+              .find("entries[0].buffer_index = 1 is out of range (1 buffers in buffers)") !=
+          std::string::npos);
+    CHECK(PtdLoadError(PtdDoc(R"({"key": "a", "buffer_index": 0, "alignment": 24})"))
+              .find("entries[0].alignment = 24") != std::string::npos);
+  }
+  SECTION("scalar type") {
+    CHECK(PtdLoadError(PtdDoc(R"({"key": "a", "buffer_index": 0, "tensor_layout": {"scalar_type": 99, "sizes": [1], "dim_order": [0]}})"))
+              .find("entries[0].tensor_layout.scalar_type = 99 is not a known scalar type") !=
+          std::string::npos);
+    CHECK(PtdLoadError(PtdDoc(R"({"key": "a", "buffer_index": 0, "tensor_layout": {"scalar_type": "FLOAT32", "sizes": [1], "dim_order": [0]}})"))
+              .find("scalar_type = \"FLOAT32\"") != std::string::npos);
+  }
+  SECTION("sizes and dim_order") {
+    CHECK(PtdLoadError(PtdDoc(R"({"key": "a", "buffer_index": 0, "tensor_layout": {"scalar_type": 0, "sizes": [-1], "dim_order": [0]}})"))
+              .find("entries[0].tensor_layout.sizes[0] = -1") != std::string::npos);
+    CHECK(PtdLoadError(PtdDoc(R"({"key": "a", "buffer_index": 0, "tensor_layout": {"scalar_type": 0, "sizes": [2147483648], "dim_order": [0]}})"))
+              .find("sizes[0] = 2147483648 does not fit in int32") != std::string::npos);
+    CHECK(PtdLoadError(PtdDoc(R"({"key": "a", "buffer_index": 0, "tensor_layout": {"scalar_type": 0, "sizes": [2, 2], "dim_order": [0, 0]}})"))
+              .find("entries[0].tensor_layout: dim_order [0, 0] is not a permutation") !=
+          std::string::npos);
+    CHECK(PtdLoadError(PtdDoc(R"({"key": "a", "buffer_index": 0, "tensor_layout": {"scalar_type": 0, "sizes": [2, 2], "dim_order": [0]}})"))
+              .find("dim_order has 1 entries for 2 dimensions") != std::string::npos);
+    CHECK(PtdLoadError(PtdDoc(R"({"key": "a", "buffer_index": 0, "tensor_layout": {"scalar_type": 0, "sizes": [2]}})"))
+              .find("entries[0].tensor_layout: has no \"dim_order\"") != std::string::npos);
+  }
+  SECTION("buffer smaller than the tensor") {
+    // f32[4] is 16 bytes; the buffer holds 12.
+    std::string e = PtdLoadError(PtdDoc(R"({"key": "a", "buffer_index": 0, "tensor_layout": {"scalar_type": 6, "sizes": [4], "dim_order": [0]}})"));
+    CHECK(e.find("entries[0]: tensor_layout FLOAT[4] dim_order [0] needs 16 bytes but buffers[0] holds 12") !=
+          std::string::npos);
+    // Exactly enough is fine.
+    json::Value ok = MustParse(PtdDoc(R"({"key": "a", "buffer_index": 0, )" + layout_f32_3 + "}"));
+    CHECK(PtdManifestFromJson(ok, "", "w.json").ok());
+  }
 }
 
 }  // namespace

@@ -18,13 +18,26 @@
 // defaults to 0, length to the rest of the file; a relative path is relative
 // to the manifest's folder). Members the writer does not need
 // ("case", "description", "effective_alignments") are ignored.
+//
+// A .ptd manifest (the golden CASE.input.json of .ptd cases) is
+//
+//   {"format": "ptd",
+//    "serializer_options": {"segment_alignment": 128} | null,
+//    "buffers": [BLOB, ...],
+//    "entries": [{"key", "buffer_index", "alignment",
+//                 "tensor_layout": {"scalar_type", "sizes", "dim_order"} | null}, ...]}
+//
+// with the same BLOB forms. LoadManifest reads either kind, dispatching on
+// "format" ("pte" when absent).
 
 #ifndef ETPACK_MANIFEST_H_
 #define ETPACK_MANIFEST_H_
 
 #include <string>
+#include <variant>
 
 #include "etpack/json.h"
+#include "etpack/ptd.h"
 #include "etpack/pte.h"
 #include "etpack/status.h"
 
@@ -46,6 +59,30 @@ Result<PteManifest> LoadPteManifest(const std::string& path);
 Result<PteManifest> PteManifestFromJson(const json::Value& doc,
                                         const std::string& base_dir,
                                         const std::string& origin);
+
+struct PtdManifest {
+  PtdInput input;
+  PtdOptions options;
+};
+
+// Reads a .ptd manifest. Blobs as for LoadPteManifest. Every entry is
+// checked here so errors name the JSON path: key unique and non-empty,
+// buffer_index in range, alignment a power of two (default 1), and a
+// tensor_layout with a known scalar_type (integer code or name such as
+// "FLOAT"), sizes >= 0 within int32, dim_order a permutation of 0..rank-1,
+// and a buffer at least as large as the tensor.
+Result<PtdManifest> LoadPtdManifest(const std::string& path);
+
+// The same for a manifest already parsed (see PteManifestFromJson).
+Result<PtdManifest> PtdManifestFromJson(const json::Value& doc,
+                                        const std::string& base_dir,
+                                        const std::string& origin);
+
+// Reads a manifest of either format, chosen by its "format" member
+// ("pte" when absent; anything but "pte"/"ptd" is an error naming the
+// value).
+using AnyManifest = std::variant<PteManifest, PtdManifest>;
+Result<AnyManifest> LoadManifest(const std::string& path);
 
 // Replaces every blob object ({"base64"...} or {"file"...}) anywhere in
 // `tree` by a blob value. Errors name `origin` and the JSON path.

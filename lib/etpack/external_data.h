@@ -1,0 +1,56 @@
+// etpack/external_data.h — programs whose weights live in .ptd files.
+//
+// A .pte tensor whose extra_tensor_info.location is EXTERNAL carries no
+// bytes: the runtime looks its fully_qualified_name up as a key in the
+// .ptd files it was given (several merge into one key space) and insists
+// that the entry's tensor_layout matches the tensor exactly (formats.md
+// §4.5). These functions check that relation ahead of time, and create it
+// from a self-contained program.
+
+#ifndef ETPACK_EXTERNAL_DATA_H_
+#define ETPACK_EXTERNAL_DATA_H_
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "etpack/ptd.h"
+#include "etpack/pte.h"
+#include "etpack/pte_reader.h"
+#include "etpack/status.h"
+
+namespace etpack {
+
+// Checks that every EXTERNAL tensor of `pte` resolves in `data`, as the
+// runtime would: the keys of all files are merged (a key in two files is
+// an error naming both files and the key); every EXTERNAL tensor has a
+// non-empty fully_qualified_name that is one of those keys, the entry has
+// a tensor_layout, its scalar_type, sizes and dim_order equal the tensor's,
+// and its segment holds at least the tensor's nbytes. The first failure is
+// returned; it names the .pte, the tensor (execution_plan[p].values[v]),
+// the key, the .ptd and both layouts where they differ.
+// `resolved`, when given, receives the number of EXTERNAL tensors checked.
+Status CheckExternalReferences(const PteFile& pte, const std::vector<const PtdFile*>& data,
+                               uint64_t* resolved = nullptr);
+
+// Splits `pte` into a program without constant bytes and a .ptd holding
+// them (`etpack repack --external-constants`). Every constant tensor
+// (data_buffer_idx > 0, no allocation_info, not already EXTERNAL) moves:
+//   - its key is extra_tensor_info.fully_qualified_name when non-empty,
+//     else a generated "constant.<method name>.<value index>" (made unique
+//     against every name in the program);
+//   - tensors sharing a constant buffer share one .ptd buffer; each
+//     distinct key gets its own entry with the tensor's layout and
+//     `alignment` (a power of two); tensors with the same key must share
+//     buffer and layout;
+//   - the tensor becomes {location: EXTERNAL, fully_qualified_name: key}
+//     (its other extra_tensor_info fields kept) with data_buffer_idx = the
+//     key's 0-based position among the distinct keys moved;
+//   - constant_buffer keeps only the empty placeholder.
+// The data sources read from `pte`'s file and keep what they need alive.
+Result<std::pair<PteInput, PtdInput>> ExternalizeConstants(const PteFile& pte,
+                                                           uint64_t alignment = 16);
+
+}  // namespace etpack
+
+#endif  // ETPACK_EXTERNAL_DATA_H_

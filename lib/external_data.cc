@@ -1,0 +1,255 @@
+#include "etpack/external_data.h"
+
+#include <map>
+#include <set>
+#include <string>
+#include <unordered_map>
+
+#include "etpack/json.h"
+#include "etpack/layout.h"
+#include "program_generated.h"
+#include "scalar_type.h"
+
+namespace etpack {
+
+namespace fb = executorch_flatbuffer;
+
+namespace {
+
+constexpr int kExternal = static_cast<int>(fb::TensorDataLocation::EXTERNAL);
+
+std::string TensorPath(uint32_t p, uint32_t v) {
+  return "execution_plan[" + std::to_string(p) + "].values[" + std::to_string(v) + "]";
+}
+
+std::string Quote(const std::string& s) { return "'" + s + "'"; }
+
+bool IsExternal(const fb::Tensor& t) {
+  return t.extra_tensor_info() != nullptr &&
+         t.extra_tensor_info()->location() == fb::TensorDataLocation::EXTERNAL;
+}
+
+bool IsConstant(const fb::Tensor& t) {
+  return !IsExternal(t) && t.data_buffer_idx() > 0 && t.allocation_info() == nullptr;
+}
+
+// The tensor's layout as a .ptd entry would state it. A missing dim_order
+// reads as empty, which matches only a 0-dim layout, as at runtime.
+Result<TensorLayout> LayoutOf(const fb::Tensor& t, const std::string& what) {
+  if (t.sizes() == nullptr) return Corrupt(what + ".sizes is missing");
+  TensorLayout l;
+  l.scalar_type = static_cast<int>(t.scalar_type());
+  l.sizes.assign(t.sizes()->begin(), t.sizes()->end());
+  if (t.dim_order() != nullptr) l.dim_order.assign(t.dim_order()->begin(), t.dim_order()->end());
+  return l;
+}
+
+// Calls fn(plan index, value index, tensor) for every Tensor value.
+template <typename Fn>
+Status ForEachTensor(const fb::Program& program, Fn fn) {
+  const auto* plans = program.execution_plan();
+  if (plans == nullptr) return Status::OK();
+  for (uint32_t p = 0; p < plans->size(); ++p) {
+    const auto* values = plans->Get(p)->values();
+    if (values == nullptr) continue;
+    for (uint32_t v = 0; v < values->size(); ++v) {
+      const fb::Tensor* t = values->Get(v)->val_as_Tensor();
+      if (t != nullptr) ETPACK_RETURN_IF_ERROR(fn(p, v, *t));
+    }
+  }
+  return Status::OK();
+}
+
+// A [ubyte] field of the tree as a source: ToInput gives blobs, but a tree
+// may also spell bytes out as an array.
+Result<SourcePtr> BytesOf(const json::Value* v, const std::string& what) {
+  if (v == nullptr || v->is_null()) return OwnedSource({});
+  if (v->kind() == json::Kind::kBlob) return v->blob();
+  if (v->kind() != json::Kind::kArray) return Corrupt(what + " is neither bytes nor a blob");
+  std::vector<uint8_t> bytes;
+  bytes.reserve(v->items().size());
+  for (const json::Value& b : v->items()) {
+    if (!b.is_integer() || b.as_uint() > 255) return Corrupt(what + " holds a non-byte value");
+    bytes.push_back(static_cast<uint8_t>(b.as_uint()));
+  }
+  return OwnedSource(std::move(bytes));
+}
+
+}  // namespace
+
+Status CheckExternalReferences(const PteFile& pte, const std::vector<const PtdFile*>& data,
+                               uint64_t* resolved) {
+  struct Where {
+    const PtdFile* file;
+    size_t entry;
+  };
+  std::unordered_map<std::string, Where> keys;
+  std::string file_list;
+  for (const PtdFile* f : data) {
+    file_list += (file_list.empty() ? "" : ", ") + f->name();
+    for (size_t i = 0; i < f->entries().size(); ++i) {
+      const std::string& key = f->entries()[i].key;
+      const auto [it, fresh] = keys.emplace(key, Where{f, i});
+      if (!fresh) {
+        // The runtime's merged data map refuses duplicates: which file
+        // would win is not defined.
+        return InvalidArgument("key " + Quote(key) + " is in both " + it->second.file->name() +
+                               " and " + f->name());
+      }
+    }
+  }
+
+  uint64_t count = 0;
+  ETPACK_RETURN_IF_ERROR(ForEachTensor(
+      pte.program(), [&](uint32_t p, uint32_t v, const fb::Tensor& t) -> Status {
+        if (!IsExternal(t)) return Status::OK();
+        const std::string what = pte.name() + ": " + TensorPath(p, v);
+        const flatbuffers::String* fqn = t.extra_tensor_info()->fully_qualified_name();
+        if (fqn == nullptr || fqn->size() == 0) {
+          return InvalidArgument(what + " is EXTERNAL but has no fully_qualified_name");
+        }
+        const std::string key = fqn->str();
+        auto it = keys.find(key);
+        if (it == keys.end()) {
+          return NotFound(what + ": EXTERNAL key " + Quote(key) + " is not in " +
+                          (data.empty() ? std::string("any data file (none given)") : file_list));
+        }
+        const PtdFile& f = *it->second.file;
+        const PtdFile::Entry& e = f.entries()[it->second.entry];
+        const std::string theirs = "key " + Quote(key) + " in " + f.name();
+        if (!e.layout) {
+          return InvalidArgument(what + ": " + theirs +
+                                 " is an opaque blob without tensor_layout");
+        }
+        ETPACK_ASSIGN_OR_RETURN(TensorLayout mine, LayoutOf(t, what));
+        if (mine != *e.layout) {
+          return InvalidArgument(what + ": tensor " + DescribeLayout(mine) + " but " + theirs +
+                                 " is " + DescribeLayout(*e.layout));
+        }
+        ETPACK_ASSIGN_OR_RETURN(uint64_t nbytes, TensorNbytes(mine.scalar_type, mine.sizes, what));
+        const uint64_t have = f.layout().segments[e.segment_index].size;
+        if (have < nbytes) {
+          return Corrupt(what + ": tensor " + DescribeLayout(mine) + " needs " +
+                         std::to_string(nbytes) + " bytes but the segment of " + theirs +
+                         " holds " + std::to_string(have));
+        }
+        ++count;
+        return Status::OK();
+      }));
+  if (resolved != nullptr) *resolved = count;
+  return Status::OK();
+}
+
+Result<std::pair<PteInput, PtdInput>> ExternalizeConstants(const PteFile& pte,
+                                                           uint64_t alignment) {
+  ETPACK_RETURN_IF_ERROR(CheckAlignment(alignment, "external constant alignment"));
+  ETPACK_ASSIGN_OR_RETURN(PteInput in, pte.ToInput());
+  const fb::Program& prog = pte.program();
+  const std::string& name = pte.name();
+
+  json::Value* buffers = in.program.Find("constant_buffer");
+  const size_t nbuffers =
+      buffers != nullptr && buffers->kind() == json::Kind::kArray ? buffers->items().size() : 0;
+  json::Value* plans = in.program.Find("execution_plan");
+
+  // Generated keys must not collide with a name the exporter gave, whether
+  // for a constant here or for data already in another .ptd.
+  std::set<std::string> taken;
+  ETPACK_RETURN_IF_ERROR(ForEachTensor(prog, [&](uint32_t, uint32_t, const fb::Tensor& t) {
+    const auto* extra = t.extra_tensor_info();
+    if (extra != nullptr && extra->fully_qualified_name() != nullptr) {
+      taken.insert(extra->fully_qualified_name()->str());
+    }
+    return Status::OK();
+  }));
+
+  PtdInput ptd;
+  std::map<uint32_t, uint32_t> ptd_buffer_of_constant;
+  struct KeyInfo {
+    size_t entry;       // into ptd.entries, = the key's position
+    std::string path;   // the first tensor that used it
+  };
+  std::map<std::string, KeyInfo> key_info;
+
+  ETPACK_RETURN_IF_ERROR(ForEachTensor(prog, [&](uint32_t p, uint32_t v,
+                                                 const fb::Tensor& t) -> Status {
+    if (!IsConstant(t)) return Status::OK();
+    const std::string path = TensorPath(p, v);
+    const std::string what = name + ": " + path;
+    ETPACK_ASSIGN_OR_RETURN(TensorLayout layout, LayoutOf(t, what));
+
+    std::string key;
+    const auto* extra = t.extra_tensor_info();
+    if (extra != nullptr && extra->fully_qualified_name() != nullptr &&
+        extra->fully_qualified_name()->size() > 0) {
+      key = extra->fully_qualified_name()->str();
+    } else {
+      const auto* method = prog.execution_plan()->Get(p)->name();
+      const std::string base = "constant." + (method ? method->str() : std::to_string(p)) +
+                               "." + std::to_string(v);
+      key = base;
+      for (uint64_t n = 1; taken.count(key) != 0; ++n) key = base + "." + std::to_string(n);
+      taken.insert(key);
+    }
+
+    const uint32_t idx = t.data_buffer_idx();
+    if (idx >= nbuffers) {
+      return Corrupt(what + ".data_buffer_idx = " + std::to_string(idx) +
+                     " is out of range: constant_buffer has " + std::to_string(nbuffers) +
+                     " entries");
+    }
+    auto [buf, fresh_buffer] =
+        ptd_buffer_of_constant.emplace(idx, static_cast<uint32_t>(ptd.buffers.size()));
+    if (fresh_buffer) {
+      const std::string storage_path = "constant_buffer[" + std::to_string(idx) + "].storage";
+      ETPACK_ASSIGN_OR_RETURN(SourcePtr src,
+                              BytesOf(buffers->items()[idx].Find("storage"),
+                                      name + ": " + storage_path));
+      ptd.buffers.push_back(std::move(src));
+    }
+
+    auto it = key_info.find(key);
+    if (it == key_info.end()) {
+      it = key_info.emplace(key, KeyInfo{ptd.entries.size(), path}).first;
+      ptd.entries.push_back({key, buf->second, alignment, layout});
+    } else {
+      // One key names one tensor's data: a second tensor may use it only
+      // for the very same bytes and layout.
+      const PtdEntry& e = ptd.entries[it->second.entry];
+      if (e.buffer_index != buf->second || e.layout != layout) {
+        return InvalidArgument(what + ": fully_qualified_name " + Quote(key) +
+                               " is also the name of " + it->second.path + " (" +
+                               DescribeLayout(*e.layout) + "), which has different " +
+                               (e.buffer_index != buf->second ? "data" : "layout") +
+                               "; a .ptd key holds one tensor");
+      }
+    }
+
+    json::Value* values = plans->items()[p].Find("values");
+    json::Value* val_ptr = values ? values->items()[v].Find("val") : nullptr;
+    if (val_ptr == nullptr) return Corrupt(what + ": not found in the program tree");
+    json::Value& val = *val_ptr;
+    json::Value* info = val.Find("extra_tensor_info");
+    if (info == nullptr || info->is_null()) {
+      val.Set("extra_tensor_info",
+              json::Value::Object({{"mutable_data_segments_idx", json::Value::Int(0)},
+                                   {"fully_qualified_name", json::Value::String(key)},
+                                   {"location", json::Value::Int(kExternal)},
+                                   {"device_type", json::Value::Int(0)},
+                                   {"device_index", json::Value::Int(0)}}));
+    } else {
+      info->Set("fully_qualified_name", json::Value::String(key));
+      info->Set("location", json::Value::Int(kExternal));
+    }
+    val.Set("data_buffer_idx", json::Value::UInt(it->second.entry));
+    return Status::OK();
+  }));
+
+  if (buffers != nullptr && nbuffers > 0) {
+    buffers->items().resize(1);
+    buffers->items()[0] = json::Value::Object({{"storage", json::Value::Array()}});
+  }
+  return std::make_pair(std::move(in), std::move(ptd));
+}
+
+}  // namespace etpack

@@ -1,0 +1,398 @@
+// External data: .pte tensors marked EXTERNAL resolve against .ptd files
+// exactly as the runtime would resolve them, and a program's constants can
+// be moved out into a .ptd and back in again without losing a byte.
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "etpack/external_data.h"
+#include "etpack/manifest.h"
+#include "etpack/ptd.h"
+#include "etpack/pte.h"
+#include "etpack/pte_reader.h"
+#include "flat_tensor_generated.h"
+#include "header_insert.h"
+#include "program_generated.h"
+#include "scalar_type.h"
+#include "test_programs.h"
+
+using namespace etpack;
+using namespace etpack::testing;
+namespace fb = executorch_flatbuffer;
+namespace ftb = flat_tensor_flatbuffer;
+
+namespace {
+
+std::string GoldenDir() {
+  const char* d = std::getenv("ETPACK_GOLDEN_DIR");
+  return d ? d : "/work/shared/golden";
+}
+
+std::unique_ptr<PtdFile> PtdOf(const PtdInput& input, const std::string& name) {
+  auto plan = PlanPtd(input);
+  INFO(plan.status().ToString());
+  REQUIRE(plan.ok());
+  auto owner = std::make_shared<std::vector<uint8_t>>(Materialize(plan->artifact));
+  auto f = PtdFile::FromMemory(name, owner->data(), owner->size(), owner);
+  INFO(f.status().ToString());
+  REQUIRE(f.ok());
+  return std::move(f).value();
+}
+
+std::unique_ptr<PteFile> PteOf(const PteInput& input, const std::string& name,
+                               const PteOptions& options = {}) {
+  auto plan = PlanPte(input, options);
+  INFO(plan.status().ToString());
+  REQUIRE(plan.ok());
+  auto owner = std::make_shared<std::vector<uint8_t>>(Materialize(plan->artifact));
+  auto f = PteFile::FromMemory(name, owner->data(), owner->size(), owner);
+  INFO(f.status().ToString());
+  REQUIRE(f.ok());
+  return std::move(f).value();
+}
+
+PtdInput BasicInput() {
+  auto m = LoadPtdManifest(GoldenDir() + "/ptd_basic.input.json");
+  INFO(m.status().ToString());
+  REQUIRE(m.ok());
+  return m->input;
+}
+
+std::unique_ptr<PteFile> ExternalPte() {
+  auto f = PteFile::Open(GoldenDir() + "/pte_external.pte");
+  INFO(f.status().ToString());
+  REQUIRE(f.ok());
+  return std::move(f).value();
+}
+
+PtdEntry& EntryNamed(PtdInput& in, const std::string& key) {
+  for (PtdEntry& e : in.entries) {
+    if (e.key == key) return e;
+  }
+  FAIL("no entry " << key);
+  throw;
+}
+
+bool Contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+// The error of checking pte_external against one .ptd built from `input`.
+Status CheckAgainst(const PtdInput& input) {
+  auto pte = ExternalPte();
+  auto ptd = PtdOf(input, "w.ptd");
+  return CheckExternalReferences(*pte, {ptd.get()});
+}
+
+std::vector<uint8_t> ReadSource(const Source& s) {
+  auto r = ReadAll(s);
+  REQUIRE(r.ok());
+  return *r;
+}
+
+// The bytes a constant tensor reads in a .pte, wherever they live.
+std::vector<uint8_t> ConstantBytes(const PteFile& f, const fb::Tensor& t) {
+  const fb::Program& p = f.program();
+  uint64_t n = 0;
+  {
+    auto r = TensorNbytes(static_cast<int>(t.scalar_type()), *t.sizes(), "t");
+    REQUIRE(r.ok());
+    n = *r;
+  }
+  const auto* cs = p.constant_segment();
+  REQUIRE(cs != nullptr);
+  const uint64_t start = f.header().segment_base_offset +
+                         p.segments()->Get(cs->segment_index())->offset() +
+                         cs->offsets()->Get(t.data_buffer_idx());
+  REQUIRE(start + n <= f.size());
+  return std::vector<uint8_t>(f.data() + start, f.data() + start + n);
+}
+
+const fb::Tensor& TensorAt(const PteFile& f, uint32_t plan, uint32_t value) {
+  const fb::Tensor* t = f.program().execution_plan()->Get(plan)->values()->Get(value)->val_as_Tensor();
+  REQUIRE(t != nullptr);
+  return *t;
+}
+
+std::string KeyOf(const fb::Tensor& t) {
+  REQUIRE(t.extra_tensor_info() != nullptr);
+  REQUIRE(t.extra_tensor_info()->fully_qualified_name() != nullptr);
+  return t.extra_tensor_info()->fully_qualified_name()->str();
+}
+
+}  // namespace
+
+TEST_CASE("external references resolve against the matching .ptd") {
+  auto pte = ExternalPte();
+  auto ptd = PtdOf(BasicInput(), "basic.ptd");
+  uint64_t resolved = 0;
+  Status s = CheckExternalReferences(*pte, {ptd.get()}, &resolved);
+  INFO(s.ToString());
+  CHECK(s.ok());
+  CHECK(resolved == 3);
+
+  // Keys split over two files merge.
+  PtdInput a = BasicInput(), b = BasicInput();
+  a.entries.erase(a.entries.begin() + 1);   // without linear.bias
+  b.entries = {b.entries[1]};               // only linear.bias
+  auto fa = PtdOf(a, "a.ptd"), fbb = PtdOf(b, "b.ptd");
+  s = CheckExternalReferences(*pte, {fa.get(), fbb.get()}, &resolved);
+  INFO(s.ToString());
+  CHECK(s.ok());
+  CHECK(resolved == 3);
+
+  // A program without EXTERNAL tensors needs no data at all.
+  auto plain = PteFile::Open(GoldenDir() + "/pte_constants.pte");
+  REQUIRE(plain.ok());
+  CHECK(CheckExternalReferences(**plain, {}, &resolved).ok());
+  CHECK(resolved == 0);
+}
+
+TEST_CASE("a missing key names the tensor and the key") {
+  PtdInput in = BasicInput();
+  in.entries.erase(in.entries.begin() + 1);  // linear.bias
+  Status s = CheckAgainst(in);
+  REQUIRE_FALSE(s.ok());
+  CHECK(s.code() == Code::kNotFound);
+  CHECK(Contains(s.message(), "pte_external.pte: execution_plan[0].values[2]"));
+  CHECK(Contains(s.message(), "'linear.bias' is not in w.ptd"));
+
+  auto pte = ExternalPte();
+  Status none = CheckExternalReferences(*pte, {});
+  REQUIRE_FALSE(none.ok());
+  CHECK(Contains(none.message(), "'linear.weight' is not in any data file (none given)"));
+}
+
+TEST_CASE("layout mismatches name both layouts") {
+  PtdInput in = BasicInput();
+  SECTION("dtype") {
+    EntryNamed(in, "linear.weight").layout->scalar_type = 3;  // INT, also 4 bytes
+    Status s = CheckAgainst(in);
+    REQUIRE_FALSE(s.ok());
+    INFO(s.message());
+    CHECK(Contains(s.message(), "execution_plan[0].values[1]: tensor FLOAT[4, 3] dim_order [0, 1] "
+                                "but key 'linear.weight' in w.ptd is INT[4, 3] dim_order [0, 1]"));
+  }
+  SECTION("sizes") {
+    EntryNamed(in, "linear.weight").layout->sizes = {3, 4};
+    Status s = CheckAgainst(in);
+    REQUIRE_FALSE(s.ok());
+    INFO(s.message());
+    CHECK(Contains(s.message(), "FLOAT[3, 4] dim_order [0, 1]"));
+    CHECK(Contains(s.message(), "'linear.weight'"));
+  }
+  SECTION("rank") {
+    EntryNamed(in, "linear.weight").layout = TensorLayout{6, {12}, {0}};
+    Status s = CheckAgainst(in);
+    REQUIRE_FALSE(s.ok());
+    CHECK(Contains(s.message(), "is FLOAT[12] dim_order [0]"));
+  }
+  SECTION("dim_order") {
+    EntryNamed(in, "conv.weight").layout->dim_order = {0, 1, 2, 3};
+    Status s = CheckAgainst(in);
+    REQUIRE_FALSE(s.ok());
+    INFO(s.message());
+    CHECK(Contains(s.message(), "execution_plan[0].values[3]: tensor BFLOAT16[2, 3, 2, 2] dim_order "
+                                "[0, 2, 3, 1] but key 'conv.weight' in w.ptd is BFLOAT16[2, 3, 2, 2] "
+                                "dim_order [0, 1, 2, 3]"));
+  }
+  SECTION("no layout at all") {
+    EntryNamed(in, "linear.bias").layout.reset();
+    Status s = CheckAgainst(in);
+    REQUIRE_FALSE(s.ok());
+    CHECK(Contains(s.message(), "key 'linear.bias' in w.ptd is an opaque blob without tensor_layout"));
+  }
+}
+
+TEST_CASE("a segment shorter than its tensor never gets as far as a program") {
+  // The check is made when the .ptd is opened (the runtime would read past
+  // the segment), so a data map handed to CheckExternalReferences always
+  // holds enough bytes for every layout it states.
+  auto plan = PlanPtd(BasicInput());
+  REQUIRE(plan.ok());
+  std::vector<uint8_t> bytes = Materialize(plan->artifact);
+  const auto* seg = ftb::GetFlatTensor(bytes.data())->segments()->Get(0);
+  const size_t size_at = reinterpret_cast<const flatbuffers::Table*>(seg)->GetAddressOf(
+                             ftb::DataSegment::VT_SIZE) - bytes.data();
+  StoreLE64(bytes.data() + size_at, 47);
+  auto owner = std::make_shared<std::vector<uint8_t>>(std::move(bytes));
+  auto f = PtdFile::FromMemory("short.ptd", owner->data(), owner->size(), owner);
+  REQUIRE_FALSE(f.ok());
+  CHECK(Contains(f.status().message(), "'linear.weight'"));
+  CHECK(Contains(f.status().message(), "needs 48 bytes but segment 0 holds 47"));
+}
+
+TEST_CASE("a key in two .ptd files is an error naming both") {
+  auto pte = ExternalPte();
+  PtdInput other = BasicInput();
+  other.entries = {EntryNamed(other, "linear.bias")};
+  auto first = PtdOf(BasicInput(), "first.ptd");
+  auto second = PtdOf(other, "second.ptd");
+  Status s = CheckExternalReferences(*pte, {first.get(), second.get()});
+  REQUIRE_FALSE(s.ok());
+  CHECK(s.message() == "key 'linear.bias' is in both first.ptd and second.ptd");
+}
+
+TEST_CASE("an EXTERNAL tensor without a name is an error") {
+  auto m = LoadPteManifest(GoldenDir() + "/pte_external.input.json");
+  REQUIRE(m.ok());
+  json::Value& val = m->input.program.Find("execution_plan")->items()[0].Find("values")->items()[2];
+  val.Find("val")->Find("extra_tensor_info")->Set("fully_qualified_name", json::Value());
+  auto pte = PteOf(m->input, "anon.pte", m->options);
+  auto ptd = PtdOf(BasicInput(), "basic.ptd");
+  Status s = CheckExternalReferences(*pte, {ptd.get()});
+  REQUIRE_FALSE(s.ok());
+  CHECK(s.message() == "anon.pte: execution_plan[0].values[2] is EXTERNAL but has no fully_qualified_name");
+}
+
+TEST_CASE("ExternalizeConstants moves every constant and keeps its bytes") {
+  auto original = PteFile::Open(GoldenDir() + "/pte_constants.pte");
+  REQUIRE(original.ok());
+  const PteFile& orig = **original;
+  auto split = ExternalizeConstants(orig);
+  INFO(split.status().ToString());
+  REQUIRE(split.ok());
+  auto pte = PteOf(split->first, "split.pte");
+  auto ptd = PtdOf(split->second, "split.ptd");
+
+  uint64_t resolved = 0;
+  Status s = CheckExternalReferences(*pte, {ptd.get()}, &resolved);
+  INFO(s.ToString());
+  REQUIRE(s.ok());
+
+  // No constant bytes stay in the program.
+  const auto* cs = pte->program().constant_segment();
+  REQUIRE(cs != nullptr);
+  CHECK(pte->layout().segments.at(cs->segment_index()).size == 0);
+
+  uint64_t moved = 0;
+  const auto* values = orig.program().execution_plan()->Get(0)->values();
+  for (uint32_t v = 0; v < values->size(); ++v) {
+    const fb::Tensor* t = values->Get(v)->val_as_Tensor();
+    if (t == nullptr || t->data_buffer_idx() == 0 || t->allocation_info() != nullptr) continue;
+    INFO("value " << v);
+    const fb::Tensor& now = TensorAt(*pte, 0, v);
+    const std::string key = KeyOf(now);
+    CHECK(key == "constant.forward." + std::to_string(v));
+    CHECK(now.extra_tensor_info()->location() == fb::TensorDataLocation::EXTERNAL);
+    CHECK(now.data_buffer_idx() == moved);
+    CHECK(now.allocation_info() == nullptr);
+    const int64_t e = ptd->Find(key);
+    REQUIRE(e >= 0);
+    std::vector<uint8_t> data = ReadSource(*ptd->EntrySource(static_cast<size_t>(e)));
+    const std::vector<uint8_t> want = ConstantBytes(orig, *t);
+    REQUIRE(data.size() >= want.size());
+    data.resize(want.size());
+    CHECK(data == want);
+    ++moved;
+  }
+  CHECK(moved == 6);
+  CHECK(resolved == 6);
+  CHECK(ptd->entries().size() == 6);
+  CHECK(split->second.entries[0].alignment == 16);
+}
+
+TEST_CASE("ExternalizeConstants: names, shared buffers and generated keys") {
+  // Three constant tensors over two buffers: values 0 and 2 read constant 1
+  // (2 uses only its first half), value 1 reads constant 2.
+  PteInput in = SmallProgram({Pattern(64, 1), Pattern(32, 2)});
+  std::vector<json::Value>& values =
+      in.program.Find("execution_plan")->items()[0].Find("values")->items();
+  values.push_back(ByteTensor(32, 1));
+  auto name = [&](size_t v, const std::string& fqn) {
+    values[v].Find("val")->Set(
+        "extra_tensor_info",
+        json::Value::Object({{"fully_qualified_name", json::Value::String(fqn)},
+                             {"device_type", json::Value::Int(1)}}));
+  };
+
+  SECTION("named, unnamed and shared") {
+    name(0, "w.main");
+    // Takes the key value 1 would be given, so value 1 must get another.
+    name(2, "constant.forward.1");
+    auto pte = PteOf(in, "m.pte");
+    auto split = ExternalizeConstants(*pte, 64);
+    INFO(split.status().ToString());
+    REQUIRE(split.ok());
+    const PtdInput& ptd = split->second;
+    REQUIRE(ptd.buffers.size() == 2);
+    REQUIRE(ptd.entries.size() == 3);
+    CHECK(ptd.entries[0].key == "w.main");
+    CHECK(ptd.entries[1].key == "constant.forward.1.1");
+    CHECK(ptd.entries[2].key == "constant.forward.1");
+    CHECK(ptd.entries[0].buffer_index == 0);
+    CHECK(ptd.entries[1].buffer_index == 1);
+    CHECK(ptd.entries[2].buffer_index == 0);  // shares value 0's buffer
+    CHECK(*ptd.entries[0].layout == TensorLayout{0, {64}, {0}});
+    CHECK(*ptd.entries[2].layout == TensorLayout{0, {32}, {0}});
+    for (const PtdEntry& e : ptd.entries) CHECK(e.alignment == 64);
+    CHECK(ReadSource(*ptd.buffers[0]) == ReadSource(*Pattern(64, 1)));
+    CHECK(ReadSource(*ptd.buffers[1]) == ReadSource(*Pattern(32, 2)));
+
+    auto out = PteOf(split->first, "out.pte");
+    auto data = PtdOf(ptd, "out.ptd");
+    CHECK(CheckExternalReferences(*out, {data.get()}).ok());
+    // Other extra_tensor_info fields survive.
+    CHECK(TensorAt(*out, 0, 0).extra_tensor_info()->device_type() == fb::DeviceType::CUDA);
+    CHECK(KeyOf(TensorAt(*out, 0, 1)) == "constant.forward.1.1");
+    CHECK(TensorAt(*out, 0, 0).data_buffer_idx() == 0);
+    CHECK(TensorAt(*out, 0, 1).data_buffer_idx() == 1);
+    CHECK(TensorAt(*out, 0, 2).data_buffer_idx() == 2);
+    // Only the placeholder is left of the constant table.
+    const auto* cb = split->first.program.Find("constant_buffer");
+    REQUIRE(cb != nullptr);
+    CHECK(cb->items().size() == 1);
+  }
+
+  SECTION("one name for the same tensor twice is one entry") {
+    values.push_back(ByteTensor(32, 2));  // value 3: the same as value 1
+    name(1, "w.shared");
+    name(3, "w.shared");
+    auto pte = PteOf(in, "m.pte");
+    auto split = ExternalizeConstants(*pte);
+    INFO(split.status().ToString());
+    REQUIRE(split.ok());
+    REQUIRE(split->second.entries.size() == 3);
+    auto out = PteOf(split->first, "out.pte");
+    CHECK(TensorAt(*out, 0, 1).data_buffer_idx() == TensorAt(*out, 0, 3).data_buffer_idx());
+  }
+
+  SECTION("one name for different tensors is an error") {
+    name(0, "w.clash");
+    name(2, "w.clash");
+    auto pte = PteOf(in, "m.pte");
+    auto split = ExternalizeConstants(*pte);
+    REQUIRE_FALSE(split.ok());
+    INFO(split.status().message());
+    CHECK(Contains(split.status().message(), "m.pte: execution_plan[0].values[2]"));
+    CHECK(Contains(split.status().message(), "'w.clash' is also the name of execution_plan[0].values[0]"));
+  }
+
+  SECTION("alignment must be a power of two") {
+    auto pte = PteOf(in, "m.pte");
+    CHECK_FALSE(ExternalizeConstants(*pte, 48).ok());
+  }
+}
+
+TEST_CASE("ExternalizeConstants leaves EXTERNAL tensors alone") {
+  auto pte = ExternalPte();
+  auto split = ExternalizeConstants(*pte);
+  INFO(split.status().ToString());
+  REQUIRE(split.ok());
+  REQUIRE(split->second.entries.size() == 1);
+  CHECK(split->second.entries[0].key == "constant.forward.4");
+  auto out = PteOf(split->first, "out.pte");
+  auto moved = PtdOf(split->second, "moved.ptd");
+  auto basic = PtdOf(BasicInput(), "basic.ptd");
+  uint64_t resolved = 0;
+  Status s = CheckExternalReferences(*out, {basic.get(), moved.get()}, &resolved);
+  INFO(s.ToString());
+  CHECK(s.ok());
+  CHECK(resolved == 4);
+  CHECK(TensorAt(*out, 0, 3).data_buffer_idx() == 2);  // as the exporter left it
+  const std::vector<uint8_t> half{0, 0, 0, 0x3f};      // 0.5f
+  CHECK(ReadSource(*moved->EntrySource(0)) == half);
+}
