@@ -1,1 +1,405 @@
-// placeholder
+#include "etpack/bundle_cases.h"
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <initializer_list>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "etpack/json.h"
+#include "etpack/npy.h"
+#include "etpack/ptd.h"
+#include "etpack/source.h"
+#include "scalar_type.h"
+
+namespace etpack {
+namespace {
+
+// dim_order entries are bytes, so a tensor has at most 256 dimensions.
+constexpr size_t kMaxRank = 256;
+
+// A value as it appears in an error message: compact JSON, cut short so a
+// long base64 string does not end up in one line of text.
+std::string Shown(const json::Value& v) {
+  constexpr size_t kMax = 64;
+  std::string s = json::Print(v);
+  if (s.size() > kMax) {
+    s.resize(kMax);
+    // Do not cut a UTF-8 sequence in half.
+    while (!s.empty() && (static_cast<unsigned char>(s.back()) & 0xC0) == 0x80) s.pop_back();
+    if (!s.empty() && static_cast<unsigned char>(s.back()) >= 0xC0) s.pop_back();
+    s += "...";
+  }
+  return s;
+}
+
+std::string Quoted(std::string_view s) { return Shown(json::Value::String(std::string(s))); }
+
+std::string Join(const std::string& path, std::string_view member) {
+  return path.empty() ? std::string(member) : path + "." + std::string(member);
+}
+
+std::string Index(const std::string& path, size_t i) {
+  return path + "[" + std::to_string(i) + "]";
+}
+
+class Context {
+ public:
+  Context(std::string origin, std::string base_dir)
+      : origin_(std::move(origin)), base_dir_(std::move(base_dir)) {}
+
+  // "<origin>: <path>: <what>"
+  Status Error(const std::string& path, const std::string& what) const {
+    return InvalidArgument(origin_ + ": " + (path.empty() ? "" : path + ": ") + what);
+  }
+  // "<origin>: <path> = <value> <what>"
+  Status BadValue(const std::string& path, const json::Value& v, const std::string& what) const {
+    return InvalidArgument(origin_ + ": " + (path.empty() ? "document" : path) + " = " +
+                           Shown(v) + " " + what);
+  }
+  // "<origin>: <path>", the `what` for lower layers' messages.
+  std::string Where(const std::string& path) const { return origin_ + ": " + path; }
+  // Prefixes a lower layer's failure (file, .npy) with where it was asked for.
+  Status Wrap(const std::string& path, const Status& s) const {
+    return s.WithContext(Where(path));
+  }
+
+  std::string Resolve(const std::string& name) const {
+    if (name[0] == '/' || base_dir_.empty()) return name;
+    return base_dir_ + "/" + name;
+  }
+
+ private:
+  std::string origin_;
+  std::string base_dir_;
+};
+
+Status CheckMembers(const Context& cx, const json::Value& obj, const std::string& path,
+                    std::initializer_list<std::string_view> known) {
+  for (const auto& m : obj.members()) {
+    bool ok = false;
+    for (std::string_view k : known) ok = ok || m.first == k;
+    if (!ok) {
+      std::string list;
+      for (std::string_view k : known) {
+        if (!list.empty()) list += ", ";
+        list += k;
+      }
+      return cx.Error(path, "unknown member " + Quoted(m.first) + " (expected one of: " + list +
+                                ")");
+    }
+  }
+  return Status::OK();
+}
+
+Result<uint64_t> GetUInt(const Context& cx, const json::Value& v, const std::string& path) {
+  if (v.kind() == json::Kind::kUInt || (v.kind() == json::Kind::kInt && v.as_int() >= 0)) {
+    return v.as_uint();
+  }
+  return cx.BadValue(path, v, "is not a non-negative integer");
+}
+
+// RFC 4648 §4 with padding, strictly (no whitespace, canonical padding
+// bits), matching what the manifest reader accepts. Returns false and sets
+// `why` on malformed input.
+bool DecodeBase64(const std::string& s, std::vector<uint8_t>* out, std::string* why) {
+  static const auto kTable = [] {
+    std::array<int8_t, 256> t{};
+    t.fill(-1);
+    const char* alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    for (int i = 0; i < 64; ++i) t[static_cast<unsigned char>(alphabet[i])] = static_cast<int8_t>(i);
+    return t;
+  }();
+  if (s.size() % 4 != 0) {
+    *why = "length " + std::to_string(s.size()) + " is not a multiple of 4";
+    return false;
+  }
+  size_t pad = 0;
+  if (!s.empty() && s.back() == '=') pad = s[s.size() - 2] == '=' ? 2 : 1;
+  out->clear();
+  out->reserve(s.size() / 4 * 3);
+  for (size_t i = 0; i < s.size(); i += 4) {
+    const bool last = i + 4 == s.size();
+    uint32_t group = 0;
+    for (size_t j = 0; j < 4; ++j) {
+      const unsigned char c = static_cast<unsigned char>(s[i + j]);
+      int8_t d = kTable[c];
+      if (d < 0 && c == '=' && last && j >= 4 - pad) d = 0;
+      if (d < 0) {
+        *why = ((c >= 0x20 && c < 0x7f) ? std::string("'") + static_cast<char>(c) + "'"
+                                        : "byte " + std::to_string(c)) +
+               " at offset " + std::to_string(i + j);
+        return false;
+      }
+      group = (group << 6) | static_cast<uint32_t>(d);
+    }
+    out->push_back(static_cast<uint8_t>(group >> 16));
+    if (!last || pad < 2) out->push_back(static_cast<uint8_t>(group >> 8));
+    if (!last || pad < 1) out->push_back(static_cast<uint8_t>(group));
+    if (last && (group & (pad == 2 ? 0xFFFFu : pad == 1 ? 0xFFu : 0u)) != 0) {
+      *why = "the padding bits of the last group are not zero";
+      return false;
+    }
+  }
+  return true;
+}
+
+Result<int> GetDtype(const Context& cx, const json::Value& v, const std::string& path) {
+  // Codes with an element size are the ones a tensor can use; the names
+  // come from the schema so they match what `inspect` prints.
+  if (v.kind() == json::Kind::kString) {
+    for (int code = 0; code < 30; ++code) {
+      if (ScalarTypeElementSize(code) != 0 && ScalarTypeName(code) == v.as_string()) return code;
+    }
+    std::string names;
+    for (int code = 0; code < 30; ++code) {
+      if (ScalarTypeElementSize(code) == 0) continue;
+      if (!names.empty()) names += ' ';
+      names += ScalarTypeName(code);
+    }
+    return cx.BadValue(path, v, "is not a scalar type name (names are case-sensitive: " + names +
+                                    "; or give the integer code)");
+  }
+  if (v.kind() == json::Kind::kInt && v.as_int() >= 0 && v.as_int() < 30 &&
+      ScalarTypeElementSize(static_cast<int>(v.as_int())) != 0) {
+    return static_cast<int>(v.as_int());
+  }
+  return cx.BadValue(path, v, "is not a scalar type with a known element size");
+}
+
+Result<TensorLayout> GetLayout(const Context& cx, const json::Value& t, const std::string& path) {
+  TensorLayout layout;
+  const json::Value* dtype = t.Find("dtype");
+  if (dtype == nullptr) return cx.Error(path, "tensor has no \"dtype\"");
+  ETPACK_ASSIGN_OR_RETURN(layout.scalar_type, GetDtype(cx, *dtype, Join(path, "dtype")));
+
+  const json::Value* sizes = t.Find("sizes");
+  const std::string sizes_path = Join(path, "sizes");
+  if (sizes == nullptr) return cx.Error(path, "tensor has no \"sizes\" ([] for a scalar)");
+  if (sizes->kind() != json::Kind::kArray) return cx.BadValue(sizes_path, *sizes, "is not an array");
+  if (sizes->items().size() > kMaxRank) {
+    return cx.Error(sizes_path, std::to_string(sizes->items().size()) +
+                                    " dimensions exceed the limit of " + std::to_string(kMaxRank));
+  }
+  for (size_t i = 0; i < sizes->items().size(); ++i) {
+    const json::Value& d = sizes->items()[i];
+    if (d.kind() != json::Kind::kInt || d.as_int() < 0 ||
+        d.as_int() > std::numeric_limits<int32_t>::max()) {
+      return cx.BadValue(Index(sizes_path, i), d, "is not an integer in [0, 2147483647]");
+    }
+    layout.sizes.push_back(static_cast<int32_t>(d.as_int()));
+  }
+
+  const size_t rank = layout.sizes.size();
+  const json::Value* order = t.Find("dim_order");
+  const std::string order_path = Join(path, "dim_order");
+  if (order == nullptr || order->is_null()) {
+    for (size_t i = 0; i < rank; ++i) layout.dim_order.push_back(static_cast<uint8_t>(i));
+    return layout;
+  }
+  if (order->kind() != json::Kind::kArray) return cx.BadValue(order_path, *order, "is not an array");
+  std::vector<bool> seen(rank, false);
+  bool permutation = order->items().size() == rank;
+  for (size_t i = 0; permutation && i < rank; ++i) {
+    const json::Value& d = order->items()[i];
+    permutation = d.kind() == json::Kind::kInt && d.as_int() >= 0 &&
+                  static_cast<uint64_t>(d.as_int()) < rank &&
+                  !seen[static_cast<size_t>(d.as_int())];
+    if (permutation) {
+      seen[static_cast<size_t>(d.as_int())] = true;
+      layout.dim_order.push_back(static_cast<uint8_t>(d.as_int()));
+    }
+  }
+  if (!permutation) {
+    return cx.BadValue(order_path, *order,
+                       "is not a permutation of 0.." + std::to_string(static_cast<int64_t>(rank) - 1) +
+                           " (sizes has " + std::to_string(rank) + " dimensions)");
+  }
+  return layout;
+}
+
+Result<BundledValue> GetTensor(const Context& cx, const json::Value& t, const std::string& path) {
+  BundledValue out;
+  out.kind = BundledValue::Kind::kTensor;
+  if (t.kind() != json::Kind::kObject) return cx.BadValue(path, t, "is not an object");
+
+  if (const json::Value* npy = t.Find("npy")) {
+    // Everything comes from the file; a second description could disagree.
+    ETPACK_RETURN_IF_ERROR(CheckMembers(cx, t, path, {"npy"}));
+    const std::string npy_path = Join(path, "npy");
+    if (npy->kind() != json::Kind::kString || npy->as_string().empty()) {
+      return cx.BadValue(npy_path, *npy, "is not a file name");
+    }
+    Result<NpyArray> array = ReadNpy(cx.Resolve(npy->as_string()));
+    if (!array.ok()) return cx.Wrap(npy_path, array.status());
+    out.layout = std::move(array->layout);
+    out.data = std::move(array->data);
+    return out;
+  }
+
+  ETPACK_RETURN_IF_ERROR(CheckMembers(
+      cx, t, path, {"dtype", "sizes", "dim_order", "file", "offset", "length", "base64"}));
+  ETPACK_ASSIGN_OR_RETURN(out.layout, GetLayout(cx, t, path));
+  ETPACK_ASSIGN_OR_RETURN(const uint64_t nbytes, LayoutNbytes(out.layout, cx.Where(path)));
+
+  const json::Value* file = t.Find("file");
+  const json::Value* b64 = t.Find("base64");
+  if ((file == nullptr) == (b64 == nullptr)) {
+    return cx.Error(path, "a tensor takes its data from exactly one of \"npy\", \"file\" or "
+                          "\"base64\"");
+  }
+  std::string origin;  // where the bytes came from, for the size message
+  if (b64 != nullptr) {
+    if (t.Find("offset") != nullptr || t.Find("length") != nullptr) {
+      return cx.Error(path, "\"offset\" and \"length\" apply to \"file\", not \"base64\"");
+    }
+    const std::string b64_path = Join(path, "base64");
+    if (b64->kind() != json::Kind::kString) return cx.BadValue(b64_path, *b64, "is not a string");
+    std::vector<uint8_t> bytes;
+    std::string why;
+    if (!DecodeBase64(b64->as_string(), &bytes, &why)) {
+      return cx.BadValue(b64_path, *b64, "is not base64: " + why);
+    }
+    origin = "base64 decodes to " + std::to_string(bytes.size()) + " bytes";
+    out.data = OwnedSource(std::move(bytes));
+  } else {
+    const std::string file_path = Join(path, "file");
+    if (file->kind() != json::Kind::kString || file->as_string().empty()) {
+      return cx.BadValue(file_path, *file, "is not a file name");
+    }
+    uint64_t offset = 0;
+    uint64_t length = kToEnd;
+    if (const json::Value* v = t.Find("offset")) {
+      ETPACK_ASSIGN_OR_RETURN(offset, GetUInt(cx, *v, Join(path, "offset")));
+    }
+    if (const json::Value* v = t.Find("length")) {
+      ETPACK_ASSIGN_OR_RETURN(length, GetUInt(cx, *v, Join(path, "length")));
+    }
+    Result<SourcePtr> src = FileSource(cx.Resolve(file->as_string()), offset, length);
+    if (!src.ok()) return cx.Wrap(file_path, src.status());
+    out.data = std::move(src).value();
+    origin = "file " + Quoted(file->as_string()) + " has " + std::to_string(out.data->size()) +
+             " bytes from offset " + std::to_string(offset) +
+             (length == kToEnd ? " to its end" : "");
+    if (length == kToEnd && out.data->size() > nbytes) {
+      origin += "; give \"length\" to take only part of it";
+    }
+  }
+  if (out.data->size() != nbytes) {
+    return cx.Error(path, DescribeLayout(out.layout) + " needs " + std::to_string(nbytes) +
+                              " bytes, but " + origin);
+  }
+  return out;
+}
+
+Result<BundledValue> GetValue(const Context& cx, const json::Value& v, const std::string& path) {
+  if (v.kind() != json::Kind::kObject || v.members().size() != 1) {
+    return cx.BadValue(path, v,
+                       "is not a value: expected an object with exactly one of \"int\", "
+                       "\"bool\", \"double\", \"tensor\"");
+  }
+  const auto& [kind, x] = v.members()[0];
+  const std::string x_path = Join(path, kind);
+  BundledValue out;
+  if (kind == "int") {
+    out.kind = BundledValue::Kind::kInt;
+    if (x.kind() != json::Kind::kInt) return cx.BadValue(x_path, x, "is not a 64-bit signed integer");
+    out.int_val = x.as_int();
+    return out;
+  }
+  if (kind == "bool") {
+    out.kind = BundledValue::Kind::kBool;
+    if (x.kind() != json::Kind::kBool) return cx.BadValue(x_path, x, "is not true or false");
+    out.bool_val = x.as_bool();
+    return out;
+  }
+  if (kind == "double") {
+    out.kind = BundledValue::Kind::kDouble;
+    if (x.is_number()) {
+      out.double_val = x.as_double();
+      return out;
+    }
+    if (x.kind() == json::Kind::kString) {
+      const std::string& s = x.as_string();
+      const double inf = std::numeric_limits<double>::infinity();
+      if (s == "inf" || s == "-inf" || s == "nan") {
+        out.double_val = s == "inf" ? inf : s == "-inf" ? -inf : std::nan("");
+        return out;
+      }
+    }
+    return cx.BadValue(x_path, x, "is not a number or one of \"inf\", \"-inf\", \"nan\"");
+  }
+  if (kind == "tensor") return GetTensor(cx, x, x_path);
+  return cx.Error(path, "unknown value kind " + Quoted(kind) +
+                            " (expected one of: int, bool, double, tensor)");
+}
+
+Status GetValues(const Context& cx, const json::Value& arr, const std::string& path,
+                 std::vector<BundledValue>* out) {
+  if (arr.kind() != json::Kind::kArray) return cx.BadValue(path, arr, "is not an array");
+  out->reserve(arr.items().size());
+  for (size_t i = 0; i < arr.items().size(); ++i) {
+    ETPACK_ASSIGN_OR_RETURN(BundledValue v, GetValue(cx, arr.items()[i], Index(path, i)));
+    out->push_back(std::move(v));
+  }
+  return Status::OK();
+}
+
+Result<BundledTestCase> GetCase(const Context& cx, const json::Value& c, const std::string& path) {
+  if (c.kind() != json::Kind::kObject) return cx.BadValue(path, c, "is not an object");
+  ETPACK_RETURN_IF_ERROR(CheckMembers(cx, c, path, {"inputs", "expected_outputs"}));
+  BundledTestCase out;
+  const json::Value* inputs = c.Find("inputs");
+  if (inputs == nullptr) return cx.Error(path, "test case has no \"inputs\"");
+  ETPACK_RETURN_IF_ERROR(GetValues(cx, *inputs, Join(path, "inputs"), &out.inputs));
+  const json::Value* outputs = c.Find("expected_outputs");
+  if (outputs != nullptr && !outputs->is_null()) {
+    ETPACK_RETURN_IF_ERROR(
+        GetValues(cx, *outputs, Join(path, "expected_outputs"), &out.expected_outputs));
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<std::vector<BundledTestSuite>> LoadBundleCases(const std::string& path) {
+  ETPACK_ASSIGN_OR_RETURN(const json::Value doc, json::ParseFile(path));
+  const size_t slash = path.rfind('/');
+  const Context cx(path, slash == std::string::npos ? "" : path.substr(0, slash == 0 ? 1 : slash));
+
+  if (doc.kind() != json::Kind::kObject) return cx.BadValue("", doc, "is not a JSON object");
+  ETPACK_RETURN_IF_ERROR(CheckMembers(cx, doc, "", {"methods"}));
+  const json::Value* methods = doc.Find("methods");
+  if (methods == nullptr) return cx.Error("", "no \"methods\" object (method name -> test cases)");
+  if (methods->kind() != json::Kind::kObject) {
+    return cx.BadValue("methods", *methods, "is not an object (method name -> test cases)");
+  }
+  if (methods->members().empty()) {
+    return cx.Error("methods", "no methods: give at least one method with test cases");
+  }
+
+  std::vector<BundledTestSuite> suites;
+  suites.reserve(methods->members().size());
+  for (const auto& [name, cases] : methods->members()) {
+    const std::string suite_path = Join("methods", name);
+    if (name.empty()) return cx.Error("methods", "a method name is empty");
+    if (cases.kind() != json::Kind::kArray) {
+      return cx.BadValue(suite_path, cases, "is not an array of test cases");
+    }
+    BundledTestSuite suite;
+    suite.method_name = name;
+    suite.test_cases.reserve(cases.items().size());
+    for (size_t i = 0; i < cases.items().size(); ++i) {
+      ETPACK_ASSIGN_OR_RETURN(BundledTestCase c, GetCase(cx, cases.items()[i], Index(suite_path, i)));
+      suite.test_cases.push_back(std::move(c));
+    }
+    suites.push_back(std::move(suite));
+  }
+  return suites;
+}
+
+}  // namespace etpack
