@@ -1,18 +1,27 @@
 #include "commands.h"
 
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cinttypes>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <iterator>
 #include <set>
 #include <utility>
 
+#include "etpack/external_data.h"
 #include "etpack/json.h"
 #include "etpack/layout.h"
 #include "etpack/manifest.h"
+#include "etpack/ptd.h"
 #include "etpack/pte.h"
 #include "etpack/pte_reader.h"
 #include "etpack/writer.h"
@@ -25,15 +34,37 @@ const char kUsage[] =
     "usage: etpack COMMAND [ARGS]\n"
     "\n"
     "Commands:\n"
-    "  inspect FILE [--json]       show header, methods, segments, constants,\n"
-    "                              delegates and named data of a .pte\n"
-    "  verify FILE                 validate a .pte completely\n"
-    "  repack IN.pte -o OUT.pte [--segment-alignment N] [--constant-alignment N]\n"
-    "                              lay a .pte out again with new alignments\n"
-    "  pack MANIFEST.json -o OUT.pte [--segment-alignment N] [--constant-alignment N]\n"
-    "                              write a .pte from a JSON manifest\n"
+    "  inspect FILE [--json]       show the layout of a .pte (header, methods,\n"
+    "                              segments, constants, delegates, named data,\n"
+    "                              external tensors) or a .ptd (header,\n"
+    "                              segments, entries with their layouts)\n"
+    "  verify FILE [--data X.ptd ...]\n"
+    "                              validate a .pte or .ptd completely; with\n"
+    "                              --data, also check that every EXTERNAL\n"
+    "                              tensor of the .pte resolves in the .ptd\n"
+    "                              files with identical dtype, sizes, dim_order\n"
+    "  repack IN.pte -o OUT.pte [--external-constants OUT.ptd]\n"
+    "         [--segment-alignment N] [--constant-alignment N]\n"
+    "                              lay a .pte out again with new alignments;\n"
+    "                              --external-constants moves every constant\n"
+    "                              into OUT.ptd and marks it EXTERNAL\n"
+    "  pack MANIFEST.json -o OUT [--segment-alignment N] [--constant-alignment N]\n"
+    "                              write a .pte or .ptd from a JSON manifest\n"
     "                              (docs/manifest.md); flags override the\n"
     "                              manifest's serializer_options\n"
+    "  ptd WEIGHTS.safetensors [MORE.safetensors | model.safetensors.index.json ...]\n"
+    "      -o OUT.ptd [--align N]\n"
+    "                              convert a (sharded) safetensors checkpoint\n"
+    "                              to a .ptd, streaming file to file; --align\n"
+    "                              places every tensor at a multiple of N\n"
+    "                              in the file (e.g. 4096 for page-aligned mmap)\n"
+    "  bundle IN.pte --cases CASES.json -o OUT.bpte [--layout standard|segmented]\n"
+    "         [--program-alignment N]\n"
+    "                              write a bundled program: IN.pte plus the test\n"
+    "                              cases of CASES.json (docs/bundle-cases.md);\n"
+    "                              segmented (no 2 GiB limit) places the program\n"
+    "                              N-aligned (power of two >= 128)\n"
+    "  unbundle IN.bpte -o OUT.pte  extract the program of a bundled program\n"
     "  demo [--size BYTES] [-o DIR]\n"
     "                              write, verify and summarise an LLM-shaped\n"
     "                              program with BYTES of weights (default\n"
@@ -60,6 +91,14 @@ bool Args::Has(const std::string& flag) const {
 const std::string* Args::Value(const std::string& option) const {
   auto it = values.find(option);
   return it == values.end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> Args::Values(const std::string& option) const {
+  std::vector<std::string> out;
+  for (const auto& [name, value] : all_values) {
+    if (name == option) out.push_back(value);
+  }
+  return out;
 }
 
 Result<Args> ParseArgs(const std::vector<std::string>& argv,
@@ -97,6 +136,7 @@ Result<Args> ParseArgs(const std::vector<std::string>& argv,
       } else {
         return InvalidArgument("option " + name + " needs a value");
       }
+      args.all_values.emplace_back(name, args.values[name]);
     } else if (known(flag_options, name)) {
       if (inline_value) return InvalidArgument("option " + name + " takes no value");
       args.flags.push_back(name);
@@ -160,6 +200,48 @@ std::string HumanBytes(uint64_t bytes) {
   return buf;
 }
 
+Result<FileKind> DetectFileKind(const std::string& path) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return IoError(path, errno);
+  uint8_t head[8];
+  size_t got = 0;
+  while (got < sizeof head) {
+    const ssize_t n = read(fd, head + got, sizeof head - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      close(fd);
+      return IoError(path, err);
+    }
+    if (n == 0) break;
+    got += static_cast<size_t>(n);
+  }
+  close(fd);
+  if (got < sizeof head) {
+    return Corrupt(path + ": " + std::to_string(got) +
+                   " bytes is too short for a .pte or .ptd file");
+  }
+  if (std::memcmp(head + 4, "ET12", 4) == 0) return FileKind::kPte;
+  if (std::memcmp(head + 4, "FT01", 4) == 0) return FileKind::kPtd;
+  std::string id;
+  for (int i = 4; i < 8; ++i) {
+    const char c = static_cast<char>(head[i]);
+    id += (c >= 0x20 && c < 0x7f) ? c : '?';
+  }
+  return Corrupt(path + ": file identifier '" + id +
+                 "' at bytes 4..7 is neither ET12 (.pte) nor FT01 (.ptd)");
+}
+
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+double PeakRssMiB() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
+}
+
 namespace {
 
 namespace fb = executorch_flatbuffer;
@@ -191,6 +273,13 @@ struct NamedInfo {
   uint64_t size = 0;
 };
 
+struct ExternalInfo {
+  std::string method;
+  uint64_t value = 0;
+  std::string key;
+  TensorLayout layout;
+};
+
 struct Report {
   std::string file;
   uint64_t file_size = 0;
@@ -202,6 +291,7 @@ struct Report {
   uint64_t constant_bytes = 0;
   std::vector<DelegateInfo> delegates;
   std::vector<NamedInfo> named;
+  std::vector<ExternalInfo> external;
 };
 
 template <typename V>
@@ -271,11 +361,24 @@ Report BuildReport(const PteFile& file) {
       r.methods.push_back(m);
 
       if (const auto* values = plan->values()) {
-        for (const fb::EValue* v : *values) {
-          const fb::Tensor* t = v->val_as_Tensor();
-          if (!t || t->data_buffer_idx() == 0 || t->allocation_info()) continue;
+        for (flatbuffers::uoffset_t vi = 0; vi < values->size(); ++vi) {
+          const fb::Tensor* t = values->Get(vi)->val_as_Tensor();
+          if (!t) continue;
           const fb::ExtraTensorInfo* extra = t->extra_tensor_info();
-          if (extra && extra->location() == fb::TensorDataLocation::EXTERNAL) continue;
+          if (extra && extra->location() == fb::TensorDataLocation::EXTERNAL) {
+            ExternalInfo e;
+            e.method = m.name;
+            e.value = vi;
+            e.key = Str(extra->fully_qualified_name());
+            e.layout.scalar_type = static_cast<int>(t->scalar_type());
+            if (t->sizes()) e.layout.sizes.assign(t->sizes()->begin(), t->sizes()->end());
+            if (t->dim_order()) {
+              e.layout.dim_order.assign(t->dim_order()->begin(), t->dim_order()->end());
+            }
+            r.external.push_back(std::move(e));
+            continue;
+          }
+          if (t->data_buffer_idx() == 0 || t->allocation_info()) continue;
           ++r.constant_tensors;
           constant_buffers.insert(t->data_buffer_idx());
         }
@@ -359,7 +462,15 @@ json::Value ReportJson(const Report& r) {
                                    {"segment", U(n.segment)},
                                    {"size", U(n.size)}}));
   }
+  std::vector<Value> external;
+  for (const ExternalInfo& e : r.external) {
+    external.push_back(Value::Object({{"method", Value::String(e.method)},
+                                      {"value", U(e.value)},
+                                      {"key", Value::String(e.key)},
+                                      {"tensor_layout", LayoutJson(e.layout)}}));
+  }
   return Value::Object({
+      {"kind", Value::String("pte")},
       {"file", Value::String(r.file)},
       {"file_size", U(r.file_size)},
       {"identifier", Value::String(r.identifier)},
@@ -375,6 +486,7 @@ json::Value ReportJson(const Report& r) {
                                    {"bytes", U(r.constant_bytes)}})},
       {"delegates", Value::Array(std::move(delegates))},
       {"named_data", Value::Array(std::move(named))},
+      {"external_tensors", Value::Array(std::move(external))},
   });
 }
 
@@ -424,6 +536,13 @@ void PrintReport(const Report& r) {
     std::printf("  %-32s segment %-4" PRIu64 " %" PRIu64 " bytes\n", n.key.c_str(), n.segment,
                 n.size);
   }
+
+  std::printf("\nexternal tensors (%zu):\n", r.external.size());
+  for (const ExternalInfo& e : r.external) {
+    std::printf("  %s.values[%" PRIu64 "]  %-32s %s\n", e.method.c_str(), e.value,
+                e.key.empty() ? "(no fully_qualified_name)" : e.key.c_str(),
+                DescribeLayout(e.layout).c_str());
+  }
 }
 
 // ------------------------------------------------------- repack and pack
@@ -444,25 +563,28 @@ Status ApplyAlignmentFlags(const Args& args, PteOptions* options) {
   return Status::OK();
 }
 
-// Splits the arguments of repack/pack: one input, -o, alignment flags.
+// Splits the arguments of repack/pack: one input, -o, alignment flags and
+// the command's `extra` value options.
 struct WriteJob {
   std::string input;
   std::string output;
   Args args;
 };
 
-Result<WriteJob> ParseWriteJob(const std::vector<std::string>& argv, const char* what) {
-  ETPACK_ASSIGN_OR_RETURN(Args args,
-                          ParseArgs(argv, {"-o", "--output", "--segment-alignment",
-                                           "--constant-alignment"},
-                                    {}));
+Result<WriteJob> ParseWriteJob(const std::vector<std::string>& argv, const char* what,
+                               const char* output_name,
+                               const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> options = {"-o", "--output", "--segment-alignment",
+                                      "--constant-alignment"};
+  options.insert(options.end(), extra.begin(), extra.end());
+  ETPACK_ASSIGN_OR_RETURN(Args args, ParseArgs(argv, options, {}));
   if (args.positional.size() != 1) {
     return InvalidArgument(std::string("expected exactly one ") + what + ", got " +
                            std::to_string(args.positional.size()));
   }
   const std::string* out = args.Value("-o");
   if (!out) out = args.Value("--output");
-  if (!out || out->empty()) return InvalidArgument("missing -o OUT.pte");
+  if (!out || out->empty()) return InvalidArgument(std::string("missing -o ") + output_name);
   WriteJob job;
   job.input = args.positional[0];
   job.output = *out;
@@ -470,28 +592,132 @@ Result<WriteJob> ParseWriteJob(const std::vector<std::string>& argv, const char*
   return job;
 }
 
-Status PlanAndWrite(const std::string& output, const PteInput& input,
-                    const PteOptions& options) {
-  ETPACK_ASSIGN_OR_RETURN(PtePlan plan, PlanPte(input, options));
-  {
-    ProgressLine progress("writing " + output);
-    ETPACK_RETURN_IF_ERROR(WriteArtifactFile(output, plan.artifact, FileSinkOptions{},
-                                             progress.callback()));
-  }
+// `shown` is the name in the progress line when `output` is a staging name.
+Status WritePlanned(const std::string& output, const ArtifactPlan& plan,
+                    const std::string& shown = "") {
+  ProgressLine progress("writing " + (shown.empty() ? output : shown));
+  return WriteArtifactFile(output, plan, FileSinkOptions{}, progress.callback());
+}
+
+void ReportPte(const std::string& output, const PtePlan& plan, const PteOptions& options) {
   std::printf("wrote %s (%" PRIu64 " bytes, %zu segments, segment alignment %" PRIu64
               ", constant alignment %" PRIu64 ")\n",
               output.c_str(), plan.artifact.file_size, plan.layout.segments.size(),
               options.segment_alignment, options.constant_tensor_alignment);
+}
+
+void ReportPtd(const std::string& output, const PtdPlan& plan, const PtdInput& input,
+               const PtdOptions& options) {
+  std::printf("wrote %s (%" PRIu64 " bytes, %zu entries, %zu segments, segment alignment %" PRIu64
+              ")\n",
+              output.c_str(), plan.artifact.file_size, input.entries.size(),
+              plan.layout.segments.size(), options.segment_alignment);
+}
+
+Status PlanAndWrite(const std::string& output, const PteInput& input,
+                    const PteOptions& options) {
+  ETPACK_ASSIGN_OR_RETURN(PtePlan plan, PlanPte(input, options));
+  ETPACK_RETURN_IF_ERROR(WritePlanned(output, plan.artifact));
+  ReportPte(output, plan, options);
   return Status::OK();
 }
 
+// A fresh name in `path`'s directory, reserved by creating an empty file
+// there, so a finished artifact can wait next to its destination.
+Result<std::string> ReserveStagingName(const std::string& path) {
+  const std::filesystem::path p(path);
+  const std::filesystem::path dir = p.has_parent_path() ? p.parent_path() : ".";
+  std::string tmpl = (dir / ("." + p.filename().string() + ".etpack-staged-XXXXXX")).string();
+  const int fd = mkstemp(tmpl.data());
+  if (fd < 0) return IoError("cannot create a file next to " + path, errno);
+  close(fd);
+  return tmpl;
+}
+
+// Writes a program and its external data so that either both appear under
+// their names or neither does: both are written completely to staging
+// names first, then renamed into place, the .ptd first (a .pte must never
+// appear without the data it refers to).
+Status WriteProgramAndData(const std::string& pte_path, const ArtifactPlan& pte_plan,
+                           const std::string& ptd_path, const ArtifactPlan& ptd_plan) {
+  ETPACK_ASSIGN_OR_RETURN(std::string staged_ptd, ReserveStagingName(ptd_path));
+  Result<std::string> staged_pte = ReserveStagingName(pte_path);
+  if (!staged_pte.ok()) {
+    unlink(staged_ptd.c_str());
+    return staged_pte.status();
+  }
+  auto discard = [&] {
+    unlink(staged_ptd.c_str());
+    unlink(staged_pte->c_str());
+  };
+  Status s = WritePlanned(staged_ptd, ptd_plan, ptd_path).WithContext(ptd_path);
+  if (s.ok()) s = WritePlanned(*staged_pte, pte_plan, pte_path).WithContext(pte_path);
+  if (!s.ok()) {
+    discard();
+    return s;
+  }
+  const bool ptd_existed = access(ptd_path.c_str(), F_OK) == 0;
+  if (rename(staged_ptd.c_str(), ptd_path.c_str()) != 0) {
+    const int err = errno;
+    discard();
+    return IoError("cannot rename the finished data file to " + ptd_path, err);
+  }
+  if (rename(staged_pte->c_str(), pte_path.c_str()) != 0) {
+    const int err = errno;
+    unlink(staged_pte->c_str());
+    std::string what = "cannot rename the finished program to " + pte_path;
+    if (ptd_existed) {
+      what += " (" + ptd_path + " was already replaced by the new data)";
+    } else {
+      unlink(ptd_path.c_str());
+    }
+    return IoError(what, err);
+  }
+  return Status::OK();
+}
+
+// `verify` prints library messages after the file name; drop the name
+// when the message already starts with it.
+std::string WithoutPrefix(std::string message, const std::string& path) {
+  const std::string prefix = path + ": ";
+  if (message.compare(0, prefix.size(), prefix) == 0) message.erase(0, prefix.size());
+  return message;
+}
+
+int Invalid(const std::string& path, const Status& status) {
+  // A file that cannot be read is not an invalid file: say which it is.
+  if (status.code() == Code::kIoError) {
+    std::fprintf(stderr, "etpack: cannot read %s: %s\n", path.c_str(),
+                 WithoutPrefix(status.message(), path).c_str());
+    return kExitFailure;
+  }
+  std::fprintf(stderr, "%s: invalid: %s\n", path.c_str(),
+               WithoutPrefix(status.message(), path).c_str());
+  return kExitFailure;
+}
+
 }  // namespace
+
+json::Value LayoutJson(const TensorLayout& layout) {
+  using json::Value;
+  std::vector<Value> sizes, order;
+  for (int32_t d : layout.sizes) sizes.push_back(Value::Int(d));
+  for (uint8_t d : layout.dim_order) order.push_back(Value::Int(d));
+  return Value::Object({{"scalar_type", Value::Int(layout.scalar_type)},
+                        {"sizes", Value::Array(std::move(sizes))},
+                        {"dim_order", Value::Array(std::move(order))},
+                        {"text", Value::String(DescribeLayout(layout))}});
+}
 
 int Inspect(const std::vector<std::string>& argv) {
   Result<Args> args = ParseArgs(argv, {}, {"--json"});
   if (!args.ok()) return UsageError(args.status().message());
   if (args->positional.size() != 1) return UsageError("inspect takes exactly one FILE");
-  Result<std::unique_ptr<PteFile>> file = PteFile::Open(args->positional[0]);
+  const std::string& path = args->positional[0];
+  Result<FileKind> kind = DetectFileKind(path);
+  if (!kind.ok()) return Failure(kind.status());
+  if (*kind == FileKind::kPtd) return InspectPtd(path, args->Has("--json"));
+  Result<std::unique_ptr<PteFile>> file = PteFile::Open(path);
   if (!file.ok()) return Failure(file.status());
   const Report report = BuildReport(**file);
   if (args->Has("--json")) {
@@ -503,56 +729,150 @@ int Inspect(const std::vector<std::string>& argv) {
 }
 
 int Verify(const std::vector<std::string>& argv) {
-  Result<Args> args = ParseArgs(argv, {}, {});
+  Result<Args> args = ParseArgs(argv, {"--data"}, {});
   if (!args.ok()) return UsageError(args.status().message());
   if (args->positional.size() != 1) return UsageError("verify takes exactly one FILE");
   const std::string& path = args->positional[0];
-  Result<std::unique_ptr<PteFile>> file = PteFile::Open(path);
-  if (!file.ok()) {
-    // The library's message usually starts with the file name already.
-    std::string message = file.status().message();
-    const std::string prefix = path + ": ";
-    if (message.compare(0, prefix.size(), prefix) == 0) message.erase(0, prefix.size());
-    std::printf("%s: invalid: %s\n", path.c_str(), message.c_str());
-    return kExitFailure;
+  const std::vector<std::string> data_paths = args->Values("--data");
+  Result<FileKind> kind = DetectFileKind(path);
+  if (!kind.ok()) return Invalid(path, kind.status());
+  if (*kind == FileKind::kPtd) {
+    if (!data_paths.empty()) {
+      return UsageError("verify: --data goes with a .pte; " + path + " is a .ptd");
+    }
+    return VerifyPtd(path);
   }
+
+  Result<std::unique_ptr<PteFile>> file = PteFile::Open(path);
+  if (!file.ok()) return Invalid(path, file.status());
   const PteFile& f = **file;
-  std::printf("%s: ok (%" PRIu64 " methods, %zu segments, %" PRIu64 " bytes)\n",
+
+  std::vector<std::unique_ptr<PtdFile>> data;
+  std::vector<const PtdFile*> views;
+  for (const std::string& d : data_paths) {
+    Result<FileKind> dk = DetectFileKind(d);
+    if (!dk.ok()) return Invalid(d, dk.status());
+    if (*dk != FileKind::kPtd) {
+      return Invalid(d, Corrupt("--data expects a .ptd file; this is a .pte"));
+    }
+    Result<std::unique_ptr<PtdFile>> ptd = PtdFile::Open(d);
+    if (!ptd.ok()) return Invalid(d, ptd.status());
+    views.push_back(ptd->get());
+    data.push_back(std::move(ptd).value());
+  }
+
+  std::string external;
+  if (!data_paths.empty()) {
+    uint64_t resolved = 0;
+    if (Status s = CheckExternalReferences(f, views, &resolved); !s.ok()) return Invalid(path, s);
+    std::string files;
+    for (const std::string& d : data_paths) files += (files.empty() ? "" : ", ") + d;
+    external = "; " + std::to_string(resolved) + " external tensors resolve in " + files;
+  } else {
+    uint64_t count = 0;
+    for (const fb::ExecutionPlan* plan : *f.program().execution_plan()) {
+      if (!plan->values()) continue;
+      for (const fb::EValue* v : *plan->values()) {
+        const fb::Tensor* t = v->val_as_Tensor();
+        if (t && t->extra_tensor_info() &&
+            t->extra_tensor_info()->location() == fb::TensorDataLocation::EXTERNAL) {
+          ++count;
+        }
+      }
+    }
+    if (count > 0) {
+      external = "; " + std::to_string(count) +
+                 " external tensors not checked: give their .ptd files with --data";
+    }
+  }
+  std::printf("%s: ok (%" PRIu64 " methods, %zu segments, %" PRIu64 " bytes%s)\n",
               path.c_str(), Count(f.program().execution_plan()), f.layout().segments.size(),
-              f.size());
+              f.size(), external.c_str());
   return kExitOk;
 }
 
 int Repack(const std::vector<std::string>& argv) {
-  Result<WriteJob> job = ParseWriteJob(argv, "IN.pte");
+  Result<WriteJob> job = ParseWriteJob(argv, "IN.pte", "OUT.pte", {"--external-constants"});
   if (!job.ok()) return UsageError("repack: " + job.status().message());
-  PteOptions options;
-  if (Status s = ApplyAlignmentFlags(job->args, &options); !s.ok()) {
+  // Flags are checked before anything is opened (usage errors come first);
+  // they then override what the input file was written with.
+  PteOptions flag_check;
+  if (Status s = ApplyAlignmentFlags(job->args, &flag_check); !s.ok()) {
     return UsageError("repack: " + s.message());
+  }
+  const std::string* ptd_path = job->args.Value("--external-constants");
+  if (ptd_path != nullptr) {
+    if (ptd_path->empty()) return UsageError("repack: --external-constants needs a file name");
+    if (std::filesystem::path(*ptd_path).lexically_normal() ==
+        std::filesystem::path(job->output).lexically_normal()) {
+      return UsageError("repack: the .pte and the .ptd must be different files");
+    }
   }
   Result<std::unique_ptr<PteFile>> file = PteFile::Open(job->input);
   if (!file.ok()) return Failure(file.status());
-  Result<PteInput> input = (*file)->ToInput();
-  if (!input.ok()) return Failure(input.status());
-  if (Status s = PlanAndWrite(job->output, *input, options); !s.ok()) return Failure(s);
+  PteOptions options = (*file)->InferredOptions();
+  if (Status s = ApplyAlignmentFlags(job->args, &options); !s.ok()) return Failure(s);
+  if (ptd_path == nullptr) {
+    Result<PteInput> input = (*file)->ToInput();
+    if (!input.ok()) return Failure(input.status());
+    if (Status s = PlanAndWrite(job->output, *input, options); !s.ok()) return Failure(s);
+    return kExitOk;
+  }
+
+  // The constants' alignment inside the .pte no longer matters; as .ptd
+  // entries they keep the alignment asked for, and their segments the
+  // segment alignment.
+  Result<std::pair<PteInput, PtdInput>> split =
+      ExternalizeConstants(**file, options.constant_tensor_alignment);
+  if (!split.ok()) return Failure(split.status());
+  PtdOptions ptd_options;
+  ptd_options.segment_alignment = options.segment_alignment;
+  // Plan both before writing either: a plan error leaves no file behind.
+  Result<PtePlan> pte_plan = PlanPte(split->first, options);
+  if (!pte_plan.ok()) return Failure(pte_plan.status().WithContext(job->output));
+  Result<PtdPlan> ptd_plan = PlanPtd(split->second, ptd_options);
+  if (!ptd_plan.ok()) return Failure(ptd_plan.status().WithContext(*ptd_path));
+  if (Status s = WriteProgramAndData(job->output, pte_plan->artifact, *ptd_path,
+                                     ptd_plan->artifact);
+      !s.ok()) {
+    return Failure(s);
+  }
+  ReportPtd(*ptd_path, *ptd_plan, split->second, ptd_options);
+  ReportPte(job->output, *pte_plan, options);
   return kExitOk;
 }
 
 int Pack(const std::vector<std::string>& argv) {
-  Result<WriteJob> job = ParseWriteJob(argv, "MANIFEST.json");
+  Result<WriteJob> job = ParseWriteJob(argv, "MANIFEST.json", "OUT");
   if (!job.ok()) return UsageError("pack: " + job.status().message());
   // Validate the flags before touching any file so a typo costs nothing.
   PteOptions flag_check;
   if (Status s = ApplyAlignmentFlags(job->args, &flag_check); !s.ok()) {
     return UsageError("pack: " + s.message());
   }
-  Result<PteManifest> manifest = LoadPteManifest(job->input);
+  Result<AnyManifest> manifest = LoadManifest(job->input);
   if (!manifest.ok()) return Failure(manifest.status());
-  PteOptions options = manifest->options;
-  if (Status s = ApplyAlignmentFlags(job->args, &options); !s.ok()) return Failure(s);
-  if (Status s = PlanAndWrite(job->output, manifest->input, options); !s.ok()) {
-    return Failure(s);
+
+  if (auto* pte = std::get_if<PteManifest>(&*manifest)) {
+    PteOptions options = pte->options;
+    if (Status s = ApplyAlignmentFlags(job->args, &options); !s.ok()) return Failure(s);
+    if (Status s = PlanAndWrite(job->output, pte->input, options); !s.ok()) return Failure(s);
+    return kExitOk;
   }
+
+  const PtdManifest& ptd = std::get<PtdManifest>(*manifest);
+  if (job->args.Value("--constant-alignment") != nullptr) {
+    return UsageError("pack: --constant-alignment does not apply to a .ptd manifest (" +
+                      job->input + " has format \"ptd\")");
+  }
+  PtdOptions options = ptd.options;
+  if (job->args.Value("--segment-alignment") != nullptr) {
+    options.segment_alignment = flag_check.segment_alignment;
+  }
+  Result<PtdPlan> plan = PlanPtd(ptd.input, options);
+  if (!plan.ok()) return Failure(plan.status().WithContext(job->input));
+  if (Status s = WritePlanned(job->output, plan->artifact); !s.ok()) return Failure(s);
+  ReportPtd(job->output, *plan, ptd.input, options);
   return kExitOk;
 }
 

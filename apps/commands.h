@@ -7,12 +7,16 @@
 #ifndef ETPACK_APPS_COMMANDS_H_
 #define ETPACK_APPS_COMMANDS_H_
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
+#include "etpack/json.h"
+#include "etpack/ptd.h"
 #include "etpack/status.h"
 
 namespace etpack::cli {
@@ -32,12 +36,15 @@ int Failure(const Status& status);
 // Command-line arguments split into positionals and options.
 struct Args {
   std::vector<std::string> positional;
-  std::map<std::string, std::string> values;  // options that take a value
+  std::map<std::string, std::string> values;  // options that take a value (last wins)
+  std::vector<std::pair<std::string, std::string>> all_values;  // every one, in order
   std::vector<std::string> flags;             // options without a value
 
   bool Has(const std::string& flag) const;
   // The value of `option`, or nullptr when not given.
   const std::string* Value(const std::string& option) const;
+  // Every value given for a repeatable `option`, in order.
+  std::vector<std::string> Values(const std::string& option) const;
 };
 
 // Splits `argv`. `value_options` take a value ("-o X", "--size=X",
@@ -61,7 +68,25 @@ int Inspect(const std::vector<std::string>& argv);
 int Verify(const std::vector<std::string>& argv);
 int Repack(const std::vector<std::string>& argv);
 int Pack(const std::vector<std::string>& argv);
+int Ptd(const std::vector<std::string>& argv);   // apps/ptd_commands.cc
 int Demo(const std::vector<std::string>& argv);  // apps/demo.cc
+
+// {"scalar_type", "sizes", "dim_order", "text": DescribeLayout(...)}.
+json::Value LayoutJson(const TensorLayout& layout);
+
+// What a file is, from its identifier at bytes 4..7.
+enum class FileKind { kPte, kPtd };
+// Fails naming the file when it cannot be read, is shorter than 8 bytes, or
+// carries neither ET12 nor FT01.
+Result<FileKind> DetectFileKind(const std::string& path);
+
+// .ptd halves of inspect and verify (apps/ptd_commands.cc).
+int InspectPtd(const std::string& path, bool as_json);
+int VerifyPtd(const std::string& path);
+
+// Seconds since `start`, and this process's peak resident set in MiB.
+double SecondsSince(std::chrono::steady_clock::time_point start);
+double PeakRssMiB();
 
 }  // namespace etpack::cli
 

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "bundle_commands.h"
 #include "commands.h"
 
 int main(int argc, char** argv) {
@@ -32,6 +33,9 @@ int main(int argc, char** argv) {
   if (command == "verify") return Verify(args);
   if (command == "repack") return Repack(args);
   if (command == "pack") return Pack(args);
+  if (command == "ptd") return Ptd(args);
+  if (command == "bundle") return Bundle(args);
+  if (command == "unbundle") return Unbundle(args);
   if (command == "demo") return Demo(args);
   return UsageError("unknown command '" + command + "'");
 }

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -281,6 +282,14 @@ TEST_CASE("usage errors exit 2") {
       {"demo", "--size", "12 parsecs"},
       {"demo", "--size", "1K"},
       {"demo", "extra"},
+      {"verify", Golden("ptd_basic.ptd"), "--data", Golden("ptd_basic.ptd")},
+      {"verify", pte, "--data"},
+      {"repack", pte, "-o", dir / "x.pte", "--external-constants", dir / "x.pte"},
+      {"pack", Golden("ptd_basic.input.json"), "-o", dir / "x.ptd", "--constant-alignment", "64"},
+      {"ptd"},
+      {"ptd", dir / "w.safetensors"},
+      {"ptd", dir / "w.safetensors", "-o", dir / "x.ptd", "--align", "100"},
+      {"ptd", "-o", dir / "x.ptd"},
   };
   for (const auto& args : cases) {
     Run run = Etpack(args);
@@ -296,7 +305,314 @@ TEST_CASE("--help prints usage and succeeds") {
   Run run = Etpack({"--help"});
   CHECK(run.exit_code == 0);
   CHECK(Contains(run.output, "usage: etpack"));
-  for (const char* command : {"inspect", "verify", "repack", "pack", "demo"}) {
+  for (const char* command : {"inspect", "verify", "repack", "pack", "ptd", "demo"}) {
     CHECK(Contains(run.output, command));
+  }
+}
+
+// ------------------------------------------------------------ .ptd commands
+
+namespace {
+
+std::vector<uint8_t> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  REQUIRE(in.good());
+  return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+etpack::json::Value InspectJson(const std::string& path) {
+  Run js = Etpack({"inspect", "--json", path});
+  INFO(js.output);
+  REQUIRE(js.exit_code == 0);
+  auto doc = etpack::json::Parse(js.output, "inspect --json");
+  REQUIRE(doc.ok());
+  return std::move(doc).value();
+}
+
+struct StTensor {
+  std::string name;
+  std::string dtype;
+  std::vector<int64_t> shape;
+  std::vector<uint8_t> bytes;
+};
+
+// A minimal safetensors writer: u64 header length, JSON header, data.
+void WriteSafetensors(const std::string& path, const std::vector<StTensor>& tensors) {
+  using etpack::json::Value;
+  std::vector<Value::Member> header;
+  std::vector<uint8_t> data;
+  for (const StTensor& t : tensors) {
+    std::vector<Value> shape;
+    for (int64_t d : t.shape) shape.push_back(Value::Int(d));
+    const uint64_t begin = data.size();
+    data.insert(data.end(), t.bytes.begin(), t.bytes.end());
+    header.emplace_back(
+        t.name, Value::Object({{"dtype", Value::String(t.dtype)},
+                               {"shape", Value::Array(std::move(shape))},
+                               {"data_offsets", Value::Array({Value::UInt(begin),
+                                                              Value::UInt(data.size())})}}));
+  }
+  header.emplace_back("__metadata__", Value::Object({{"format", Value::String("pt")}}));
+  const std::string text = etpack::json::Print(Value::Object(std::move(header)));
+  std::ofstream out(path, std::ios::binary);
+  const uint64_t n = text.size();
+  for (int i = 0; i < 8; ++i) out.put(static_cast<char>(n >> (8 * i)));
+  out << text;
+  out.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
+  REQUIRE(out.good());
+}
+
+std::vector<uint8_t> Pattern(size_t n, uint8_t seed) {
+  std::vector<uint8_t> b(n);
+  for (size_t i = 0; i < n; ++i) b[i] = static_cast<uint8_t>(seed + i * 13);
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("pack of a .ptd manifest verifies and serves pte_external") {
+  TempDir dir;
+  const std::string out = dir / "weights.ptd";
+  Run run = Etpack({"pack", Golden("ptd_basic.input.json"), "-o", out});
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  CHECK(Contains(run.output, "wrote " + out));
+  Run verify = Etpack({"verify", out});
+  INFO(verify.output);
+  CHECK(verify.exit_code == 0);
+  CHECK(Contains(verify.output, out + ": ok (.ptd, 3 entries"));
+  Run ext = Etpack({"verify", Golden("pte_external.pte"), "--data", out});
+  INFO(ext.output);
+  CHECK(ext.exit_code == 0);
+  // Segment data equals the reference's, byte for byte.
+  const etpack::json::Value mine = InspectJson(out);
+  const etpack::json::Value ref = InspectJson(Golden("ptd_basic.ptd"));
+  const uint64_t size = mine.Find("header")->Find("segment_data_size")->as_uint();
+  REQUIRE(size == ref.Find("header")->Find("segment_data_size")->as_uint());
+  const uint64_t base = mine.Find("header")->Find("segment_base_offset")->as_uint();
+  const uint64_t ref_base = ref.Find("header")->Find("segment_base_offset")->as_uint();
+  const auto a = ReadFile(out), b = ReadFile(Golden("ptd_basic.ptd"));
+  CHECK(std::vector<uint8_t>(a.begin() + base, a.end()) ==
+        std::vector<uint8_t>(b.begin() + ref_base, b.begin() + ref_base + size));
+
+  SECTION("--segment-alignment overrides the manifest") {
+    const std::string wide = dir / "wide.ptd";
+    Run r = Etpack({"pack", Golden("ptd_basic.input.json"), "-o", wide, "--segment-alignment",
+                    "4096"});
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    const etpack::json::Value doc = InspectJson(wide);
+    for (const auto& seg : doc.Find("segments")->items()) {
+      CHECK(seg.Find("absolute_offset")->as_uint() % 4096 == 0);
+    }
+  }
+}
+
+TEST_CASE("verify --data checks external references") {
+  const std::string pte = Golden("pte_external.pte");
+  Run ok = Etpack({"verify", pte, "--data", Golden("ptd_basic.ptd")});
+  INFO(ok.output);
+  CHECK(ok.exit_code == 0);
+  CHECK(Contains(ok.output, pte + ": ok"));
+  CHECK(Contains(ok.output, "3 external tensors resolve"));
+
+  Run alone = Etpack({"verify", pte});
+  INFO(alone.output);
+  CHECK(alone.exit_code == 0);
+  CHECK(Contains(alone.output, "3 external tensors not checked"));
+
+  Run wrong = Etpack({"verify", pte, "--data", Golden("ptd_shared_blob.ptd")});
+  INFO(wrong.output);
+  CHECK(wrong.exit_code == 1);
+  CHECK(Contains(wrong.output, pte + ": invalid: "));
+  CHECK(Contains(wrong.output, "'linear.weight'"));
+
+  Run twice = Etpack({"verify", pte, "--data", Golden("ptd_basic.ptd"), "--data",
+                      Golden("ptd_basic.ptd")});
+  INFO(twice.output);
+  CHECK(twice.exit_code == 1);
+  CHECK(Contains(twice.output, "key 'linear.weight' is in both"));
+
+  Run not_ptd = Etpack({"verify", pte, "--data", Golden("pte_constants.pte")});
+  INFO(not_ptd.output);
+  CHECK(not_ptd.exit_code == 1);
+  CHECK(Contains(not_ptd.output, "pte_constants.pte: invalid"));
+
+  Run neither = Etpack({"verify", Golden("README.md")});
+  INFO(neither.output);
+  CHECK(neither.exit_code == 1);
+  CHECK(Contains(neither.output, "neither ET12 (.pte) nor FT01 (.ptd)"));
+}
+
+TEST_CASE("inspect understands .ptd") {
+  Run text = Etpack({"inspect", Golden("ptd_shared_blob.ptd")});
+  INFO(text.output);
+  REQUIRE(text.exit_code == 0);
+  CHECK(Contains(text.output, "FT01"));
+  CHECK(Contains(text.output, "segment_base_offset: 512"));
+  CHECK(Contains(text.output, "t.a_alias"));
+  CHECK(Contains(text.output, "FLOAT[4] dim_order [0]"));
+  CHECK(Contains(text.output, "(opaque blob)"));
+
+  const etpack::json::Value doc = InspectJson(Golden("ptd_shared_blob.ptd"));
+  CHECK(doc.Find("kind")->as_string() == "ptd");
+  CHECK(doc.Find("header")->Find("flatbuffer_offset")->as_uint() == 48);
+  const auto& entries = doc.Find("entries")->items();
+  REQUIRE(entries.size() == 4);
+  CHECK(entries[1].Find("key")->as_string() == "t.a_alias");
+  CHECK(entries[1].Find("segment")->as_uint() == 0);
+  CHECK(entries[1].Find("size")->as_uint() == 16);
+  CHECK(entries[1].Find("tensor_layout")->Find("scalar_type")->as_uint() == 6);
+  CHECK(entries[2].Find("tensor_layout")->is_null());
+  const auto& segments = doc.Find("segments")->items();
+  REQUIRE(segments.size() == 3);
+  CHECK(segments[1].Find("offset")->as_uint() == 256);
+  CHECK(segments[1].Find("absolute_offset")->as_uint() == 768);
+
+  // A .pte lists its EXTERNAL tensors.
+  const etpack::json::Value pte = InspectJson(Golden("pte_external.pte"));
+  const auto& external = pte.Find("external_tensors")->items();
+  REQUIRE(external.size() == 3);
+  CHECK(external[2].Find("key")->as_string() == "conv.weight");
+  CHECK(external[2].Find("tensor_layout")->Find("text")->as_string() ==
+        "BFLOAT16[2, 3, 2, 2] dim_order [0, 2, 3, 1]");
+}
+
+TEST_CASE("repack --external-constants writes a program and its data") {
+  TempDir dir;
+  const std::string pte = dir / "model.pte";
+  const std::string ptd = dir / "model.ptd";
+  Run run = Etpack({"repack", Golden("pte_constants.pte"), "-o", pte, "--external-constants", ptd});
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  CHECK(Contains(run.output, "wrote " + pte));
+  CHECK(Contains(run.output, "wrote " + ptd));
+
+  Run v1 = Etpack({"verify", pte});
+  INFO(v1.output);
+  CHECK(v1.exit_code == 0);
+  Run v2 = Etpack({"verify", ptd});
+  INFO(v2.output);
+  CHECK(v2.exit_code == 0);
+  CHECK(Contains(v2.output, "6 entries"));
+  Run v3 = Etpack({"verify", pte, "--data", ptd});
+  INFO(v3.output);
+  CHECK(v3.exit_code == 0);
+  CHECK(Contains(v3.output, "6 external tensors resolve"));
+
+  const etpack::json::Value doc = InspectJson(pte);
+  CHECK(doc.Find("constants")->Find("tensors")->as_uint() == 0);
+  CHECK(doc.Find("external_tensors")->items().size() == 6);
+  // The only files in the folder are the two outputs: no staging leftovers.
+  auto names = Listing(dir.path());
+  std::sort(names.begin(), names.end());
+  CHECK(names == std::vector<std::string>{"model.ptd", "model.pte"});
+
+  SECTION("a failure leaves neither file behind") {
+    TempDir out;
+    Run bad = Etpack({"repack", Golden("pte_constants.pte"), "-o", out / "missing/model.pte",
+                      "--external-constants", out / "model.ptd"});
+    INFO(bad.output);
+    CHECK(bad.exit_code == 1);
+    CHECK(Contains(bad.output, "etpack: "));
+    CHECK(Listing(out.path()).empty());
+  }
+}
+
+TEST_CASE("ptd converts safetensors checkpoints") {
+  TempDir dir;
+  // BF16 matrix, F32 vector, a zero-element tensor and a 1-byte tensor.
+  const std::vector<StTensor> shard1 = {
+      {"model.embed.weight", "BF16", {3, 4}, Pattern(24, 1)},
+      {"model.norm.weight", "F32", {5}, Pattern(20, 2)},
+  };
+  const std::vector<StTensor> shard2 = {
+      {"model.empty", "F32", {0, 7}, {}},
+      {"model.flag", "U8", {1}, {0xa5}},
+  };
+  WriteSafetensors(dir / "model-00001-of-00002.safetensors", shard1);
+  WriteSafetensors(dir / "model-00002-of-00002.safetensors", shard2);
+
+  SECTION("from shard files, page-aligned") {
+    const std::string out = dir / "w.ptd";
+    Run run = Etpack({"ptd", dir / "model-00001-of-00002.safetensors",
+                      dir / "model-00002-of-00002.safetensors", "-o", out, "--align", "4096"});
+    INFO(run.output);
+    REQUIRE(run.exit_code == 0);
+    CHECK(Contains(run.output, "4 tensors"));
+    CHECK(Contains(run.output, "45 bytes"));
+    CHECK(Contains(run.output, "peak RSS"));
+    CHECK(Contains(run.output, "MiB/s"));
+    Run verify = Etpack({"verify", out});
+    INFO(verify.output);
+    CHECK(verify.exit_code == 0);
+
+    const etpack::json::Value doc = InspectJson(out);
+    const auto& entries = doc.Find("entries")->items();
+    const auto& segments = doc.Find("segments")->items();
+    REQUIRE(entries.size() == 4);
+    const auto bytes = ReadFile(out);
+    std::vector<StTensor> all = shard1;
+    all.insert(all.end(), shard2.begin(), shard2.end());
+    for (size_t i = 0; i < all.size(); ++i) {
+      INFO(all[i].name);
+      const auto& e = entries[i];
+      CHECK(e.Find("key")->as_string() == all[i].name);
+      const auto& seg = segments[e.Find("segment")->as_uint()];
+      const uint64_t at = seg.Find("absolute_offset")->as_uint();
+      CHECK(at % 4096 == 0);
+      REQUIRE(seg.Find("size")->as_uint() == all[i].bytes.size());
+      REQUIRE(at + all[i].bytes.size() <= bytes.size());
+      CHECK(std::vector<uint8_t>(bytes.begin() + at, bytes.begin() + at + all[i].bytes.size()) ==
+            all[i].bytes);
+    }
+    CHECK(entries[0].Find("tensor_layout")->Find("text")->as_string() ==
+          "BFLOAT16[3, 4] dim_order [0, 1]");
+    CHECK(entries[2].Find("tensor_layout")->Find("text")->as_string() ==
+          "FLOAT[0, 7] dim_order [0, 1]");
+    CHECK(entries[3].Find("tensor_layout")->Find("text")->as_string() ==
+          "BYTE[1] dim_order [0]");
+  }
+
+  SECTION("from a sharded index") {
+    const std::string index = dir / "model.safetensors.index.json";
+    std::ofstream(index) << R"({"metadata": {"total_size": 45}, "weight_map": {
+        "model.embed.weight": "model-00001-of-00002.safetensors",
+        "model.norm.weight": "model-00001-of-00002.safetensors",
+        "model.empty": "model-00002-of-00002.safetensors",
+        "model.flag": "model-00002-of-00002.safetensors"}})";
+    const std::string out = dir / "idx.ptd";
+    Run run = Etpack({"ptd", index, "-o", out});
+    INFO(run.output);
+    REQUIRE(run.exit_code == 0);
+    const etpack::json::Value doc = InspectJson(out);
+    CHECK(doc.Find("entries")->items().size() == 4);
+    for (const auto& seg : doc.Find("segments")->items()) {
+      CHECK(seg.Find("absolute_offset")->as_uint() % 128 == 0);
+    }
+  }
+
+  SECTION("a malformed checkpoint fails and leaves no output") {
+    TempDir out;
+    const std::string bad = dir / "bad.safetensors";
+    {
+      std::ofstream f(bad, std::ios::binary);
+      const uint64_t n = 1000;  // header length past the end of the file
+      for (int i = 0; i < 8; ++i) f.put(static_cast<char>(n >> (8 * i)));
+      f << "{}";
+    }
+    Run run = Etpack({"ptd", bad, "-o", out / "w.ptd"});
+    INFO(run.output);
+    CHECK(run.exit_code == 1);
+    CHECK(Contains(run.output, "etpack: "));
+    CHECK(Contains(run.output, "bad.safetensors"));
+    CHECK(Listing(out.path()).empty());
+
+    // The same tensor in two shards.
+    Run dup = Etpack({"ptd", dir / "model-00001-of-00002.safetensors",
+                      dir / "model-00001-of-00002.safetensors", "-o", out / "w.ptd"});
+    INFO(dup.output);
+    CHECK(dup.exit_code == 1);
+    CHECK(Listing(out.path()).empty());
   }
 }
