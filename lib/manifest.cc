@@ -12,6 +12,7 @@
 
 #include "etpack/layout.h"
 #include "scalar_type.h"
+#include "base64.h"
 
 namespace etpack {
 namespace {
@@ -114,52 +115,12 @@ Status CheckMembers(const Context& cx, const json::Value& obj, const std::string
   return Status::OK();
 }
 
-// RFC 4648 §4 with padding, strictly: no whitespace, no missing or stray
-// '=', and zero bits in the unused part of the last group (§3.5), so every
-// byte string has exactly one accepted spelling.
 Result<std::vector<uint8_t>> DecodeBase64(const Context& cx, const json::Value& value,
                                           const std::string& path) {
-  static const auto kTable = [] {
-    std::array<int8_t, 256> t{};
-    t.fill(-1);
-    const char* alphabet =
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    for (int i = 0; i < 64; ++i) t[static_cast<unsigned char>(alphabet[i])] = static_cast<int8_t>(i);
-    return t;
-  }();
-  const std::string& s = value.as_string();
-  if (s.size() % 4 != 0) {
-    return cx.BadValue(path, value,
-                       "is not base64: length " + std::to_string(s.size()) +
-                           " is not a multiple of 4");
-  }
-  size_t pad = 0;
-  if (!s.empty() && s.back() == '=') pad = s[s.size() - 2] == '=' ? 2 : 1;
   std::vector<uint8_t> out;
-  out.reserve(s.size() / 4 * 3 - pad);
-  for (size_t i = 0; i < s.size(); i += 4) {
-    const bool last = i + 4 == s.size();
-    uint32_t group = 0;
-    for (size_t j = 0; j < 4; ++j) {
-      const size_t at = i + j;
-      const unsigned char c = static_cast<unsigned char>(s[at]);
-      int8_t d = kTable[c];
-      if (d < 0 && c == '=' && last && j >= 4 - pad) d = 0;
-      if (d < 0) {
-        std::string ch = (c >= 0x20 && c < 0x7f) ? std::string("'") + static_cast<char>(c) + "'"
-                                                 : "byte " + std::to_string(c);
-        return cx.BadValue(path, value,
-                           "is not base64: " + ch + " at offset " + std::to_string(at));
-      }
-      group = (group << 6) | static_cast<uint32_t>(d);
-    }
-    out.push_back(static_cast<uint8_t>(group >> 16));
-    if (!last || pad < 2) out.push_back(static_cast<uint8_t>(group >> 8));
-    if (!last || pad < 1) out.push_back(static_cast<uint8_t>(group));
-    if (last && (group & (pad == 2 ? 0xFFFFu : pad == 1 ? 0xFFu : 0u)) != 0) {
-      return cx.BadValue(path, value,
-                         "is not canonical base64: the padding bits of the last group are not zero");
-    }
+  std::string why;
+  if (!etpack::DecodeBase64(value.as_string(), &out, &why)) {
+    return cx.BadValue(path, value, "is not base64: " + why);
   }
   return out;
 }
