@@ -1,1 +1,376 @@
-// placeholder
+// Pass one for .bpte. The BundledProgram flatbuffer is built with the
+// generated builder rather than the schema-driven tree builder because the
+// standard layout depends on creation order: FlatBufferBuilder fills its
+// buffer back to front, so the `program` vector, created first, ends up
+// last. Nothing points past it, so the program's bytes can be spliced in at
+// the end of the buffer, after the small flatbuffer has been finished,
+// without touching a single offset: the program is never in memory.
+
+#include <algorithm>
+#include <cstring>
+#include <new>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "bpte_format.h"
+#include "bundled_program_generated.h"
+#include "etpack/bpte.h"
+#include "etpack/layout.h"
+#include "pte_format.h"
+
+namespace etpack {
+
+namespace bpte {
+
+Result<uint64_t> InsertHeader(std::vector<uint8_t>& fb) {
+  ETPACK_RETURN_IF_ERROR(InsertAfterIdentifier(fb, kHeaderLength));
+  uint8_t* h = fb.data() + kHeaderOffset;
+  std::memcpy(h, kHeaderMagic, 4);
+  StoreLE32(h + 4, kHeaderLength);
+  return fb.size();
+}
+
+void WriteHeaderFields(uint8_t* file_start, uint64_t flatbuffer_size,
+                       uint64_t segment_base_offset, uint64_t segment_data_size) {
+  // Same field positions as the .pte extended header.
+  pte::WriteExtendedHeaderFields(file_start, flatbuffer_size, segment_base_offset,
+                                 segment_data_size);
+}
+
+}  // namespace bpte
+
+ArtifactPlan PlanOfSource(SourcePtr source) {
+  ArtifactPlan plan;
+  plan.file_size = source->size();
+  plan.placements.push_back({0, 1, std::move(source)});
+  return plan;
+}
+
+namespace {
+
+namespace bfb = bundled_program_flatbuffer;
+using flatbuffers::FlatBufferBuilder;
+using flatbuffers::Offset;
+
+// FlatBuffers' own limit on a whole buffer (offsets are 32-bit, signed in
+// places); a standard-layout file must stay below it.
+constexpr uint64_t kFlatbufferLimit = FLATBUFFERS_MAX_BUFFER_SIZE;
+// Inline test tensors are read into the builder, so their bytes are held in
+// memory while planning. Bulk test data belongs in segments.
+constexpr uint64_t kMaxInlineTensorBytes = uint64_t{256} << 20;
+constexpr uint64_t kMaxInlineTotalBytes = uint64_t{1} << 30;
+
+std::string ValuePath(const BpteInput& in, size_t s, size_t c, const char* list, size_t i) {
+  return "method_test_suites[" + std::to_string(s) + "] '" + in.suites[s].method_name +
+         "' test_cases[" + std::to_string(c) + "]." + list + "[" + std::to_string(i) + "]";
+}
+
+// The nested program plan must be a well-formed artifact by itself: its
+// placements are shifted, not re-validated, and one running past the
+// program's end would land in the bundle's next segment.
+Status CheckProgramPlan(const ArtifactPlan& p) {
+  if (p.file_size == 0) return InvalidArgument("program: the embedded program is empty");
+  if (p.head.size() > p.file_size) {
+    return InvalidArgument("program: head is " + std::to_string(p.head.size()) +
+                           " bytes but file_size = " + std::to_string(p.file_size));
+  }
+  uint64_t prev_end = p.head.size();
+  for (size_t i = 0; i < p.placements.size(); ++i) {
+    const Placement& pl = p.placements[i];
+    const std::string what = "program: placements[" + std::to_string(i) + "]";
+    if (pl.source == nullptr) return InvalidArgument(what + ".source is null");
+    if (pl.offset < prev_end) {
+      return InvalidArgument(what + ".offset = " + std::to_string(pl.offset) +
+                             " overlaps what precedes it (ends at " + std::to_string(prev_end) +
+                             ")");
+    }
+    const uint64_t size = pl.source->size();
+    if (pl.offset > p.file_size || size > p.file_size - pl.offset) {
+      return InvalidArgument(what + " [" + std::to_string(pl.offset) + ", +" +
+                             std::to_string(size) + ") runs past the program's file_size = " +
+                             std::to_string(p.file_size));
+    }
+    prev_end = pl.offset + size;
+  }
+  return Status::OK();
+}
+
+// A test value as planned: where its tensor bytes go.
+struct PlannedValue {
+  const BundledValue* value = nullptr;
+  std::string path;
+  uint64_t nbytes = 0;
+  int32_t segment = bpte::kNoSegment;  // index into the segment table
+};
+
+class BptePlanner {
+ public:
+  BptePlanner(const BpteInput& input, const BpteOptions& options)
+      : in_(input), opt_(options), segmented_(options.layout == BpteLayout::kSegmented) {}
+
+  Result<BptePlan> Plan() {
+    if (segmented_) {
+      ETPACK_RETURN_IF_ERROR(CheckAlignment(opt_.program_alignment, "program_alignment"));
+      if (opt_.program_alignment < bpte::kMinProgramAlignmentOption) {
+        return InvalidArgument("program_alignment = " + std::to_string(opt_.program_alignment) +
+                               " is below " + std::to_string(bpte::kMinProgramAlignmentOption) +
+                               " (the embedded program's own segment alignment)");
+      }
+    }
+    ETPACK_RETURN_IF_ERROR(CheckProgramPlan(in_.program));
+    ETPACK_RETURN_IF_ERROR(PlanValues());
+    try {
+      return segmented_ ? Segmented() : Standard();
+    } catch (const std::bad_alloc&) {
+      return OutOfRange("out of memory building the BundledProgram flatbuffer");
+    }
+  }
+
+ private:
+  // Checks every value and decides which tensors go to segments. Segment 0
+  // is the program's in the segmented layout.
+  Status PlanValues() {
+    uint64_t inline_total = 0;
+    int32_t next_segment = 1;
+    for (size_t s = 0; s < in_.suites.size(); ++s) {
+      for (size_t c = 0; c < in_.suites[s].test_cases.size(); ++c) {
+        const BundledTestCase& tc = in_.suites[s].test_cases[c];
+        for (int out = 0; out < 2; ++out) {
+          const auto& list = out ? tc.expected_outputs : tc.inputs;
+          for (size_t i = 0; i < list.size(); ++i) {
+            PlannedValue pv;
+            pv.value = &list[i];
+            pv.path = ValuePath(in_, s, c, out ? "expected_outputs" : "inputs", i);
+            if (pv.value->kind == BundledValue::Kind::kTensor) {
+              ETPACK_RETURN_IF_ERROR(PlanTensor(pv, next_segment, inline_total));
+            }
+            values_.push_back(std::move(pv));
+          }
+        }
+      }
+    }
+    return Status::OK();
+  }
+
+  Status PlanTensor(PlannedValue& pv, int32_t& next_segment, uint64_t& inline_total) {
+    const BundledValue& v = *pv.value;
+    ETPACK_ASSIGN_OR_RETURN(pv.nbytes, LayoutNbytes(v.layout, pv.path));
+    if (v.data == nullptr) return InvalidArgument(pv.path + ": tensor data source is null");
+    if (v.data->size() != pv.nbytes) {
+      return InvalidArgument(pv.path + ": tensor " + DescribeLayout(v.layout) + " needs " +
+                             std::to_string(pv.nbytes) + " bytes but its data (" +
+                             v.data->Describe() + ") holds " + std::to_string(v.data->size()));
+    }
+    if (segmented_ && pv.nbytes >= opt_.tensor_segment_threshold) {
+      if (next_segment == INT32_MAX) return OutOfRange(pv.path + ": too many tensor segments");
+      pv.segment = next_segment++;
+      segment_specs_.push_back({pv.nbytes, bpte::kTensorDataAlignment});
+      segment_sources_.push_back(v.data);
+      return Status::OK();
+    }
+    const std::string way_out =
+        segmented_ ? "; lower tensor_segment_threshold so it goes to a segment"
+                   : "; use --layout segmented, which stores large test tensors in segments";
+    if (pv.nbytes > kMaxInlineTensorBytes) {
+      return OutOfRange(pv.path + ": " + std::to_string(pv.nbytes) +
+                        " bytes of tensor data is above the " +
+                        std::to_string(kMaxInlineTensorBytes >> 20) +
+                        " MiB etpack keeps inline in the flatbuffer" + way_out);
+    }
+    inline_total += pv.nbytes + bpte::kTensorDataAlignment;
+    if (inline_total > kMaxInlineTotalBytes) {
+      return OutOfRange(pv.path + ": inline test tensor data exceeds " +
+                        std::to_string(kMaxInlineTotalBytes >> 20) + " MiB in total" + way_out);
+    }
+    return Status::OK();
+  }
+
+  Result<Offset<bfb::Tensor>> BuildTensor(FlatBufferBuilder& fbb, const PlannedValue& pv) {
+    const TensorLayout& l = pv.value->layout;
+    auto sizes = fbb.CreateVector(l.sizes);
+    auto dim_order = fbb.CreateVector(l.dim_order);
+    Offset<flatbuffers::Vector<uint8_t>> data;
+    if (pv.segment == bpte::kNoSegment) {
+      Result<std::vector<uint8_t>> bytes = ReadAll(*pv.value->data, kMaxInlineTensorBytes);
+      if (!bytes.ok()) return bytes.status().WithContext(pv.path);
+      if (bytes->size() != pv.nbytes) {
+        return InvalidArgument(pv.path + ": data source returned " +
+                               std::to_string(bytes->size()) + " bytes, expected " +
+                               std::to_string(pv.nbytes));
+      }
+      fbb.ForceVectorAlignment(bytes->size(), 1, bpte::kTensorDataAlignment);
+      data = fbb.CreateVector(*bytes);
+    } else {
+      data = fbb.CreateVector(std::vector<uint8_t>{});
+    }
+    return bfb::CreateTensor(fbb, static_cast<executorch_flatbuffer::ScalarType>(l.scalar_type),
+                             sizes, data, dim_order, pv.segment);
+  }
+
+  Result<Offset<bfb::Value>> BuildValue(FlatBufferBuilder& fbb, const PlannedValue& pv) {
+    const BundledValue& v = *pv.value;
+    switch (v.kind) {
+      case BundledValue::Kind::kTensor: {
+        ETPACK_ASSIGN_OR_RETURN(auto t, BuildTensor(fbb, pv));
+        return bfb::CreateValue(fbb, bfb::ValueUnion::Tensor, t.Union());
+      }
+      case BundledValue::Kind::kInt:
+        return bfb::CreateValue(fbb, bfb::ValueUnion::Int, bfb::CreateInt(fbb, v.int_val).Union());
+      case BundledValue::Kind::kBool:
+        return bfb::CreateValue(fbb, bfb::ValueUnion::Bool,
+                                bfb::CreateBool(fbb, v.bool_val).Union());
+      case BundledValue::Kind::kDouble:
+        return bfb::CreateValue(fbb, bfb::ValueUnion::Double,
+                                bfb::CreateDouble(fbb, v.double_val).Union());
+    }
+    return InvalidArgument(pv.path + ": unknown value kind");
+  }
+
+  // Everything but the program vector, in input order (values_ follows it).
+  Result<Offset<flatbuffers::Vector<Offset<bfb::BundledMethodTestSuite>>>> Suites(
+      FlatBufferBuilder& fbb) {
+    size_t next = 0;
+    std::vector<Offset<bfb::BundledMethodTestSuite>> suites;
+    for (const BundledTestSuite& suite : in_.suites) {
+      std::vector<Offset<bfb::BundledMethodTestCase>> cases;
+      for (const BundledTestCase& tc : suite.test_cases) {
+        std::vector<Offset<bfb::Value>> lists[2];
+        for (int out = 0; out < 2; ++out) {
+          const size_t n = out ? tc.expected_outputs.size() : tc.inputs.size();
+          for (size_t i = 0; i < n; ++i) {
+            ETPACK_ASSIGN_OR_RETURN(auto v, BuildValue(fbb, values_[next++]));
+            lists[out].push_back(v);
+          }
+        }
+        cases.push_back(bfb::CreateBundledMethodTestCase(fbb, fbb.CreateVector(lists[0]),
+                                                         fbb.CreateVector(lists[1])));
+      }
+      auto name = fbb.CreateString(suite.method_name);
+      suites.push_back(bfb::CreateBundledMethodTestSuite(fbb, name, fbb.CreateVector(cases)));
+    }
+    return fbb.CreateVector(suites);
+  }
+
+  // The program plan's head and placements, moved to `shift`. `align` is
+  // what `shift` is a multiple of, so an inner placement keeps its promised
+  // alignment up to that.
+  static void AppendProgram(const ArtifactPlan& program, uint64_t shift, uint64_t align,
+                            std::vector<Placement>& out) {
+    if (!program.head.empty()) {
+      out.push_back({shift, align, OwnedSource(program.head)});
+    }
+    for (const Placement& p : program.placements) {
+      out.push_back({shift + p.offset, std::min(p.alignment, align), p.source});
+    }
+  }
+
+  Result<BptePlan> Standard() {
+    const uint64_t n = in_.program.file_size;
+    if (n >= kFlatbufferLimit) return TooLarge(n);
+
+    FlatBufferBuilder fbb(4096);
+    // Created first, so it is the last object in the finished buffer. The
+    // placeholder is not empty because PreAlign ignores empty vectors, and
+    // Finish must pad the buffer to the vector's alignment.
+    const std::vector<uint8_t> placeholder(bpte::kProgramVectorAlignment, 0);
+    fbb.ForceVectorAlignment(placeholder.size(), 1, bpte::kProgramVectorAlignment);
+    auto program = fbb.CreateVector(placeholder);
+    ETPACK_ASSIGN_OR_RETURN(auto suites, Suites(fbb));
+    fbb.Finish(bfb::CreateBundledProgram(fbb, in_.version, suites, program),
+               bfb::BundledProgramIdentifier());
+    std::vector<uint8_t> head(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
+    fbb.Clear();
+
+    const auto* vec = bfb::GetBundledProgram(head.data())->program();
+    const uint64_t data_offset = static_cast<uint64_t>(vec->data() - head.data());
+    if (data_offset + placeholder.size() != head.size() ||
+        data_offset % bpte::kProgramVectorAlignment != 0) {
+      return InvalidArgument("internal: the program vector is not at the 32-aligned end of the "
+                             "BundledProgram flatbuffer (data at " +
+                             std::to_string(data_offset) + " of " +
+                             std::to_string(head.size()) + " bytes)");
+    }
+    head.resize(data_offset);  // the program's bytes take the placeholder's place
+    ETPACK_ASSIGN_OR_RETURN(uint64_t file_size, CheckedAdd(data_offset, n, "file size"));
+    if (file_size >= kFlatbufferLimit) return TooLarge(file_size);
+    // The vector's length field sits right before its data.
+    StoreLE32(head.data() + data_offset - sizeof(flatbuffers::uoffset_t),
+              static_cast<uint32_t>(n));
+
+    BptePlan plan;
+    plan.layout = BpteLayout::kStandard;
+    plan.program_offset = data_offset;
+    plan.program_size = n;
+    plan.artifact.head = std::move(head);
+    plan.artifact.file_size = file_size;
+    AppendProgram(in_.program, data_offset, bpte::kProgramVectorAlignment,
+                  plan.artifact.placements);
+    return plan;
+  }
+
+  Status TooLarge(uint64_t size) const {
+    return OutOfRange("a standard-layout .bpte holding a " +
+                      std::to_string(in_.program.file_size) + "-byte program would be " +
+                      (size == in_.program.file_size ? "at least " : "") + std::to_string(size) +
+                      " bytes, beyond the 2 GiB FlatBuffers limit; use --layout segmented "
+                      "(BpteLayout::kSegmented), which has no size limit");
+  }
+
+  Result<BptePlan> Segmented() {
+    std::vector<SegmentSpec> specs = {{in_.program.file_size, opt_.program_alignment}};
+    specs.insert(specs.end(), segment_specs_.begin(), segment_specs_.end());
+    // Segment 0 (the program) starts at the base, which is program_alignment
+    // aligned; tensor segments need only their data alignment.
+    ETPACK_ASSIGN_OR_RETURN(SegmentLayout seg_layout,
+                            LayoutSegments(specs, bpte::kTensorDataAlignment));
+
+    FlatBufferBuilder fbb(4096);
+    ETPACK_ASSIGN_OR_RETURN(auto suites, Suites(fbb));
+    // Present but empty, so a reader that knows nothing of segments finds
+    // an empty program instead of none.
+    auto program = fbb.CreateVector(std::vector<uint8_t>{});
+    std::vector<Offset<bfb::DataSegment>> table;
+    for (size_t j = 0; j < specs.size(); ++j) {
+      table.push_back(bfb::CreateDataSegment(fbb, seg_layout.offsets[j], specs[j].size));
+    }
+    fbb.Finish(bfb::CreateBundledProgram(fbb, in_.version, suites, program, 0,
+                                         fbb.CreateVector(table)),
+               bfb::BundledProgramIdentifier());
+    std::vector<uint8_t> head(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
+    fbb.Clear();
+
+    ETPACK_ASSIGN_OR_RETURN(uint64_t fb_size, bpte::InsertHeader(head));
+    BptePlan plan;
+    plan.layout = BpteLayout::kSegmented;
+    ETPACK_ASSIGN_OR_RETURN(uint64_t base, AlignUp(fb_size, opt_.program_alignment));
+    ETPACK_ASSIGN_OR_RETURN(plan.artifact.file_size,
+                            CheckedAdd(base, seg_layout.data_size, "file size"));
+    bpte::WriteHeaderFields(head.data(), fb_size, base, seg_layout.data_size);
+    plan.artifact.head = std::move(head);
+    plan.program_offset = base;  // + seg_layout.offsets[0], which is 0
+    plan.program_size = in_.program.file_size;
+    AppendProgram(in_.program, base, opt_.program_alignment, plan.artifact.placements);
+    for (size_t j = 0; j < segment_sources_.size(); ++j) {
+      if (segment_sources_[j]->size() == 0) continue;
+      plan.artifact.placements.push_back(
+          {base + seg_layout.offsets[j + 1], bpte::kTensorDataAlignment, segment_sources_[j]});
+    }
+    return plan;
+  }
+
+  const BpteInput& in_;
+  const BpteOptions& opt_;
+  const bool segmented_;
+  std::vector<PlannedValue> values_;
+  std::vector<SegmentSpec> segment_specs_;   // tensor segments, from segment 1 on
+  std::vector<SourcePtr> segment_sources_;
+};
+
+}  // namespace
+
+Result<BptePlan> PlanBpte(const BpteInput& input, const BpteOptions& options) {
+  return BptePlanner(input, options).Plan();
+}
+
+}  // namespace etpack
