@@ -219,17 +219,18 @@ Result<FileKind> DetectFileKind(const std::string& path) {
   close(fd);
   if (got < sizeof head) {
     return Corrupt(path + ": " + std::to_string(got) +
-                   " bytes is too short for a .pte or .ptd file");
+                   " bytes is too short for a .pte, .ptd or .bpte file");
   }
   if (std::memcmp(head + 4, "ET12", 4) == 0) return FileKind::kPte;
   if (std::memcmp(head + 4, "FT01", 4) == 0) return FileKind::kPtd;
+  if (std::memcmp(head + 4, "BP08", 4) == 0) return FileKind::kBpte;
   std::string id;
   for (int i = 4; i < 8; ++i) {
     const char c = static_cast<char>(head[i]);
     id += (c >= 0x20 && c < 0x7f) ? c : '?';
   }
   return Corrupt(path + ": file identifier '" + id +
-                 "' at bytes 4..7 is neither ET12 (.pte) nor FT01 (.ptd)");
+                 "' at bytes 4..7 is none of ET12 (.pte), FT01 (.ptd), BP08 (.bpte)");
 }
 
 double SecondsSince(std::chrono::steady_clock::time_point start) {
@@ -684,6 +685,9 @@ std::string WithoutPrefix(std::string message, const std::string& path) {
   return message;
 }
 
+
+}  // namespace
+
 int Invalid(const std::string& path, const Status& status) {
   // A file that cannot be read is not an invalid file: say which it is.
   if (status.code() == Code::kIoError) {
@@ -696,7 +700,9 @@ int Invalid(const std::string& path, const Status& status) {
   return kExitFailure;
 }
 
-}  // namespace
+void PrintPteReport(const PteFile& file) { PrintReport(BuildReport(file)); }
+
+json::Value PteReportJson(const PteFile& file) { return ReportJson(BuildReport(file)); }
 
 json::Value LayoutJson(const TensorLayout& layout) {
   using json::Value;
@@ -717,6 +723,7 @@ int Inspect(const std::vector<std::string>& argv) {
   Result<FileKind> kind = DetectFileKind(path);
   if (!kind.ok()) return Failure(kind.status());
   if (*kind == FileKind::kPtd) return InspectPtd(path, args->Has("--json"));
+  if (*kind == FileKind::kBpte) return InspectBpte(path, args->Has("--json"));
   Result<std::unique_ptr<PteFile>> file = PteFile::Open(path);
   if (!file.ok()) return Failure(file.status());
   const Report report = BuildReport(**file);
@@ -741,6 +748,12 @@ int Verify(const std::vector<std::string>& argv) {
       return UsageError("verify: --data goes with a .pte; " + path + " is a .ptd");
     }
     return VerifyPtd(path);
+  }
+  if (*kind == FileKind::kBpte) {
+    if (!data_paths.empty()) {
+      return UsageError("verify: --data goes with a .pte; " + path + " is a .bpte");
+    }
+    return VerifyBpte(path);
   }
 
   Result<std::unique_ptr<PteFile>> file = PteFile::Open(path);

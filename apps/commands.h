@@ -17,6 +17,7 @@
 
 #include "etpack/json.h"
 #include "etpack/ptd.h"
+#include "etpack/pte_reader.h"
 #include "etpack/status.h"
 
 namespace etpack::cli {
@@ -75,14 +76,26 @@ int Demo(const std::vector<std::string>& argv);  // apps/demo.cc
 json::Value LayoutJson(const TensorLayout& layout);
 
 // What a file is, from its identifier at bytes 4..7.
-enum class FileKind { kPte, kPtd };
+enum class FileKind { kPte, kPtd, kBpte };
 // Fails naming the file when it cannot be read, is shorter than 8 bytes, or
-// carries neither ET12 nor FT01.
+// carries none of ET12, FT01, BP08.
 Result<FileKind> DetectFileKind(const std::string& path);
 
-// .ptd halves of inspect and verify (apps/ptd_commands.cc).
+// The verdict for a file that failed to open: "PATH: invalid: why" (or
+// "cannot read PATH" for I/O errors) on stderr; returns kExitFailure.
+int Invalid(const std::string& path, const Status& status);
+
+// The .pte report of inspect, printed or as JSON (also used for the program
+// embedded in a .bpte).
+void PrintPteReport(const PteFile& file);
+json::Value PteReportJson(const PteFile& file);
+
+// .ptd and .bpte halves of inspect and verify (apps/ptd_commands.cc,
+// apps/bundle_commands.cc).
 int InspectPtd(const std::string& path, bool as_json);
 int VerifyPtd(const std::string& path);
+int InspectBpte(const std::string& path, bool as_json);
+int VerifyBpte(const std::string& path);
 
 // Seconds since `start`, and this process's peak resident set in MiB.
 double SecondsSince(std::chrono::steady_clock::time_point start);

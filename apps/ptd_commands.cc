@@ -118,13 +118,7 @@ int InspectPtd(const std::string& path, bool as_json) {
 
 int VerifyPtd(const std::string& path) {
   Result<std::unique_ptr<PtdFile>> file = PtdFile::Open(path);
-  if (!file.ok()) {
-    std::string message = file.status().message();
-    const std::string prefix = path + ": ";
-    if (message.compare(0, prefix.size(), prefix) == 0) message.erase(0, prefix.size());
-    std::printf("%s: invalid: %s\n", path.c_str(), message.c_str());
-    return kExitFailure;
-  }
+  if (!file.ok()) return Invalid(path, file.status());
   const PtdFile& f = **file;
   std::printf("%s: ok (.ptd, %zu entries, %zu segments, %" PRIu64 " bytes)\n", path.c_str(),
               f.entries().size(), f.layout().segments.size(), f.size());
