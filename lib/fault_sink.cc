@@ -1,80 +1,51 @@
 #include <string>
 #include <utility>
 
+#include "checked_sink.h"
 #include "etpack/sink.h"
 
 namespace etpack {
 namespace {
 
-class FaultInjectingSink final : public Sink {
+class FaultInjectingSink final : public CheckedSink {
  public:
   FaultInjectingSink(std::unique_ptr<Sink> inner, uint64_t fail_after_bytes)
-      : inner_(std::move(inner)), limit_(fail_after_bytes), budget_(fail_after_bytes) {}
+      : CheckedSink("fault-injecting sink"),
+        inner_(std::move(inner)),
+        limit_(fail_after_bytes),
+        budget_(fail_after_bytes) {}
 
-  ~FaultInjectingSink() override {
-    if (!done_) Abandon();
-  }
+  ~FaultInjectingSink() override { AbandonIfOpen(); }
 
-  using Sink::Write;
+  uint64_t bytes_written() const override { return inner_->bytes_written(); }
 
-  Status Reserve(uint64_t size) override {
-    if (!status_.ok()) return status_;
-    return Keep(inner_->Reserve(size));
-  }
+ private:
+  Status DoReserve(uint64_t size) override { return inner_->Reserve(size); }
 
-  Status Write(uint64_t offset, const Source& source) override {
-    if (!status_.ok()) return status_;
+  Status DoWrite(uint64_t offset, const Source& source) override {
     const uint64_t n = source.size();
     if (n <= budget_) {
       budget_ -= n;
-      return Keep(inner_->Write(offset, source));
+      return inner_->Write(offset, source);
     }
     // Let the part below the limit through, as a real device that fills up
     // mid-write would, so tests see a partly written output get discarded.
     if (budget_ > 0) {
       SourcePtr whole(SourcePtr(), &source);  // non-owning
-      Status s = inner_->Write(offset, *SliceSource(whole, 0, budget_));
-      if (!s.ok()) return Keep(s);
+      ETPACK_RETURN_IF_ERROR(inner_->Write(offset, *SliceSource(whole, 0, budget_)));
     }
-    return Keep(Status(Code::kIoError,
-                       "injected fault: write of " + source.Describe() +
-                           " at offset " + std::to_string(offset) +
-                           " crosses the limit of " + std::to_string(limit_) +
-                           " bytes"));
+    return Status(Code::kIoError, "injected fault: write of " + source.Describe() +
+                                      " at offset " + std::to_string(offset) +
+                                      " crosses the limit of " + std::to_string(limit_) +
+                                      " bytes");
   }
 
-  Status Finish() override {
-    if (done_) {
-      return status_.ok() ? InvalidArgument(
-                                "fault-injecting sink: Finish called after Finish or Abandon")
-                          : status_;
-    }
-    done_ = true;
-    if (!status_.ok()) {
-      inner_->Abandon();
-      return status_;
-    }
-    return Keep(inner_->Finish());
-  }
-
-  void Abandon() override {
-    done_ = true;
-    inner_->Abandon();
-  }
-
-  uint64_t bytes_written() const override { return inner_->bytes_written(); }
-
- private:
-  Status Keep(Status s) {
-    if (status_.ok()) status_ = s;
-    return s;
-  }
+  Status DoFinish() override { return inner_->Finish(); }
+  void DoAbandon() override { inner_->Abandon(); }
 
   std::unique_ptr<Sink> inner_;
   uint64_t limit_;
   uint64_t budget_;  // bytes still allowed through
-  bool done_ = false;
-  Status status_;
 };
 
 }  // namespace

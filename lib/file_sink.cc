@@ -1,28 +1,34 @@
-// The POSIX file sink: temporary file, reserved in full, filled through
-// mmap windows (or copy_file_range), renamed into place by Finish().
+// The POSIX file sink: temporary file, reserved in full, filled through an
+// mmap window (or copy_file_range / pwrite), renamed into place by Finish().
 //
-// Memory stays bounded however large the file: a window is unmapped as soon
-// as the writer moves past it, its write-back is started at once, and after
-// `writeback_windows` more windows the writer waits for it and drops it from
-// the page cache.
+// Memory stays bounded however large the file. The output is cut into a
+// fixed grid of window_bytes cells; the mapped window is always one cell.
+// Writes only move forward, so everything below the end of the last write
+// (the frontier) is final: when the frontier leaves a cell, that cell's
+// write-back is started, and once more than writeback_windows cells are in
+// flight the sink waits for the oldest and drops it from the page cache.
+// Write-back therefore costs a few system calls per cell, however many
+// items the cell holds.
 
 #include <fcntl.h>
+#include <limits.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cassert>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <deque>
 #include <new>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "checked_sink.h"
 #include "etpack/sink.h"
+#include "range_text.h"
 
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
@@ -30,6 +36,19 @@
 
 namespace etpack {
 namespace {
+
+// File items at least this large (or a window, if that is smaller) go to
+// copy_file_range. Below it one pread into the window that is already mapped
+// costs the same single system call and keeps the bytes where the next items
+// land; above it the kernel copy saves mapping and faulting the output, and
+// on file systems that share extents (XFS, btrfs) it need not copy at all.
+constexpr uint64_t kKernelCopyMin = uint64_t{1} << 20;
+
+// Keeps window arithmetic (cell index * window) far from overflow.
+constexpr uint64_t kMaxWindow = uint64_t{1} << 40;
+
+// ".<name>.etpack-XXXXXX": what the temporary name adds to the output name.
+constexpr size_t kTempExtra = 1 + sizeof(".etpack-XXXXXX") - 1;
 
 uint64_t PageSize() {
   static const uint64_t page = [] {
@@ -60,44 +79,44 @@ mode_t CurrentUmask() {
   return mask;
 }
 
-std::string Range(uint64_t offset, uint64_t length) {
-  return "[" + std::to_string(offset) + ", +" + std::to_string(length) + ")";
-}
-
-class FileSink final : public Sink {
+class FileSink final : public CheckedSink {
  public:
   FileSink(std::string path, std::string dir, std::string temp, int fd,
            const FileSinkOptions& options)
-      : path_(std::move(path)),
+      : CheckedSink(path),
+        path_(std::move(path)),
         dir_(std::move(dir)),
         temp_(std::move(temp)),
         fd_(fd),
-        options_(options) {
+        options_(options),
+        kernel_copy_(options.copy_file_range) {
     const uint64_t page = PageSize();
-    const uint64_t want = std::max<uint64_t>(options.window_bytes, page);
-    // Whole pages, so consecutive windows never share a page.
-    window_bytes_ = want > UINT64_MAX - page ? UINT64_MAX / page * page
-                                             : (want + page - 1) / page * page;
-    max_inflight_ = static_cast<size_t>(std::max(options.writeback_windows, 0));
+    const uint64_t want = std::min(std::max<uint64_t>(options.window_bytes, page), kMaxWindow);
+    // Whole pages, so cells never share a page.
+    window_bytes_ = (want + page - 1) / page * page;
+    max_inflight_ = static_cast<uint64_t>(std::max(options.writeback_windows, 0));
+    kernel_copy_min_ = std::min(kKernelCopyMin, window_bytes_);
   }
 
-  ~FileSink() override {
-    if (!done_) Abandon();
-  }
+  ~FileSink() override { AbandonIfOpen(); }
 
-  using Sink::Write;
-
-  Status Reserve(uint64_t size) override {
-    if (!status_.ok()) return status_;
-    if (reserved_ || done_) {
-      return Fail(InvalidArgument(path_ + ": Reserve called twice"));
-    }
+ private:
+  Status DoReserve(uint64_t size) override {
     if (size > static_cast<uint64_t>(INT64_MAX)) {
-      return Fail(OutOfRange(path_ + ": cannot reserve " + std::to_string(size) +
-                             " bytes, more than a file can hold"));
+      return OutOfRange(path_ + ": cannot reserve " + std::to_string(size) +
+                        " bytes, more than a file can hold");
+    }
+    // Growing the file past RLIMIT_FSIZE raises SIGXFSZ, which kills the
+    // process (leaving the temporary file) before ftruncate could say EFBIG.
+    struct rlimit limit;
+    if (::getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
+        size > static_cast<uint64_t>(limit.rlim_cur)) {
+      return OutOfRange(path_ + ": cannot reserve " + std::to_string(size) +
+                        " bytes: exceeds the file size limit (ulimit -f) of " +
+                        std::to_string(static_cast<uint64_t>(limit.rlim_cur)) + " bytes");
     }
     if (::ftruncate(fd_, static_cast<off_t>(size)) != 0) {
-      return Fail(ReserveError(size, "ftruncate", errno));
+      return ReserveError(size, "ftruncate", errno);
     }
     if (size > 0) {
       int rc;
@@ -107,73 +126,39 @@ class FileSink final : public Sink {
       if (rc != 0) {
         // Without reserved blocks a full disk would surface as SIGBUS on a
         // mapped page; pwrite reports it as an error instead.
-        if (errno == EOPNOTSUPP) {
+        if (errno == EOPNOTSUPP || errno == ENOSYS) {
           use_mmap_ = false;
         } else {
-          return Fail(ReserveError(size, "fallocate", errno));
+          return ReserveError(size, "fallocate", errno);
         }
       }
     }
     size_ = size;
-    reserved_ = true;
+    cells_ = size == 0 ? 0 : (size - 1) / window_bytes_ + 1;
     return Status::OK();
   }
 
-  Status Write(uint64_t offset, const Source& source) override {
-    if (!status_.ok()) return status_;
-    if (!reserved_ || done_) {
-      return Fail(InvalidArgument(path_ + ": Write called " +
-                                  (done_ ? "after Finish" : "before Reserve")));
-    }
+  Status DoWrite(uint64_t offset, const Source& source) override {
     const uint64_t n = source.size();
-    if (offset < next_offset_) {
-      return Fail(InvalidArgument(
-          path_ + ": write of " + source.Describe() + " at offset " +
-          std::to_string(offset) +
-          " starts before the end of the previous write (" +
-          std::to_string(next_offset_) + "); writes must go in increasing order"));
-    }
-    const bool inside = offset <= size_ && n <= size_ - offset;
-    assert(inside && "write runs past the reserved size");
-    if (!inside) {
-      return Fail(OutOfRange(path_ + ": write of " + source.Describe() +
-                             " at offset " + std::to_string(offset) +
-                             " runs past the reserved size (" +
-                             std::to_string(size_) + " bytes)"));
-    }
     uint64_t done = 0;
     const FileRange* range = source.file_range();
-    if (n > 0 && options_.copy_file_range && range != nullptr) {
-      assert(range->length == n);
-      Result<uint64_t> copied = CopyInKernel(offset, source, *range);
-      if (!copied.ok()) return Fail(copied.status());
-      done = *copied;
+    if (kernel_copy_ && n >= kernel_copy_min_ && range != nullptr && range->length == n) {
+      ETPACK_ASSIGN_OR_RETURN(done, CopyInKernel(offset, source, *range));
     }
-    if (done < n) {
-      Status s = use_mmap_ ? CopyMapped(offset + done, source, done, n - done)
-                           : CopyBuffered(offset + done, source, done, n - done);
-      if (!s.ok()) return Fail(s);
+    while (done < n) {
+      // CopyMapped stops early when the mapping turns out unusable and the
+      // sink switches to pwrite for good.
+      Result<uint64_t> r = use_mmap_ ? CopyMapped(offset + done, source, done, n - done)
+                                     : CopyBuffered(offset + done, source, done, n - done);
+      if (!r.ok()) return r.status();
+      done += *r;
     }
-    next_offset_ = offset + n;
-    return Status::OK();
+    return AdvanceFrontier(offset + n);
   }
 
-  Status Finish() override {
-    if (done_) {
-      return status_.ok() ? InvalidArgument(path_ + ": Finish called after Finish or Abandon")
-                          : status_;
-    }
-    if (status_.ok()) (void)Fail(Commit());
-    if (!status_.ok()) {
-      Abandon();
-      return status_;
-    }
-    done_ = true;
-    return Status::OK();
-  }
+  Status DoFinish() override { return Commit(); }
 
-  void Abandon() override {
-    done_ = true;
+  void DoAbandon() override {
     Unmap();
     if (fd_ >= 0) ::close(fd_);
     fd_ = -1;
@@ -181,94 +166,79 @@ class FileSink final : public Sink {
     temp_.clear();
   }
 
-  uint64_t bytes_written() const override { return written_; }
-
- private:
-  Status Fail(Status s) {
-    if (status_.ok()) status_ = s;
-    return s;
-  }
-
   Status ReserveError(uint64_t size, const char* call, int err) const {
-    std::string what = path_ + ": cannot reserve " + std::to_string(size) +
-                       " bytes for the output (" + call + ")";
-    Status s = IoError(std::move(what), err);
+    Status s = IoError(path_ + ": cannot reserve " + std::to_string(size) +
+                           " bytes for the output (" + call + ")",
+                       err);
     if (err == EFBIG) {
-      return Status(s.code(), s.message() +
-                                  " (over the file size limit; see ulimit -f)");
+      return Status(s.code(), s.message() + " (larger than this file system allows)");
     }
     return s;
   }
 
-  Status WriteError(const std::string& call, uint64_t offset, uint64_t n,
-                    int err) const {
-    return IoError(path_ + ": " + call + " of " + Range(offset, n) + " into " +
-                       temp_ + " failed",
+  Status WriteError(const std::string& call, uint64_t offset, uint64_t n, int err) const {
+    return IoError(path_ + ": " + call + " of " + RangeText(offset, n) + " into " + temp_ +
+                       " failed",
                    err);
   }
 
+  uint64_t CellEnd(uint64_t pos) const {
+    return std::min(size_, (pos / window_bytes_ + 1) * window_bytes_);
+  }
+
   // Kernel-side copy of a file source. Returns how many leading bytes it
-  // copied; fewer than the whole range when the file systems cannot do it,
-  // in which case the caller copies the rest through memory.
-  Result<uint64_t> CopyInKernel(uint64_t offset, const Source& source,
-                                const FileRange& range) {
-    ETPACK_RETURN_IF_ERROR(RetireWindow());
+  // copied; fewer than the whole range when the kernel cannot do it, in
+  // which case the caller copies the rest through memory (and pread reports
+  // a truncated source properly).
+  Result<uint64_t> CopyInKernel(uint64_t offset, const Source& source, const FileRange& range) {
     const uint64_t n = range.length;
     uint64_t done = 0;
-    uint64_t chunk_start = 0;  // start of the part not yet handed to write-behind
-    auto flush = [&]() -> Status {
-      const uint64_t len = done - chunk_start;
-      if (len == 0) return Status::OK();
-      DropSourceCache(source, chunk_start, len);
-      Status s = WroteRange(offset + chunk_start, len);
-      chunk_start = done;
-      return s;
-    };
     while (done < n) {
       loff_t in = static_cast<loff_t>(range.offset + done);
       loff_t out = static_cast<loff_t>(offset + done);
+      // Up to the end of the cell, so write-behind keeps pace.
       const size_t want = static_cast<size_t>(
-          std::min<uint64_t>(n - done, window_bytes_ - (done - chunk_start)));
-      ssize_t got = ::copy_file_range(range.fd, &in, fd_, &out, want, 0);
+          std::min(n - done, CellEnd(offset + done) - (offset + done)));
+      const ssize_t got = ::copy_file_range(range.fd, &in, fd_, &out, want, 0);
       if (got < 0) {
         const int err = errno;
         if (err == EINTR) continue;
         if (err == EXDEV || err == EINVAL || err == ENOSYS || err == EOPNOTSUPP) {
+          kernel_copy_ = false;  // the answer will not change for this output
           break;
         }
         return WriteError("copy_file_range from " + source.Describe(), offset + done,
                           n - done, err);
       }
       if (got == 0) {
-        return IoError(source.Describe() + ": file ended at offset " +
-                           std::to_string(range.offset + done) +
-                           " while copying into " + path_ +
-                           " (was it truncated after opening?)",
-                       EIO);
+        // Some file systems answer 0 rather than an error for "cannot";
+        // a source that really shrank is reported by the pread fallback.
+        if (done == 0) kernel_copy_ = false;
+        break;
       }
+      DropSourceCache(source, done, static_cast<uint64_t>(got));
       done += static_cast<uint64_t>(got);
-      written_ += static_cast<uint64_t>(got);
-      if (done - chunk_start >= window_bytes_) ETPACK_RETURN_IF_ERROR(flush());
+      ETPACK_RETURN_IF_ERROR(AdvanceFrontier(offset + done));
     }
-    ETPACK_RETURN_IF_ERROR(flush());
     return done;
   }
 
   // Copies source bytes [src_pos, src_pos + n) to file offset `pos` through
-  // mapped windows of the output.
-  Status CopyMapped(uint64_t pos, const Source& source, uint64_t src_pos,
-                    uint64_t n) {
+  // the mapped window. Returns the bytes copied: all of them, unless the
+  // window cannot be populated and the sink fell back to pwrite.
+  Result<uint64_t> CopyMapped(uint64_t pos, const Source& source, uint64_t src_pos,
+                              uint64_t n) {
     const uint8_t* bytes = source.contiguous();
-    while (n > 0) {
-      if (window_ == nullptr || pos >= window_start_ + window_len_) {
-        ETPACK_RETURN_IF_ERROR(RetireWindow());
+    uint64_t done = 0;
+    while (done < n) {
+      if (window_ == nullptr || pos < window_start_ || pos >= window_start_ + window_len_) {
+        Unmap();
         ETPACK_RETURN_IF_ERROR(MapWindow(pos));
       }
-      assert(pos >= window_start_);
-      const uint64_t chunk = std::min(n, window_start_ + window_len_ - pos);
-      assert(pos + chunk <= size_);
-      uint8_t* dst = window_ + (pos - window_start_);
+      const uint64_t chunk = std::min(n - done, window_start_ + window_len_ - pos);
       ETPACK_RETURN_IF_ERROR(Populate(pos, chunk));
+      if (!use_mmap_) break;
+      uint8_t* dst = window_ + (pos - window_start_);
       if (bytes != nullptr) {
         std::memcpy(dst, bytes + src_pos, static_cast<size_t>(chunk));
       } else {
@@ -278,26 +248,27 @@ class FileSink final : public Sink {
       }
       pos += chunk;
       src_pos += chunk;
-      n -= chunk;
-      written_ += chunk;
+      done += chunk;
+      ETPACK_RETURN_IF_ERROR(AdvanceFrontier(pos));
     }
-    return Status::OK();
+    return done;
   }
 
-  // The same through pwrite, for file systems that cannot reserve space.
-  Status CopyBuffered(uint64_t pos, const Source& source, uint64_t src_pos,
-                      uint64_t n) {
+  // The same through pwrite, for file systems that cannot reserve space or
+  // kernels that cannot populate a mapping.
+  Result<uint64_t> CopyBuffered(uint64_t pos, const Source& source, uint64_t src_pos,
+                                uint64_t n) {
     const uint8_t* bytes = source.contiguous();
     if (bytes == nullptr && buffer_.empty()) {
       try {
         buffer_.resize(static_cast<size_t>(window_bytes_));
       } catch (const std::bad_alloc&) {
-        return OutOfRange(path_ + ": cannot allocate a " +
-                          std::to_string(window_bytes_) + "-byte write buffer");
+        return OutOfRange(path_ + ": cannot allocate a " + std::to_string(window_bytes_) +
+                          "-byte write buffer");
       }
     }
-    while (n > 0) {
-      const uint64_t chunk = std::min(n, window_bytes_);
+    for (uint64_t left = n; left > 0;) {
+      const uint64_t chunk = std::min(left, CellEnd(pos) - pos);
       const uint8_t* from = bytes ? bytes + src_pos : buffer_.data();
       if (bytes == nullptr) {
         Status s = source.ReadAt(src_pos, buffer_.data(), static_cast<size_t>(chunk));
@@ -305,54 +276,70 @@ class FileSink final : public Sink {
         DropSourceCache(source, src_pos, chunk);
       }
       for (uint64_t put = 0; put < chunk;) {
-        ssize_t got = ::pwrite(fd_, from + put, static_cast<size_t>(chunk - put),
-                               static_cast<off_t>(pos + put));
+        const ssize_t got = ::pwrite(fd_, from + put, static_cast<size_t>(chunk - put),
+                                     static_cast<off_t>(pos + put));
         if (got < 0 && errno == EINTR) continue;
         if (got <= 0) {
           return WriteError("pwrite", pos + put, chunk - put, got < 0 ? errno : ENOSPC);
         }
         put += static_cast<uint64_t>(got);
       }
-      ETPACK_RETURN_IF_ERROR(WroteRange(pos, chunk));
       pos += chunk;
       src_pos += chunk;
-      n -= chunk;
-      written_ += chunk;
+      left -= chunk;
+      ETPACK_RETURN_IF_ERROR(AdvanceFrontier(pos));
     }
-    return Status::OK();
+    return n;
   }
 
+  // Maps the cell that holds `pos`.
   Status MapWindow(uint64_t pos) {
-    const uint64_t start = pos / PageSize() * PageSize();
-    const uint64_t len = std::min(window_bytes_, size_ - start);
-    void* p = ::mmap(nullptr, static_cast<size_t>(len), PROT_READ | PROT_WRITE,
-                     MAP_SHARED, fd_, static_cast<off_t>(start));
+    const uint64_t start = pos / window_bytes_ * window_bytes_;
+    const uint64_t len = CellEnd(pos) - start;
+    void* p = ::mmap(nullptr, static_cast<size_t>(len), PROT_READ | PROT_WRITE, MAP_SHARED,
+                     fd_, static_cast<off_t>(start));
     if (p == MAP_FAILED) return WriteError("mmap", start, len, errno);
     window_ = static_cast<uint8_t*>(p);
     window_start_ = start;
     window_len_ = len;
+    populated_end_ = start;
     return Status::OK();
   }
 
   // Faults the pages in before the copy: one call instead of a page fault
   // per page, and a failure to back them becomes an error, not SIGBUS.
+  // Reaches up to kPopulateAhead past the copy so a run of small items costs
+  // one call, not one each; pages it touches in padding are written back as
+  // the zeros they hold. Where the kernel cannot populate (EINVAL: older
+  // than 5.14), the sink switches to pwrite rather than risk SIGBUS.
   Status Populate(uint64_t pos, uint64_t n) {
-    if (!populate_) return Status::OK();
+    constexpr uint64_t kPopulateAhead = uint64_t{256} << 10;
+    constexpr int kMaxRetries = 1000;
+    if (pos + n <= populated_end_) return Status::OK();
     const uint64_t page = PageSize();
-    const uint64_t from = (pos - window_start_) / page * page;
-    const uint64_t to =
-        std::min(window_len_, (pos - window_start_ + n + page - 1) / page * page);
-    if (::madvise(window_ + from, static_cast<size_t>(to - from),
-                  MADV_POPULATE_WRITE) != 0) {
-      const int err = errno;
-      if (err == EINVAL) {
-        populate_ = false;  // kernel older than 5.14
-      } else if (err != EINTR && err != EAGAIN) {
-        return WriteError("madvise(MADV_POPULATE_WRITE)", window_start_ + from,
-                          to - from, err);
+    const uint64_t from = std::max(populated_end_, pos / page * page);
+    const uint64_t to = std::min(window_start_ + window_len_,
+                                 std::max((pos + n + page - 1) / page * page, from + kPopulateAhead));
+    for (int attempt = 0;; ++attempt) {
+      if (::madvise(window_ + (from - window_start_), static_cast<size_t>(to - from),
+                    MADV_POPULATE_WRITE) == 0) {
+        populated_end_ = to;
+        return Status::OK();
       }
+      const int err = errno;
+      if ((err == EINTR || err == EAGAIN) && attempt < kMaxRetries) continue;
+      if (err == EINVAL) {
+        use_mmap_ = false;
+        Unmap();
+        return Status::OK();
+      }
+      if (err == EFAULT) {
+        return Status(Code::kIoError, path_ + ": could not back the mapped output " +
+                                          RangeText(from, to - from) + " of " + temp_ +
+                                          " (disk full or I/O error)");
+      }
+      return WriteError("madvise(MADV_POPULATE_WRITE)", from, to - from, err);
     }
-    return Status::OK();
   }
 
   void Unmap() {
@@ -360,60 +347,81 @@ class FileSink final : public Sink {
     window_ = nullptr;
   }
 
-  Status RetireWindow() {
-    if (window_ == nullptr) return Status::OK();
-    Unmap();
-    return WroteRange(window_start_, window_len_);
-  }
-
-  // Write-behind: start write-back of a finished range now; once more than
-  // max_inflight_ ranges are pending, wait for the oldest and evict it.
-  Status WroteRange(uint64_t start, uint64_t len) {
-    if (len == 0) return Status::OK();
-    if (::sync_file_range(fd_, static_cast<off_t>(start), static_cast<off_t>(len),
-                          SYNC_FILE_RANGE_WRITE) != 0 &&
-        IsWriteFailure(errno)) {
-      return WriteError("write-back", start, len, errno);
+  // Write-behind. Every byte below `frontier` is final (written, or padding
+  // that stays zero), so each cell wholly below it is done: unmap it if it
+  // is the window, start its write-back, and once more than max_inflight_
+  // cells are in flight wait for the oldest and drop it from the page cache.
+  Status AdvanceFrontier(uint64_t frontier) {
+    if (window_ != nullptr && window_start_ + window_len_ <= frontier) Unmap();
+    const uint64_t complete = frontier >= size_ ? cells_ : frontier / window_bytes_;
+    if (complete > started_) {
+      const uint64_t start = started_ * window_bytes_;
+      ETPACK_RETURN_IF_ERROR(SyncRange(start, std::min(size_, complete * window_bytes_) - start,
+                                       SYNC_FILE_RANGE_WRITE));
+      started_ = complete;
     }
-    inflight_.emplace_back(start, len);
-    while (inflight_.size() > max_inflight_) {
-      const auto [s, l] = inflight_.front();
-      inflight_.pop_front();
-      if (::sync_file_range(fd_, static_cast<off_t>(s), static_cast<off_t>(l),
-                            SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
-                                SYNC_FILE_RANGE_WAIT_AFTER) != 0 &&
-          IsWriteFailure(errno)) {
-        return WriteError("write-back", s, l, errno);
-      }
-      (void)::posix_fadvise(fd_, static_cast<off_t>(s), static_cast<off_t>(l),
+    while (started_ - retired_ > max_inflight_) {
+      const uint64_t start = retired_ * window_bytes_;
+      const uint64_t len = std::min(size_, start + window_bytes_) - start;
+      ETPACK_RETURN_IF_ERROR(SyncRange(start, len,
+                                       SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
+                                           SYNC_FILE_RANGE_WAIT_AFTER));
+      (void)::posix_fadvise(fd_, static_cast<off_t>(start), static_cast<off_t>(len),
                             POSIX_FADV_DONTNEED);
+      ++retired_;
     }
     return Status::OK();
   }
 
-  // sync_file_range is advisory here (fdatasync gives durability), so only
-  // errors that mean the data did not get written count.
-  static bool IsWriteFailure(int err) {
-    return err == EIO || err == ENOSPC || err == EDQUOT;
+  // A write-back error reported here is consumed: fdatasync will not see it
+  // again. So every error counts, except the ones that only say the call
+  // cannot be made on this file (then fdatasync still checks everything).
+  Status SyncRange(uint64_t start, uint64_t len, unsigned flags) {
+    while (::sync_file_range(fd_, static_cast<off_t>(start), static_cast<off_t>(len), flags) !=
+           0) {
+      const int err = errno;
+      if (err == EINTR) continue;
+      if (err == EINVAL || err == ESPIPE || err == ENOSYS) return Status::OK();
+      return WriteError("write-back", start, len, err);
+    }
+    return Status::OK();
   }
 
   // Source bytes already copied are not needed again; keeping them would let
-  // the page cache grow with the input size.
-  // The start is rounded down because the kernel only drops folios that lie
-  // wholly inside the range, and a large folio straddling the previous chunk's
-  // end would otherwise stay cached for good.
-  static void DropSourceCache(const Source& source, uint64_t src_pos, uint64_t n) {
-    constexpr uint64_t kLargestFolio = uint64_t{2} << 20;
-    if (const FileRange* r = source.file_range()) {
-      const uint64_t end = r->offset + src_pos + n;
-      const uint64_t start = (r->offset + src_pos) / kLargestFolio * kLargestFolio;
-      (void)::posix_fadvise(r->fd, static_cast<off_t>(start),
-                            static_cast<off_t>(end - start), POSIX_FADV_DONTNEED);
+  // the page cache grow with the input size. Reads that follow on in one
+  // file (tensors in file order) are dropped together, once per
+  // kDropBatch, instead of one system call per item. A descriptor number
+  // reused before the flush only costs another file some cached pages.
+  void DropSourceCache(const Source& source, uint64_t src_pos, uint64_t n) {
+    constexpr uint64_t kDropBatch = uint64_t{2} << 20;
+    const FileRange* r = source.file_range();
+    if (r == nullptr || n == 0) return;
+    const uint64_t start = r->offset + src_pos;
+    if (r->fd != drop_fd_ || start < drop_start_ || start > drop_end_ + kDropBatch) {
+      FlushSourceCache();
+      drop_fd_ = r->fd;
+      drop_start_ = start;
     }
+    drop_end_ = std::max(drop_end_, start + n);
+    if (drop_end_ - drop_start_ >= kDropBatch) FlushSourceCache();
+  }
+
+  // The start is rounded down because the kernel only drops folios that lie
+  // wholly inside the range, and a large folio straddling the previous
+  // batch's end would otherwise stay cached for good.
+  void FlushSourceCache() {
+    constexpr uint64_t kLargestFolio = uint64_t{2} << 20;
+    if (drop_fd_ < 0) return;
+    const uint64_t start = drop_start_ / kLargestFolio * kLargestFolio;
+    (void)::posix_fadvise(drop_fd_, static_cast<off_t>(start),
+                          static_cast<off_t>(drop_end_ - start), POSIX_FADV_DONTNEED);
+    drop_fd_ = -1;
+    drop_start_ = drop_end_ = 0;
   }
 
   Status Commit() {
-    ETPACK_RETURN_IF_ERROR(RetireWindow());
+    Unmap();
+    FlushSourceCache();
     if (options_.sync) {
       if (::fdatasync(fd_) != 0) {
         return IoError(path_ + ": cannot flush " + temp_ + " to disk", errno);
@@ -421,7 +429,6 @@ class FileSink final : public Sink {
       // All clean now: drop what write-behind has not evicted yet.
       (void)::posix_fadvise(fd_, 0, 0, POSIX_FADV_DONTNEED);
     }
-    inflight_.clear();
     const int fd = fd_;
     fd_ = -1;
     if (::close(fd) != 0) return IoError(path_ + ": cannot close " + temp_, errno);
@@ -430,20 +437,15 @@ class FileSink final : public Sink {
     }
     renamed_ = true;
     if (options_.sync) {
-      int dfd = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-      if (dfd < 0) {
-        return IoError(path_ + " is in place, but its directory " + dir_ +
-                           " could not be opened to sync it",
-                       errno);
-      }
+      // The one failure that leaves the new file in place (see sink.h).
+      const std::string what = path_ + " was written and renamed into place, but its directory " +
+                               dir_ + " could not be synced, so the rename may not survive a crash";
+      const int dfd = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      if (dfd < 0) return IoError(what, errno);
       const int rc = ::fsync(dfd);
       const int err = errno;
       ::close(dfd);
-      if (rc != 0 && err != EINVAL) {
-        return IoError(path_ + " is in place, but its directory " + dir_ +
-                           " could not be synced",
-                       err);
-      }
+      if (rc != 0 && err != EINVAL) return IoError(what, err);
     }
     return Status::OK();
   }
@@ -453,24 +455,27 @@ class FileSink final : public Sink {
   std::string temp_;  // cleared once removed
   int fd_;
   const FileSinkOptions options_;
-  uint64_t window_bytes_;
-  size_t max_inflight_;
+  uint64_t window_bytes_;     // the cell size: whole pages
+  uint64_t max_inflight_;     // cells whose write-back may be pending
+  uint64_t kernel_copy_min_;  // smallest file item handed to copy_file_range
 
-  bool reserved_ = false;
-  bool done_ = false;     // Finish or Abandon ran
   bool renamed_ = false;  // the temporary file is now `path_`
   bool use_mmap_ = true;
-  bool populate_ = true;
+  bool kernel_copy_;      // cleared for good by the first "not supported"
   uint64_t size_ = 0;
-  uint64_t next_offset_ = 0;
-  uint64_t written_ = 0;
+  uint64_t cells_ = 0;    // cells in the file; the last may be short
+  uint64_t started_ = 0;  // cells [0, started_) have write-back started
+  uint64_t retired_ = 0;  // cells [0, retired_) are written and evicted
 
-  uint8_t* window_ = nullptr;
+  uint8_t* window_ = nullptr;  // maps the cell [window_start_, +window_len_)
   uint64_t window_start_ = 0;
   uint64_t window_len_ = 0;
-  std::deque<std::pair<uint64_t, uint64_t>> inflight_;  // (offset, length)
-  std::vector<uint8_t> buffer_;                         // pwrite path only
-  Status status_;
+  uint64_t populated_end_ = 0;  // the window is populated up to here
+
+  int drop_fd_ = -1;  // source pages [drop_start_, drop_end_) of drop_fd_ are
+  uint64_t drop_start_ = 0;  // copied and not yet dropped from the cache
+  uint64_t drop_end_ = 0;
+  std::vector<uint8_t> buffer_;  // pwrite path only
 };
 
 }  // namespace
@@ -482,8 +487,12 @@ Result<std::unique_ptr<Sink>> OpenFileSink(const std::string& path,
   if (name.empty() || name == "." || name == "..") {
     return InvalidArgument("output path '" + path + "' does not name a file");
   }
-  const std::string prefix =
-      slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
+  if (name.size() > NAME_MAX) {
+    return InvalidArgument("output path " + path + ": the file name is " +
+                           std::to_string(name.size()) + " bytes, more than the " +
+                           std::to_string(NAME_MAX) + " a directory entry can hold");
+  }
+  const std::string prefix = slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
   const std::string dir = slash == std::string::npos ? "."
                           : slash == 0               ? "/"
                                                      : path.substr(0, slash);
@@ -491,13 +500,15 @@ Result<std::unique_ptr<Sink>> OpenFileSink(const std::string& path,
   if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
     return InvalidArgument("output path " + path + " is a directory");
   }
-  std::string temp = prefix + "." + name + ".etpack-XXXXXX";
+  // Only a prefix of a long name goes into the temporary name, which must
+  // fit NAME_MAX too.
+  const std::string stem = name.substr(0, NAME_MAX - kTempExtra);
+  std::string temp = prefix + "." + stem + ".etpack-XXXXXX";
   std::vector<char> buf(temp.begin(), temp.end());
   buf.push_back('\0');
   const int fd = ::mkostemp(buf.data(), O_CLOEXEC);
   if (fd < 0) {
-    return IoError("cannot create a temporary file in " + dir + " for " + path,
-                   errno);
+    return IoError("cannot create a temporary file in " + dir + " for " + path, errno);
   }
   temp.assign(buf.data());
   if (::fchmod(fd, 0666 & ~CurrentUmask()) != 0) {
@@ -506,8 +517,7 @@ Result<std::unique_ptr<Sink>> OpenFileSink(const std::string& path,
     ::unlink(temp.c_str());
     return IoError("cannot set the mode of " + temp, err);
   }
-  return std::unique_ptr<Sink>(
-      std::make_unique<FileSink>(path, dir, std::move(temp), fd, options));
+  return std::unique_ptr<Sink>(std::make_unique<FileSink>(path, dir, std::move(temp), fd, options));
 }
 
 }  // namespace etpack

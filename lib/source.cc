@@ -8,22 +8,21 @@
 #include <cassert>
 #include <cerrno>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <new>
 #include <utility>
 
+#include "range_text.h"
+
 namespace etpack {
 namespace {
-
-// "[offset, +length)" — the range notation every source message uses.
-std::string Range(uint64_t offset, uint64_t length) {
-  return "[" + std::to_string(offset) + ", +" + std::to_string(length) + ")";
-}
 
 // Every ReadAt checks its range even though callers promise to stay inside:
 // a bad plan must become an error, not a read of someone else's memory.
 Status CheckRead(const Source& s, uint64_t offset, size_t n) {
   if (offset > s.size() || n > s.size() - offset) {
-    return OutOfRange(s.Describe() + ": read " + Range(offset, n) +
+    return OutOfRange(s.Describe() + ": read " + RangeText(offset, n) +
                       " runs past the end of the source (" +
                       std::to_string(s.size()) + " bytes)");
   }
@@ -59,22 +58,93 @@ class MemorySourceImpl final : public Source {
   uint64_t size_;
 };
 
-// Closes the descriptor when the last source that reads it goes away, so
-// slices of a file source can outlive the source they were cut from.
-struct OwnedFd {
-  explicit OwnedFd(int f) : fd(f) {}
-  ~OwnedFd() { ::close(fd); }
+// One open descriptor per file, shared by every source that reads it, so a
+// manifest naming thousands of items in a few files needs a few descriptors
+// rather than one per item. The cache holds weak references: the descriptor
+// closes when the last source reading the file goes away.
+struct FileId {
+  dev_t dev;
+  ino_t ino;
+  bool operator<(const FileId& o) const {
+    return dev != o.dev ? dev < o.dev : ino < o.ino;
+  }
+};
+
+class OwnedFd;
+
+struct FdCache {
+  std::mutex mu;
+  std::map<FileId, std::weak_ptr<const OwnedFd>> fds;
+};
+
+FdCache& Fds() {
+  static FdCache* cache = new FdCache;  // never destroyed: sources may outlive main()
+  return *cache;
+}
+
+class OwnedFd {
+ public:
+  OwnedFd(int fd, FileId id) : fd_(fd), id_(id) {}
+  ~OwnedFd() {
+    {
+      // The entry may already belong to a newer descriptor for the same file
+      // (opened after this one expired): only an expired entry is ours.
+      FdCache& cache = Fds();
+      std::lock_guard<std::mutex> lock(cache.mu);
+      auto it = cache.fds.find(id_);
+      if (it != cache.fds.end() && it->second.expired()) cache.fds.erase(it);
+    }
+    ::close(fd_);
+  }
   OwnedFd(const OwnedFd&) = delete;
   OwnedFd& operator=(const OwnedFd&) = delete;
-  int fd;
+  int fd() const { return fd_; }
+
+ private:
+  int fd_;
+  FileId id_;
 };
+
+std::shared_ptr<const OwnedFd> CachedFd(FileId id) {
+  FdCache& cache = Fds();
+  std::lock_guard<std::mutex> lock(cache.mu);
+  auto it = cache.fds.find(id);
+  return it == cache.fds.end() ? nullptr : it->second.lock();
+}
+
+// Publishes a freshly opened descriptor, or hands back the one another
+// thread published for the same file in the meantime.
+std::shared_ptr<const OwnedFd> ShareFd(int fd, FileId id) {
+  FdCache& cache = Fds();
+  std::unique_lock<std::mutex> lock(cache.mu);
+  std::weak_ptr<const OwnedFd>& slot = cache.fds[id];
+  if (std::shared_ptr<const OwnedFd> existing = slot.lock()) {
+    lock.unlock();
+    ::close(fd);
+    return existing;
+  }
+  auto owned = std::make_shared<const OwnedFd>(fd, id);
+  slot = owned;
+  return owned;
+}
+
+Status NotRegular(const std::string& path, mode_t mode) {
+  const char* kind = S_ISDIR(mode)    ? "a directory"
+                     : S_ISFIFO(mode) ? "a FIFO"
+                     : S_ISSOCK(mode) ? "a socket"
+                     : S_ISCHR(mode)  ? "a character device"
+                     : S_ISBLK(mode)  ? "a block device"
+                                      : "of an unknown kind";
+  return InvalidArgument(path + " is not a regular file (it is " + kind +
+                         "); sources read only regular files");
+}
 
 class FileSourceImpl final : public Source {
  public:
   FileSourceImpl(std::shared_ptr<const OwnedFd> fd, std::string path,
                  uint64_t offset, uint64_t length)
       : fd_(std::move(fd)), path_(std::move(path)) {
-    range_.fd = fd_->fd;
+    range_.fd = fd_->fd();
     range_.offset = offset;
     range_.length = length;
   }
@@ -109,7 +179,7 @@ class FileSourceImpl final : public Source {
   const FileRange* file_range() const override { return &range_; }
 
   std::string Describe() const override {
-    return "file " + path_ + " " + Range(range_.offset, range_.length);
+    return "file " + path_ + " " + RangeText(range_.offset, range_.length);
   }
 
   const std::shared_ptr<const OwnedFd>& fd() const { return fd_; }
@@ -132,7 +202,7 @@ class GeneratorSourceImpl final : public Source {
     if (n == 0) return Status::OK();
     if (!fill_) return InvalidArgument(Describe() + ": no fill function");
     return fill_(offset, static_cast<uint8_t*>(dst), n)
-        .WithContext(Describe() + " " + Range(offset, n));
+        .WithContext(Describe() + " " + RangeText(offset, n));
   }
   std::string Describe() const override {
     return "generator '" + name_ + "' (" + std::to_string(size_) + " bytes)";
@@ -144,24 +214,34 @@ class GeneratorSourceImpl final : public Source {
   FillFn fill_;
 };
 
+// Also stands for a slice that does not fit its base: such a slice keeps
+// its promised size (planning goes on) and fails every read.
 class SliceSourceImpl final : public Source {
  public:
   SliceSourceImpl(SourcePtr base, uint64_t offset, uint64_t length)
-      : base_(std::move(base)), offset_(offset), length_(length) {}
+      : base_(std::move(base)),
+        offset_(offset),
+        length_(length),
+        fits_(offset <= base_->size() && length <= base_->size() - offset) {}
 
   uint64_t size() const override { return length_; }
   Status ReadAt(uint64_t offset, void* dst, size_t n) const override {
+    if (!fits_) {
+      return OutOfRange(Describe() + ": the slice runs past the end of its base (" +
+                        std::to_string(base_->size()) + " bytes)");
+    }
     ETPACK_RETURN_IF_ERROR(CheckRead(*this, offset, n));
     return base_->ReadAt(offset_ + offset, dst, n);
   }
   std::string Describe() const override {
-    return base_->Describe() + " slice " + Range(offset_, length_);
+    return base_->Describe() + " slice " + RangeText(offset_, length_);
   }
 
  private:
   SourcePtr base_;
   uint64_t offset_;
   uint64_t length_;
+  bool fits_;
 };
 
 }  // namespace
@@ -183,20 +263,42 @@ Result<SourcePtr> FileSource(const std::string& path, uint64_t offset,
                              uint64_t length) {
   const std::string what =
       length == kToEnd ? "[" + std::to_string(offset) + ", end)"
-                       : Range(offset, length);
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    int err = errno;
+                       : RangeText(offset, length);
+  auto open_error = [&](int err) -> Status {
     Status s = IoError("cannot open " + path + " to read " + what, err);
-    if (err == ENOENT) return NotFound(s.message());
-    return s;
-  }
-  auto owned = std::make_shared<const OwnedFd>(fd);
+    return err == ENOENT ? NotFound(s.message()) : s;
+  };
+  // stat first: opening a FIFO for reading would block until a writer came.
   struct stat st;
-  if (::fstat(fd, &st) != 0) return IoError("cannot stat " + path, errno);
+  if (::stat(path.c_str(), &st) != 0) return open_error(errno);
   if (!S_ISREG(st.st_mode)) {
-    return InvalidArgument(path + " is not a regular file");
+    return NotRegular(path, st.st_mode);
   }
+  std::shared_ptr<const OwnedFd> owned = CachedFd({st.st_dev, st.st_ino});
+  if (owned == nullptr) {
+    // O_NONBLOCK because the path may have been replaced by a FIFO since
+    // the stat; it means nothing for a regular file and is cleared anyway.
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0) return open_error(errno);
+    if (::fstat(fd, &st) != 0) {
+      const int err = errno;
+      ::close(fd);
+      return IoError("cannot stat " + path, err);
+    }
+    if (!S_ISREG(st.st_mode)) {
+      ::close(fd);
+      return NotRegular(path, st.st_mode);
+    }
+    const int flags = ::fcntl(fd, F_GETFL);
+    if (flags < 0 || ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
+      const int err = errno;
+      ::close(fd);
+      return IoError("cannot set up " + path + " for reading", err);
+    }
+    owned = ShareFd(fd, {st.st_dev, st.st_ino});
+  }
+  // The size now, even when the descriptor is shared: the file may have grown.
+  if (::fstat(owned->fd(), &st) != 0) return IoError("cannot stat " + path, errno);
   const uint64_t file_size = static_cast<uint64_t>(st.st_size);
   if (offset > file_size ||
       (length != kToEnd && length > file_size - offset)) {
@@ -206,7 +308,7 @@ Result<SourcePtr> FileSource(const std::string& path, uint64_t offset,
   }
   if (length == kToEnd) length = file_size - offset;
   // Advisory only: a failure costs read-ahead, not correctness.
-  (void)::posix_fadvise(fd, static_cast<off_t>(offset),
+  (void)::posix_fadvise(owned->fd(), static_cast<off_t>(offset),
                         static_cast<off_t>(length), POSIX_FADV_SEQUENTIAL);
   return SourcePtr(
       std::make_shared<FileSourceImpl>(std::move(owned), path, offset, length));
@@ -219,7 +321,9 @@ SourcePtr GeneratorSource(std::string name, uint64_t size, FillFn fill) {
 
 SourcePtr SliceSource(SourcePtr base, uint64_t offset, uint64_t length) {
   assert(base != nullptr);
-  assert(offset <= base->size() && length <= base->size() - offset);
+  if (offset > base->size() || length > base->size() - offset) {
+    return std::make_shared<SliceSourceImpl>(std::move(base), offset, length);
+  }
   if (offset == 0 && length == base->size()) return base;
   // Slices of files and memory stay files and memory, so the sink keeps its
   // fast paths (copy_file_range, direct memcpy) and messages keep the path.

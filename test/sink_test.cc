@@ -1,11 +1,16 @@
 #include <catch2/catch.hpp>
 
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -19,6 +24,112 @@
 #include "etpack/sink.h"
 #include "etpack/source.h"
 #include "etpack/writer.h"
+
+// A seam at the system-call boundary. The library calls these libc
+// functions; this executable defines them, so the linker binds the
+// library's calls here. Each one records what it was asked and, when a test
+// says so, fails the way a kernel or file system would; otherwise it
+// forwards to libc. Tests reset the state with Syscalls() = {}.
+namespace {
+
+struct SyncCall {
+  uint64_t offset;
+  uint64_t length;
+  unsigned flags;
+};
+
+struct SyscallState {
+  std::vector<SyncCall> syncs;  // sync_file_range calls
+  int sync_errno = 0;           // fail every sync_file_range with this
+  int copy_calls = 0;           // copy_file_range calls
+  int copy_errno = 0;           // fail every copy_file_range with this...
+  bool copy_zero = false;       // ...or answer 0
+  int fsync_errno = 0;
+  int populate_calls = 0;       // madvise(MADV_POPULATE_WRITE) calls
+  int populate_errno = 0;       // fail the next populate_failures of them
+  int populate_failures = 0;
+  int fallocate_errno = 0;
+  int pwrite_calls = 0;
+};
+
+SyscallState& Syscalls() {
+  static SyscallState state;
+  return state;
+}
+
+template <typename Fn>
+Fn Libc(const char* name) {
+  return reinterpret_cast<Fn>(::dlsym(RTLD_NEXT, name));
+}
+
+}  // namespace
+
+extern "C" {
+
+ssize_t copy_file_range(int in_fd, off64_t* in_off, int out_fd, off64_t* out_off,
+                        size_t len, unsigned flags) {
+  static auto real = Libc<ssize_t (*)(int, off64_t*, int, off64_t*, size_t, unsigned)>(
+      "copy_file_range");
+  SyscallState& s = Syscalls();
+  ++s.copy_calls;
+  if (s.copy_errno != 0) {
+    errno = s.copy_errno;
+    return -1;
+  }
+  if (s.copy_zero) return 0;
+  return real(in_fd, in_off, out_fd, out_off, len, flags);
+}
+
+int sync_file_range(int fd, off64_t offset, off64_t count, unsigned flags) {
+  static auto real = Libc<int (*)(int, off64_t, off64_t, unsigned)>("sync_file_range");
+  SyscallState& s = Syscalls();
+  s.syncs.push_back({static_cast<uint64_t>(offset), static_cast<uint64_t>(count), flags});
+  if (s.sync_errno != 0) {
+    errno = s.sync_errno;
+    return -1;
+  }
+  return real(fd, offset, count, flags);
+}
+
+int fsync(int fd) {
+  static auto real = Libc<int (*)(int)>("fsync");
+  if (Syscalls().fsync_errno != 0) {
+    errno = Syscalls().fsync_errno;
+    return -1;
+  }
+  return real(fd);
+}
+
+int madvise(void* addr, size_t len, int advice) noexcept {
+  static auto real = Libc<int (*)(void*, size_t, int)>("madvise");
+  SyscallState& s = Syscalls();
+  if (advice == MADV_POPULATE_WRITE) {
+    ++s.populate_calls;
+    if (s.populate_failures > 0) {
+      --s.populate_failures;
+      errno = s.populate_errno;
+      return -1;
+    }
+  }
+  return real(addr, len, advice);
+}
+
+int fallocate64(int fd, int mode, off64_t offset, off64_t len) {
+  static auto real = Libc<int (*)(int, int, off64_t, off64_t)>("fallocate64");
+  if (Syscalls().fallocate_errno != 0) {
+    errno = Syscalls().fallocate_errno;
+    return -1;
+  }
+  return real(fd, mode, offset, len);
+}
+
+ssize_t pwrite64(int fd, const void* buf, size_t n, off64_t offset) {
+  static auto real = Libc<ssize_t (*)(int, const void*, size_t, off64_t)>("pwrite64");
+  ++Syscalls().pwrite_calls;
+  return real(fd, buf, n, offset);
+}
+
+}  // extern "C"
 
 namespace etpack {
 namespace {
@@ -396,9 +507,13 @@ TEST_CASE("injected fault midway leaves the destination untouched") {
   CHECK(ReadFile(out) == old);
 }
 
-// A real write failure: the file size limit is below the output size. The
-// child process takes the limit so the test runner keeps its own.
-TEST_CASE("file size limit: the write fails and the old file survives") {
+// The file size limit is below the output size. The child process takes the
+// limit so the test runner keeps its own. The sink must notice before it
+// grows the file: past the limit the kernel sends SIGXFSZ, which kills a
+// process that does not ignore it, leaving the temporary file behind.
+TEST_CASE("file size limit: reserving fails cleanly and the old file survives") {
+  const bool ignore_sigxfsz = GENERATE(true, false);
+  CAPTURE(ignore_sigxfsz);
   TempDir dir;
   const std::string out = dir.File("model.pte");
   const std::vector<uint8_t> old = Pattern(1000, 11);
@@ -420,13 +535,13 @@ TEST_CASE("file size limit: the write fails and the old file survives") {
   REQUIRE(pid >= 0);
   if (pid == 0) {
     ::close(pipe_fds[0]);
-    ::signal(SIGXFSZ, SIG_IGN);
+    ::signal(SIGXFSZ, ignore_sigxfsz ? SIG_IGN : SIG_DFL);
     struct rlimit limit = {uint64_t{1} << 20, uint64_t{1} << 20};
     if (::setrlimit(RLIMIT_FSIZE, &limit) != 0) ::_exit(3);
     Status s = WriteArtifactFile(out, plan);
     const std::string msg = s.message();
     if (::write(pipe_fds[1], msg.data(), msg.size()) < 0) ::_exit(4);
-    ::_exit(s.ok() ? 0 : s.code() == Code::kIoError ? 1 : 2);
+    ::_exit(s.ok() ? 0 : s.code() == Code::kOutOfRange ? 1 : 2);
   }
   ::close(pipe_fds[1]);
   std::string message;
@@ -436,14 +551,444 @@ TEST_CASE("file size limit: the write fails and the old file survives") {
   ::close(pipe_fds[0]);
   int wstatus = 0;
   REQUIRE(::waitpid(pid, &wstatus, 0) == pid);
-  REQUIRE(WIFEXITED(wstatus));
   CAPTURE(message);
-  CHECK(WEXITSTATUS(wstatus) == 1);  // failed with an I/O error
+  REQUIRE(WIFEXITED(wstatus));  // not killed by SIGXFSZ
+  CHECK(WEXITSTATUS(wstatus) == 1);  // failed with kOutOfRange
   CHECK(Contains(message, out));
-  CHECK(Contains(message, std::to_string(plan.file_size)));
-  CHECK(Contains(message, std::strerror(EFBIG)));
+  CHECK(Contains(message, "cannot reserve " + std::to_string(plan.file_size) + " bytes"));
+  CHECK(Contains(message, "file size limit (ulimit -f) of 1048576 bytes"));
   CHECK(ReadFile(out) == old);
   CHECK(dir.List() == std::set<std::string>{"model.pte"});
+}
+
+TEST_CASE("sinks report a write past the reserved size instead of aborting") {
+  const std::string which = GENERATE(as<std::string>{}, "memory", "file", "fault");
+  CAPTURE(which);
+  TempDir dir;
+  std::vector<uint8_t> bytes;
+  std::unique_ptr<Sink> sink;
+  if (which == "memory") {
+    sink = NewMemorySink(&bytes);
+  } else {
+    auto file = OpenFileSink(dir.File("out.pte"));
+    REQUIRE(file.ok());
+    sink = std::move(*file);
+    if (which == "fault") sink = NewFaultInjectingSink(std::move(sink), 1000);
+  }
+  REQUIRE(sink->Reserve(10).ok());
+  Status s = sink->Write(8, "abc", 3);
+  CHECK(s.code() == Code::kOutOfRange);
+  CHECK(Contains(s.message(), "runs past the reserved size (10 bytes)"));
+  CHECK(sink->Write(~uint64_t{0}, "a", 1).message() == s.message());  // sticky
+  CHECK(sink->Finish().message() == s.message());
+  CHECK(dir.List().empty());
+}
+
+TEST_CASE("sinks refuse Finish without Reserve") {
+  const std::string which = GENERATE(as<std::string>{}, "memory", "file", "fault");
+  CAPTURE(which);
+  TempDir dir;
+  const std::string out = dir.File("out.pte");
+  const std::vector<uint8_t> old = {'o', 'l', 'd'};
+  WriteFile(out, old);
+  std::vector<uint8_t> bytes = {1, 2};
+  std::unique_ptr<Sink> sink;
+  if (which == "memory") {
+    sink = NewMemorySink(&bytes);
+  } else {
+    auto file = OpenFileSink(out);
+    REQUIRE(file.ok());
+    sink = std::move(*file);
+    if (which == "fault") sink = NewFaultInjectingSink(std::move(sink), 1000);
+  }
+  Status s = sink->Finish();
+  CHECK(s.code() == Code::kInvalidArgument);
+  CHECK(Contains(s.message(), "Finish called before Reserve"));
+  CHECK(bytes == std::vector<uint8_t>{1, 2});
+  CHECK(ReadFile(out) == old);
+  CHECK(dir.List() == std::set<std::string>{"out.pte"});
+}
+
+TEST_CASE("file sink handles a file name near NAME_MAX") {
+  TempDir dir;
+  const std::string name = std::string(NAME_MAX - 4, 'n') + ".pte";  // exactly NAME_MAX
+  const std::string out = dir.File(name);
+  auto sink = OpenFileSink(out);
+  REQUIRE(sink.ok());
+  REQUIRE((*sink)->Reserve(3).ok());
+  REQUIRE((*sink)->Write(0, "abc", 3).ok());
+  const std::set<std::string> during = dir.List();
+  REQUIRE(during.size() == 1);
+  const std::string temp = *during.begin();
+  CHECK(temp.size() == NAME_MAX);
+  CHECK(temp.rfind("." + name.substr(0, 200), 0) == 0);
+  REQUIRE((*sink)->Finish().ok());
+  CHECK(dir.List() == std::set<std::string>{name});
+  CHECK(ReadFile(out) == std::vector<uint8_t>{'a', 'b', 'c'});
+
+  auto too_long = OpenFileSink(dir.File(std::string(NAME_MAX + 1, 'x')));
+  REQUIRE(!too_long.ok());
+  CHECK(too_long.status().code() == Code::kInvalidArgument);
+  CHECK(Contains(too_long.status().message(), std::to_string(NAME_MAX + 1)));
+}
+
+// Checks the write-behind pattern recorded for an output of `size` bytes cut
+// into cells of `window` bytes, with at most `inflight` cells pending, after
+// writes that ended at `frontier`: write-back is started for whole cells, in
+// order, each cell once, for every cell below the frontier; each cell is
+// waited for once, in order, and only after the cell `inflight` places later
+// was started.
+void CheckWriteBehind(const std::vector<SyncCall>& calls, uint64_t size, uint64_t window,
+                      uint64_t inflight, uint64_t frontier) {
+  const unsigned kWait =
+      SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER;
+  const uint64_t cells = frontier >= size ? (size + window - 1) / window : frontier / window;
+  uint64_t started = 0;  // cells [0, started) have write-back started
+  uint64_t waited = 0;   // cells [0, waited) were waited for
+  for (const SyncCall& c : calls) {
+    CAPTURE(c.offset, c.length, c.flags, started, waited);
+    REQUIRE(c.offset % Page() == 0);
+    REQUIRE(c.offset % window == 0);
+    if (c.flags == SYNC_FILE_RANGE_WRITE) {
+      REQUIRE(c.offset == started * window);  // contiguous, never overlapping
+      const uint64_t end = c.offset + c.length;
+      REQUIRE((end % window == 0 || end == size));
+      REQUIRE(end > c.offset);
+      started = (end + window - 1) / window;
+    } else {
+      REQUIRE(c.flags == kWait);
+      REQUIRE(c.offset == waited * window);  // one cell, in order
+      REQUIRE(c.length == std::min(window, size - c.offset));
+      ++waited;
+      REQUIRE(started >= waited + inflight);  // only when `inflight` more are going
+    }
+  }
+  CHECK(started == cells);
+  CHECK(waited == cells - std::min(cells, inflight));
+}
+
+// The end of a job's last write.
+uint64_t Frontier(const Job& job) {
+  return job.writes.empty() ? 0 : job.writes.back().first + job.writes.back().second->size();
+}
+
+TEST_CASE("file sink runs write-behind once per window rather than once per write") {
+  TempDir dir;
+  const uint64_t page = Page();
+  const std::vector<uint8_t> data = Pattern(64 * page, 4);
+  WriteFile(dir.File("data.bin"), data);
+  auto file = FileSource(dir.File("data.bin"));
+  REQUIRE(file.ok());
+
+  FileSinkOptions opts;
+  opts.window_bytes = 4 * page;
+  opts.writeback_windows = GENERATE(0, 1, 3);
+  opts.copy_file_range = GENERATE(true, false);
+  CAPTURE(opts.writeback_windows, opts.copy_file_range);
+
+  // Many small items, memory and file alternating, then one file item that
+  // spans several windows (a kernel copy when enabled), then more small ones.
+  Job job;
+  job.size = 40 * page + 300;
+  job.expected.assign(job.size, 0);
+  uint64_t at = 0;
+  int item = 0;
+  auto put = [&](uint64_t offset, SourcePtr s) {
+    const std::vector<uint8_t> content = *ReadAll(*s);
+    std::memcpy(job.expected.data() + offset, content.data(), content.size());
+    job.writes.emplace_back(offset, std::move(s));
+  };
+  static const std::vector<uint8_t> mem = Pattern(1000, 5);
+  for (; at + 700 <= 12 * page; at += 768, ++item) {
+    put(at, item % 2 ? MemorySource(mem.data(), 700)
+                     : SliceSource(*file, static_cast<uint64_t>(item) * 100, 700));
+  }
+  put(13 * page + 5, SliceSource(*file, 7, 15 * page));
+  for (at = 29 * page; at + 300 <= job.size; at += 320, ++item) {
+    put(at, item % 2 ? MemorySource(mem.data(), 300)
+                     : SliceSource(*file, static_cast<uint64_t>(item) * 64, 300));
+  }
+  REQUIRE(job.writes.size() > 60);
+
+  const std::string out = dir.File("out.pte");
+  auto sink = OpenFileSink(out, opts);
+  REQUIRE(sink.ok());
+  Syscalls() = {};
+  REQUIRE(Run(job, **sink).ok());
+  REQUIRE((*sink)->Finish().ok());
+  const std::vector<SyncCall> calls = Syscalls().syncs;
+  Syscalls() = {};
+  CHECK(ReadFile(out) == job.expected);
+  CheckWriteBehind(calls, job.size, opts.window_bytes,
+                   static_cast<uint64_t>(opts.writeback_windows), Frontier(job));
+  // Few calls: at most one start per window plus one wait per window.
+  CHECK(calls.size() <= 2 * ((job.size + opts.window_bytes - 1) / opts.window_bytes));
+}
+
+TEST_CASE("file sink uses copy_file_range only for large file items") {
+  TempDir dir;
+  const std::vector<uint8_t> data = Pattern(size_t{3} << 20, 6);
+  WriteFile(dir.File("data.bin"), data);
+  auto file = FileSource(dir.File("data.bin"));
+  REQUIRE(file.ok());
+  Job job;
+  job.size = uint64_t{8} << 20;
+  job.expected.assign(job.size, 0);
+  auto put = [&](uint64_t offset, uint64_t from, uint64_t n) {
+    std::memcpy(job.expected.data() + offset, data.data() + from, n);
+    job.writes.emplace_back(offset, SliceSource(*file, from, n));
+  };
+  for (uint64_t i = 0; i < 100; ++i) put(i * 8192, i * 4096, 4096);  // small: pread
+  put(uint64_t{1} << 20, 12345, (uint64_t{2} << 20) + 7);                // large: kernel
+
+  const std::string out = dir.File("out.pte");
+  auto sink = OpenFileSink(out);  // default 16 MiB window
+  REQUIRE(sink.ok());
+  Syscalls() = {};
+  REQUIRE(Run(job, **sink).ok());
+  const int calls = Syscalls().copy_calls;
+  Syscalls() = {};
+  REQUIRE((*sink)->Finish().ok());
+  CHECK(calls >= 1);
+  CHECK(calls <= 3);  // only for the large item
+  CHECK(ReadFile(out) == job.expected);
+}
+
+TEST_CASE("file sink stops trying copy_file_range once it is unsupported") {
+  TempDir dir;
+  const uint64_t page = Page();
+  const std::vector<uint8_t> data = Pattern(16 * page, 7);
+  WriteFile(dir.File("data.bin"), data);
+  auto file = FileSource(dir.File("data.bin"));
+  REQUIRE(file.ok());
+  Job job;
+  job.size = 40 * page;
+  job.expected.assign(job.size, 0);
+  for (uint64_t i = 0; i < 5; ++i) {
+    const uint64_t offset = i * 7 * page + 3, from = i * page + 1, n = 3 * page + 5;
+    std::memcpy(job.expected.data() + offset, data.data() + from, n);
+    job.writes.emplace_back(offset, SliceSource(*file, from, n));
+  }
+
+  const int err = GENERATE(EXDEV, ENOSYS, EOPNOTSUPP, EINVAL, 0);  // 0: answers 0
+  CAPTURE(err);
+  FileSinkOptions opts;
+  opts.window_bytes = 2 * page;
+  opts.writeback_windows = 1;
+  const std::string out = dir.File("out.pte");
+  auto sink = OpenFileSink(out, opts);
+  REQUIRE(sink.ok());
+  Syscalls() = {};
+  Syscalls().copy_errno = err;
+  Syscalls().copy_zero = err == 0;
+  Status s = Run(job, **sink);
+  const SyscallState seen = Syscalls();
+  Syscalls() = {};
+  REQUIRE(s.ok());
+  REQUIRE((*sink)->Finish().ok());
+  CHECK(seen.copy_calls == 1);
+  CHECK(ReadFile(out) == job.expected);
+  CheckWriteBehind(seen.syncs, job.size, opts.window_bytes, 1, Frontier(job));
+}
+
+TEST_CASE("file sink reports a file source truncated after opening") {
+  TempDir dir;
+  const uint64_t page = Page();
+  const std::string data = dir.File("data.bin");
+  WriteFile(data, Pattern(8 * page, 8));
+  auto file = FileSource(data);
+  REQUIRE(file.ok());
+  REQUIRE(::truncate(data.c_str(), static_cast<off_t>(2 * page)) == 0);
+
+  FileSinkOptions opts;
+  opts.window_bytes = page;
+  opts.copy_file_range = GENERATE(true, false);
+  const std::string out = dir.File("out.pte");
+  auto sink = OpenFileSink(out, opts);
+  REQUIRE(sink.ok());
+  REQUIRE((*sink)->Reserve(10 * page).ok());
+  Status s = (*sink)->Write(page, **file);
+  CAPTURE(s.message());
+  CHECK(s.code() == Code::kIoError);
+  CHECK(Contains(s.message(), "file ended at offset " + std::to_string(2 * page)));
+  CHECK(Contains(s.message(), data));
+}
+
+TEST_CASE("file sink fails on a copy_file_range error that is not 'unsupported'") {
+  TempDir dir;
+  const uint64_t page = Page();
+  WriteFile(dir.File("data.bin"), Pattern(4 * page, 9));
+  auto file = FileSource(dir.File("data.bin"));
+  REQUIRE(file.ok());
+  FileSinkOptions opts;
+  opts.window_bytes = page;
+  auto sink = OpenFileSink(dir.File("out.pte"), opts);
+  REQUIRE(sink.ok());
+  REQUIRE((*sink)->Reserve(8 * page).ok());
+  Syscalls() = {};
+  Syscalls().copy_errno = EIO;
+  Status s = (*sink)->Write(page, **file);
+  Syscalls() = {};
+  CHECK(s.code() == Code::kIoError);
+  CHECK(Contains(s.message(), "copy_file_range"));
+  CHECK(Contains(s.message(), std::strerror(EIO)));
+  CHECK((*sink)->Finish().message() == s.message());
+  CHECK(dir.List() == std::set<std::string>{"data.bin"});
+}
+
+TEST_CASE("file sink treats every write-back error as a failure") {
+  const int err = GENERATE(EIO, ENOSPC, ENOMEM, EBADF, EROFS);
+  CAPTURE(err);
+  TempDir dir;
+  const std::string out = dir.File("out.pte");
+  const std::vector<uint8_t> old = Pattern(77, 5);
+  WriteFile(out, old);
+  const std::vector<uint8_t> big = Pattern(6 * Page(), 10);
+  FileSinkOptions opts;
+  opts.window_bytes = Page();
+  auto sink = OpenFileSink(out, opts);
+  REQUIRE(sink.ok());
+  REQUIRE((*sink)->Reserve(big.size()).ok());
+  Syscalls() = {};
+  Syscalls().sync_errno = err;
+  Status s = (*sink)->Write(0, big.data(), big.size());
+  Syscalls() = {};
+  CHECK(s.code() == Code::kIoError);
+  CHECK(Contains(s.message(), "write-back"));
+  CHECK(Contains(s.message(), std::strerror(err)));
+  CHECK((*sink)->Finish().message() == s.message());
+  CHECK(ReadFile(out) == old);
+  CHECK(dir.List() == std::set<std::string>{"out.pte"});
+}
+
+TEST_CASE("file sink ignores write-back errors that mean 'cannot do that here'") {
+  const int err = GENERATE(EINVAL, ESPIPE, ENOSYS);
+  CAPTURE(err);
+  TempDir dir;
+  const std::string out = dir.File("out.pte");
+  const std::vector<uint8_t> big = Pattern(6 * Page(), 10);
+  FileSinkOptions opts;
+  opts.window_bytes = Page();
+  auto sink = OpenFileSink(out, opts);
+  REQUIRE(sink.ok());
+  REQUIRE((*sink)->Reserve(big.size()).ok());
+  Syscalls() = {};
+  Syscalls().sync_errno = err;
+  Status s = (*sink)->Write(0, big.data(), big.size());
+  Syscalls() = {};
+  REQUIRE(s.ok());
+  REQUIRE((*sink)->Finish().ok());
+  CHECK(ReadFile(out) == big);
+}
+
+TEST_CASE("file sink: a failed directory sync says the file is in place") {
+  TempDir dir;
+  const std::string out = dir.File("out.pte");
+  WriteFile(out, {'o', 'l', 'd'});
+  auto sink = OpenFileSink(out);
+  REQUIRE(sink.ok());
+  REQUIRE((*sink)->Reserve(3).ok());
+  REQUIRE((*sink)->Write(0, "new", 3).ok());
+  Syscalls() = {};
+  Syscalls().fsync_errno = EIO;
+  Status s = (*sink)->Finish();
+  Syscalls() = {};
+  CAPTURE(s.message());
+  CHECK(s.code() == Code::kIoError);
+  CHECK(Contains(s.message(), out + " was written and renamed into place"));
+  CHECK(Contains(s.message(), "directory " + dir.path() + " could not be synced"));
+  CHECK(Contains(s.message(), std::strerror(EIO)));
+  CHECK(ReadFile(out) == std::vector<uint8_t>{'n', 'e', 'w'});
+  CHECK(dir.List() == std::set<std::string>{"out.pte"});
+}
+
+TEST_CASE("file sink falls back to pwrite where the mapping cannot be populated") {
+  TempDir dir;
+  const std::string data = dir.File("data.bin");
+  const std::vector<uint8_t> bytes = Pattern(3 * Page() + 11, 3);
+  WriteFile(data, bytes);
+  const Job job = MixedJob(data, bytes);
+  FileSinkOptions opts;
+  opts.window_bytes = 2 * Page();
+  opts.copy_file_range = false;
+  const std::string out = dir.File("out.pte");
+  auto sink = OpenFileSink(out, opts);
+  REQUIRE(sink.ok());
+  Syscalls() = {};
+  Syscalls().populate_errno = EINVAL;
+  Syscalls().populate_failures = 1000;
+  REQUIRE(Run(job, **sink).ok());
+  const SyscallState seen = Syscalls();
+  Syscalls() = {};
+  REQUIRE((*sink)->Finish().ok());
+  CHECK(ReadFile(out) == job.expected);
+  CHECK(seen.populate_calls == 1);  // asked once, then pwrite for good
+  CHECK(seen.pwrite_calls >= static_cast<int>(job.writes.size()));
+}
+
+TEST_CASE("file sink retries an interrupted populate") {
+  TempDir dir;
+  const std::vector<uint8_t> big = Pattern(3 * Page(), 12);
+  const std::string out = dir.File("out.pte");
+  auto sink = OpenFileSink(out);
+  REQUIRE(sink.ok());
+  REQUIRE((*sink)->Reserve(big.size()).ok());
+  Syscalls() = {};
+  Syscalls().populate_errno = GENERATE(EINTR, EAGAIN);
+  Syscalls().populate_failures = 3;
+  Status s = (*sink)->Write(0, big.data(), big.size());
+  const SyscallState seen = Syscalls();
+  Syscalls() = {};
+  REQUIRE(s.ok());
+  REQUIRE((*sink)->Finish().ok());
+  CHECK(seen.populate_calls == 4);
+  CHECK(seen.pwrite_calls == 0);  // still mapped
+  CHECK(ReadFile(out) == big);
+}
+
+TEST_CASE("file sink reports an output page it cannot back") {
+  TempDir dir;
+  const std::vector<uint8_t> big = Pattern(3 * Page(), 12);
+  const std::string out = dir.File("out.pte");
+  auto sink = OpenFileSink(out);
+  REQUIRE(sink.ok());
+  REQUIRE((*sink)->Reserve(big.size()).ok());
+  Syscalls() = {};
+  Syscalls().populate_errno = EFAULT;
+  Syscalls().populate_failures = 1;
+  Status s = (*sink)->Write(0, big.data(), big.size());
+  Syscalls() = {};
+  CHECK(s.code() == Code::kIoError);
+  CHECK(Contains(s.message(), out));
+  CHECK(Contains(s.message(), "could not back the mapped output"));
+  CHECK(Contains(s.message(), "disk full or I/O error"));
+  CHECK((*sink)->Finish().message() == s.message());
+  CHECK(dir.List().empty());
+}
+
+TEST_CASE("file sink writes through pwrite where space cannot be reserved") {
+  const int err = GENERATE(EOPNOTSUPP, ENOSYS);
+  CAPTURE(err);
+  TempDir dir;
+  const std::string data = dir.File("data.bin");
+  const std::vector<uint8_t> bytes = Pattern(3 * Page() + 11, 3);
+  WriteFile(data, bytes);
+  const Job job = MixedJob(data, bytes);
+  FileSinkOptions opts;
+  opts.window_bytes = Page();
+  const std::string out = dir.File("out.pte");
+  auto sink = OpenFileSink(out, opts);
+  REQUIRE(sink.ok());
+  Syscalls() = {};
+  Syscalls().fallocate_errno = err;
+  Status s = Run(job, **sink);
+  const SyscallState seen = Syscalls();
+  Syscalls() = {};
+  REQUIRE(s.ok());
+  REQUIRE((*sink)->Finish().ok());
+  CHECK(ReadFile(out) == job.expected);
+  CHECK(seen.populate_calls == 0);
+  CHECK(seen.pwrite_calls > 0);
 }
 
 }  // namespace

@@ -1,6 +1,10 @@
 #include <catch2/catch.hpp>
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -323,6 +327,122 @@ TEST_CASE("SameBytes compares across kinds and chunks") {
   auto err = SameBytes(*mem, *failing);
   REQUIRE(!err.ok());
   CHECK(Contains(err.status().message(), "boom"));
+}
+
+int OpenFds() {
+  int n = 0;
+  DIR* d = ::opendir("/proc/self/fd");
+  REQUIRE(d != nullptr);
+  while (::readdir(d) != nullptr) ++n;
+  ::closedir(d);
+  return n;
+}
+
+TEST_CASE("FileSources of one file share one descriptor") {
+  TempDir dir;
+  const std::string path = dir.File("w.bin");
+  const std::vector<uint8_t> data = Pattern(4000);
+  WriteFile(path, data);
+  const std::string other = dir.File("other.bin");
+  WriteFile(other, Pattern(10, 2));
+  const std::string link = dir.File("link.bin");
+  REQUIRE(::link(path.c_str(), link.c_str()) == 0);
+
+  const int before = OpenFds();
+  std::vector<SourcePtr> sources;
+  for (uint64_t i = 0; i < 3000; ++i) {
+    auto r = FileSource(i % 2 ? path : link, i, 1000);  // one file, two names
+    REQUIRE(r.ok());
+    sources.push_back(*r);
+  }
+  CHECK(OpenFds() == before + 1);
+  for (uint64_t i = 0; i < sources.size(); ++i) {
+    uint8_t b[3];
+    REQUIRE(sources[i]->ReadAt(997, b, 3).ok());
+    REQUIRE(std::memcmp(b, data.data() + i + 997, 3) == 0);
+  }
+  const int fd = sources[0]->file_range()->fd;
+  CHECK(sources.back()->file_range()->fd == fd);
+  CHECK(sources[1]->Describe() == "file " + path + " [1, +1000)");  // its own name
+
+  auto second = FileSource(other);
+  REQUIRE(second.ok());
+  CHECK((*second)->file_range()->fd != fd);
+  CHECK(OpenFds() == before + 2);
+  second = Status(Code::kNotFound, "dropped");
+  sources.clear();
+  CHECK(OpenFds() == before);
+}
+
+TEST_CASE("FileSource opens a replaced file afresh") {
+  TempDir dir;
+  const std::string path = dir.File("w.bin");
+  WriteFile(path, Pattern(100, 1));
+  auto old_source = FileSource(path);
+  REQUIRE(old_source.ok());
+  const std::string next = dir.File("next.bin");
+  WriteFile(next, Pattern(200, 2));
+  REQUIRE(::rename(next.c_str(), path.c_str()) == 0);
+  auto new_source = FileSource(path);
+  REQUIRE(new_source.ok());
+  CHECK((*new_source)->size() == 200);
+  CHECK(Read(**new_source) == Pattern(200, 2));
+  CHECK(Read(**old_source) == Pattern(100, 1));  // still the file it opened
+}
+
+TEST_CASE("FileSource rejects a FIFO without waiting for a writer") {
+  TempDir dir;
+  const std::string fifo = dir.File("pipe");
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  // In a child, so a hang ends in SIGALRM rather than a stuck test run.
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::alarm(10);
+    auto r = FileSource(fifo);
+    ::_exit(!r.ok() && r.status().code() == Code::kInvalidArgument &&
+                    Contains(r.status().message(), fifo) &&
+                    Contains(r.status().message(), "not a regular file")
+                ? 0
+                : 1);
+  }
+  int wstatus = 0;
+  REQUIRE(::waitpid(pid, &wstatus, 0) == pid);
+  REQUIRE(WIFEXITED(wstatus));
+  CHECK(WEXITSTATUS(wstatus) == 0);
+
+  auto directory = FileSource(dir.File("."));
+  REQUIRE(!directory.ok());
+  CHECK(directory.status().code() == Code::kInvalidArgument);
+  CHECK(Contains(directory.status().message(), "directory"));
+}
+
+TEST_CASE("SliceSource past the end of its base fails every read") {
+  TempDir dir;
+  const std::string path = dir.File("w.bin");
+  const std::vector<uint8_t> data = Pattern(100);
+  WriteFile(path, data);
+  auto file = FileSource(path);
+  REQUIRE(file.ok());
+  const SourcePtr base = GENERATE_REF(
+      values<SourcePtr>({MemorySource(data.data(), data.size()), *file,
+                         GeneratorSource("g", 100, [](uint64_t, uint8_t* d, size_t n) {
+                           std::memset(d, 1, n);
+                           return Status::OK();
+                         })}));
+  CAPTURE(base->Describe());
+  const uint64_t offset = GENERATE(uint64_t{90}, uint64_t{101}, ~uint64_t{0} - 5);
+  SourcePtr s = SliceSource(base, offset, 20);
+  CHECK(s->size() == 20);  // the promised size, so planning can go on
+  CHECK(s->contiguous() == nullptr);
+  CHECK(s->file_range() == nullptr);
+  uint8_t b[4];
+  Status st = s->ReadAt(0, b, 4);
+  CHECK(st.code() == Code::kOutOfRange);
+  CHECK(Contains(st.message(), base->Describe() + " slice [" + std::to_string(offset) +
+                                   ", +20)"));
+  CHECK(Contains(st.message(), "100 bytes"));
+  CHECK(!ReadAll(*s).ok());
 }
 
 }  // namespace

@@ -143,7 +143,16 @@ TEST_CASE("WriteArtifact rejects malformed plans before touching the sink") {
   }
   SECTION("zero alignment") {
     plan.placements[1].alignment = 0;
-    needle = "placements[1].alignment";
+    needle = "placements[1].alignment = 0 is not a power of two";
+  }
+  SECTION("alignment not a power of two") {
+    plan.placements[1].alignment = 24;
+    plan.placements[1].offset = 72;  // a multiple of 24, still refused
+    needle = "placements[1].alignment = 24 is not a power of two";
+  }
+  SECTION("offset breaks the promised alignment") {
+    plan.placements[2].offset = 160;  // aligned to 32, not 64
+    needle = "placements[2].offset = 160 is not a multiple of its alignment 64";
   }
   CountingSink sink;
   Status s = WriteArtifact(plan, sink);

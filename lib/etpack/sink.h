@@ -8,7 +8,9 @@
 //   Finish()  or  Abandon()
 //
 // Exactly one of Finish() and Abandon() must be called; destroying a sink
-// that was not finished abandons it. Errors are sticky: after the first
+// that was not finished abandons it. Every sink checks this order and
+// reports a call out of order (or a write outside the reserved size) as an
+// error rather than trusting the caller. Errors are sticky: after the first
 // failure every later call returns that failure and Finish() reports it.
 //
 // Every byte that is reserved but never written reads as zero: the writer
@@ -35,18 +37,27 @@ class Sink {
  public:
   virtual ~Sink() = default;
 
-  // REQUIRES: called once, before any Write.
+  // Called once, before any Write. The file sink fails with kOutOfRange,
+  // before it creates anything that large, when `size` exceeds the
+  // process's file size limit (RLIMIT_FSIZE, `ulimit -f`).
   virtual Status Reserve(uint64_t size) = 0;
 
   // Copies all of `source` to [offset, offset + source.size()).
-  // REQUIRES: that range lies inside the reserved size and starts at or
-  // after the end of the previous write.
+  // The range must lie inside the reserved size (else kOutOfRange) and start
+  // at or after the end of the previous write (else kInvalidArgument).
   virtual Status Write(uint64_t offset, const Source& source) = 0;
 
   // Convenience for small in-memory pieces (headers).
   Status Write(uint64_t offset, const void* data, uint64_t size);
 
-  // Makes the output durable and visible under its final name.
+  // Makes the output durable and visible under its final name. Fails with
+  // kInvalidArgument when Reserve() was never called. On failure the output
+  // is discarded and the destination left as it was, with one exception:
+  // when the file sink syncs (FileSinkOptions::sync) and the new file was
+  // already renamed into place, a failure to sync its directory is reported
+  // as an error whose message says the file was written and renamed into
+  // place but its directory could not be synced; the new file stays, but
+  // the rename may not survive a crash.
   virtual Status Finish() = 0;
 
   // Discards everything; the destination is left as it was.
@@ -59,20 +70,26 @@ class Sink {
 // Tuning of the POSIX file sink. The defaults are measured choices
 // (bench/RESULTS.md); most callers leave them alone.
 struct FileSinkOptions {
-  // Bytes of the output mapped at a time. Peak resident memory of the
-  // writer is about window_bytes * (1 + writeback_windows).
+  // The output is cut into a grid of cells of this many bytes (rounded up
+  // to whole pages); one cell is mapped at a time. Peak resident memory of
+  // the writer is about window_bytes * (1 + writeback_windows).
   uint64_t window_bytes = uint64_t{16} << 20;
-  // Finished windows whose write-back may still be in flight before the
-  // writer waits for the oldest and drops it from the page cache.
+  // Write-back of a cell starts once every write has moved past it; this
+  // many finished cells may have write-back in flight before the writer
+  // waits for the oldest and drops it from the page cache.
   int writeback_windows = 2;
-  // Try copy_file_range for file sources before copying through memory.
+  // Hand file sources of at least 1 MiB (or window_bytes, if smaller) to
+  // copy_file_range; smaller ones are read into the mapped window. The first
+  // "not supported" answer turns it off for the rest of the sink's life.
   bool copy_file_range = true;
   // Flush data to stable storage before the rename.
   bool sync = true;
 };
 
-// Writes to a temporary file next to `path` ("<dir>/.<name>.etpack-XXXXXX"),
-// renamed to `path` by Finish(). The directory must exist.
+// Writes to a temporary file next to `path` ("<dir>/.<name>.etpack-XXXXXX",
+// with <name> shortened as needed to fit NAME_MAX), renamed to `path` by
+// Finish(). The directory must exist; a file name longer than NAME_MAX is
+// refused with kInvalidArgument.
 Result<std::unique_ptr<Sink>> OpenFileSink(const std::string& path,
                                            const FileSinkOptions& options = {});
 

@@ -29,7 +29,7 @@ namespace etpack {
 
 // A file descriptor range a source can hand to the kernel (copy_file_range).
 struct FileRange {
-  int fd = -1;          // open for reading, owned by the source
+  int fd = -1;          // open for reading; valid while the source lives
   uint64_t offset = 0;  // bytes from the start of the file
   uint64_t length = 0;
 };
@@ -77,6 +77,11 @@ SourcePtr OwnedSource(std::vector<uint8_t> bytes);
 // A range of a file. Opens the file now, so a missing file or a range past
 // its end is reported here, naming the file, the range and the file size.
 // length == kToEnd takes everything from offset to the end of the file.
+// Anything but a regular file (a FIFO, a directory, a device) is refused
+// with kInvalidArgument, without blocking. All sources of one file (same
+// device and inode, under whatever name) share one open descriptor, closed
+// with the last of them, so thousands of items cost one descriptor per file.
+// Safe to call from several threads.
 inline constexpr uint64_t kToEnd = ~uint64_t{0};
 Result<SourcePtr> FileSource(const std::string& path, uint64_t offset = 0,
                              uint64_t length = kToEnd);
@@ -87,8 +92,10 @@ Result<SourcePtr> FileSource(const std::string& path, uint64_t offset = 0,
 using FillFn = std::function<Status(uint64_t offset, uint8_t* dst, size_t n)>;
 SourcePtr GeneratorSource(std::string name, uint64_t size, FillFn fill);
 
-// The bytes [offset, offset + length) of another source.
-// REQUIRES: offset + length <= base->size().
+// The bytes [offset, offset + length) of another source. Its size() is
+// always `length`. When the range does not fit inside base (offset + length
+// > base->size()), every ReadAt fails with kOutOfRange naming the slice and
+// the base's size. REQUIRES: base != nullptr.
 SourcePtr SliceSource(SourcePtr base, uint64_t offset, uint64_t length);
 
 // Reads a whole source into memory. For small items only (inline blobs,

@@ -24,7 +24,7 @@ namespace etpack {
 // One item's bytes at its final place.
 struct Placement {
   uint64_t offset = 0;     // absolute file offset
-  uint64_t alignment = 1;  // the alignment the plan promised; checked in debug builds
+  uint64_t alignment = 1;  // a power of two that offset is a multiple of (checked)
   SourcePtr source;        // source->size() bytes land at [offset, offset + size)
 };
 
@@ -40,14 +40,16 @@ using ProgressFn = std::function<void(uint64_t done, uint64_t total)>;
 
 // Reserves, writes the head and every placement. Does not call Finish() or
 // Abandon(): the caller owns the sink's fate. Checks the plan's invariants
-// first (order, bounds, sizes) and fails with kInvalidArgument on a
-// malformed plan rather than writing it.
+// first (order, bounds, sizes, alignment) and fails with kInvalidArgument
+// on a malformed plan rather than writing it.
 Status WriteArtifact(const ArtifactPlan& plan, Sink& sink,
                      const ProgressFn& progress = {});
 
 // The common case: writes `plan` to `path` atomically. On success the file
 // is complete under its final name; on any failure `path` is untouched and
-// no temporary file is left behind.
+// no temporary file is left behind — except the one case Sink::Finish()
+// describes: the file was written and renamed into place, but its directory
+// could not be synced. Then `path` holds the new file and the error says so.
 Status WriteArtifactFile(const std::string& path, const ArtifactPlan& plan,
                          const FileSinkOptions& options = {},
                          const ProgressFn& progress = {});
