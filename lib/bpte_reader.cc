@@ -88,17 +88,7 @@ TensorLayout LayoutOf(const bfb::Tensor& t) {
 }  // namespace
 
 Result<std::unique_ptr<BpteFile>> BpteFile::Open(const std::string& path) {
-  ETPACK_ASSIGN_OR_RETURN(auto mapping, MapFileReadOnly(path));
-  const uint8_t* data = mapping->data();
-  const uint64_t size = mapping->size();
-  ETPACK_ASSIGN_OR_RETURN(auto file, FromMemory(path, data, size, std::move(mapping)));
-  // Bulk bytes (the program above all) are read through the file, not the
-  // mapping, as for PteFile::Open.
-  ETPACK_ASSIGN_OR_RETURN(file->file_, FileSource(path));
-  if (file->file_->size() != size) {
-    return InvalidArgument(path + ": changed size while being opened");
-  }
-  return file;
+  return OpenMappedReader<BpteFile>(path);
 }
 
 Result<std::unique_ptr<BpteFile>> BpteFile::FromMemory(std::string name, const uint8_t* data,

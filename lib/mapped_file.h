@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "etpack/source.h"
 #include "etpack/status.h"
 
 namespace etpack {
@@ -31,6 +32,25 @@ class MappedFile {
 
 // Maps a regular file. Errors name the path.
 Result<std::shared_ptr<MappedFile>> MapFileReadOnly(const std::string& path);
+
+// Open() of the readers (PteFile, PtdFile, BpteFile): maps `path`, lets
+// Reader::FromMemory validate the mapping, then attaches a file source so
+// that bulk bytes are read through the file, not the mapping. That way the
+// writer can copy them in the kernel and drop them from the page cache, and
+// they never count towards this process's resident memory.
+// REQUIRES: Reader befriends OpenMappedReader and has a SourcePtr file_.
+template <typename Reader>
+Result<std::unique_ptr<Reader>> OpenMappedReader(const std::string& path) {
+  ETPACK_ASSIGN_OR_RETURN(auto mapping, MapFileReadOnly(path));
+  const uint8_t* data = mapping->data();
+  const uint64_t size = mapping->size();
+  ETPACK_ASSIGN_OR_RETURN(auto reader, Reader::FromMemory(path, data, size, std::move(mapping)));
+  ETPACK_ASSIGN_OR_RETURN(reader->file_, FileSource(path));
+  if (reader->file_->size() != size) {
+    return InvalidArgument(path + ": changed size while being opened");
+  }
+  return reader;
+}
 
 }  // namespace etpack
 

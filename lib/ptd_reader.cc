@@ -62,18 +62,7 @@ Result<FlatTensorHeader> ParseHeader(const uint8_t* data, uint64_t size) {
 }  // namespace ptd
 
 Result<std::unique_ptr<PtdFile>> PtdFile::Open(const std::string& path) {
-  ETPACK_ASSIGN_OR_RETURN(auto mapping, MapFileReadOnly(path));
-  const uint8_t* data = mapping->data();
-  const uint64_t size = mapping->size();
-  ETPACK_ASSIGN_OR_RETURN(auto file, FromMemory(path, data, size, std::move(mapping)));
-  // Bulk bytes are read through the file, not the mapping: that way the
-  // writer can copy them in the kernel and drop them from the page cache,
-  // and they never count towards this process's resident memory.
-  ETPACK_ASSIGN_OR_RETURN(file->file_, FileSource(path));
-  if (file->file_->size() != size) {
-    return InvalidArgument(path + ": changed size while being opened");
-  }
-  return file;
+  return OpenMappedReader<PtdFile>(path);
 }
 
 Result<std::unique_ptr<PtdFile>> PtdFile::FromMemory(std::string name, const uint8_t* data,

@@ -192,18 +192,7 @@ Result<ExtendedHeader> ParseExtendedHeader(const uint8_t* data, uint64_t size) {
 }
 
 Result<std::unique_ptr<PteFile>> PteFile::Open(const std::string& path) {
-  ETPACK_ASSIGN_OR_RETURN(auto mapping, MapFileReadOnly(path));
-  const uint8_t* data = mapping->data();
-  const uint64_t size = mapping->size();
-  ETPACK_ASSIGN_OR_RETURN(auto file, FromMemory(path, data, size, std::move(mapping)));
-  // Bulk bytes are read through the file, not the mapping: that way the
-  // writer can copy them in the kernel and drop them from the page cache,
-  // and they never count towards this process's resident memory.
-  ETPACK_ASSIGN_OR_RETURN(file->file_, FileSource(path));
-  if (file->file_->size() != size) {
-    return InvalidArgument(path + ": changed size while being opened");
-  }
-  return file;
+  return OpenMappedReader<PteFile>(path);
 }
 
 Result<std::unique_ptr<PteFile>> PteFile::FromMemory(std::string name, const uint8_t* data,

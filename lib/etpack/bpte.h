@@ -133,6 +133,8 @@ class BpteFile {
 
  private:
   BpteFile() = default;
+  template <typename Reader>
+  friend Result<std::unique_ptr<Reader>> OpenMappedReader(const std::string& path);
   Status Validate();
   SourcePtr Range(uint64_t offset, uint64_t length) const;
 

@@ -151,6 +151,8 @@ class PtdFile {
 
  private:
   PtdFile() = default;
+  template <typename Reader>
+  friend Result<std::unique_ptr<Reader>> OpenMappedReader(const std::string& path);
   Status Validate();
 
   std::string name_;

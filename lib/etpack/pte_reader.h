@@ -83,6 +83,8 @@ class PteFile {
 
  private:
   PteFile() = default;
+  template <typename Reader>
+  friend Result<std::unique_ptr<Reader>> OpenMappedReader(const std::string& path);
   Status Validate();
   Result<PteInput> ToInputImpl() const;
 
