@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh build
-ninja -C build etpack >/dev/null
+ninja -C build apps/etpack >/dev/null
 out="${TMPDIR:-/tmp}/etpack-demo"
 mkdir -p "$out"
 build/apps/etpack demo -o "$out" "$@"
