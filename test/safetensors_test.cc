@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include "test_files.h"
+
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
@@ -13,42 +15,16 @@
 namespace etpack {
 namespace {
 
+using testing::PatternBytes;
+using testing::ReadFile;
+using testing::TempDir;
+using testing::WriteFile;
+
 namespace fs = std::filesystem;
 using Catch::Matchers::Contains;
 
-class TempDir {
- public:
-  TempDir() {
-    const char* base = std::getenv("TMPDIR");
-    std::string tmpl = std::string(base && *base ? base : "/tmp") + "/etpack-st-XXXXXX";
-    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  std::string File(const std::string& name) const { return path_ + "/" + name; }
 
- private:
-  std::string path_;
-};
 
-std::vector<uint8_t> Pattern(size_t n, uint32_t seed = 1) {
-  std::vector<uint8_t> v(n);
-  uint32_t x = seed * 2654435761u + 12345u;
-  for (auto& b : v) {
-    x = x * 1103515245u + 12345u;
-    b = static_cast<uint8_t>(x >> 16);
-  }
-  return v;
-}
-
-void WriteBytes(const std::string& path, const std::string& bytes) {
-  std::ofstream f(path, std::ios::binary);
-  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  REQUIRE(f.good());
-}
 
 std::string LittleEndian64(uint64_t v) {
   std::string out(8, '\0');
@@ -79,7 +55,7 @@ std::string HeaderJson(const std::vector<Spec>& specs, const std::string& metada
 void WriteSafetensors(const std::string& path, std::string header,
                       const std::vector<uint8_t>& data) {
   header.append((8 - header.size() % 8) % 8, ' ');
-  WriteBytes(path, LittleEndian64(header.size()) + header +
+  WriteFile(path, LittleEndian64(header.size()) + header +
                        std::string(data.begin(), data.end()));
 }
 
@@ -104,7 +80,7 @@ std::vector<std::string> Names(const std::vector<SafetensorsTensor>& ts) {
 // Writes a single-tensor-list file and returns the read error.
 Status ReadError(const TempDir& dir, const std::vector<Spec>& specs, size_t data_size) {
   const std::string path = dir.File("bad.safetensors");
-  WriteSafetensors(path, HeaderJson(specs), Pattern(data_size));
+  WriteSafetensors(path, HeaderJson(specs), PatternBytes(data_size));
   auto r = ReadSafetensors(path);
   REQUIRE_FALSE(r.ok());
   return r.status();
@@ -137,7 +113,7 @@ TEST_CASE("ReadSafetensors returns tensors in data order with layouts and file r
       {"scalar", "F64", "[]", 0, 8},
   };
   const std::string header = HeaderJson(specs, "{\"format\":\"pt\",\"note\":\"x\"}");
-  const std::vector<uint8_t> data = Pattern(32);
+  const std::vector<uint8_t> data = PatternBytes(32);
   WriteSafetensors(path, header, data);
 
   auto r = ReadSafetensors(path);
@@ -183,7 +159,7 @@ TEST_CASE("ReadSafetensors accepts empty files and empty tensors inside other ra
 
   WriteSafetensors(path,
                    HeaderJson({{"w", "I32", "[2]", 0, 8}, {"z", "I64", "[3, 0]", 4, 4}}),
-                   Pattern(8));
+                   PatternBytes(8));
   r = ReadSafetensors(path);
   REQUIRE(r.ok());
   CHECK(Names(*r) == std::vector<std::string>{"w", "z"});
@@ -193,28 +169,28 @@ TEST_CASE("ReadSafetensors rejects bad header lengths naming the file and value"
   TempDir dir;
   const std::string path = dir.File("model.safetensors");
 
-  WriteBytes(path, LittleEndian64(123456789012) + std::string(4088, ' '));
+  WriteFile(path, LittleEndian64(123456789012) + std::string(4088, ' '));
   auto r = ReadSafetensors(path);
   REQUIRE_FALSE(r.ok());
   CHECK(r.status().code() == Code::kCorrupt);
   CHECK(r.status().message() ==
         path + ": header length 123456789012 runs past the end of the file (4096 bytes)");
 
-  WriteBytes(path, LittleEndian64(4089) + std::string(4088, ' '));
+  WriteFile(path, LittleEndian64(4089) + std::string(4088, ' '));
   r = ReadSafetensors(path);
   REQUIRE_FALSE(r.ok());
   CHECK_THAT(r.status().message(), Contains("header length 4089 runs past the end"));
 
   // A header over the limit inside a (sparse) file large enough to hold it
   // is refused before anything is allocated or read.
-  WriteBytes(path, LittleEndian64(kMaxSafetensorsHeader + 1));
+  WriteFile(path, LittleEndian64(kMaxSafetensorsHeader + 1));
   fs::resize_file(path, 8 + kMaxSafetensorsHeader + 16);
   r = ReadSafetensors(path);
   REQUIRE_FALSE(r.ok());
   CHECK(r.status().message() ==
         path + ": header length 100000001 exceeds the limit of 100000000 bytes");
 
-  WriteBytes(path, "abc");
+  WriteFile(path, "abc");
   r = ReadSafetensors(path);
   REQUIRE_FALSE(r.ok());
   CHECK_THAT(r.status().message(), Contains(path + ": 3 bytes is too short"));
@@ -229,7 +205,7 @@ TEST_CASE("ReadSafetensors rejects malformed header JSON") {
   TempDir dir;
   const std::string path = dir.File("model.safetensors");
 
-  WriteSafetensors(path, "{\"a\": {\"dtype\": ", Pattern(8));
+  WriteSafetensors(path, "{\"a\": {\"dtype\": ", PatternBytes(8));
   auto r = ReadSafetensors(path);
   REQUIRE_FALSE(r.ok());
   CHECK(r.status().code() == Code::kCorrupt);
@@ -242,7 +218,7 @@ TEST_CASE("ReadSafetensors rejects malformed header JSON") {
 
   // The parser refuses duplicate keys.
   WriteSafetensors(path, HeaderJson({{"x", "U8", "[1]", 0, 1}, {"x", "U8", "[1]", 1, 2}}),
-                   Pattern(2));
+                   PatternBytes(2));
   r = ReadSafetensors(path);
   REQUIRE_FALSE(r.ok());
   CHECK_THAT(r.status().message(), Contains("member \"x\" more than once"));
@@ -252,12 +228,12 @@ TEST_CASE("ReadSafetensors rejects malformed header JSON") {
   REQUIRE_FALSE(r.ok());
   CHECK_THAT(r.status().message(), Contains("tensor 'x': expected an object"));
 
-  WriteSafetensors(path, "{\"x\": {\"dtype\": \"U8\", \"shape\": [1]}}", Pattern(1));
+  WriteSafetensors(path, "{\"x\": {\"dtype\": \"U8\", \"shape\": [1]}}", PatternBytes(1));
   r = ReadSafetensors(path);
   REQUIRE_FALSE(r.ok());
   CHECK_THAT(r.status().message(), Contains("tensor 'x': data_offsets = (missing)"));
 
-  WriteSafetensors(path, "{\"x\": {\"shape\": [1], \"data_offsets\": [0, 1]}}", Pattern(1));
+  WriteSafetensors(path, "{\"x\": {\"shape\": [1], \"data_offsets\": [0, 1]}}", PatternBytes(1));
   r = ReadSafetensors(path);
   REQUIRE_FALSE(r.ok());
   CHECK_THAT(r.status().message(), Contains("tensor 'x': dtype is missing"));
@@ -313,7 +289,7 @@ TEST_CASE("ReadSafetensors rejects bad tensor entries naming file, tensor and va
   CHECK_THAT(s.message(), Contains(path + ": tensor 'w'") && Contains("overflow"));
 
   const std::string bad_offsets = "{\"w\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0]}}";
-  WriteSafetensors(path, bad_offsets, Pattern(1));
+  WriteSafetensors(path, bad_offsets, PatternBytes(1));
   auto r = ReadSafetensors(path);
   REQUIRE_FALSE(r.ok());
   CHECK(r.status().message() == path +
@@ -324,8 +300,8 @@ TEST_CASE("ReadSafetensors rejects bad tensor entries naming file, tensor and va
 struct Shards {
   TempDir dir;
   std::string index;
-  std::vector<uint8_t> data1 = Pattern(16, 1);
-  std::vector<uint8_t> data2 = Pattern(10, 2);
+  std::vector<uint8_t> data1 = PatternBytes(16, 1);
+  std::vector<uint8_t> data2 = PatternBytes(10, 2);
 
   Shards() {
     fs::create_directory(dir.File("ckpt"));
@@ -337,7 +313,7 @@ struct Shards {
                      HeaderJson({{"head", "I16", "[5]", 0, 10}}), data2);
   }
   void WriteIndex(const std::string& weight_map) {
-    WriteBytes(index, "{\"metadata\": {\"total_size\": 26}, \"weight_map\": " + weight_map + "}");
+    WriteFile(index, "{\"metadata\": {\"total_size\": 26}, \"weight_map\": " + weight_map + "}");
   }
 };
 
@@ -359,7 +335,7 @@ TEST_CASE("ReadCheckpoint reads a sharded index, shards relative to the index") 
 
   // Mixed with a plain file, in input order.
   const std::string extra = s.dir.File("extra.safetensors");
-  WriteSafetensors(extra, HeaderJson({{"lora", "U8", "[3]", 0, 3}}), Pattern(3, 9));
+  WriteSafetensors(extra, HeaderJson({{"lora", "U8", "[3]", 0, 3}}), PatternBytes(3, 9));
   r = ReadCheckpoint({extra, s.index});
   REQUIRE(r.ok());
   CHECK(Names(*r) == std::vector<std::string>{"lora", "embed", "norm", "head"});
@@ -411,12 +387,12 @@ TEST_CASE("ReadCheckpoint rejects inconsistent indexes and duplicate tensors") {
   CHECK(r.status().message() ==
         s.index + ": weight_map['head'] = 7 is not a shard file name");
 
-  WriteBytes(s.index, "{\"metadata\": {}}");
+  WriteFile(s.index, "{\"metadata\": {}}");
   r = ReadCheckpoint({s.index});
   REQUIRE_FALSE(r.ok());
   CHECK(r.status().message() == s.index + ": weight_map is missing or not an object");
 
-  WriteBytes(s.index, "{\"weight_map\": {\"a\": \"x\", \"a\": \"y\"}}");
+  WriteFile(s.index, "{\"weight_map\": {\"a\": \"x\", \"a\": \"y\"}}");
   r = ReadCheckpoint({s.index});
   REQUIRE_FALSE(r.ok());
   CHECK_THAT(r.status().message(), Contains(s.index) && Contains("member \"a\" more than once"));
@@ -424,7 +400,7 @@ TEST_CASE("ReadCheckpoint rejects inconsistent indexes and duplicate tensors") {
   // The same tensor in two shards of one index.
   WriteSafetensors(
       shard2, HeaderJson({{"head", "I16", "[5]", 0, 10}, {"norm", "U8", "[1]", 10, 11}}),
-      Pattern(11));
+      PatternBytes(11));
   s.WriteIndex(
       "{\"head\": \"model-00002-of-00002.safetensors\","
       " \"norm\": \"model-00001-of-00002.safetensors\"}");
@@ -439,7 +415,7 @@ TEST_CASE("ReadCheckpoint rejects inconsistent indexes and duplicate tensors") {
   CHECK(r.status().message() == "tensor 'embed' appears in both " + shard1 + " and " + shard1);
 
   // A broken shard is reported with the index that led to it.
-  WriteBytes(shard1, LittleEndian64(1000));
+  WriteFile(shard1, LittleEndian64(1000));
   s.WriteIndex("{\"embed\": \"model-00001-of-00002.safetensors\"}");
   r = ReadCheckpoint({s.index});
   REQUIRE_FALSE(r.ok());

@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include "test_files.h"
+
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -134,56 +136,16 @@ ssize_t pwrite64(int fd, const void* buf, size_t n, off64_t offset) {
 namespace etpack {
 namespace {
 
+using testing::PatternBytes;
+using testing::ReadFile;
+using testing::TempDir;
+using testing::WriteFile;
+
 namespace fs = std::filesystem;
 
-class TempDir {
- public:
-  TempDir() {
-    const char* base = std::getenv("TMPDIR");
-    std::string tmpl = std::string(base && *base ? base : "/tmp") + "/etpack-sink-XXXXXX";
-    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-  std::string File(const std::string& name) const { return path_ + "/" + name; }
-  std::set<std::string> List() const {
-    std::set<std::string> names;
-    for (const auto& e : fs::directory_iterator(path_)) {
-      names.insert(e.path().filename().string());
-    }
-    return names;
-  }
 
- private:
-  std::string path_;
-};
 
-std::vector<uint8_t> Pattern(size_t n, uint32_t seed = 1) {
-  std::vector<uint8_t> v(n);
-  uint32_t x = seed * 2654435761u + 12345u;
-  for (auto& b : v) {
-    x = x * 1103515245u + 12345u;
-    b = static_cast<uint8_t>(x >> 16);
-  }
-  return v;
-}
 
-void WriteFile(const std::string& path, const std::vector<uint8_t>& bytes) {
-  std::ofstream f(path, std::ios::binary);
-  f.write(reinterpret_cast<const char*>(bytes.data()),
-          static_cast<std::streamsize>(bytes.size()));
-  REQUIRE(f.good());
-}
-
-std::vector<uint8_t> ReadFile(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  REQUIRE(f.good());
-  return std::vector<uint8_t>(std::istreambuf_iterator<char>(f), {});
-}
 
 bool Contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
@@ -217,10 +179,10 @@ Job MixedJob(const std::string& data, const std::vector<uint8_t>& bytes) {
     std::memcpy(job.expected.data() + offset, content, s->size());
     job.writes.emplace_back(offset, std::move(s));
   };
-  static const std::vector<uint8_t> head = Pattern(100, 7);
+  static const std::vector<uint8_t> head = PatternBytes(100, 7);
   put(0, MemorySource(head.data(), head.size()), head.data());
   // Memory, across three window boundaries.
-  static const std::vector<uint8_t> mem = Pattern(3 * page + 17, 8);
+  static const std::vector<uint8_t> mem = PatternBytes(3 * page + 17, 8);
   put(200, MemorySource(mem.data(), mem.size()), mem.data());
   // File range, unaligned at both ends.
   auto file = FileSource(data, page + 3, 2 * page + 5);
@@ -228,7 +190,7 @@ Job MixedJob(const std::string& data, const std::vector<uint8_t>& bytes) {
   put(4 * page + 64, *file, bytes.data() + page + 3);
   // Generator, straight after.
   const uint64_t gen_at = 4 * page + 64 + 2 * page + 5;
-  static const std::vector<uint8_t> gen = Pattern(page + 1, 9);
+  static const std::vector<uint8_t> gen = PatternBytes(page + 1, 9);
   put(gen_at, GeneratorSource("g", gen.size(), [](uint64_t o, uint8_t* d, size_t n) {
         std::memcpy(d, gen.data() + o, n);
         return Status::OK();
@@ -268,7 +230,7 @@ TEST_CASE("memory sink rejects out-of-order writes, stickily") {
 TEST_CASE("file sink writes the exact bytes, zero padding included") {
   TempDir dir;
   const std::string data = dir.File("data.bin");
-  const std::vector<uint8_t> bytes = Pattern(3 * Page() + 11, 3);
+  const std::vector<uint8_t> bytes = PatternBytes(3 * Page() + 11, 3);
   WriteFile(data, bytes);
   const Job job = MixedJob(data, bytes);
 
@@ -342,7 +304,7 @@ TEST_CASE("file sink abandoned leaves the destination as it was") {
   {
     auto sink = OpenFileSink(out, opts);
     REQUIRE(sink.ok());
-    const std::vector<uint8_t> big = Pattern(5 * Page());
+    const std::vector<uint8_t> big = PatternBytes(5 * Page());
     REQUIRE((*sink)->Reserve(big.size()).ok());
     REQUIRE((*sink)->Write(0, big.data(), big.size()).ok());
     CHECK(dir.List().size() == 2);
@@ -483,12 +445,12 @@ TEST_CASE("fault sink forwards Finish when nothing failed") {
 TEST_CASE("injected fault midway leaves the destination untouched") {
   TempDir dir;
   const std::string out = dir.File("out.pte");
-  const std::vector<uint8_t> old = Pattern(77, 5);
+  const std::vector<uint8_t> old = PatternBytes(77, 5);
   WriteFile(out, old);
-  const std::vector<uint8_t> a = Pattern(3 * Page(), 1);
-  const std::vector<uint8_t> b = Pattern(3 * Page(), 2);
+  const std::vector<uint8_t> a = PatternBytes(3 * Page(), 1);
+  const std::vector<uint8_t> b = PatternBytes(3 * Page(), 2);
   ArtifactPlan plan;
-  plan.head = Pattern(64, 3);
+  plan.head = PatternBytes(64, 3);
   plan.file_size = 8 * Page();
   plan.placements.push_back({Page(), Page(), MemorySource(a.data(), a.size())});
   plan.placements.push_back({5 * Page(), Page(), MemorySource(b.data(), b.size())});
@@ -516,11 +478,11 @@ TEST_CASE("file size limit: reserving fails cleanly and the old file survives") 
   CAPTURE(ignore_sigxfsz);
   TempDir dir;
   const std::string out = dir.File("model.pte");
-  const std::vector<uint8_t> old = Pattern(1000, 11);
+  const std::vector<uint8_t> old = PatternBytes(1000, 11);
   WriteFile(out, old);
 
   ArtifactPlan plan;
-  plan.head = Pattern(256, 12);
+  plan.head = PatternBytes(256, 12);
   plan.file_size = uint64_t{4} << 20;
   plan.placements.push_back(
       {4096, 4096, GeneratorSource("big", plan.file_size - 8192,
@@ -675,7 +637,7 @@ uint64_t Frontier(const Job& job) {
 TEST_CASE("file sink runs write-behind once per window rather than once per write") {
   TempDir dir;
   const uint64_t page = Page();
-  const std::vector<uint8_t> data = Pattern(64 * page, 4);
+  const std::vector<uint8_t> data = PatternBytes(64 * page, 4);
   WriteFile(dir.File("data.bin"), data);
   auto file = FileSource(dir.File("data.bin"));
   REQUIRE(file.ok());
@@ -698,7 +660,7 @@ TEST_CASE("file sink runs write-behind once per window rather than once per writ
     std::memcpy(job.expected.data() + offset, content.data(), content.size());
     job.writes.emplace_back(offset, std::move(s));
   };
-  static const std::vector<uint8_t> mem = Pattern(1000, 5);
+  static const std::vector<uint8_t> mem = PatternBytes(1000, 5);
   for (; at + 700 <= 12 * page; at += 768, ++item) {
     put(at, item % 2 ? MemorySource(mem.data(), 700)
                      : SliceSource(*file, static_cast<uint64_t>(item) * 100, 700));
@@ -727,7 +689,7 @@ TEST_CASE("file sink runs write-behind once per window rather than once per writ
 
 TEST_CASE("file sink uses copy_file_range only for large file items") {
   TempDir dir;
-  const std::vector<uint8_t> data = Pattern(size_t{3} << 20, 6);
+  const std::vector<uint8_t> data = PatternBytes(size_t{3} << 20, 6);
   WriteFile(dir.File("data.bin"), data);
   auto file = FileSource(dir.File("data.bin"));
   REQUIRE(file.ok());
@@ -757,7 +719,7 @@ TEST_CASE("file sink uses copy_file_range only for large file items") {
 TEST_CASE("file sink stops trying copy_file_range once it is unsupported") {
   TempDir dir;
   const uint64_t page = Page();
-  const std::vector<uint8_t> data = Pattern(16 * page, 7);
+  const std::vector<uint8_t> data = PatternBytes(16 * page, 7);
   WriteFile(dir.File("data.bin"), data);
   auto file = FileSource(dir.File("data.bin"));
   REQUIRE(file.ok());
@@ -795,7 +757,7 @@ TEST_CASE("file sink reports a file source truncated after opening") {
   TempDir dir;
   const uint64_t page = Page();
   const std::string data = dir.File("data.bin");
-  WriteFile(data, Pattern(8 * page, 8));
+  WriteFile(data, PatternBytes(8 * page, 8));
   auto file = FileSource(data);
   REQUIRE(file.ok());
   REQUIRE(::truncate(data.c_str(), static_cast<off_t>(2 * page)) == 0);
@@ -817,7 +779,7 @@ TEST_CASE("file sink reports a file source truncated after opening") {
 TEST_CASE("file sink fails on a copy_file_range error that is not 'unsupported'") {
   TempDir dir;
   const uint64_t page = Page();
-  WriteFile(dir.File("data.bin"), Pattern(4 * page, 9));
+  WriteFile(dir.File("data.bin"), PatternBytes(4 * page, 9));
   auto file = FileSource(dir.File("data.bin"));
   REQUIRE(file.ok());
   FileSinkOptions opts;
@@ -841,9 +803,9 @@ TEST_CASE("file sink treats every write-back error as a failure") {
   CAPTURE(err);
   TempDir dir;
   const std::string out = dir.File("out.pte");
-  const std::vector<uint8_t> old = Pattern(77, 5);
+  const std::vector<uint8_t> old = PatternBytes(77, 5);
   WriteFile(out, old);
-  const std::vector<uint8_t> big = Pattern(6 * Page(), 10);
+  const std::vector<uint8_t> big = PatternBytes(6 * Page(), 10);
   FileSinkOptions opts;
   opts.window_bytes = Page();
   auto sink = OpenFileSink(out, opts);
@@ -866,7 +828,7 @@ TEST_CASE("file sink ignores write-back errors that mean 'cannot do that here'")
   CAPTURE(err);
   TempDir dir;
   const std::string out = dir.File("out.pte");
-  const std::vector<uint8_t> big = Pattern(6 * Page(), 10);
+  const std::vector<uint8_t> big = PatternBytes(6 * Page(), 10);
   FileSinkOptions opts;
   opts.window_bytes = Page();
   auto sink = OpenFileSink(out, opts);
@@ -884,7 +846,7 @@ TEST_CASE("file sink ignores write-back errors that mean 'cannot do that here'")
 TEST_CASE("file sink: a failed directory sync says the file is in place") {
   TempDir dir;
   const std::string out = dir.File("out.pte");
-  WriteFile(out, {'o', 'l', 'd'});
+  WriteFile(out, std::vector<uint8_t>{'o', 'l', 'd'});
   auto sink = OpenFileSink(out);
   REQUIRE(sink.ok());
   REQUIRE((*sink)->Reserve(3).ok());
@@ -905,7 +867,7 @@ TEST_CASE("file sink: a failed directory sync says the file is in place") {
 TEST_CASE("file sink falls back to pwrite where the mapping cannot be populated") {
   TempDir dir;
   const std::string data = dir.File("data.bin");
-  const std::vector<uint8_t> bytes = Pattern(3 * Page() + 11, 3);
+  const std::vector<uint8_t> bytes = PatternBytes(3 * Page() + 11, 3);
   WriteFile(data, bytes);
   const Job job = MixedJob(data, bytes);
   FileSinkOptions opts;
@@ -928,7 +890,7 @@ TEST_CASE("file sink falls back to pwrite where the mapping cannot be populated"
 
 TEST_CASE("file sink retries an interrupted populate") {
   TempDir dir;
-  const std::vector<uint8_t> big = Pattern(3 * Page(), 12);
+  const std::vector<uint8_t> big = PatternBytes(3 * Page(), 12);
   const std::string out = dir.File("out.pte");
   auto sink = OpenFileSink(out);
   REQUIRE(sink.ok());
@@ -948,7 +910,7 @@ TEST_CASE("file sink retries an interrupted populate") {
 
 TEST_CASE("file sink reports an output page it cannot back") {
   TempDir dir;
-  const std::vector<uint8_t> big = Pattern(3 * Page(), 12);
+  const std::vector<uint8_t> big = PatternBytes(3 * Page(), 12);
   const std::string out = dir.File("out.pte");
   auto sink = OpenFileSink(out);
   REQUIRE(sink.ok());
@@ -971,7 +933,7 @@ TEST_CASE("file sink writes through pwrite where space cannot be reserved") {
   CAPTURE(err);
   TempDir dir;
   const std::string data = dir.File("data.bin");
-  const std::vector<uint8_t> bytes = Pattern(3 * Page() + 11, 3);
+  const std::vector<uint8_t> bytes = PatternBytes(3 * Page() + 11, 3);
   WriteFile(data, bytes);
   const Job job = MixedJob(data, bytes);
   FileSinkOptions opts;

@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include "test_files.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -19,42 +21,15 @@
 namespace etpack {
 namespace {
 
+using testing::PatternBytes;
+using testing::ReadFile;
+using testing::TempDir;
+using testing::WriteFile;
+
 namespace fs = std::filesystem;
 
-class TempDir {
- public:
-  TempDir() {
-    const char* base = std::getenv("TMPDIR");
-    std::string tmpl = std::string(base && *base ? base : "/tmp") + "/etpack-src-XXXXXX";
-    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  std::string File(const std::string& name) const { return path_ + "/" + name; }
 
- private:
-  std::string path_;
-};
 
-std::vector<uint8_t> Pattern(size_t n, uint32_t seed = 1) {
-  std::vector<uint8_t> v(n);
-  uint32_t x = seed * 2654435761u + 12345u;
-  for (auto& b : v) {
-    x = x * 1103515245u + 12345u;
-    b = static_cast<uint8_t>(x >> 16);
-  }
-  return v;
-}
-
-void WriteFile(const std::string& path, const std::vector<uint8_t>& bytes) {
-  std::ofstream f(path, std::ios::binary);
-  f.write(reinterpret_cast<const char*>(bytes.data()),
-          static_cast<std::streamsize>(bytes.size()));
-  REQUIRE(f.good());
-}
 
 std::vector<uint8_t> Read(const Source& s) {
   auto r = ReadAll(s);
@@ -67,7 +42,7 @@ bool Contains(const std::string& haystack, const std::string& needle) {
 }
 
 TEST_CASE("MemorySource borrows bytes and reads ranges") {
-  const std::vector<uint8_t> data = Pattern(100);
+  const std::vector<uint8_t> data = PatternBytes(100);
   SourcePtr s = MemorySource(data.data(), data.size());
   CHECK(s->size() == 100);
   CHECK(s->contiguous() == data.data());
@@ -84,7 +59,7 @@ TEST_CASE("MemorySource borrows bytes and reads ranges") {
 }
 
 TEST_CASE("MemorySource with an owner keeps the owner alive") {
-  auto owner = std::make_shared<std::vector<uint8_t>>(Pattern(64));
+  auto owner = std::make_shared<std::vector<uint8_t>>(PatternBytes(64));
   const std::vector<uint8_t> expected(owner->begin() + 8, owner->begin() + 24);
   std::weak_ptr<std::vector<uint8_t>> watch = owner;
   SourcePtr s = MemorySource(owner->data() + 8, 16, owner);
@@ -100,7 +75,7 @@ TEST_CASE("MemorySource with an owner keeps the owner alive") {
 }
 
 TEST_CASE("OwnedSource keeps its own copy") {
-  std::vector<uint8_t> data = Pattern(33);
+  std::vector<uint8_t> data = PatternBytes(33);
   const std::vector<uint8_t> expected = data;
   SourcePtr s = OwnedSource(std::move(data));
   CHECK(s->size() == 33);
@@ -111,7 +86,7 @@ TEST_CASE("OwnedSource keeps its own copy") {
 TEST_CASE("FileSource reads a range of a file") {
   TempDir dir;
   const std::string path = dir.File("w.bin");
-  const std::vector<uint8_t> data = Pattern(8192);
+  const std::vector<uint8_t> data = PatternBytes(8192);
   WriteFile(path, data);
 
   SECTION("whole file") {
@@ -162,7 +137,7 @@ TEST_CASE("FileSource reports a missing file and a range past the end") {
   CHECK(missing.status().code() == Code::kNotFound);
   CHECK(Contains(missing.status().message(), path));
 
-  WriteFile(path, Pattern(1000));
+  WriteFile(path, PatternBytes(1000));
   auto past = FileSource(path, 900, 200);
   REQUIRE(!past.ok());
   CHECK(past.status().code() == Code::kOutOfRange);
@@ -187,7 +162,7 @@ TEST_CASE("FileSource reports a missing file and a range past the end") {
 TEST_CASE("FileSource owns its descriptor") {
   TempDir dir;
   const std::string path = dir.File("w.bin");
-  const std::vector<uint8_t> data = Pattern(300);
+  const std::vector<uint8_t> data = PatternBytes(300);
   WriteFile(path, data);
   auto r = FileSource(path, 100, 200);
   REQUIRE(r.ok());
@@ -238,7 +213,7 @@ TEST_CASE("GeneratorSource calls its fill function") {
 TEST_CASE("SliceSource keeps the fast paths of its base") {
   TempDir dir;
   const std::string path = dir.File("w.bin");
-  const std::vector<uint8_t> data = Pattern(5000);
+  const std::vector<uint8_t> data = PatternBytes(5000);
   WriteFile(path, data);
 
   SECTION("memory") {
@@ -282,7 +257,7 @@ TEST_CASE("SliceSource keeps the fast paths of its base") {
 }
 
 TEST_CASE("ReadAll enforces its limit") {
-  const std::vector<uint8_t> data = Pattern(100);
+  const std::vector<uint8_t> data = PatternBytes(100);
   SourcePtr s = MemorySource(data.data(), data.size());
   CHECK(Read(*s) == data);
   auto r = ReadAll(*s, 99);
@@ -296,7 +271,7 @@ TEST_CASE("SameBytes compares across kinds and chunks") {
   TempDir dir;
   const std::string path = dir.File("big.bin");
   // Larger than one comparison chunk, so a difference in the last chunk counts.
-  std::vector<uint8_t> data = Pattern((size_t{5} << 19) + 7);
+  std::vector<uint8_t> data = PatternBytes((size_t{5} << 19) + 7);
   WriteFile(path, data);
   auto file = FileSource(path);
   REQUIRE(file.ok());
@@ -341,10 +316,10 @@ int OpenFds() {
 TEST_CASE("FileSources of one file share one descriptor") {
   TempDir dir;
   const std::string path = dir.File("w.bin");
-  const std::vector<uint8_t> data = Pattern(4000);
+  const std::vector<uint8_t> data = PatternBytes(4000);
   WriteFile(path, data);
   const std::string other = dir.File("other.bin");
-  WriteFile(other, Pattern(10, 2));
+  WriteFile(other, PatternBytes(10, 2));
   const std::string link = dir.File("link.bin");
   REQUIRE(::link(path.c_str(), link.c_str()) == 0);
 
@@ -377,17 +352,17 @@ TEST_CASE("FileSources of one file share one descriptor") {
 TEST_CASE("FileSource opens a replaced file afresh") {
   TempDir dir;
   const std::string path = dir.File("w.bin");
-  WriteFile(path, Pattern(100, 1));
+  WriteFile(path, PatternBytes(100, 1));
   auto old_source = FileSource(path);
   REQUIRE(old_source.ok());
   const std::string next = dir.File("next.bin");
-  WriteFile(next, Pattern(200, 2));
+  WriteFile(next, PatternBytes(200, 2));
   REQUIRE(::rename(next.c_str(), path.c_str()) == 0);
   auto new_source = FileSource(path);
   REQUIRE(new_source.ok());
   CHECK((*new_source)->size() == 200);
-  CHECK(Read(**new_source) == Pattern(200, 2));
-  CHECK(Read(**old_source) == Pattern(100, 1));  // still the file it opened
+  CHECK(Read(**new_source) == PatternBytes(200, 2));
+  CHECK(Read(**old_source) == PatternBytes(100, 1));  // still the file it opened
 }
 
 TEST_CASE("FileSource rejects a FIFO without waiting for a writer") {
@@ -420,7 +395,7 @@ TEST_CASE("FileSource rejects a FIFO without waiting for a writer") {
 TEST_CASE("SliceSource past the end of its base fails every read") {
   TempDir dir;
   const std::string path = dir.File("w.bin");
-  const std::vector<uint8_t> data = Pattern(100);
+  const std::vector<uint8_t> data = PatternBytes(100);
   WriteFile(path, data);
   auto file = FileSource(path);
   REQUIRE(file.ok());

@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include "test_files.h"
+
 #include <unistd.h>
 
 #include <cstdlib>
@@ -19,55 +21,16 @@
 namespace etpack {
 namespace {
 
+using testing::PatternBytes;
+using testing::ReadFile;
+using testing::TempDir;
+using testing::WriteFile;
+
 namespace fs = std::filesystem;
 
-class TempDir {
- public:
-  TempDir() {
-    const char* base = std::getenv("TMPDIR");
-    std::string tmpl = std::string(base && *base ? base : "/tmp") + "/etpack-writer-XXXXXX";
-    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  std::string File(const std::string& name) const { return path_ + "/" + name; }
-  std::set<std::string> List() const {
-    std::set<std::string> names;
-    for (const auto& e : fs::directory_iterator(path_)) {
-      names.insert(e.path().filename().string());
-    }
-    return names;
-  }
 
- private:
-  std::string path_;
-};
 
-std::vector<uint8_t> Pattern(size_t n, uint32_t seed = 1) {
-  std::vector<uint8_t> v(n);
-  uint32_t x = seed * 2654435761u + 12345u;
-  for (auto& b : v) {
-    x = x * 1103515245u + 12345u;
-    b = static_cast<uint8_t>(x >> 16);
-  }
-  return v;
-}
 
-void WriteFile(const std::string& path, const std::vector<uint8_t>& bytes) {
-  std::ofstream f(path, std::ios::binary);
-  f.write(reinterpret_cast<const char*>(bytes.data()),
-          static_cast<std::streamsize>(bytes.size()));
-  REQUIRE(f.good());
-}
-
-std::vector<uint8_t> ReadFile(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  REQUIRE(f.good());
-  return std::vector<uint8_t>(std::istreambuf_iterator<char>(f), {});
-}
 
 bool Contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
@@ -97,11 +60,11 @@ class CountingSink : public Sink {
   std::vector<std::pair<uint64_t, uint64_t>> writes;
 };
 
-SourcePtr Bytes(size_t n, uint32_t seed = 1) { return OwnedSource(Pattern(n, seed)); }
+SourcePtr Bytes(size_t n, uint32_t seed = 1) { return OwnedSource(PatternBytes(n, seed)); }
 
 TEST_CASE("WriteArtifact rejects malformed plans before touching the sink") {
   ArtifactPlan plan;
-  plan.head = Pattern(16);
+  plan.head = PatternBytes(16);
   plan.file_size = 256;
   plan.placements.push_back({32, 16, Bytes(16)});
   plan.placements.push_back({64, 32, Bytes(64)});
@@ -167,15 +130,15 @@ TEST_CASE("WriteArtifact rejects malformed plans before touching the sink") {
 // with padding between items, and the bytes it must produce.
 struct Fixture {
   TempDir dir;
-  std::vector<uint8_t> file_bytes = Pattern(10000, 21);
-  std::vector<uint8_t> mem_bytes = Pattern(5000, 22);
+  std::vector<uint8_t> file_bytes = PatternBytes(10000, 21);
+  std::vector<uint8_t> mem_bytes = PatternBytes(5000, 22);
   ArtifactPlan plan;
   std::vector<uint8_t> expected;
 
   Fixture() {
     const std::string data = dir.File("weights.bin");
     WriteFile(data, file_bytes);
-    plan.head = Pattern(300, 20);
+    plan.head = PatternBytes(300, 20);
     plan.file_size = 40960;
     expected.assign(plan.file_size, 0);
     std::memcpy(expected.data(), plan.head.data(), plan.head.size());
@@ -233,7 +196,7 @@ TEST_CASE("a mixed plan round-trips through the file sink") {
 TEST_CASE("WriteArtifactFile leaves the destination untouched on failure") {
   Fixture f;
   const std::string out = f.dir.File("model.pte");
-  const std::vector<uint8_t> old = Pattern(123, 30);
+  const std::vector<uint8_t> old = PatternBytes(123, 30);
   WriteFile(out, old);
 
   std::string needle;
@@ -259,7 +222,7 @@ TEST_CASE("WriteArtifactFile leaves the destination untouched on failure") {
 TEST_CASE("large placements are written in slices with progress between") {
   const uint64_t size = uint64_t{200} << 20;  // never read: the sink only counts
   ArtifactPlan plan;
-  plan.head = Pattern(64);
+  plan.head = PatternBytes(64);
   plan.file_size = 4096 + size;
   plan.placements.push_back({4096, 4096, GeneratorSource("huge", size,
                                                          [](uint64_t, uint8_t*, size_t) {

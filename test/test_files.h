@@ -1,0 +1,80 @@
+// Scratch files for tests: a temporary directory removed with everything in
+// it, deterministic byte patterns, and whole-file reads and writes.
+#ifndef ETPACK_TEST_FILES_H_
+#define ETPACK_TEST_FILES_H_
+
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace etpack::testing {
+
+// A fresh directory under $TMPDIR (or /tmp), removed at scope exit.
+class TempDir {
+ public:
+  TempDir() {
+    const char* base = std::getenv("TMPDIR");
+    std::string tmpl = std::string(base && *base ? base : "/tmp") + "/etpack-test-XXXXXX";
+    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
+    path_ = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
+  const std::string& path() const { return path_; }
+  std::string File(const std::string& name) const { return path_ + "/" + name; }
+  // Names of the entries in the directory.
+  std::set<std::string> List() const {
+    std::set<std::string> names;
+    for (const auto& e : std::filesystem::directory_iterator(path_)) {
+      names.insert(e.path().filename().string());
+    }
+    return names;
+  }
+
+ private:
+  std::string path_;
+};
+
+// n pseudo-random bytes, the same for the same seed.
+inline std::vector<uint8_t> PatternBytes(size_t n, uint32_t seed = 1) {
+  std::vector<uint8_t> v(n);
+  uint32_t x = seed * 2654435761u + 12345u;
+  for (auto& b : v) {
+    x = x * 1103515245u + 12345u;
+    b = static_cast<uint8_t>(x >> 16);
+  }
+  return v;
+}
+
+inline void WriteFile(const std::string& path, const void* data, size_t size) {
+  std::ofstream f(path, std::ios::binary);
+  f.write(static_cast<const char*>(data), static_cast<std::streamsize>(size));
+  REQUIRE(f.good());
+}
+inline void WriteFile(const std::string& path, const std::vector<uint8_t>& bytes) {
+  WriteFile(path, bytes.data(), bytes.size());
+}
+inline void WriteFile(const std::string& path, const std::string& bytes) {
+  WriteFile(path, bytes.data(), bytes.size());
+}
+
+inline std::vector<uint8_t> ReadFile(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  REQUIRE(f.good());
+  return std::vector<uint8_t>(std::istreambuf_iterator<char>(f), {});
+}
+
+}  // namespace etpack::testing
+
+#endif  // ETPACK_TEST_FILES_H_
