@@ -16,6 +16,7 @@
 #include "etpack/source.h"
 #include "scalar_type.h"
 #include "base64.h"
+#include "json_document.h"
 
 namespace etpack {
 namespace {
@@ -23,89 +24,15 @@ namespace {
 // dim_order entries are bytes, so a tensor has at most 256 dimensions.
 constexpr size_t kMaxRank = 256;
 
-// A value as it appears in an error message: compact JSON, cut short so a
-// long base64 string does not end up in one line of text.
-std::string Shown(const json::Value& v) {
-  constexpr size_t kMax = 64;
-  std::string s = json::Print(v);
-  if (s.size() > kMax) {
-    s.resize(kMax);
-    // Do not cut a UTF-8 sequence in half.
-    while (!s.empty() && (static_cast<unsigned char>(s.back()) & 0xC0) == 0x80) s.pop_back();
-    if (!s.empty() && static_cast<unsigned char>(s.back()) >= 0xC0) s.pop_back();
-    s += "...";
-  }
-  return s;
-}
-
-std::string Quoted(std::string_view s) { return Shown(json::Value::String(std::string(s))); }
-
-std::string Join(const std::string& path, std::string_view member) {
-  return path.empty() ? std::string(member) : path + "." + std::string(member);
-}
-
-std::string Index(const std::string& path, size_t i) {
-  return path + "[" + std::to_string(i) + "]";
-}
-
-class Context {
- public:
-  Context(std::string origin, std::string base_dir)
-      : origin_(std::move(origin)), base_dir_(std::move(base_dir)) {}
-
-  // "<origin>: <path>: <what>"
-  Status Error(const std::string& path, const std::string& what) const {
-    return InvalidArgument(origin_ + ": " + (path.empty() ? "" : path + ": ") + what);
-  }
-  // "<origin>: <path> = <value> <what>"
-  Status BadValue(const std::string& path, const json::Value& v, const std::string& what) const {
-    return InvalidArgument(origin_ + ": " + (path.empty() ? "document" : path) + " = " +
-                           Shown(v) + " " + what);
-  }
-  // "<origin>: <path>", the `what` for lower layers' messages.
-  std::string Where(const std::string& path) const { return origin_ + ": " + path; }
-  // Prefixes a lower layer's failure (file, .npy) with where it was asked for.
-  Status Wrap(const std::string& path, const Status& s) const {
-    return s.WithContext(Where(path));
-  }
-
-  std::string Resolve(const std::string& name) const {
-    if (name[0] == '/' || base_dir_.empty()) return name;
-    return base_dir_ + "/" + name;
-  }
-
- private:
-  std::string origin_;
-  std::string base_dir_;
-};
-
-Status CheckMembers(const Context& cx, const json::Value& obj, const std::string& path,
-                    std::initializer_list<std::string_view> known) {
-  for (const auto& m : obj.members()) {
-    bool ok = false;
-    for (std::string_view k : known) ok = ok || m.first == k;
-    if (!ok) {
-      std::string list;
-      for (std::string_view k : known) {
-        if (!list.empty()) list += ", ";
-        list += k;
-      }
-      return cx.Error(path, "unknown member " + Quoted(m.first) + " (expected one of: " + list +
-                                ")");
-    }
-  }
-  return Status::OK();
-}
-
-Result<uint64_t> GetUInt(const Context& cx, const json::Value& v, const std::string& path) {
-  if (v.kind() == json::Kind::kUInt || (v.kind() == json::Kind::kInt && v.as_int() >= 0)) {
-    return v.as_uint();
-  }
-  return cx.BadValue(path, v, "is not a non-negative integer");
-}
 
 
-Result<int> GetDtype(const Context& cx, const json::Value& v, const std::string& path) {
+
+
+
+
+
+
+Result<int> GetDtype(const JsonDocument& cx, const json::Value& v, const std::string& path) {
   // Codes with an element size are the ones a tensor can use; the names
   // come from the schema so they match what `inspect` prints.
   if (v.kind() == json::Kind::kString) {
@@ -128,14 +55,14 @@ Result<int> GetDtype(const Context& cx, const json::Value& v, const std::string&
   return cx.BadValue(path, v, "is not a scalar type with a known element size");
 }
 
-Result<TensorLayout> GetLayout(const Context& cx, const json::Value& t, const std::string& path) {
+Result<TensorLayout> GetLayout(const JsonDocument& cx, const json::Value& t, const std::string& path) {
   TensorLayout layout;
   const json::Value* dtype = t.Find("dtype");
   if (dtype == nullptr) return cx.Error(path, "tensor has no \"dtype\"");
-  ETPACK_ASSIGN_OR_RETURN(layout.scalar_type, GetDtype(cx, *dtype, Join(path, "dtype")));
+  ETPACK_ASSIGN_OR_RETURN(layout.scalar_type, GetDtype(cx, *dtype, JoinPath(path, "dtype")));
 
   const json::Value* sizes = t.Find("sizes");
-  const std::string sizes_path = Join(path, "sizes");
+  const std::string sizes_path = JoinPath(path, "sizes");
   if (sizes == nullptr) return cx.Error(path, "tensor has no \"sizes\" ([] for a scalar)");
   if (sizes->kind() != json::Kind::kArray) return cx.BadValue(sizes_path, *sizes, "is not an array");
   if (sizes->items().size() > kMaxRank) {
@@ -146,14 +73,14 @@ Result<TensorLayout> GetLayout(const Context& cx, const json::Value& t, const st
     const json::Value& d = sizes->items()[i];
     if (d.kind() != json::Kind::kInt || d.as_int() < 0 ||
         d.as_int() > std::numeric_limits<int32_t>::max()) {
-      return cx.BadValue(Index(sizes_path, i), d, "is not an integer in [0, 2147483647]");
+      return cx.BadValue(IndexPath(sizes_path, i), d, "is not an integer in [0, 2147483647]");
     }
     layout.sizes.push_back(static_cast<int32_t>(d.as_int()));
   }
 
   const size_t rank = layout.sizes.size();
   const json::Value* order = t.Find("dim_order");
-  const std::string order_path = Join(path, "dim_order");
+  const std::string order_path = JoinPath(path, "dim_order");
   if (order == nullptr || order->is_null()) {
     for (size_t i = 0; i < rank; ++i) layout.dim_order.push_back(static_cast<uint8_t>(i));
     return layout;
@@ -179,15 +106,15 @@ Result<TensorLayout> GetLayout(const Context& cx, const json::Value& t, const st
   return layout;
 }
 
-Result<BundledValue> GetTensor(const Context& cx, const json::Value& t, const std::string& path) {
+Result<BundledValue> GetTensor(const JsonDocument& cx, const json::Value& t, const std::string& path) {
   BundledValue out;
   out.kind = BundledValue::Kind::kTensor;
   if (t.kind() != json::Kind::kObject) return cx.BadValue(path, t, "is not an object");
 
   if (const json::Value* npy = t.Find("npy")) {
     // Everything comes from the file; a second description could disagree.
-    ETPACK_RETURN_IF_ERROR(CheckMembers(cx, t, path, {"npy"}));
-    const std::string npy_path = Join(path, "npy");
+    ETPACK_RETURN_IF_ERROR(cx.CheckMembers(t, path, {"npy"}));
+    const std::string npy_path = JoinPath(path, "npy");
     if (npy->kind() != json::Kind::kString || npy->as_string().empty()) {
       return cx.BadValue(npy_path, *npy, "is not a file name");
     }
@@ -198,8 +125,8 @@ Result<BundledValue> GetTensor(const Context& cx, const json::Value& t, const st
     return out;
   }
 
-  ETPACK_RETURN_IF_ERROR(CheckMembers(
-      cx, t, path, {"dtype", "sizes", "dim_order", "file", "offset", "length", "base64"}));
+  ETPACK_RETURN_IF_ERROR(cx.CheckMembers(
+      t, path, {"dtype", "sizes", "dim_order", "file", "offset", "length", "base64"}));
   ETPACK_ASSIGN_OR_RETURN(out.layout, GetLayout(cx, t, path));
   ETPACK_ASSIGN_OR_RETURN(const uint64_t nbytes, LayoutNbytes(out.layout, cx.Where(path)));
 
@@ -214,7 +141,7 @@ Result<BundledValue> GetTensor(const Context& cx, const json::Value& t, const st
     if (t.Find("offset") != nullptr || t.Find("length") != nullptr) {
       return cx.Error(path, "\"offset\" and \"length\" apply to \"file\", not \"base64\"");
     }
-    const std::string b64_path = Join(path, "base64");
+    const std::string b64_path = JoinPath(path, "base64");
     if (b64->kind() != json::Kind::kString) return cx.BadValue(b64_path, *b64, "is not a string");
     std::vector<uint8_t> bytes;
     std::string why;
@@ -224,22 +151,22 @@ Result<BundledValue> GetTensor(const Context& cx, const json::Value& t, const st
     origin = "base64 decodes to " + std::to_string(bytes.size()) + " bytes";
     out.data = OwnedSource(std::move(bytes));
   } else {
-    const std::string file_path = Join(path, "file");
+    const std::string file_path = JoinPath(path, "file");
     if (file->kind() != json::Kind::kString || file->as_string().empty()) {
       return cx.BadValue(file_path, *file, "is not a file name");
     }
     uint64_t offset = 0;
     uint64_t length = kToEnd;
     if (const json::Value* v = t.Find("offset")) {
-      ETPACK_ASSIGN_OR_RETURN(offset, GetUInt(cx, *v, Join(path, "offset")));
+      ETPACK_ASSIGN_OR_RETURN(offset, cx.GetUInt(*v, JoinPath(path, "offset")));
     }
     if (const json::Value* v = t.Find("length")) {
-      ETPACK_ASSIGN_OR_RETURN(length, GetUInt(cx, *v, Join(path, "length")));
+      ETPACK_ASSIGN_OR_RETURN(length, cx.GetUInt(*v, JoinPath(path, "length")));
     }
     Result<SourcePtr> src = FileSource(cx.Resolve(file->as_string()), offset, length);
     if (!src.ok()) return cx.Wrap(file_path, src.status());
     out.data = std::move(src).value();
-    origin = "file " + Quoted(file->as_string()) + " has " + std::to_string(out.data->size()) +
+    origin = "file " + QuotedText(file->as_string()) + " has " + std::to_string(out.data->size()) +
              " bytes from offset " + std::to_string(offset) +
              (length == kToEnd ? " to its end" : "");
     if (length == kToEnd && out.data->size() > nbytes) {
@@ -253,14 +180,14 @@ Result<BundledValue> GetTensor(const Context& cx, const json::Value& t, const st
   return out;
 }
 
-Result<BundledValue> GetValue(const Context& cx, const json::Value& v, const std::string& path) {
+Result<BundledValue> GetValue(const JsonDocument& cx, const json::Value& v, const std::string& path) {
   if (v.kind() != json::Kind::kObject || v.members().size() != 1) {
     return cx.BadValue(path, v,
                        "is not a value: expected an object with exactly one of \"int\", "
                        "\"bool\", \"double\", \"tensor\"");
   }
   const auto& [kind, x] = v.members()[0];
-  const std::string x_path = Join(path, kind);
+  const std::string x_path = JoinPath(path, kind);
   BundledValue out;
   if (kind == "int") {
     out.kind = BundledValue::Kind::kInt;
@@ -291,32 +218,32 @@ Result<BundledValue> GetValue(const Context& cx, const json::Value& v, const std
     return cx.BadValue(x_path, x, "is not a number or one of \"inf\", \"-inf\", \"nan\"");
   }
   if (kind == "tensor") return GetTensor(cx, x, x_path);
-  return cx.Error(path, "unknown value kind " + Quoted(kind) +
+  return cx.Error(path, "unknown value kind " + QuotedText(kind) +
                             " (expected one of: int, bool, double, tensor)");
 }
 
-Status GetValues(const Context& cx, const json::Value& arr, const std::string& path,
+Status GetValues(const JsonDocument& cx, const json::Value& arr, const std::string& path,
                  std::vector<BundledValue>* out) {
   if (arr.kind() != json::Kind::kArray) return cx.BadValue(path, arr, "is not an array");
   out->reserve(arr.items().size());
   for (size_t i = 0; i < arr.items().size(); ++i) {
-    ETPACK_ASSIGN_OR_RETURN(BundledValue v, GetValue(cx, arr.items()[i], Index(path, i)));
+    ETPACK_ASSIGN_OR_RETURN(BundledValue v, GetValue(cx, arr.items()[i], IndexPath(path, i)));
     out->push_back(std::move(v));
   }
   return Status::OK();
 }
 
-Result<BundledTestCase> GetCase(const Context& cx, const json::Value& c, const std::string& path) {
+Result<BundledTestCase> GetCase(const JsonDocument& cx, const json::Value& c, const std::string& path) {
   if (c.kind() != json::Kind::kObject) return cx.BadValue(path, c, "is not an object");
-  ETPACK_RETURN_IF_ERROR(CheckMembers(cx, c, path, {"inputs", "expected_outputs"}));
+  ETPACK_RETURN_IF_ERROR(cx.CheckMembers(c, path, {"inputs", "expected_outputs"}));
   BundledTestCase out;
   const json::Value* inputs = c.Find("inputs");
   if (inputs == nullptr) return cx.Error(path, "test case has no \"inputs\"");
-  ETPACK_RETURN_IF_ERROR(GetValues(cx, *inputs, Join(path, "inputs"), &out.inputs));
+  ETPACK_RETURN_IF_ERROR(GetValues(cx, *inputs, JoinPath(path, "inputs"), &out.inputs));
   const json::Value* outputs = c.Find("expected_outputs");
   if (outputs != nullptr && !outputs->is_null()) {
     ETPACK_RETURN_IF_ERROR(
-        GetValues(cx, *outputs, Join(path, "expected_outputs"), &out.expected_outputs));
+        GetValues(cx, *outputs, JoinPath(path, "expected_outputs"), &out.expected_outputs));
   }
   return out;
 }
@@ -326,10 +253,10 @@ Result<BundledTestCase> GetCase(const Context& cx, const json::Value& c, const s
 Result<std::vector<BundledTestSuite>> LoadBundleCases(const std::string& path) {
   ETPACK_ASSIGN_OR_RETURN(const json::Value doc, json::ParseFile(path));
   const size_t slash = path.rfind('/');
-  const Context cx(path, slash == std::string::npos ? "" : path.substr(0, slash == 0 ? 1 : slash));
+  const JsonDocument cx(path, slash == std::string::npos ? "" : path.substr(0, slash == 0 ? 1 : slash));
 
   if (doc.kind() != json::Kind::kObject) return cx.BadValue("", doc, "is not a JSON object");
-  ETPACK_RETURN_IF_ERROR(CheckMembers(cx, doc, "", {"methods"}));
+  ETPACK_RETURN_IF_ERROR(cx.CheckMembers(doc, "", {"methods"}));
   const json::Value* methods = doc.Find("methods");
   if (methods == nullptr) return cx.Error("", "no \"methods\" object (method name -> test cases)");
   if (methods->kind() != json::Kind::kObject) {
@@ -342,7 +269,7 @@ Result<std::vector<BundledTestSuite>> LoadBundleCases(const std::string& path) {
   std::vector<BundledTestSuite> suites;
   suites.reserve(methods->members().size());
   for (const auto& [name, cases] : methods->members()) {
-    const std::string suite_path = Join("methods", name);
+    const std::string suite_path = JoinPath("methods", name);
     if (name.empty()) return cx.Error("methods", "a method name is empty");
     if (cases.kind() != json::Kind::kArray) {
       return cx.BadValue(suite_path, cases, "is not an array of test cases");
@@ -351,7 +278,7 @@ Result<std::vector<BundledTestSuite>> LoadBundleCases(const std::string& path) {
     suite.method_name = name;
     suite.test_cases.reserve(cases.items().size());
     for (size_t i = 0; i < cases.items().size(); ++i) {
-      ETPACK_ASSIGN_OR_RETURN(BundledTestCase c, GetCase(cx, cases.items()[i], Index(suite_path, i)));
+      ETPACK_ASSIGN_OR_RETURN(BundledTestCase c, GetCase(cx, cases.items()[i], IndexPath(suite_path, i)));
       suite.test_cases.push_back(std::move(c));
     }
     suites.push_back(std::move(suite));

@@ -13,109 +13,36 @@
 #include "etpack/layout.h"
 #include "scalar_type.h"
 #include "base64.h"
+#include "json_document.h"
 
 namespace etpack {
 namespace {
 
-// A value as it appears in an error message: compact JSON, cut short so a
-// megabyte of base64 does not end up in one line of text.
-std::string Shown(const json::Value& v) {
-  constexpr size_t kMax = 64;
-  std::string s = json::Print(v);
-  if (s.size() > kMax) {
-    s.resize(kMax);
-    // Do not cut a UTF-8 sequence in half.
-    while (!s.empty() && (static_cast<unsigned char>(s.back()) & 0xC0) == 0x80) s.pop_back();
-    if (!s.empty() && static_cast<unsigned char>(s.back()) >= 0xC0) s.pop_back();
-    s += "...";
-  }
-  return s;
-}
 
-std::string Quoted(std::string_view s) { return Shown(json::Value::String(std::string(s))); }
 
-std::string Join(const std::string& path, std::string_view member) {
-  if (path.empty()) return std::string(member);
-  std::string p = path;
-  p += '.';
-  p += member;
-  return p;
-}
 
-std::string Index(const std::string& path, size_t i) {
-  return path + "[" + std::to_string(i) + "]";
-}
 
-// Names the document and the field; every manifest error starts this way.
-class Context {
- public:
-  Context(const std::string& origin, const std::string& base_dir)
-      : origin_(origin), base_dir_(base_dir) {}
 
-  // "<origin>: <path>: <what>", or "<origin>: <what>" at the top level.
-  Status Error(const std::string& path, const std::string& what) const {
-    if (path.empty()) return InvalidArgument(origin_ + ": " + what);
-    return InvalidArgument(origin_ + ": " + path + ": " + what);
-  }
-  // "<origin>: <path> = <value> <what>"
-  Status BadValue(const std::string& path, const json::Value& v,
-                  const std::string& what) const {
-    return InvalidArgument(origin_ + ": " + (path.empty() ? "document" : path) + " = " +
-                           Shown(v) + " " + what);
-  }
-
-  const std::string& origin() const { return origin_; }
-  const std::string& base_dir() const { return base_dir_; }
-
- private:
-  const std::string& origin_;
-  const std::string& base_dir_;
-};
-
-Result<uint64_t> GetUInt(const Context& cx, const json::Value& v, const std::string& path) {
-  if (v.kind() == json::Kind::kUInt ||
-      (v.kind() == json::Kind::kInt && v.as_int() >= 0)) {
-    return v.as_uint();
-  }
-  return cx.BadValue(path, v, "is not a non-negative integer");
-}
 
 // Optional unsigned member: absent or null gives `fallback`.
-Result<uint64_t> GetUIntOr(const Context& cx, const json::Value& obj,
+Result<uint64_t> GetUIntOr(const JsonDocument& cx, const json::Value& obj,
                            const std::string& obj_path, std::string_view key,
                            uint64_t fallback) {
   const json::Value* v = obj.Find(key);
   if (v == nullptr || v->is_null()) return fallback;
-  return GetUInt(cx, *v, Join(obj_path, key));
+  return cx.GetUInt(*v, JoinPath(obj_path, key));
 }
 
-Result<uint64_t> GetAlignmentOr(const Context& cx, const json::Value& obj,
+Result<uint64_t> GetAlignmentOr(const JsonDocument& cx, const json::Value& obj,
                                 const std::string& obj_path, std::string_view key,
                                 uint64_t fallback) {
   ETPACK_ASSIGN_OR_RETURN(uint64_t a, GetUIntOr(cx, obj, obj_path, key, fallback));
-  ETPACK_RETURN_IF_ERROR(CheckAlignment(a, cx.origin() + ": " + Join(obj_path, key)));
+  ETPACK_RETURN_IF_ERROR(CheckAlignment(a, cx.origin() + ": " + JoinPath(obj_path, key)));
   return a;
 }
 
-Status CheckMembers(const Context& cx, const json::Value& obj, const std::string& path,
-                    std::initializer_list<std::string_view> known) {
-  for (const auto& m : obj.members()) {
-    bool ok = false;
-    for (std::string_view k : known) ok = ok || m.first == k;
-    if (!ok) {
-      std::string list;
-      for (std::string_view k : known) {
-        if (!list.empty()) list += ", ";
-        list += k;
-      }
-      return cx.Error(path, "unknown member " + Quoted(m.first) + " (expected one of: " +
-                          list + ")");
-    }
-  }
-  return Status::OK();
-}
 
-Result<std::vector<uint8_t>> DecodeBase64(const Context& cx, const json::Value& value,
+Result<std::vector<uint8_t>> DecodeBase64(const JsonDocument& cx, const json::Value& value,
                                           const std::string& path) {
   std::vector<uint8_t> out;
   std::string why;
@@ -130,43 +57,37 @@ bool IsBlobObject(const json::Value& v) {
          (v.Find("base64") != nullptr || v.Find("file") != nullptr);
 }
 
-Result<SourcePtr> InlineBlob(const Context& cx, const json::Value& obj, const std::string& path) {
-  ETPACK_RETURN_IF_ERROR(CheckMembers(cx, obj, path, {"base64", "size"}));
+Result<SourcePtr> InlineBlob(const JsonDocument& cx, const json::Value& obj, const std::string& path) {
+  ETPACK_RETURN_IF_ERROR(cx.CheckMembers(obj, path, {"base64", "size"}));
   const json::Value& b64 = *obj.Find("base64");
-  const std::string b64_path = Join(path, "base64");
+  const std::string b64_path = JoinPath(path, "base64");
   if (b64.kind() != json::Kind::kString) return cx.BadValue(b64_path, b64, "is not a string");
   const json::Value* size = obj.Find("size");
   if (size == nullptr) {
     return cx.Error(path, "inline blob has no \"size\" (the decoded byte count)");
   }
-  ETPACK_ASSIGN_OR_RETURN(uint64_t n, GetUInt(cx, *size, Join(path, "size")));
+  ETPACK_ASSIGN_OR_RETURN(uint64_t n, cx.GetUInt(*size, JoinPath(path, "size")));
   ETPACK_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, DecodeBase64(cx, b64, b64_path));
   if (bytes.size() != n) {
-    return cx.BadValue(Join(path, "size"), *size,
-                       "but " + b64_path + " = " + Shown(b64) + " decodes to " +
+    return cx.BadValue(JoinPath(path, "size"), *size,
+                       "but " + b64_path + " = " + ShownValue(b64) + " decodes to " +
                            std::to_string(bytes.size()) + " bytes");
   }
   return OwnedSource(std::move(bytes));
 }
 
-Result<SourcePtr> FileBlob(const Context& cx, const json::Value& obj, const std::string& path) {
-  ETPACK_RETURN_IF_ERROR(CheckMembers(cx, obj, path, {"file", "offset", "length"}));
+Result<SourcePtr> FileBlob(const JsonDocument& cx, const json::Value& obj, const std::string& path) {
+  ETPACK_RETURN_IF_ERROR(cx.CheckMembers(obj, path, {"file", "offset", "length"}));
   const json::Value& file = *obj.Find("file");
   if (file.kind() != json::Kind::kString || file.as_string().empty()) {
-    return cx.BadValue(Join(path, "file"), file, "is not a file name");
+    return cx.BadValue(JoinPath(path, "file"), file, "is not a file name");
   }
   ETPACK_ASSIGN_OR_RETURN(uint64_t offset, GetUIntOr(cx, obj, path, "offset", 0));
   ETPACK_ASSIGN_OR_RETURN(uint64_t length, GetUIntOr(cx, obj, path, "length", kToEnd));
   const std::string& name = file.as_string();
-  std::string full = name;
-  if (name[0] != '/' && !cx.base_dir().empty()) {
-    full = cx.base_dir();
-    if (full.back() != '/') full += '/';
-    full += name;
-  }
-  Result<SourcePtr> src = FileSource(full, offset, length);
+  Result<SourcePtr> src = FileSource(cx.Resolve(name), offset, length);
   if (!src.ok()) {
-    std::string what = cx.origin() + ": " + (path.empty() ? "" : path + ": ") + "file = " + Quoted(name);
+    std::string what = cx.origin() + ": " + (path.empty() ? "" : path + ": ") + "file = " + QuotedText(name);
     if (obj.Find("offset") != nullptr) what += ", offset = " + std::to_string(offset);
     if (length != kToEnd) what += ", length = " + std::to_string(length);
     return src.status().WithContext(what);
@@ -174,7 +95,7 @@ Result<SourcePtr> FileBlob(const Context& cx, const json::Value& obj, const std:
   return src;
 }
 
-Status ResolveAt(const Context& cx, json::Value& v, std::string& path) {
+Status ResolveAt(const JsonDocument& cx, json::Value& v, std::string& path) {
   switch (v.kind()) {
     case json::Kind::kObject: {
       if (IsBlobObject(v)) {
@@ -217,14 +138,14 @@ Status ResolveAt(const Context& cx, json::Value& v, std::string& path) {
   }
 }
 
-Status Resolve(const Context& cx, json::Value& tree, const std::string& root_path) {
+Status Resolve(const JsonDocument& cx, json::Value& tree, const std::string& root_path) {
   std::string path = root_path;
   path.reserve(256);
   return ResolveAt(cx, tree, path);
 }
 
 // Resolves `v` in place and requires that it was a blob object.
-Result<SourcePtr> RequireBlob(const Context& cx, json::Value& v, const std::string& path) {
+Result<SourcePtr> RequireBlob(const JsonDocument& cx, json::Value& v, const std::string& path) {
   if (!IsBlobObject(v)) {
     return cx.BadValue(path, v,
                        "is not a blob ({\"base64\": ..., \"size\": N} or {\"file\": ...})");
@@ -233,11 +154,11 @@ Result<SourcePtr> RequireBlob(const Context& cx, json::Value& v, const std::stri
   return v.blob();
 }
 
-Status ReadOptions(const Context& cx, const json::Value* opts, PteOptions& out) {
+Status ReadOptions(const JsonDocument& cx, const json::Value* opts, PteOptions& out) {
   if (opts == nullptr || opts->is_null()) return Status::OK();
   const std::string path = "serializer_options";
   if (opts->kind() != json::Kind::kObject) return cx.BadValue(path, *opts, "is not an object");
-  ETPACK_RETURN_IF_ERROR(CheckMembers(cx, *opts, path,
+  ETPACK_RETURN_IF_ERROR(cx.CheckMembers(*opts, path,
                                       {"segment_alignment", "constant_tensor_alignment",
                                        "delegate_alignment", "extract_delegate_segments"}));
   // null means "the serializer's default" for every option, as in the
@@ -251,44 +172,44 @@ Status ReadOptions(const Context& cx, const json::Value* opts, PteOptions& out) 
   const json::Value* extract = opts->Find("extract_delegate_segments");
   if (extract != nullptr && !extract->is_null()) {
     if (extract->kind() != json::Kind::kBool) {
-      return cx.BadValue(Join(path, "extract_delegate_segments"), *extract, "is not true or false");
+      return cx.BadValue(JoinPath(path, "extract_delegate_segments"), *extract, "is not true or false");
     }
     out.extract_delegate_segments = extract->as_bool();
   }
   return Status::OK();
 }
 
-Status ReadMutableData(const Context& cx, json::Value* md, PteInput& input) {
+Status ReadMutableData(const JsonDocument& cx, json::Value* md, PteInput& input) {
   if (md == nullptr || md->is_null()) return Status::OK();
   const std::string path = "mutable_data";
   if (md->kind() != json::Kind::kArray) return cx.BadValue(path, *md, "is not an array or null");
   input.mutable_data.reserve(md->items().size());
   for (size_t i = 0; i < md->items().size(); ++i) {
     json::Value& item = md->items()[i];
-    const std::string item_path = Index(path, i);
+    const std::string item_path = IndexPath(path, i);
     if (item.kind() != json::Kind::kObject) {
       return cx.BadValue(item_path, item, "is not an object {\"storage\": BLOB}");
     }
-    ETPACK_RETURN_IF_ERROR(CheckMembers(cx, item, item_path, {"storage"}));
+    ETPACK_RETURN_IF_ERROR(cx.CheckMembers(item, item_path, {"storage"}));
     json::Value* storage = item.Find("storage");
     if (storage == nullptr) return cx.Error(item_path, "has no \"storage\"");
-    ETPACK_ASSIGN_OR_RETURN(SourcePtr src, RequireBlob(cx, *storage, Join(item_path, "storage")));
+    ETPACK_ASSIGN_OR_RETURN(SourcePtr src, RequireBlob(cx, *storage, JoinPath(item_path, "storage")));
     input.mutable_data.push_back(std::move(src));
   }
   return Status::OK();
 }
 
 // One tensor_layout: {"scalar_type", "sizes", "dim_order"}, or null.
-Result<std::optional<TensorLayout>> ReadLayout(const Context& cx, const json::Value* v,
+Result<std::optional<TensorLayout>> ReadLayout(const JsonDocument& cx, const json::Value* v,
                                                const std::string& path) {
   if (v == nullptr || v->is_null()) return std::optional<TensorLayout>();
   if (v->kind() != json::Kind::kObject) {
     return cx.BadValue(path, *v, "is not an object {\"scalar_type\", \"sizes\", \"dim_order\"} or null");
   }
-  ETPACK_RETURN_IF_ERROR(CheckMembers(cx, *v, path, {"scalar_type", "sizes", "dim_order"}));
+  ETPACK_RETURN_IF_ERROR(cx.CheckMembers(*v, path, {"scalar_type", "sizes", "dim_order"}));
   TensorLayout layout;
   const json::Value* st = v->Find("scalar_type");
-  const std::string st_path = Join(path, "scalar_type");
+  const std::string st_path = JoinPath(path, "scalar_type");
   if (st == nullptr) return cx.Error(path, "has no \"scalar_type\"");
   // Codes beyond the schema's byte enum cannot be written; names are the
   // flatc enum names.
@@ -309,26 +230,26 @@ Result<std::optional<TensorLayout>> ReadLayout(const Context& cx, const json::Va
   if (!found) return cx.BadValue(st_path, *st, "is not a known scalar type");
 
   const json::Value* sizes = v->Find("sizes");
-  const std::string sizes_path = Join(path, "sizes");
+  const std::string sizes_path = JoinPath(path, "sizes");
   if (sizes == nullptr) return cx.Error(path, "has no \"sizes\"");
   if (sizes->kind() != json::Kind::kArray) return cx.BadValue(sizes_path, *sizes, "is not an array");
   for (size_t i = 0; i < sizes->items().size(); ++i) {
     const json::Value& d = sizes->items()[i];
-    ETPACK_ASSIGN_OR_RETURN(uint64_t n, GetUInt(cx, d, Index(sizes_path, i)));
+    ETPACK_ASSIGN_OR_RETURN(uint64_t n, cx.GetUInt(d, IndexPath(sizes_path, i)));
     if (n > static_cast<uint64_t>(INT32_MAX)) {
-      return cx.BadValue(Index(sizes_path, i), d, "does not fit in int32");
+      return cx.BadValue(IndexPath(sizes_path, i), d, "does not fit in int32");
     }
     layout.sizes.push_back(static_cast<int32_t>(n));
   }
 
   const json::Value* order = v->Find("dim_order");
-  const std::string order_path = Join(path, "dim_order");
+  const std::string order_path = JoinPath(path, "dim_order");
   if (order == nullptr) return cx.Error(path, "has no \"dim_order\"");
   if (order->kind() != json::Kind::kArray) return cx.BadValue(order_path, *order, "is not an array");
   for (size_t i = 0; i < order->items().size(); ++i) {
     const json::Value& d = order->items()[i];
-    ETPACK_ASSIGN_OR_RETURN(uint64_t n, GetUInt(cx, d, Index(order_path, i)));
-    if (n > UINT8_MAX) return cx.BadValue(Index(order_path, i), d, "does not fit in uint8");
+    ETPACK_ASSIGN_OR_RETURN(uint64_t n, cx.GetUInt(d, IndexPath(order_path, i)));
+    if (n > UINT8_MAX) return cx.BadValue(IndexPath(order_path, i), d, "does not fit in uint8");
     layout.dim_order.push_back(static_cast<uint8_t>(n));
   }
   return std::optional<TensorLayout>(std::move(layout));
@@ -337,11 +258,11 @@ Result<std::optional<TensorLayout>> ReadLayout(const Context& cx, const json::Va
 // The buffers + entries pair that a .pte's named_data and a .ptd share.
 // `obj` is the object holding both, at `path` ("" for the top level).
 // Without `layouts`, tensor_layout is accepted and ignored.
-Status ReadBuffersAndEntries(const Context& cx, json::Value& obj, const std::string& path,
+Status ReadBuffersAndEntries(const JsonDocument& cx, json::Value& obj, const std::string& path,
                              bool layouts, std::vector<SourcePtr>& buffers_out,
                              std::vector<PtdEntry>& entries_out) {
   json::Value* buffers = obj.Find("buffers");
-  const std::string buffers_path = Join(path, "buffers");
+  const std::string buffers_path = JoinPath(path, "buffers");
   if (buffers == nullptr) return cx.Error(path, "has no \"buffers\"");
   if (buffers->kind() != json::Kind::kArray) {
     return cx.BadValue(buffers_path, *buffers, "is not an array");
@@ -349,12 +270,12 @@ Status ReadBuffersAndEntries(const Context& cx, json::Value& obj, const std::str
   buffers_out.reserve(buffers->items().size());
   for (size_t i = 0; i < buffers->items().size(); ++i) {
     ETPACK_ASSIGN_OR_RETURN(SourcePtr src,
-                            RequireBlob(cx, buffers->items()[i], Index(buffers_path, i)));
+                            RequireBlob(cx, buffers->items()[i], IndexPath(buffers_path, i)));
     buffers_out.push_back(std::move(src));
   }
 
   const json::Value* entries = obj.Find("entries");
-  const std::string entries_path = Join(path, "entries");
+  const std::string entries_path = JoinPath(path, "entries");
   if (entries == nullptr) return cx.Error(path, "has no \"entries\"");
   if (entries->kind() != json::Kind::kArray) {
     return cx.BadValue(entries_path, *entries, "is not an array");
@@ -363,30 +284,30 @@ Status ReadBuffersAndEntries(const Context& cx, json::Value& obj, const std::str
   entries_out.reserve(entries->items().size());
   for (size_t i = 0; i < entries->items().size(); ++i) {
     const json::Value& e = entries->items()[i];
-    const std::string e_path = Index(entries_path, i);
+    const std::string e_path = IndexPath(entries_path, i);
     if (e.kind() != json::Kind::kObject) return cx.BadValue(e_path, e, "is not an object");
     ETPACK_RETURN_IF_ERROR(
-        CheckMembers(cx, e, e_path, {"key", "buffer_index", "alignment", "tensor_layout"}));
+        cx.CheckMembers(e, e_path, {"key", "buffer_index", "alignment", "tensor_layout"}));
     PtdEntry entry;
     const json::Value* key = e.Find("key");
     if (key == nullptr) return cx.Error(e_path, "has no \"key\"");
     if (key->kind() != json::Kind::kString) {
-      return cx.BadValue(Join(e_path, "key"), *key, "is not a string");
+      return cx.BadValue(JoinPath(e_path, "key"), *key, "is not a string");
     }
     if (layouts && key->as_string().empty()) {
       // A .ptd is looked up by key; an empty one can never be found.
-      return cx.BadValue(Join(e_path, "key"), *key, "is empty");
+      return cx.BadValue(JoinPath(e_path, "key"), *key, "is empty");
     }
     entry.key = key->as_string();
     const auto [it, fresh] = seen.emplace(key->as_string(), i);
     if (!fresh) {
-      return cx.BadValue(Join(e_path, "key"), *key,
-                         "repeats " + Index(entries_path, it->second) + ".key");
+      return cx.BadValue(JoinPath(e_path, "key"), *key,
+                         "repeats " + IndexPath(entries_path, it->second) + ".key");
     }
     const json::Value* index = e.Find("buffer_index");
-    const std::string index_path = Join(e_path, "buffer_index");
+    const std::string index_path = JoinPath(e_path, "buffer_index");
     if (index == nullptr) return cx.Error(e_path, "has no \"buffer_index\"");
-    ETPACK_ASSIGN_OR_RETURN(uint64_t bi, GetUInt(cx, *index, index_path));
+    ETPACK_ASSIGN_OR_RETURN(uint64_t bi, cx.GetUInt(*index, index_path));
     if (bi >= buffers_out.size()) {
       return cx.BadValue(index_path, *index,
                          "is out of range (" + std::to_string(buffers_out.size()) +
@@ -395,7 +316,7 @@ Status ReadBuffersAndEntries(const Context& cx, json::Value& obj, const std::str
     entry.buffer_index = static_cast<uint32_t>(bi);
     ETPACK_ASSIGN_OR_RETURN(entry.alignment, GetAlignmentOr(cx, e, e_path, "alignment", 1));
     if (layouts) {
-      const std::string l_path = Join(e_path, "tensor_layout");
+      const std::string l_path = JoinPath(e_path, "tensor_layout");
       ETPACK_ASSIGN_OR_RETURN(entry.layout, ReadLayout(cx, e.Find("tensor_layout"), l_path));
       if (entry.layout) {
         ETPACK_ASSIGN_OR_RETURN(uint64_t nbytes,
@@ -404,7 +325,7 @@ Status ReadBuffersAndEntries(const Context& cx, json::Value& obj, const std::str
         if (have < nbytes) {
           return cx.Error(e_path, "tensor_layout " + DescribeLayout(*entry.layout) + " needs " +
                                       std::to_string(nbytes) + " bytes but " +
-                                      Index(buffers_path, bi) + " holds " +
+                                      IndexPath(buffers_path, bi) + " holds " +
                                       std::to_string(have));
         }
       }
@@ -414,11 +335,11 @@ Status ReadBuffersAndEntries(const Context& cx, json::Value& obj, const std::str
   return Status::OK();
 }
 
-Status ReadNamedData(const Context& cx, json::Value* nd, PteInput& input) {
+Status ReadNamedData(const JsonDocument& cx, json::Value* nd, PteInput& input) {
   if (nd == nullptr || nd->is_null()) return Status::OK();
   const std::string path = "named_data";
   if (nd->kind() != json::Kind::kObject) return cx.BadValue(path, *nd, "is not an object or null");
-  ETPACK_RETURN_IF_ERROR(CheckMembers(cx, *nd, path, {"buffers", "entries"}));
+  ETPACK_RETURN_IF_ERROR(cx.CheckMembers(*nd, path, {"buffers", "entries"}));
   // tensor_layout describes .ptd tensors; a .pte stores named data as
   // plain bytes, so it is accepted and ignored.
   std::vector<PtdEntry> entries;
@@ -434,10 +355,10 @@ Status ReadNamedData(const Context& cx, json::Value* nd, PteInput& input) {
 // Takes `doc` apart: the program subtree is moved, not copied.
 Result<PteManifest> FromJson(json::Value& doc, const std::string& base_dir,
                              const std::string& origin) {
-  const Context cx(origin, base_dir);
+  const JsonDocument cx(origin, base_dir);
   if (doc.kind() != json::Kind::kObject) return cx.BadValue("", doc, "is not a JSON object");
-  ETPACK_RETURN_IF_ERROR(CheckMembers(
-      cx, doc, "",
+  ETPACK_RETURN_IF_ERROR(cx.CheckMembers(
+      doc, "",
       {"format", "serializer_options", "program", "mutable_data", "named_data",
        // Descriptive members of the golden inputs; nothing to write.
        "case", "description", "effective_alignments"}));
@@ -466,9 +387,9 @@ Result<PteManifest> FromJson(json::Value& doc, const std::string& base_dir,
 
 Result<PtdManifest> PtdFromJson(json::Value& doc, const std::string& base_dir,
                                 const std::string& origin) {
-  const Context cx(origin, base_dir);
+  const JsonDocument cx(origin, base_dir);
   if (doc.kind() != json::Kind::kObject) return cx.BadValue("", doc, "is not a JSON object");
-  ETPACK_RETURN_IF_ERROR(CheckMembers(cx, doc, "",
+  ETPACK_RETURN_IF_ERROR(cx.CheckMembers(doc, "",
                                       {"format", "serializer_options", "buffers", "entries",
                                        "case", "description"}));
   if (const json::Value* format = doc.Find("format")) {
@@ -480,7 +401,7 @@ Result<PtdManifest> PtdFromJson(json::Value& doc, const std::string& base_dir,
   if (const json::Value* opts = doc.Find("serializer_options"); opts && !opts->is_null()) {
     const std::string path = "serializer_options";
     if (opts->kind() != json::Kind::kObject) return cx.BadValue(path, *opts, "is not an object");
-    ETPACK_RETURN_IF_ERROR(CheckMembers(cx, *opts, path, {"segment_alignment"}));
+    ETPACK_RETURN_IF_ERROR(cx.CheckMembers(*opts, path, {"segment_alignment"}));
     ETPACK_ASSIGN_OR_RETURN(m.options.segment_alignment,
                             GetAlignmentOr(cx, *opts, path, "segment_alignment", 128));
   }
@@ -499,7 +420,7 @@ std::string DirName(const std::string& path) {
 }  // namespace
 
 Status ResolveBlobs(json::Value& tree, const std::string& base_dir, const std::string& origin) {
-  return Resolve(Context(origin, base_dir), tree, "");
+  return Resolve(JsonDocument(origin, base_dir), tree, "");
 }
 
 Result<PteManifest> PteManifestFromJson(const json::Value& doc, const std::string& base_dir,
@@ -537,7 +458,7 @@ Result<AnyManifest> LoadManifest(const std::string& path) {
     ETPACK_ASSIGN_OR_RETURN(PtdManifest m, PtdFromJson(doc, DirName(path), path));
     return AnyManifest(std::move(m));
   }
-  return InvalidArgument(path + ": format = " + Shown(*format) +
+  return InvalidArgument(path + ": format = " + ShownValue(*format) +
                          " is not supported (expected \"pte\" or \"ptd\")");
 }
 
