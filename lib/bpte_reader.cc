@@ -94,14 +94,7 @@ Result<std::unique_ptr<BpteFile>> BpteFile::Open(const std::string& path) {
 Result<std::unique_ptr<BpteFile>> BpteFile::FromMemory(std::string name, const uint8_t* data,
                                                        uint64_t size,
                                                        std::shared_ptr<const void> keep_alive) {
-  std::unique_ptr<BpteFile> f(new BpteFile());
-  f->name_ = std::move(name);
-  f->data_ = data;
-  f->size_ = size;
-  f->keep_alive_ = std::move(keep_alive);
-  Status s = f->Validate();
-  if (!s.ok()) return s.WithContext(f->name_);
-  return f;
+  return ValidatedReader<BpteFile>(std::move(name), data, size, std::move(keep_alive));
 }
 
 BpteFile::~BpteFile() = default;

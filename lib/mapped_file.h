@@ -33,6 +33,24 @@ class MappedFile {
 // Maps a regular file. Errors name the path.
 Result<std::shared_ptr<MappedFile>> MapFileReadOnly(const std::string& path);
 
+// FromMemory() of the readers (PteFile, PtdFile, BpteFile): a reader over
+// bytes held by `keep_alive`, returned only once Reader::Validate() passed;
+// a failure is prefixed with `name`.
+// REQUIRES: Reader befriends ValidatedReader and has the members set here.
+template <typename Reader>
+Result<std::unique_ptr<Reader>> ValidatedReader(std::string name, const uint8_t* data,
+                                                uint64_t size,
+                                                std::shared_ptr<const void> keep_alive) {
+  std::unique_ptr<Reader> r(new Reader());
+  r->name_ = std::move(name);
+  r->data_ = data;
+  r->size_ = size;
+  r->keep_alive_ = std::move(keep_alive);
+  Status s = r->Validate();
+  if (!s.ok()) return s.WithContext(r->name_);
+  return r;
+}
+
 // Open() of the readers (PteFile, PtdFile, BpteFile): maps `path`, lets
 // Reader::FromMemory validate the mapping, then attaches a file source so
 // that bulk bytes are read through the file, not the mapping. That way the

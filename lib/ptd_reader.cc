@@ -68,14 +68,7 @@ Result<std::unique_ptr<PtdFile>> PtdFile::Open(const std::string& path) {
 Result<std::unique_ptr<PtdFile>> PtdFile::FromMemory(std::string name, const uint8_t* data,
                                                      uint64_t size,
                                                      std::shared_ptr<const void> keep_alive) {
-  std::unique_ptr<PtdFile> f(new PtdFile());
-  f->name_ = std::move(name);
-  f->data_ = data;
-  f->size_ = size;
-  f->keep_alive_ = std::move(keep_alive);
-  Status s = f->Validate();
-  if (!s.ok()) return s.WithContext(f->name_);
-  return f;
+  return ValidatedReader<PtdFile>(std::move(name), data, size, std::move(keep_alive));
 }
 
 PtdFile::~PtdFile() = default;

@@ -198,14 +198,7 @@ Result<std::unique_ptr<PteFile>> PteFile::Open(const std::string& path) {
 Result<std::unique_ptr<PteFile>> PteFile::FromMemory(std::string name, const uint8_t* data,
                                                      uint64_t size,
                                                      std::shared_ptr<const void> keep_alive) {
-  std::unique_ptr<PteFile> f(new PteFile());
-  f->name_ = std::move(name);
-  f->data_ = data;
-  f->size_ = size;
-  f->keep_alive_ = std::move(keep_alive);
-  Status s = f->Validate();
-  if (!s.ok()) return s.WithContext(f->name_);
-  return f;
+  return ValidatedReader<PteFile>(std::move(name), data, size, std::move(keep_alive));
 }
 
 PteFile::~PteFile() = default;

@@ -135,6 +135,10 @@ class BpteFile {
   BpteFile() = default;
   template <typename Reader>
   friend Result<std::unique_ptr<Reader>> OpenMappedReader(const std::string& path);
+  template <typename Reader>
+  friend Result<std::unique_ptr<Reader>> ValidatedReader(std::string name, const uint8_t* data,
+                                                         uint64_t size,
+                                                         std::shared_ptr<const void> keep_alive);
   Status Validate();
   SourcePtr Range(uint64_t offset, uint64_t length) const;
 

@@ -85,6 +85,10 @@ class PteFile {
   PteFile() = default;
   template <typename Reader>
   friend Result<std::unique_ptr<Reader>> OpenMappedReader(const std::string& path);
+  template <typename Reader>
+  friend Result<std::unique_ptr<Reader>> ValidatedReader(std::string name, const uint8_t* data,
+                                                         uint64_t size,
+                                                         std::shared_ptr<const void> keep_alive);
   Status Validate();
   Result<PteInput> ToInputImpl() const;
 
