@@ -2,6 +2,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "test_files.h"
+
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -15,33 +17,14 @@
 namespace etpack {
 namespace {
 
+using testing::TempDir;
+using testing::WriteFile;
+
 namespace fs = std::filesystem;
 using Catch::Matchers::Contains;
 
-struct TempDir {
-  TempDir() {
-    const char* base = std::getenv("TMPDIR");
-    std::string templ = std::string(base && *base ? base : "/tmp") + "/bundle_cases_test.XXXXXX";
-    REQUIRE(::mkdtemp(templ.data()) != nullptr);
-    path = templ;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string File(const std::string& name) const { return path + "/" + name; }
-  std::string path;
-};
 
-void WriteBytes(const std::string& path, const std::vector<uint8_t>& bytes) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-  REQUIRE(f.good());
-}
 
-void WriteText(const std::string& path, const std::string& text) {
-  WriteBytes(path, std::vector<uint8_t>(text.begin(), text.end()));
-}
 
 std::vector<uint8_t> Iota(size_t n, uint8_t seed) {
   std::vector<uint8_t> v(n);
@@ -76,12 +59,12 @@ TEST_CASE("bundle cases: every value kind, two methods in file order") {
   TempDir dir;
   fs::create_directory(dir.File("data"));
   const auto npy_data = Iota(24, 1);
-  WriteBytes(dir.File("x.npy"),
+  WriteFile(dir.File("x.npy"),
              Npy("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }", npy_data));
   const auto raw = Iota(64, 100);
-  WriteBytes(dir.File("data/raw.bin"), raw);
-  WriteBytes(dir.File("whole.bin"), Iota(8, 50));
-  WriteText(dir.File("cases.json"), R"({
+  WriteFile(dir.File("data/raw.bin"), raw);
+  WriteFile(dir.File("whole.bin"), Iota(8, 50));
+  WriteFile(dir.File("cases.json"), R"({
     "methods": {
       "zeta": [
         {"inputs": [{"tensor": {"npy": "x.npy"}},
@@ -168,13 +151,13 @@ TEST_CASE("bundle cases: every value kind, two methods in file order") {
 // returns the error; every error must name the CASES.json file.
 std::string ErrorOf(const std::string& json, Code code = Code::kInvalidArgument) {
   TempDir dir;
-  WriteBytes(dir.File("x.npy"),
+  WriteFile(dir.File("x.npy"),
              Npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", Iota(24, 0)));
-  WriteBytes(dir.File("short.npy"),
+  WriteFile(dir.File("short.npy"),
              Npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", Iota(20, 0)));
-  WriteBytes(dir.File("raw.bin"), Iota(64, 0));
+  WriteFile(dir.File("raw.bin"), Iota(64, 0));
   const std::string path = dir.File("cases.json");
-  WriteText(path, json);
+  WriteFile(path, json);
   Result<std::vector<BundledTestSuite>> r = LoadBundleCases(path);
   REQUIRE_FALSE(r.ok());
   const std::string m = r.status().message();
@@ -283,7 +266,7 @@ TEST_CASE("bundle cases: unreadable CASES.json names the file") {
   Result<std::vector<BundledTestSuite>> r = LoadBundleCases(dir.File("none.json"));
   REQUIRE_FALSE(r.ok());
   CHECK_THAT(r.status().message(), Contains("none.json"));
-  WriteText(dir.File("bad.json"), "{\"methods\": ");
+  WriteFile(dir.File("bad.json"), "{\"methods\": ");
   r = LoadBundleCases(dir.File("bad.json"));
   REQUIRE_FALSE(r.ok());
   CHECK_THAT(r.status().message(), Contains("bad.json"));

@@ -2,6 +2,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "test_files.h"
+
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -15,28 +17,12 @@
 namespace etpack {
 namespace {
 
+using testing::TempDir;
+using testing::WriteFile;
+
 namespace fs = std::filesystem;
 
-struct TempDir {
-  TempDir() {
-    const char* base = std::getenv("TMPDIR");
-    std::string templ = std::string(base && *base ? base : "/tmp") + "/npy_test.XXXXXX";
-    REQUIRE(::mkdtemp(templ.data()) != nullptr);
-    path = templ;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string File(const std::string& name) const { return path + "/" + name; }
-  std::string path;
-};
 
-void WriteBytes(const std::string& path, const std::vector<uint8_t>& bytes) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-  REQUIRE(f.good());
-}
 
 // A .npy file as numpy.save lays it out: the header padded with spaces and
 // a newline so the data starts at a multiple of 64.
@@ -78,7 +64,7 @@ std::vector<uint8_t> Bytes(const Source& s) {
 // Writes and reads a file expected to fail; returns the message.
 std::string ErrorOf(const TempDir& dir, const std::string& name, const std::vector<uint8_t>& bytes) {
   const std::string path = dir.File(name);
-  WriteBytes(path, bytes);
+  WriteFile(path, bytes);
   Result<NpyArray> r = ReadNpy(path);
   REQUIRE_FALSE(r.ok());
   const std::string& m = r.status().message();
@@ -93,7 +79,7 @@ TEST_CASE("npy: v1.0 float32 (2, 3) in C order") {
   const auto data = Iota(24);
   const std::string path = dir.File("a.npy");
   const auto file = NpyBytes(1, Dict("<f4", false, "(2, 3)"), data);
-  WriteBytes(path, file);
+  WriteFile(path, file);
   Result<NpyArray> r = ReadNpy(path);
   REQUIRE(r.ok());
   CHECK(r->descr == "<f4");
@@ -112,7 +98,7 @@ TEST_CASE("npy: v2.0 and v3.0 headers") {
   for (int major : {2, 3}) {
     const auto data = Iota(40);
     const std::string path = dir.File("v" + std::to_string(major) + ".npy");
-    WriteBytes(path, NpyBytes(major, Dict("<i8", false, "(5,)"), data));
+    WriteFile(path, NpyBytes(major, Dict("<i8", false, "(5,)"), data));
     Result<NpyArray> r = ReadNpy(path);
     REQUIRE(r.ok());
     CHECK(r->layout.scalar_type == 4);
@@ -139,7 +125,7 @@ TEST_CASE("npy: every supported dtype") {
     CHECK(ScalarTypeForNpyDescr(c.descr) == c.scalar_type);
     const auto data = Iota(3 * c.itemsize);
     const std::string path = dir.File("t.npy");
-    WriteBytes(path, NpyBytes(1, Dict(c.descr, false, "(3,)"), data));
+    WriteFile(path, NpyBytes(1, Dict(c.descr, false, "(3,)"), data));
     Result<NpyArray> r = ReadNpy(path);
     REQUIRE(r.ok());
     CHECK(r->layout.scalar_type == c.scalar_type);
@@ -158,7 +144,7 @@ TEST_CASE("npy: every supported dtype") {
 TEST_CASE("npy: scalar () and empty (0,) shapes") {
   TempDir dir;
   const std::string scalar = dir.File("scalar.npy");
-  WriteBytes(scalar, NpyBytes(1, Dict("<f8", false, "()"), Iota(8)));
+  WriteFile(scalar, NpyBytes(1, Dict("<f8", false, "()"), Iota(8)));
   Result<NpyArray> r = ReadNpy(scalar);
   REQUIRE(r.ok());
   CHECK(r->layout.sizes.empty());
@@ -166,14 +152,14 @@ TEST_CASE("npy: scalar () and empty (0,) shapes") {
   CHECK(Bytes(*r->data) == Iota(8));
 
   const std::string empty = dir.File("empty.npy");
-  WriteBytes(empty, NpyBytes(1, Dict("|u1", false, "(0,)"), {}));
+  WriteFile(empty, NpyBytes(1, Dict("|u1", false, "(0,)"), {}));
   r = ReadNpy(empty);
   REQUIRE(r.ok());
   CHECK(r->layout.sizes == std::vector<int32_t>{0});
   CHECK(r->data->size() == 0);
 
   const std::string empty2 = dir.File("empty2.npy");
-  WriteBytes(empty2, NpyBytes(1, Dict("<f4", false, "(3, 0, 2)"), {}));
+  WriteFile(empty2, NpyBytes(1, Dict("<f4", false, "(3, 0, 2)"), {}));
   r = ReadNpy(empty2);
   REQUIRE(r.ok());
   CHECK(r->data->size() == 0);
@@ -183,7 +169,7 @@ TEST_CASE("npy: Fortran order reverses dim_order, bytes untouched") {
   TempDir dir;
   const auto data = Iota(2 * 3 * 4 * 2);
   const std::string path = dir.File("f.npy");
-  WriteBytes(path, NpyBytes(1, Dict("<i2", true, "(2, 3, 4)"), data));
+  WriteFile(path, NpyBytes(1, Dict("<i2", true, "(2, 3, 4)"), data));
   Result<NpyArray> r = ReadNpy(path);
   REQUIRE(r.ok());
   CHECK(r->layout.sizes == std::vector<int32_t>{2, 3, 4});
@@ -191,7 +177,7 @@ TEST_CASE("npy: Fortran order reverses dim_order, bytes untouched") {
   CHECK(Bytes(*r->data) == data);
 
   // Rank 1 and rank 0 are the same either way.
-  WriteBytes(path, NpyBytes(1, Dict("<i2", true, "(4,)"), Iota(8)));
+  WriteFile(path, NpyBytes(1, Dict("<i2", true, "(4,)"), Iota(8)));
   r = ReadNpy(path);
   REQUIRE(r.ok());
   CHECK(r->layout.dim_order == std::vector<uint8_t>{0});
@@ -204,7 +190,7 @@ TEST_CASE("npy: header spelling variants numpy has written") {
   // no spaces, and bytes after the array.
   auto file = NpyBytes(1, "{\"shape\":(2L,3L),'fortran_order':False,'descr':'<u2'}", Iota(12));
   file.push_back(0xAB);
-  WriteBytes(path, file);
+  WriteFile(path, file);
   Result<NpyArray> r = ReadNpy(path);
   REQUIRE(r.ok());
   CHECK(r->layout.scalar_type == 27);
