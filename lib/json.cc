@@ -21,123 +21,93 @@ namespace etpack::json {
 // ---------------------------------------------------------------------------
 // Value
 
-Value Value::Bool(bool b) {
-  Value v;
-  v.kind_ = Kind::kBool;
-  v.b_ = b;
-  return v;
-}
+Value Value::Bool(bool b) { return Value(Storage(std::in_place_type<bool>, b)); }
 
-Value Value::Int(int64_t i) {
-  Value v;
-  v.kind_ = Kind::kInt;
-  v.i_ = i;
-  return v;
-}
+Value Value::Int(int64_t i) { return Value(Storage(std::in_place_type<int64_t>, i)); }
 
 Value Value::UInt(uint64_t u) {
   // One canonical kind per integer value keeps equality and the accessors
   // simple: only values above INT64_MAX are kUInt.
   if (u <= static_cast<uint64_t>(INT64_MAX)) return Int(static_cast<int64_t>(u));
-  Value v;
-  v.kind_ = Kind::kUInt;
-  v.u_ = u;
-  return v;
+  return Value(Storage(std::in_place_type<uint64_t>, u));
 }
 
-Value Value::Double(double d) {
-  Value v;
-  v.kind_ = Kind::kDouble;
-  v.d_ = d;
-  return v;
-}
+Value Value::Double(double d) { return Value(Storage(std::in_place_type<double>, d)); }
 
 Value Value::String(std::string s) {
-  Value v;
-  v.kind_ = Kind::kString;
-  v.s_ = std::move(s);
-  return v;
+  return Value(Storage(std::in_place_type<std::string>, std::move(s)));
 }
 
 Value Value::Array(std::vector<Value> items) {
-  Value v;
-  v.kind_ = Kind::kArray;
-  v.items_ = std::move(items);
-  return v;
+  return Value(Storage(std::in_place_type<std::vector<Value>>, std::move(items)));
 }
 
 Value Value::Object(std::vector<Member> members) {
-  Value v;
-  v.kind_ = Kind::kObject;
-  v.members_ = std::move(members);
-  return v;
+  return Value(Storage(std::in_place_type<std::vector<Member>>, std::move(members)));
 }
 
 Value Value::Blob(SourcePtr source) {
   assert(source != nullptr);
-  Value v;
-  v.kind_ = Kind::kBlob;
-  v.blob_ = std::move(source);
-  return v;
+  return Value(Storage(std::in_place_type<SourcePtr>, std::move(source)));
 }
 
 bool Value::as_bool() const {
-  assert(kind_ == Kind::kBool);
-  return b_;
+  assert(kind() == Kind::kBool);
+  return *std::get_if<bool>(&v_);
 }
 
 int64_t Value::as_int() const {
-  assert(kind_ == Kind::kInt);
-  return i_;
+  assert(kind() == Kind::kInt);
+  return *std::get_if<int64_t>(&v_);
 }
 
 uint64_t Value::as_uint() const {
-  assert(kind_ == Kind::kUInt || (kind_ == Kind::kInt && i_ >= 0));
-  return kind_ == Kind::kUInt ? u_ : static_cast<uint64_t>(i_);
+  if (const uint64_t* u = std::get_if<uint64_t>(&v_)) return *u;
+  assert(kind() == Kind::kInt && as_int() >= 0);
+  return static_cast<uint64_t>(*std::get_if<int64_t>(&v_));
 }
 
 double Value::as_double() const {
   assert(is_number());
-  switch (kind_) {
-    case Kind::kInt: return static_cast<double>(i_);
-    case Kind::kUInt: return static_cast<double>(u_);
-    default: return d_;
+  switch (kind()) {
+    case Kind::kInt: return static_cast<double>(*std::get_if<int64_t>(&v_));
+    case Kind::kUInt: return static_cast<double>(*std::get_if<uint64_t>(&v_));
+    default: return *std::get_if<double>(&v_);
   }
 }
 
 const std::string& Value::as_string() const {
-  assert(kind_ == Kind::kString);
-  return s_;
+  assert(kind() == Kind::kString);
+  return *std::get_if<std::string>(&v_);
 }
 
 const std::vector<Value>& Value::items() const {
-  assert(kind_ == Kind::kArray);
-  return items_;
+  assert(kind() == Kind::kArray);
+  return *std::get_if<std::vector<Value>>(&v_);
 }
 
 std::vector<Value>& Value::items() {
-  assert(kind_ == Kind::kArray);
-  return items_;
+  assert(kind() == Kind::kArray);
+  return *std::get_if<std::vector<Value>>(&v_);
 }
 
 const std::vector<Value::Member>& Value::members() const {
-  assert(kind_ == Kind::kObject);
-  return members_;
+  assert(kind() == Kind::kObject);
+  return *std::get_if<std::vector<Member>>(&v_);
 }
 
 std::vector<Value::Member>& Value::members() {
-  assert(kind_ == Kind::kObject);
-  return members_;
+  assert(kind() == Kind::kObject);
+  return *std::get_if<std::vector<Member>>(&v_);
 }
 
 const SourcePtr& Value::blob() const {
-  assert(kind_ == Kind::kBlob);
-  return blob_;
+  assert(kind() == Kind::kBlob);
+  return *std::get_if<SourcePtr>(&v_);
 }
 
 const Value* Value::Find(std::string_view key) const {
-  assert(kind_ == Kind::kObject);
-  for (const Member& m : members_) {
+  for (const Member& m : members()) {
     if (m.first == key) return &m.second;
   }
   return nullptr;
@@ -148,42 +118,46 @@ Value* Value::Find(std::string_view key) {
 }
 
 Value& Value::Set(std::string_view key, Value value) {
-  assert(kind_ == Kind::kObject);
   if (Value* existing = Find(key)) {
     *existing = std::move(value);
     return *existing;
   }
-  members_.emplace_back(std::string(key), std::move(value));
-  return members_.back().second;
+  std::vector<Member>& m = members();
+  m.emplace_back(std::string(key), std::move(value));
+  return m.back().second;
 }
 
 bool Value::operator==(const Value& other) const {
   if (is_integer() && other.is_integer()) {
     // UInt() normalizes, but compare by value anyway so that equality never
     // depends on how a number was built.
-    const bool neg_a = kind_ == Kind::kInt && i_ < 0;
-    const bool neg_b = other.kind_ == Kind::kInt && other.i_ < 0;
-    if (neg_a || neg_b) return neg_a && neg_b && i_ == other.i_;
+    const bool neg_a = kind() == Kind::kInt && as_int() < 0;
+    const bool neg_b = other.kind() == Kind::kInt && other.as_int() < 0;
+    if (neg_a || neg_b) return neg_a && neg_b && as_int() == other.as_int();
     return as_uint() == other.as_uint();
   }
-  if (kind_ != other.kind_) return false;
-  switch (kind_) {
+  if (kind() != other.kind()) return false;
+  switch (kind()) {
     case Kind::kNull: return true;
-    case Kind::kBool: return b_ == other.b_;
+    case Kind::kBool: return as_bool() == other.as_bool();
     case Kind::kInt:
     case Kind::kUInt: return false;  // handled above
-    case Kind::kDouble:
+    case Kind::kDouble: {
       // Structural: a NaN field equals a NaN field, so a tree equals its copy.
-      return d_ == other.d_ || (std::isnan(d_) && std::isnan(other.d_));
-    case Kind::kString: return s_ == other.s_;
-    case Kind::kArray: return items_ == other.items_;
+      const double a = as_double(), b = other.as_double();
+      return a == b || (std::isnan(a) && std::isnan(b));
+    }
+    case Kind::kString: return as_string() == other.as_string();
+    case Kind::kArray: return items() == other.items();
     case Kind::kObject: {
       // Member order carries no meaning in JSON (or in flatc form), so two
       // objects are equal when they hold the same members in any order.
-      if (members_.size() != other.members_.size()) return false;
-      for (size_t i = 0; i < members_.size(); ++i) {
-        const Member& m = members_[i];
-        const Member& o = other.members_[i];
+      const std::vector<Member>& mine = members();
+      const std::vector<Member>& theirs = other.members();
+      if (mine.size() != theirs.size()) return false;
+      for (size_t i = 0; i < mine.size(); ++i) {
+        const Member& m = mine[i];
+        const Member& o = theirs[i];
         if (m.first == o.first) {  // the common case: same order
           if (m.second != o.second) return false;
           continue;
@@ -193,7 +167,7 @@ bool Value::operator==(const Value& other) const {
       }
       return true;
     }
-    case Kind::kBlob: return blob_ == other.blob_;
+    case Kind::kBlob: return blob() == other.blob();
   }
   return false;
 }

@@ -20,6 +20,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "etpack/source.h"
@@ -45,12 +46,12 @@ class Value {
   static Value Object(std::vector<Member> members = {});
   static Value Blob(SourcePtr source);
 
-  Kind kind() const { return kind_; }
-  bool is_null() const { return kind_ == Kind::kNull; }
+  Kind kind() const { return static_cast<Kind>(v_.index()); }
+  bool is_null() const { return kind() == Kind::kNull; }
   bool is_number() const {
-    return kind_ == Kind::kInt || kind_ == Kind::kUInt || kind_ == Kind::kDouble;
+    return kind() == Kind::kInt || kind() == Kind::kUInt || kind() == Kind::kDouble;
   }
-  bool is_integer() const { return kind_ == Kind::kInt || kind_ == Kind::kUInt; }
+  bool is_integer() const { return kind() == Kind::kInt || kind() == Kind::kUInt; }
 
   // Typed access. REQUIRES: the matching kind (asserted in debug builds).
   bool as_bool() const;
@@ -76,15 +77,14 @@ class Value {
   bool operator!=(const Value& other) const { return !(*this == other); }
 
  private:
-  Kind kind_ = Kind::kNull;
-  bool b_ = false;
-  int64_t i_ = 0;
-  uint64_t u_ = 0;
-  double d_ = 0;
-  std::string s_;
-  std::vector<Value> items_;
-  std::vector<Member> members_;
-  SourcePtr blob_;
+  // Alternatives in the order of Kind, so kind() is the index. A tree of a
+  // large program holds millions of values: one word plus the largest
+  // alternative keeps each small.
+  using Storage = std::variant<std::monostate, bool, int64_t, uint64_t, double, std::string,
+                               std::vector<Value>, std::vector<Member>, SourcePtr>;
+  static_assert(std::variant_size_v<Storage> == static_cast<size_t>(Kind::kBlob) + 1);
+  explicit Value(Storage v) : v_(std::move(v)) {}
+  Storage v_;
 };
 
 // Parses RFC 8259 JSON. Integers without fraction or exponent become kInt
