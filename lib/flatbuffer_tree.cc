@@ -6,6 +6,7 @@
 #include <flatbuffers/reflection_generated.h>
 
 #include <algorithm>
+#include <functional>
 #include <cassert>
 #include <charconv>
 #include <cmath>
@@ -319,11 +320,17 @@ std::string PathOf(const std::string& path) { return path.empty() ? "(root)" : p
 // ---------------------------------------------------------------------------
 // tree -> flatbuffer
 
+// Orders overrides by the table they change; std::less gives pointers into
+// unrelated objects a total order.
+bool OverrideBefore(const FieldOverride& a, const FieldOverride& b) {
+  return std::less<const json::Value*>()(a.table, b.table);
+}
+
 class TreeBuilder {
  public:
   explicit TreeBuilder(const SchemaData& data) : d_(data) {}
 
-  Status SetAlignments(const TreeBuildOptions& options);
+  Status Configure(const TreeBuildOptions& options);
   Result<std::vector<uint8_t>> Build(const json::Value& root);
 
  private:
@@ -347,6 +354,8 @@ class TreeBuilder {
   Result<uoffset_t> ScalarVector(const FieldInfo& f, const json::Value& v);
   Result<uoffset_t> BlobVector(const FieldInfo& f, const json::Value& v);
   Result<uoffset_t> OffsetVector(const std::vector<uoffset_t>& offsets);
+  // Points the slots of table `v` (starting at `slots`) at its overrides.
+  Status ApplyOverrides(const ObjectInfo& obj, const json::Value& v, size_t slots);
 
   // An integer (or enum) value of type t as two's complement bits.
   Result<uint64_t> Integer(BaseType t, int enum_index, const json::Value& v,
@@ -369,9 +378,12 @@ class TreeBuilder {
   std::vector<const json::Value*> slots_;
   std::vector<std::pair<voffset_t, uoffset_t>> pending_;
   std::unordered_map<const reflection::Field*, uint64_t> alignment_;
+  std::vector<FieldOverride> overrides_;  // by table address (OverrideBefore)
 };
 
-Status TreeBuilder::SetAlignments(const TreeBuildOptions& options) {
+Status TreeBuilder::Configure(const TreeBuildOptions& options) {
+  overrides_ = options.overrides;
+  std::stable_sort(overrides_.begin(), overrides_.end(), OverrideBefore);
   for (const auto& [name, align] : options.vector_alignment) {
     const size_t dot = name.find('.');
     const std::string_view table = std::string_view(name).substr(0, dot);
@@ -682,6 +694,7 @@ Result<uoffset_t> TreeBuilder::Table(int obj_index, const json::Value& v) {
     }
     if (!m.second.is_null()) slots_[slots + static_cast<size_t>(id)] = &m.second;
   }
+  if (!overrides_.empty()) ETPACK_RETURN_IF_ERROR(ApplyOverrides(obj, v, slots));
 
   // Children first: a table's offsets must point at finished objects.
   const size_t pending = pending_.size();
@@ -720,6 +733,20 @@ Result<uoffset_t> TreeBuilder::Table(int obj_index, const json::Value& v) {
   pending_.resize(pending);
   slots_.resize(slots);
   return fbb_.EndTable(start);
+}
+
+Status TreeBuilder::ApplyOverrides(const ObjectInfo& obj, const json::Value& v, size_t slots) {
+  const FieldOverride key{&v, {}, nullptr};
+  for (auto it = std::lower_bound(overrides_.begin(), overrides_.end(), key, OverrideBefore);
+       it != overrides_.end() && it->table == &v; ++it) {
+    const int id = obj.Lookup(it->field);
+    if (id < 0) {
+      PathPush p(path_, it->field);
+      return Fail("override of a field table " + std::string(obj.name) + " does not have");
+    }
+    slots_[slots + static_cast<size_t>(id)] = it->value->is_null() ? nullptr : it->value;
+  }
+  return Status::OK();
 }
 
 Result<std::vector<uint8_t>> TreeBuilder::Build(const json::Value& root) {
@@ -939,7 +966,7 @@ Result<std::vector<uint8_t>> BuildFlatbuffer(SchemaId schema, const json::Value&
                                              const TreeBuildOptions& options) {
   try {
     TreeBuilder builder(Data(schema));
-    ETPACK_RETURN_IF_ERROR(builder.SetAlignments(options));
+    ETPACK_RETURN_IF_ERROR(builder.Configure(options));
     return builder.Build(root);
   } catch (const std::bad_alloc&) {
     return OutOfRange("out of memory while building the flatbuffer");

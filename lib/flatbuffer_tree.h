@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -34,11 +35,25 @@ enum class SchemaId {
 // The embedded binary schema. Never fails: it is part of the build.
 const reflection::Schema& GetSchema(SchemaId id);
 
+// Member `field` of the object `table` (a node of the tree being built)
+// reads as `*value` instead of what the tree holds, added when the tree has
+// no such member; a null value makes the field absent. This is how a planner
+// rewrites a few fields of a large tree it does not own without copying it.
+// Both pointers must stay valid for the build.
+struct FieldOverride {
+  const json::Value* table = nullptr;
+  std::string_view field;
+  const json::Value* value = nullptr;
+};
+
 struct TreeBuildOptions {
   // Data alignment of [ubyte] vectors, by "Table.field" (e.g.
   // "Buffer.storage"), overriding the schema's force_align. This is how
   // constant_tensor_alignment and delegate_alignment take effect.
   std::vector<std::pair<std::string, uint64_t>> vector_alignment;
+  // Later entries for the same table and field win. An override of a
+  // field the table's type does not have is an error.
+  std::vector<FieldOverride> overrides;
 };
 
 // Builds a finished flatbuffer (root + file identifier) from `root`, a tree

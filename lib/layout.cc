@@ -40,8 +40,10 @@ Result<PackedBuffers> PackBuffers(const std::vector<uint64_t>& sizes,
       ETPACK_ASSIGN_OR_RETURN(start, AlignUp(end, alignment));
     }
     out.offsets.push_back(start);
-    ETPACK_ASSIGN_OR_RETURN(end, CheckedAdd(start, sizes[i],
-                                            "buffer " + std::to_string(i) + " end"));
+    if (sizes[i] > UINT64_MAX - start) {  // not CheckedAdd: no message per buffer
+      return CheckedAdd(start, sizes[i], "buffer " + std::to_string(i) + " end").status();
+    }
+    end = start + sizes[i];
   }
   out.size = end;
   return out;
@@ -61,8 +63,10 @@ Result<SegmentLayout> LayoutSegments(const std::vector<SegmentSpec>& specs,
                                : segment_alignment;
     ETPACK_ASSIGN_OR_RETURN(uint64_t start, AlignUp(end, align));
     out.offsets.push_back(start);
-    ETPACK_ASSIGN_OR_RETURN(end, CheckedAdd(start, specs[j].size,
-                                            "segment " + std::to_string(j) + " end"));
+    if (specs[j].size > UINT64_MAX - start) {
+      return CheckedAdd(start, specs[j].size, "segment " + std::to_string(j) + " end").status();
+    }
+    end = start + specs[j].size;
   }
   out.data_size = end;
   return out;

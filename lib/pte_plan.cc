@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -91,7 +93,7 @@ struct PendingSegment {
 class PtePlanner {
  public:
   PtePlanner(const PteInput& input, const PteOptions& options)
-      : input_(input), options_(options) {}
+      : input_(input), program_(input.program), options_(options) {}
 
   Result<PtePlan> Plan() {
     ETPACK_RETURN_IF_ERROR(CheckAlignment(options_.segment_alignment, "segment_alignment"));
@@ -107,10 +109,9 @@ class PtePlanner {
                                " exceeds the maximum of " + std::to_string(kMaxInlineAlignment));
       }
     }
-    if (input_.program.kind() != json::Kind::kObject) {
+    if (program_.kind() != json::Kind::kObject) {
       return InvalidArgument("program: expected an object (the Program table)");
     }
-    program_ = input_.program;
 
     ETPACK_RETURN_IF_ERROR(PlanConstants());
     ETPACK_RETURN_IF_ERROR(PlanMutable());
@@ -124,13 +125,20 @@ class PtePlanner {
     ETPACK_ASSIGN_OR_RETURN(auto entries, OptionalArray(program_, "constant_buffer", ""));
     std::vector<SourcePtr> sources;
     if (entries != nullptr) {
+      sources.reserve(entries->size());
       for (size_t i = 0; i < entries->size(); ++i) {
-        const std::string path = "constant_buffer[" + std::to_string(i) + "]";
+        // Paths are spelled only on failure: a program can have 10^5 entries.
+        auto path = [i] { return "constant_buffer[" + std::to_string(i) + "]"; };
         const json::Value& e = (*entries)[i];
         if (e.kind() != json::Kind::kObject) {
-          return InvalidArgument(path + ": expected a Buffer object");
+          return InvalidArgument(path() + ": expected a Buffer object");
         }
-        ETPACK_ASSIGN_OR_RETURN(SourcePtr s, BytesOf(e.Find("storage"), path + ".storage"));
+        const json::Value* storage = e.Find("storage");
+        if (storage != nullptr && storage->kind() == json::Kind::kBlob) {
+          sources.push_back(storage->blob());
+          continue;
+        }
+        ETPACK_ASSIGN_OR_RETURN(SourcePtr s, BytesOf(storage, path() + ".storage"));
         sources.push_back(std::move(s));
       }
     }
@@ -149,14 +157,14 @@ class PtePlanner {
     for (size_t i = 0; i < sources.size(); ++i) {
       seg.pieces.emplace_back(packed.offsets[i], std::move(sources[i]));
     }
-    program_.Set("constant_buffer", json::Value::Array());
-    program_.Set("constant_segment", SubsegmentOffsets(segments_.size(), packed.offsets));
+    Override(program_, "constant_buffer", json::Value::Array());
+    Override(program_, "constant_segment", SubsegmentOffsets(segments_.size(), packed.offsets));
     segments_.push_back(std::move(seg));
     return Status::OK();
   }
 
   Status PlanMutable() {
-    program_.Set("mutable_data_segments", json::Value::Null());
+    Override(program_, "mutable_data_segments", json::Value::Null());
     std::vector<uint64_t> sizes;
     uint64_t total = 0;
     for (const auto& s : input_.mutable_data) {
@@ -170,7 +178,7 @@ class PtePlanner {
     for (size_t i = 0; i < sizes.size(); ++i) {
       seg.pieces.emplace_back(packed.offsets[i], input_.mutable_data[i]);
     }
-    program_.Set("mutable_data_segments",
+    Override(program_, "mutable_data_segments",
                  json::Value::Array({SubsegmentOffsets(segments_.size(), packed.offsets)}));
     segments_.push_back(std::move(seg));
     return Status::OK();
@@ -192,7 +200,7 @@ class PtePlanner {
       }
     }
 
-    json::Value* plans = program_.Find("execution_plan");
+    const json::Value* plans = program_.Find("execution_plan");
     if (plans == nullptr || plans->kind() != json::Kind::kArray) {
       return InvalidArgument("execution_plan: expected an array of ExecutionPlan");
     }
@@ -202,20 +210,20 @@ class PtePlanner {
     std::multimap<uint64_t, size_t> by_size;
     std::vector<bool> referenced(payloads.size(), false);
     for (size_t p = 0; p < plans->items().size(); ++p) {
-      json::Value& plan = plans->items()[p];
+      const json::Value& plan = plans->items()[p];
       const std::string ppath = "execution_plan[" + std::to_string(p) + "]";
       if (plan.kind() != json::Kind::kObject) {
         return InvalidArgument(ppath + ": expected an ExecutionPlan object");
       }
-      json::Value* delegates = plan.Find("delegates");
+      const json::Value* delegates = plan.Find("delegates");
       if (delegates == nullptr || delegates->is_null()) continue;
       if (delegates->kind() != json::Kind::kArray) {
         return InvalidArgument(ppath + ".delegates: expected an array");
       }
       for (size_t d = 0; d < delegates->items().size(); ++d) {
         const std::string dpath = ppath + ".delegates[" + std::to_string(d) + "].processed";
-        json::Value& delegate = delegates->items()[d];
-        json::Value* ref = delegate.kind() == json::Kind::kObject
+        const json::Value& delegate = delegates->items()[d];
+        const json::Value* ref = delegate.kind() == json::Kind::kObject
                                ? delegate.Find("processed") : nullptr;
         if (ref == nullptr || ref->kind() != json::Kind::kObject) {
           return InvalidArgument(dpath + ": missing; every delegate needs a data reference");
@@ -226,12 +234,12 @@ class PtePlanner {
         if (!options_.extract_delegate_segments) continue;
         const SourcePtr& payload = payloads[index];
         if (payload->size() == 0) {
-          *ref = DataReference(pte::kLocationInline, kept.size());
+          Override(delegate, "processed", DataReference(pte::kLocationInline, kept.size()));
           kept.push_back(json::Value::Object({{"data", json::Value::Blob(payload)}}));
           continue;
         }
         ETPACK_ASSIGN_OR_RETURN(size_t seg, DelegateSegment(payload, by_size));
-        *ref = DataReference(pte::kLocationSegment, seg);
+        Override(delegate, "processed", DataReference(pte::kLocationSegment, seg));
       }
     }
     if (!options_.extract_delegate_segments) return Status::OK();
@@ -243,7 +251,7 @@ class PtePlanner {
                                "] is not referenced by any delegate");
       }
     }
-    program_.Set("backend_delegate_data", json::Value::Array(std::move(kept)));
+    Override(program_, "backend_delegate_data", json::Value::Array(std::move(kept)));
     return Status::OK();
   }
 
@@ -303,7 +311,7 @@ class PtePlanner {
   }
 
   Status PlanNamedData() {
-    program_.Set("named_data", json::Value::Null());
+    Override(program_, "named_data", json::Value::Null());
     if (input_.named_entries.empty()) return Status::OK();
     std::map<uint32_t, size_t> segment_of_buffer;
     std::vector<json::Value> named;
@@ -331,7 +339,7 @@ class PtePlanner {
       named.push_back(json::Value::Object({{"key", json::Value::String(e.key)},
                                            {"segment_index", json::Value::UInt(it->second)}}));
     }
-    program_.Set("named_data", json::Value::Array(std::move(named)));
+    Override(program_, "named_data", json::Value::Array(std::move(named)));
     return Status::OK();
   }
 
@@ -349,11 +357,12 @@ class PtePlanner {
           {{"offset", json::Value::UInt(seg_layout.offsets[j])},
            {"size", json::Value::UInt(segments_[j].spec.size)}}));
     }
-    program_.Set("segments", json::Value::Array(std::move(table)));
+    Override(program_, "segments", json::Value::Array(std::move(table)));
 
     TreeBuildOptions build;
     build.vector_alignment = {{"Buffer.storage", options_.constant_tensor_alignment},
                               {"BackendDelegateInlineData.data", options_.delegate_alignment}};
+    build.overrides = std::move(overrides_);
     ETPACK_ASSIGN_OR_RETURN(std::vector<uint8_t> fb,
                             BuildFlatbuffer(SchemaId::kProgram, program_, build));
 
@@ -404,9 +413,19 @@ class PtePlanner {
     return plan;
   }
 
+  // The program tree can hold 10^5 tensors: rather than copy it to change a
+  // few fields, the planner records the new values and the builder reads
+  // them in place of the old ones.
+  void Override(const json::Value& table, std::string_view field, json::Value value) {
+    override_values_.push_back(std::move(value));
+    overrides_.push_back({&table, field, &override_values_.back()});
+  }
+
   const PteInput& input_;
+  const json::Value& program_;
   const PteOptions& options_;
-  json::Value program_;
+  std::deque<json::Value> override_values_;  // stable addresses for overrides_
+  std::vector<FieldOverride> overrides_;
   std::vector<PendingSegment> segments_;
 };
 
