@@ -89,6 +89,7 @@ class FileSink final : public CheckedSink {
         temp_(std::move(temp)),
         fd_(fd),
         options_(options),
+        use_mmap_(options.mmap),
         kernel_copy_(options.copy_file_range) {
     const uint64_t page = PageSize();
     const uint64_t want = std::min(std::max<uint64_t>(options.window_bytes, page), kMaxWindow);
@@ -460,7 +461,7 @@ class FileSink final : public CheckedSink {
   uint64_t kernel_copy_min_;  // smallest file item handed to copy_file_range
 
   bool renamed_ = false;  // the temporary file is now `path_`
-  bool use_mmap_ = true;
+  bool use_mmap_;
   bool kernel_copy_;      // cleared for good by the first "not supported"
   uint64_t size_ = 0;
   uint64_t cells_ = 0;    // cells in the file; the last may be short

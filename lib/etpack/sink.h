@@ -82,6 +82,11 @@ struct FileSinkOptions {
   // copy_file_range; smaller ones are read into the mapped window. The first
   // "not supported" answer turns it off for the rest of the sink's life.
   bool copy_file_range = true;
+  // Fill the output through the mapped window (true), or through pwrite
+  // from a window-sized buffer (false). pwrite is the fallback for file
+  // systems that cannot reserve space; it is selectable so the benchmarks
+  // can compare the two paths on one machine (bench/RESULTS.md).
+  bool mmap = true;
   // Flush data to stable storage before the rename.
   bool sync = true;
 };
