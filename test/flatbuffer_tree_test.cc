@@ -458,6 +458,34 @@ TEST_CASE("vector alignment: options override the schema's force_align") {
   }
 }
 
+TEST_CASE("overrides replace, add and remove fields; the tree is untouched") {
+  json::Value p = SmallProgram();
+  const json::Value before = p;
+  const json::Value seven = json::Value::Int(7), nine = json::Value::Int(9);
+  const json::Value renamed = json::Value::String("renamed"), absent;
+  const json::Value named = ParseJson(R"([{"key": "k", "segment_index": 0}])");
+  TreeBuildOptions o;
+  o.overrides = {{&p, "version", &seven},
+                 {&Plan0(p), "name", &renamed},
+                 {&p, "constant_buffer", &absent},  // present in the tree: removed
+                 {&p, "named_data", &named},        // absent from the tree: added
+                 {&p, "version", &nine}};           // the later override wins
+  std::vector<uint8_t> buf = MustBuild(p, o);
+  const efb::Program* prog = efb::GetProgram(buf.data());
+  CHECK(prog->version() == 9);
+  CHECK(prog->execution_plan()->Get(0)->name()->str() == "renamed");
+  CHECK(prog->constant_buffer() == nullptr);
+  REQUIRE(prog->named_data() != nullptr);
+  CHECK(prog->named_data()->Get(0)->key()->str() == "k");
+  CHECK(prog->segments() != nullptr);  // not overridden: as in the tree
+  CHECK(p == before);
+
+  o.overrides = {{&Plan0(p), "no_such_field", &seven}};
+  const std::string err = BuildError(p, o);
+  CHECK_THAT(err, Catch::Contains("execution_plan[0].no_such_field") &&
+                      Catch::Contains("ExecutionPlan"));
+}
+
 TEST_CASE("blobs come from any source; 2 GiB is refused before building") {
   json::Value p = SmallProgram();
   auto gen = GeneratorSource("gen", 1000, [](uint64_t offset, uint8_t* dst, size_t n) {

@@ -236,10 +236,11 @@ TEST_CASE("file sink writes the exact bytes, zero padding included") {
 
   FileSinkOptions opts;
   opts.sync = GENERATE(true, false);
+  opts.mmap = GENERATE(true, false);
   opts.copy_file_range = GENERATE(true, false);
   opts.window_bytes = GENERATE(uint64_t{1}, Page(), 3 * Page(), uint64_t{16} << 20);
   opts.writeback_windows = GENERATE(0, 2);
-  CAPTURE(opts.sync, opts.copy_file_range, opts.window_bytes, opts.writeback_windows);
+  CAPTURE(opts.sync, opts.mmap, opts.copy_file_range, opts.window_bytes, opts.writeback_windows);
 
   const std::string out = dir.File("out.pte");
   auto sink = OpenFileSink(out, opts);
@@ -926,6 +927,29 @@ TEST_CASE("file sink reports an output page it cannot back") {
   CHECK(Contains(s.message(), "disk full or I/O error"));
   CHECK((*sink)->Finish().message() == s.message());
   CHECK(dir.List().empty());
+}
+
+TEST_CASE("file sink with mmap off writes through pwrite only") {
+  TempDir dir;
+  const std::string data = dir.File("data.bin");
+  const std::vector<uint8_t> bytes = PatternBytes(3 * Page() + 11, 3);
+  WriteFile(data, bytes);
+  const Job job = MixedJob(data, bytes);
+  FileSinkOptions opts;
+  opts.mmap = false;
+  opts.window_bytes = Page();
+  const std::string out = dir.File("out.pte");
+  auto sink = OpenFileSink(out, opts);
+  REQUIRE(sink.ok());
+  Syscalls() = {};
+  Status s = Run(job, **sink);
+  const SyscallState seen = Syscalls();
+  Syscalls() = {};
+  REQUIRE(s.ok());
+  REQUIRE((*sink)->Finish().ok());
+  CHECK(ReadFile(out) == job.expected);
+  CHECK(seen.populate_calls == 0);
+  CHECK(seen.pwrite_calls > 0);
 }
 
 TEST_CASE("file sink writes through pwrite where space cannot be reserved") {
