@@ -1,12 +1,23 @@
 // In-process benchmarks (Google Benchmark). Whole-process runs against cp
-// live in scripts/bench.sh; these time the parts that do not touch a disk.
+// live in scripts/bench.sh; these time single parts: planning, hashing, and
+// the file sink on its own (BM_SinkWrite, BM_FileCopy write 256 MiB files
+// into a temporary directory under $TMPDIR or /tmp and remove them).
 //
 //   build-release/bench/etpack_bench [--benchmark_filter=Plan]
 
 #include <benchmark/benchmark.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <xxhash.h>
 
+#include <cerrno>
 #include <cstdint>
+#include <cstdio>
+#include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "etpack/json.h"
@@ -110,6 +121,237 @@ void BM_DelegateBlobs(benchmark::State& state) {
 }
 BENCHMARK(BM_DelegateBlobs)->Arg(225)->Unit(benchmark::kMillisecond);
 
+constexpr uint64_t kMiB = uint64_t{1} << 20;
+constexpr uint64_t kBig = 256 * kMiB;
+
+// 256 MiB of incompressible bytes, built (and so faulted in) once, outside
+// any timed region. Every in-memory benchmark below reads a prefix of it.
+const std::vector<uint8_t>& Payload() {
+  static const std::vector<uint8_t> bytes = [] {
+    std::vector<uint8_t> b(kBig);
+    uint64_t x = 0x9E3779B97F4A7C15u;
+    for (size_t i = 0; i < b.size(); i += sizeof x) {
+      x ^= x << 13;  // xorshift64
+      x ^= x >> 7;
+      x ^= x << 17;
+      std::memcpy(&b[i], &x, sizeof x);
+    }
+    return b;
+  }();
+  return bytes;
+}
+
+// One scratch directory per run, made on first use and removed by main().
+std::string g_scratch;
+
+etpack::Result<std::string> ScratchDir() {
+  if (g_scratch.empty()) {
+    const char* base = std::getenv("TMPDIR");
+    std::string tmpl = std::string(base != nullptr && *base != '\0' ? base : "/tmp") +
+                       "/etpack-bench-XXXXXX";
+    if (::mkdtemp(tmpl.data()) == nullptr) return etpack::IoError("mkdtemp " + tmpl, errno);
+    g_scratch = tmpl;
+  }
+  return g_scratch;
+}
+
+void RemoveScratchDir() {
+  if (g_scratch.empty()) return;
+  auto remove_one = [](const char* path, const struct stat*, int, struct FTW*) {
+    return std::remove(path);
+  };
+  if (::nftw(g_scratch.c_str(), remove_one, 8, FTW_DEPTH | FTW_PHYS) != 0) {
+    std::fprintf(stderr, "etpack_bench: could not remove %s\n", g_scratch.c_str());
+  }
+}
+
+// Streams `plan` into <scratch>/out.pte through a fresh file sink (open,
+// write, Finish, close are all timed), then deletes the file untimed. On
+// failure marks the benchmark skipped and returns false; the caller breaks.
+bool WriteOnce(benchmark::State& state, const etpack::ArtifactPlan& plan,
+               const etpack::FileSinkOptions& options) {
+  auto dir = ScratchDir();
+  etpack::Status s = dir.status();
+  const std::string path = dir.ok() ? *dir + "/out.pte" : std::string();
+  if (s.ok()) {
+    auto sink = etpack::OpenFileSink(path, options);
+    s = sink.status();
+    if (s.ok()) s = etpack::WriteArtifact(plan, **sink);
+    if (s.ok()) s = (*sink)->Finish();
+  }
+  state.PauseTiming();
+  if (!path.empty()) ::unlink(path.c_str());
+  state.ResumeTiming();
+  if (!s.ok()) state.SkipWithError(s.ToString().c_str());
+  return s.ok();
+}
+
+// A 64-byte head, then `sources` back to back from offset 4096, each
+// page-aligned (sizes are multiples of 4096 here, so no padding between).
+etpack::ArtifactPlan PlanOf(std::vector<etpack::SourcePtr> sources) {
+  etpack::ArtifactPlan plan;
+  plan.head.assign(64, 0xE7);
+  plan.file_size = 4096;
+  for (auto& source : sources) {
+    const uint64_t size = source->size();
+    plan.placements.push_back({plan.file_size, 4096, std::move(source)});
+    plan.file_size += size;
+  }
+  return plan;
+}
+
+// How fast is the one-shot hash over bytes already in memory (the
+// deduplication of in-memory payloads)? Pure CPU: the buffer is resident.
+void BM_XXH3(benchmark::State& state) {
+  const uint64_t n = static_cast<uint64_t>(state.range(0)) * kMiB;
+  const uint8_t* data = Payload().data();
+  for (auto _ : state) benchmark::DoNotOptimize(XXH3_64bits(data, n));
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(n));
+}
+BENCHMARK(BM_XXH3)->ArgName("MiB")->Arg(1)->Arg(64)->Arg(256)->Unit(benchmark::kMicrosecond);
+
+// What does hashing in 1 MiB updates cost over the one-shot hash? etpack
+// hashes file-backed delegate payloads this way, one chunk per read.
+void BM_XXH3_Streaming(benchmark::State& state) {
+  const uint64_t n = static_cast<uint64_t>(state.range(0)) * kMiB;
+  const uint8_t* data = Payload().data();
+  XXH3_state_t* xxh = XXH3_createState();
+  if (xxh == nullptr) {
+    state.SkipWithError("XXH3_createState failed");
+    return;
+  }
+  for (auto _ : state) {
+    (void)XXH3_64bits_reset(xxh);
+    for (uint64_t off = 0; off < n; off += kMiB) (void)XXH3_64bits_update(xxh, data + off, kMiB);
+    benchmark::DoNotOptimize(XXH3_64bits_digest(xxh));
+  }
+  XXH3_freeState(xxh);
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(n));
+}
+BENCHMARK(BM_XXH3_Streaming)->ArgName("MiB")->Arg(256)->Unit(benchmark::kMicrosecond);
+
+// Which file sink settings write 256 MiB of in-memory bytes to disk
+// fastest: mapped windows vs pwrite (mmap 1/0), the window size, and how
+// many finished windows may be in write-back at once? sync stays on, so the
+// figure includes getting the bytes to stable storage, as the tool does.
+void BM_SinkWrite(benchmark::State& state) {
+  etpack::FileSinkOptions options;
+  options.mmap = state.range(0) != 0;
+  options.window_bytes = static_cast<uint64_t>(state.range(1)) * kMiB;
+  options.writeback_windows = static_cast<int>(state.range(2));
+  const uint8_t* data = Payload().data();
+  std::vector<etpack::SourcePtr> quarters;
+  for (uint64_t i = 0; i < 4; ++i) {
+    quarters.push_back(etpack::MemorySource(data + i * kBig / 4, kBig / 4));
+  }
+  const etpack::ArtifactPlan plan = PlanOf(std::move(quarters));
+  for (auto _ : state) {
+    if (!WriteOnce(state, plan, options)) break;
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(kBig));
+}
+// Not the full cross-product: mmap x window at write-back 2, then write-back
+// 1 and 4 at the default 16 MiB window.
+void SinkWriteArgs(benchmark::internal::Benchmark* b) {
+  for (int64_t mmap : {1, 0}) {
+    for (int64_t window : {1, 4, 16, 64}) b->Args({mmap, window, 2});
+  }
+  for (int64_t writeback : {1, 4}) b->Args({1, 16, writeback});
+}
+BENCHMARK(BM_SinkWrite)
+    ->ArgNames({"mmap", "window_MiB", "writeback"})
+    ->Apply(SinkWriteArgs)
+    ->Iterations(3)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+
+// The input of BM_FileCopy: Payload() written to <scratch>/in.bin and
+// synced, once per run.
+etpack::Result<std::string> InputFile() {
+  static std::string made;
+  if (!made.empty()) return made;
+  ETPACK_ASSIGN_OR_RETURN(const std::string dir, ScratchDir());
+  const std::string path = dir + "/in.bin";
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return etpack::IoError("open " + path, errno);
+  const std::vector<uint8_t>& bytes = Payload();
+  for (size_t done = 0; done < bytes.size();) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = n < 0 ? errno : EIO;
+      ::close(fd);
+      return etpack::IoError("write " + path, err);
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0) {
+    const int err = errno;
+    ::close(fd);
+    return etpack::IoError("fsync " + path, err);
+  }
+  ::close(fd);
+  made = path;
+  return made;
+}
+
+// Evicts one file from the page cache. DONTNEED drops clean pages only,
+// hence the fsync first (a no-op once the file is on disk).
+etpack::Status DropFromCache(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return etpack::IoError("open " + path, errno);
+  int err = ::fsync(fd) == 0 ? 0 : errno;
+  if (err == 0) err = ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+  ::close(fd);
+  if (err != 0) return etpack::IoError("drop " + path + " from the page cache", err);
+  return etpack::Status::OK();
+}
+
+// Is the in-kernel copy worth having for file-backed items? The same
+// 256 MiB file goes into the output by copy_file_range (1) or by pread
+// into the mapped window (0). The input is evicted before every iteration
+// so both variants read it from disk. Caches are dropped per file (the
+// input only, posix_fadvise DONTNEED), not globally: the rest of the page
+// cache, including other processes' files, stays as it is.
+void BM_FileCopy(benchmark::State& state) {
+  etpack::FileSinkOptions options;
+  options.copy_file_range = state.range(0) != 0;
+  auto input = InputFile();
+  etpack::Result<etpack::SourcePtr> source =
+      input.ok() ? etpack::FileSource(*input) : etpack::Result<etpack::SourcePtr>(input.status());
+  if (!source.ok()) {
+    state.SkipWithError(source.status().ToString().c_str());
+    return;
+  }
+  const etpack::ArtifactPlan plan = PlanOf({*source});
+  for (auto _ : state) {
+    state.PauseTiming();
+    const etpack::Status dropped = DropFromCache(*input);
+    state.ResumeTiming();
+    if (!dropped.ok()) {
+      state.SkipWithError(dropped.ToString().c_str());
+      break;
+    }
+    if (!WriteOnce(state, plan, options)) break;
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(kBig));
+}
+BENCHMARK(BM_FileCopy)
+    ->ArgName("copy_file_range")
+    ->Arg(1)
+    ->Arg(0)
+    ->Iterations(3)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+
 }  // namespace
 
-BENCHMARK_MAIN();
+// BENCHMARK_MAIN plus removal of the scratch directory.
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  RemoveScratchDir();
+  return 0;
+}
