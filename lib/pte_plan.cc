@@ -7,6 +7,7 @@
 #include <cstring>
 #include <deque>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -89,6 +90,13 @@ struct PendingSegment {
   std::vector<std::pair<uint64_t, SourcePtr>> pieces;
   uint64_t piece_alignment = 1;  // what each piece's relative offset is aligned to
 };
+
+// Delegate segments by payload size, for deduplication.
+struct DedupCandidate {
+  size_t segment;
+  std::optional<uint64_t> hash;  // ContentHash, once needed
+};
+using DedupIndex = std::map<uint64_t, std::vector<DedupCandidate>>;
 
 class PtePlanner {
  public:
@@ -207,7 +215,7 @@ class PtePlanner {
     // Payloads kept inline when extracting (the empty ones), one entry per
     // delegate as the reference writer does; segments by size for dedup.
     std::vector<json::Value> kept;
-    std::multimap<uint64_t, size_t> by_size;
+    DedupIndex by_size;
     std::vector<bool> referenced(payloads.size(), false);
     for (size_t p = 0; p < plans->items().size(); ++p) {
       const json::Value& plan = plans->items()[p];
@@ -291,24 +299,32 @@ class PtePlanner {
   }
 
   // The segment for a delegate payload: an existing one with identical
-  // bytes, else a new one. Only equal-size payloads are ever compared.
-  Result<size_t> DelegateSegment(const SourcePtr& payload,
-                                 std::multimap<uint64_t, size_t>& by_size) {
-    auto range = by_size.equal_range(payload->size());
-    for (auto it = range.first; it != range.second; ++it) {
-      const SourcePtr& other = segments_[it->second].pieces.front().second;
-      bool same = other == payload;
-      if (!same) {
-        ETPACK_ASSIGN_OR_RETURN(same, SameBytes(*other, *payload));
+  // bytes, else a new one. Payloads meet only others of their size; each is
+  // hashed once, on its first such meeting, and bytes are compared only when
+  // hashes agree, so k same-size payloads cost k reads, not k^2.
+  Result<size_t> DelegateSegment(const SourcePtr& payload, DedupIndex& by_size) {
+    std::vector<DedupCandidate>& same_size = by_size[payload->size()];
+    std::optional<uint64_t> hash;
+    for (DedupCandidate& c : same_size) {
+      const SourcePtr& other = segments_[c.segment].pieces.front().second;
+      if (other == payload) return c.segment;
+      if (!hash) {
+        ETPACK_ASSIGN_OR_RETURN(hash, ContentHash(*payload));
       }
-      if (same) return it->second;
+      if (!c.hash) {
+        ETPACK_ASSIGN_OR_RETURN(c.hash, ContentHash(*other));
+      }
+      if (*c.hash != *hash) continue;
+      ETPACK_ASSIGN_OR_RETURN(const bool same, SameBytes(*other, *payload));
+      if (same) return c.segment;
     }
     const size_t seg = segments_.size();
     segments_.push_back(PendingSegment{SegmentRole::kDelegate, {payload->size(), 1},
                                        {{0, payload}}, 1});
-    by_size.emplace(payload->size(), seg);
+    same_size.push_back({seg, hash});
     return seg;
   }
+
 
   Status PlanNamedData() {
     Override(program_, "named_data", json::Value::Null());
