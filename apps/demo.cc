@@ -383,9 +383,10 @@ Status SpotCheck(const PteFile& file, const Demo& demo) {
   const PteLayout::Segment& seg = file.layout().segments.at(cs->segment_index());
   const uint64_t seg_start = file.header().segment_base_offset + seg.offset;
 
+  const SourcePtr bytes = file.SegmentSource(cs->segment_index());
   const size_t n = demo.weights.size();
   const size_t picks[] = {0, 1, 2, n / 2, n - 2, n - 1};
-  std::vector<uint8_t> expected;
+  std::vector<uint8_t> expected, actual;
   for (size_t i : picks) {
     const Weight& w = demo.weights[i];
     const auto vi = static_cast<flatbuffers::uoffset_t>(demo.first_weight_value) +
@@ -405,7 +406,9 @@ Status SpotCheck(const PteFile& file, const Demo& demo) {
       const uint64_t len = std::min(chunk, w.bytes - off);
       expected.resize(static_cast<size_t>(len));
       Fill(PatternFor(i, w.scalar_type), off, expected.data(), expected.size());
-      if (std::memcmp(file.data() + start + off, expected.data(), expected.size()) != 0) {
+      actual.resize(expected.size());
+      ETPACK_RETURN_IF_ERROR(bytes->ReadAt(start - seg_start + off, actual.data(), actual.size()));
+      if (actual != expected) {
         return Corrupt(file.name() + ": bytes [" + std::to_string(off) + ", +" +
                        std::to_string(len) + ") of " + w.name +
                        " differ from what the generator produced");

@@ -88,13 +88,23 @@ TensorLayout LayoutOf(const bfb::Tensor& t) {
 }  // namespace
 
 Result<std::unique_ptr<BpteFile>> BpteFile::Open(const std::string& path) {
-  return OpenMappedReader<BpteFile>(path);
+  ETPACK_ASSIGN_OR_RETURN(SourcePtr file, FileSource(path));
+  return ReaderFactory::Open<BpteFile>(path, std::move(file));
 }
 
 Result<std::unique_ptr<BpteFile>> BpteFile::FromMemory(std::string name, const uint8_t* data,
                                                        uint64_t size,
                                                        std::shared_ptr<const void> keep_alive) {
-  return ValidatedReader<BpteFile>(std::move(name), data, size, std::move(keep_alive));
+  return ReaderFactory::FromMemory<BpteFile>(std::move(name), data, size, std::move(keep_alive));
+}
+
+// The segmented layout keeps the flatbuffer [0, flatbuffer_size) in memory
+// and opens the embedded program (and reads test data) through the file.
+// The standard layout is one flatbuffer, program included: all of it.
+uint64_t BpteFile::MappedPrefix(const uint8_t* head, uint64_t head_size, uint64_t file_size) {
+  Result<bpte::Header> h = bpte::ParseHeader(head, head_size);
+  if (!h.ok() || !h->present || h->flatbuffer_size > file_size) return file_size;
+  return h->flatbuffer_size;
 }
 
 BpteFile::~BpteFile() = default;
@@ -194,12 +204,18 @@ Status BpteFile::Validate() {
     }
   }
   if (program_size_ == 0) return Corrupt("the embedded program is empty");
-  if (reinterpret_cast<uintptr_t>(data_ + program_offset_) % bpte::kMinProgramSegmentAlignment) {
+  if (file_ == nullptr &&
+      reinterpret_cast<uintptr_t>(data_ + program_offset_) % bpte::kMinProgramSegmentAlignment) {
     return InvalidArgument("the embedded program is not 16-byte aligned in memory: the "
                            "buffer holding the file must be 16-byte aligned");
   }
+  // Opened from a file, the program may lie past the mapped head.
   Result<std::unique_ptr<PteFile>> pte =
-      PteFile::FromMemory("embedded program", data_ + program_offset_, program_size_, keep_alive_);
+      file_ != nullptr
+          ? ReaderFactory::Open<PteFile>("embedded program",
+                                         SliceSource(file_, program_offset_, program_size_))
+          : PteFile::FromMemory("embedded program", data_ + program_offset_, program_size_,
+                                keep_alive_);
   if (!pte.ok()) return pte.status();
   program_ = std::move(pte).value();
 

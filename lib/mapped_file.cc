@@ -1,47 +1,59 @@
 #include "mapped_file.h"
 
-#include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cassert>
 #include <cerrno>
+#include <string>
+
 
 namespace etpack {
+namespace {
 
-MappedFile::~MappedFile() {
-  if (addr_ != nullptr) munmap(addr_, size_);
-}
+class Mapping {
+ public:
+  Mapping(void* addr, size_t length) : addr_(addr), length_(length) {}
+  ~Mapping() { ::munmap(addr_, length_); }
+  Mapping(const Mapping&) = delete;
+  Mapping& operator=(const Mapping&) = delete;
 
-Result<std::shared_ptr<MappedFile>> MapFileReadOnly(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return IoError(path, errno);
-  struct stat st;
-  if (fstat(fd, &st) != 0) {
-    const int err = errno;
-    ::close(fd);
-    return IoError(path, err);
-  }
-  if (!S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return InvalidArgument(path + ": not a regular file");
-  }
-  std::shared_ptr<MappedFile> m(new MappedFile());
-  m->size_ = static_cast<uint64_t>(st.st_size);
+ private:
+  void* addr_;
+  size_t length_;
+};
+
+}  // namespace
+
+Result<std::shared_ptr<const void>> MapFileHead(const Source& file, uint64_t length,
+                                                const uint8_t** data) {
   static const uint8_t kEmpty[16] = {};
-  m->data_ = kEmpty;
-  if (m->size_ > 0) {
-    void* addr = mmap(nullptr, m->size_, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (addr == MAP_FAILED) {
-      const int err = errno;
-      ::close(fd);
-      return IoError(path + ": mmap", err);
-    }
-    m->addr_ = addr;
-    m->data_ = static_cast<const uint8_t*>(addr);
+  const FileRange* range = file.file_range();
+  assert(range != nullptr && length <= range->length);
+  if (length == 0) {
+    *data = kEmpty;
+    return std::shared_ptr<const void>();
   }
-  ::close(fd);  // the mapping stays valid without the descriptor
-  return m;
+  const long page_size = ::sysconf(_SC_PAGESIZE);
+  const uint64_t page = page_size > 0 ? static_cast<uint64_t>(page_size) : 4096;
+  const uint64_t start = range->offset / page * page;
+  const uint64_t skip = range->offset - start;
+  if (length > SIZE_MAX - skip) {
+    return OutOfRange(file.Describe() + ": cannot map " + std::to_string(length) + " bytes");
+  }
+  void* addr = ::mmap(nullptr, static_cast<size_t>(skip + length), PROT_READ, MAP_PRIVATE,
+                      range->fd, static_cast<off_t>(start));
+  if (addr == MAP_FAILED) {
+    const int err = errno;
+    Status s = IoError(file.Describe() + ": cannot map its first " + std::to_string(length) +
+                           " bytes (the headers and flatbuffer)",
+                       err);
+    if (err != ENOMEM) return s;
+    return Status(s.code(), s.message() + "; is the address-space limit (ulimit -v) too low?");
+  }
+  *data = static_cast<const uint8_t*>(addr) + skip;
+  return std::shared_ptr<const void>(
+      std::make_shared<Mapping>(addr, static_cast<size_t>(skip + length)));
 }
 
 }  // namespace etpack

@@ -1,74 +1,86 @@
-// mapped_file.h (internal) — a whole file mapped read-only, shared by the
-// readers and every source that borrows from it.
+// mapped_file.h (internal) — how the readers (PteFile, PtdFile, BpteFile)
+// come to exist: over bytes in memory, or over a file of which they map
+// only the head.
 
 #ifndef ETPACK_MAPPED_FILE_H_
 #define ETPACK_MAPPED_FILE_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "etpack/source.h"
 #include "etpack/status.h"
 
 namespace etpack {
 
-class MappedFile {
- public:
-  ~MappedFile();
-  MappedFile(const MappedFile&) = delete;
-  MappedFile& operator=(const MappedFile&) = delete;
+// Bytes [offset, offset + length) of a file source's file, mapped read-only
+// and kept mapped while the returned owner lives. `*data` receives the
+// first byte (offset need not be page-aligned). Errors name the source.
+// REQUIRES: file.file_range() != nullptr; the range lies inside the file.
+Result<std::shared_ptr<const void>> MapFileHead(const Source& file, uint64_t length,
+                                                const uint8_t** data);
 
-  const uint8_t* data() const { return data_; }  // page-aligned; valid even when empty
-  uint64_t size() const { return size_; }
+// Every reader befriends this class and has the members it sets (name_,
+// data_, size_, keep_alive_, file_), a Status Validate(), and
+//
+//   // How many leading bytes of a file of `file_size` bytes Validate() and
+//   // the accessors read from memory; everything else goes through file_.
+//   // `head` holds the first head_size = min(file_size, kHeadPeek) bytes.
+//   // The answer is raised to head_size and capped at file_size.
+//   static uint64_t MappedPrefix(const uint8_t* head, uint64_t head_size,
+//                                uint64_t file_size);
+class ReaderFactory {
+ public:
+  static constexpr uint64_t kHeadPeek = 4096;
+
+  // A reader over `size` bytes at `data` that `keep_alive` holds, returned
+  // only once Validate() passed; a failure is prefixed with `name`.
+  template <typename Reader>
+  static Result<std::unique_ptr<Reader>> FromMemory(std::string name, const uint8_t* data,
+                                                    uint64_t size,
+                                                    std::shared_ptr<const void> keep_alive) {
+    std::unique_ptr<Reader> r(new Reader());
+    r->name_ = std::move(name);
+    r->data_ = data;
+    r->size_ = size;
+    r->keep_alive_ = std::move(keep_alive);
+    return Validated(std::move(r));
+  }
+
+  // A reader over the bytes of `file` (a file source, or a slice of one)
+  // that maps only MappedPrefix() of them. Bulk bytes are read through the
+  // file, so the writer can copy them in the kernel and drop them from the
+  // page cache, and neither the address space nor the resident memory of
+  // the process grows with the file: an 8 GiB .pte opens under a 1 GiB
+  // RLIMIT_AS.
+  template <typename Reader>
+  static Result<std::unique_ptr<Reader>> Open(std::string name, SourcePtr file) {
+    const uint64_t size = file->size();
+    uint8_t head[kHeadPeek];
+    const uint64_t head_size = std::min(size, kHeadPeek);
+    Status s = file->ReadAt(0, head, static_cast<size_t>(head_size));
+    if (!s.ok()) return s.WithContext(name);
+    const uint64_t prefix =
+        std::min(size, std::max(head_size, Reader::MappedPrefix(head, head_size, size)));
+    std::unique_ptr<Reader> r(new Reader());
+    ETPACK_ASSIGN_OR_RETURN(r->keep_alive_, MapFileHead(*file, prefix, &r->data_));
+    r->name_ = std::move(name);
+    r->size_ = size;
+    r->file_ = std::move(file);
+    return Validated(std::move(r));
+  }
 
  private:
-  friend Result<std::shared_ptr<MappedFile>> MapFileReadOnly(const std::string& path);
-  MappedFile() = default;
-  void* addr_ = nullptr;
-  const uint8_t* data_ = nullptr;
-  uint64_t size_ = 0;
-};
-
-// Maps a regular file. Errors name the path.
-Result<std::shared_ptr<MappedFile>> MapFileReadOnly(const std::string& path);
-
-// FromMemory() of the readers (PteFile, PtdFile, BpteFile): a reader over
-// bytes held by `keep_alive`, returned only once Reader::Validate() passed;
-// a failure is prefixed with `name`.
-// REQUIRES: Reader befriends ValidatedReader and has the members set here.
-template <typename Reader>
-Result<std::unique_ptr<Reader>> ValidatedReader(std::string name, const uint8_t* data,
-                                                uint64_t size,
-                                                std::shared_ptr<const void> keep_alive) {
-  std::unique_ptr<Reader> r(new Reader());
-  r->name_ = std::move(name);
-  r->data_ = data;
-  r->size_ = size;
-  r->keep_alive_ = std::move(keep_alive);
-  Status s = r->Validate();
-  if (!s.ok()) return s.WithContext(r->name_);
-  return r;
-}
-
-// Open() of the readers (PteFile, PtdFile, BpteFile): maps `path`, lets
-// Reader::FromMemory validate the mapping, then attaches a file source so
-// that bulk bytes are read through the file, not the mapping. That way the
-// writer can copy them in the kernel and drop them from the page cache, and
-// they never count towards this process's resident memory.
-// REQUIRES: Reader befriends OpenMappedReader and has a SourcePtr file_.
-template <typename Reader>
-Result<std::unique_ptr<Reader>> OpenMappedReader(const std::string& path) {
-  ETPACK_ASSIGN_OR_RETURN(auto mapping, MapFileReadOnly(path));
-  const uint8_t* data = mapping->data();
-  const uint64_t size = mapping->size();
-  ETPACK_ASSIGN_OR_RETURN(auto reader, Reader::FromMemory(path, data, size, std::move(mapping)));
-  ETPACK_ASSIGN_OR_RETURN(reader->file_, FileSource(path));
-  if (reader->file_->size() != size) {
-    return InvalidArgument(path + ": changed size while being opened");
+  template <typename Reader>
+  static Result<std::unique_ptr<Reader>> Validated(std::unique_ptr<Reader> r) {
+    Status s = r->Validate();
+    if (!s.ok()) return s.WithContext(r->name_);
+    return r;
   }
-  return reader;
-}
+};
 
 }  // namespace etpack
 

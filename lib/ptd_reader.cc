@@ -62,13 +62,25 @@ Result<FlatTensorHeader> ParseHeader(const uint8_t* data, uint64_t size) {
 }  // namespace ptd
 
 Result<std::unique_ptr<PtdFile>> PtdFile::Open(const std::string& path) {
-  return OpenMappedReader<PtdFile>(path);
+  ETPACK_ASSIGN_OR_RETURN(SourcePtr file, FileSource(path));
+  return ReaderFactory::Open<PtdFile>(path, std::move(file));
 }
 
 Result<std::unique_ptr<PtdFile>> PtdFile::FromMemory(std::string name, const uint8_t* data,
                                                      uint64_t size,
                                                      std::shared_ptr<const void> keep_alive) {
-  return ValidatedReader<PtdFile>(std::move(name), data, size, std::move(keep_alive));
+  return ReaderFactory::FromMemory<PtdFile>(std::move(name), data, size, std::move(keep_alive));
+}
+
+// Validate() reads the FH01 header and the flatbuffer up to its end;
+// segments go through the file. Without a usable header, all of it.
+uint64_t PtdFile::MappedPrefix(const uint8_t* head, uint64_t head_size, uint64_t file_size) {
+  Result<FlatTensorHeader> h = ptd::ParseHeader(head, head_size);
+  if (!h.ok() || h->flatbuffer_offset > file_size ||
+      h->flatbuffer_size > file_size - h->flatbuffer_offset) {
+    return file_size;
+  }
+  return h->flatbuffer_offset + h->flatbuffer_size;
 }
 
 PtdFile::~PtdFile() = default;

@@ -192,13 +192,22 @@ Result<ExtendedHeader> ParseExtendedHeader(const uint8_t* data, uint64_t size) {
 }
 
 Result<std::unique_ptr<PteFile>> PteFile::Open(const std::string& path) {
-  return OpenMappedReader<PteFile>(path);
+  ETPACK_ASSIGN_OR_RETURN(SourcePtr file, FileSource(path));
+  return ReaderFactory::Open<PteFile>(path, std::move(file));
 }
 
 Result<std::unique_ptr<PteFile>> PteFile::FromMemory(std::string name, const uint8_t* data,
                                                      uint64_t size,
                                                      std::shared_ptr<const void> keep_alive) {
-  return ValidatedReader<PteFile>(std::move(name), data, size, std::move(keep_alive));
+  return ReaderFactory::FromMemory<PteFile>(std::move(name), data, size, std::move(keep_alive));
+}
+
+// Validate() reads the extended header and the flatbuffer [0, program_size);
+// segments go through the file. Without a usable header, all of it.
+uint64_t PteFile::MappedPrefix(const uint8_t* head, uint64_t head_size, uint64_t file_size) {
+  Result<ExtendedHeader> h = ParseExtendedHeader(head, head_size);
+  if (!h.ok() || !h->present || h->program_size > file_size) return file_size;
+  return h->program_size;
 }
 
 PteFile::~PteFile() = default;

@@ -45,8 +45,11 @@ std::unique_ptr<PteFile> FromBytes(const std::string& name, std::vector<uint8_t>
   return std::move(f).value();
 }
 
+// Through the file's sources: Open() maps only the flatbuffer.
 std::vector<uint8_t> Range(const PteFile& f, uint64_t off, uint64_t len) {
-  return std::vector<uint8_t>(f.data() + off, f.data() + off + len);
+  Result<std::vector<uint8_t>> bytes = ReadAll(*f.RangeSource(off, len));
+  REQUIRE(bytes.ok());
+  return *bytes;
 }
 
 // Every datum a runtime could read from the file, by a stable name.

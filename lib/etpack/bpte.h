@@ -104,6 +104,9 @@ Status CheckAgainstProgram(const std::vector<BundledTestSuite>& suites, const Pt
 // embedded program (PteFile) and every test tensor.
 class BpteFile {
  public:
+  // Validates `path`. Only the file's head (headers and flatbuffer) is
+  // mapped; segment bytes are read through the file, so opening an 8 GiB
+  // file costs neither 8 GiB of address space nor of page cache.
   static Result<std::unique_ptr<BpteFile>> Open(const std::string& path);
   static Result<std::unique_ptr<BpteFile>> FromMemory(std::string name, const uint8_t* data,
                                                       uint64_t size,
@@ -113,6 +116,8 @@ class BpteFile {
   BpteFile& operator=(const BpteFile&) = delete;
 
   const std::string& name() const { return name_; }
+  // The head of the file: at least its flatbuffer (all of it for
+  // FromMemory). Bulk bytes are not here; read them through the sources.
   const uint8_t* data() const { return data_; }
   uint64_t size() const { return size_; }
   BpteLayout layout() const { return layout_; }
@@ -133,12 +138,9 @@ class BpteFile {
 
  private:
   BpteFile() = default;
-  template <typename Reader>
-  friend Result<std::unique_ptr<Reader>> OpenMappedReader(const std::string& path);
-  template <typename Reader>
-  friend Result<std::unique_ptr<Reader>> ValidatedReader(std::string name, const uint8_t* data,
-                                                         uint64_t size,
-                                                         std::shared_ptr<const void> keep_alive);
+  friend class ReaderFactory;  // the only way in: Open() and FromMemory()
+  // Open() maps only this much of the file's start (see ReaderFactory).
+  static uint64_t MappedPrefix(const uint8_t* head, uint64_t head_size, uint64_t file_size);
   Status Validate();
   SourcePtr Range(uint64_t offset, uint64_t length) const;
 

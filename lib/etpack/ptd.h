@@ -116,6 +116,9 @@ struct FlatTensorHeader {
 // tensor's segment at least as large as the tensor.
 class PtdFile {
  public:
+  // Validates `path`. Only the file's head (headers and flatbuffer) is
+  // mapped; segment bytes are read through the file, so opening an 8 GiB
+  // file costs neither 8 GiB of address space nor of page cache.
   static Result<std::unique_ptr<PtdFile>> Open(const std::string& path);
   // REQUIRES: data 16-byte aligned; `keep_alive` owns it.
   static Result<std::unique_ptr<PtdFile>> FromMemory(std::string name, const uint8_t* data,
@@ -126,6 +129,8 @@ class PtdFile {
   PtdFile& operator=(const PtdFile&) = delete;
 
   const std::string& name() const { return name_; }
+  // The head of the file: at least its flatbuffer (all of it for
+  // FromMemory). Bulk bytes are not here; read them through the sources.
   const uint8_t* data() const { return data_; }
   uint64_t size() const { return size_; }
   const FlatTensorHeader& header() const { return header_; }
@@ -151,12 +156,9 @@ class PtdFile {
 
  private:
   PtdFile() = default;
-  template <typename Reader>
-  friend Result<std::unique_ptr<Reader>> OpenMappedReader(const std::string& path);
-  template <typename Reader>
-  friend Result<std::unique_ptr<Reader>> ValidatedReader(std::string name, const uint8_t* data,
-                                                         uint64_t size,
-                                                         std::shared_ptr<const void> keep_alive);
+  friend class ReaderFactory;  // the only way in: Open() and FromMemory()
+  // Open() maps only this much of the file's start (see ReaderFactory).
+  static uint64_t MappedPrefix(const uint8_t* head, uint64_t head_size, uint64_t file_size);
   Status Validate();
 
   std::string name_;

@@ -35,7 +35,9 @@ struct ExtendedHeader {
 
 class PteFile {
  public:
-  // Maps and validates `path`.
+  // Validates `path`. Only the file's head (headers and flatbuffer) is
+  // mapped; segment bytes are read through the file, so opening an 8 GiB
+  // file costs neither 8 GiB of address space nor of page cache.
   static Result<std::unique_ptr<PteFile>> Open(const std::string& path);
   // Validates bytes held elsewhere (an embedded program). `keep_alive`
   // owns them; `name` appears in errors. REQUIRES: data 16-byte aligned.
@@ -48,6 +50,8 @@ class PteFile {
   PteFile& operator=(const PteFile&) = delete;
 
   const std::string& name() const { return name_; }
+  // The head of the file: at least its flatbuffer (all of it for
+  // FromMemory). Bulk bytes are not here; read them through the sources.
   const uint8_t* data() const { return data_; }
   uint64_t size() const { return size_; }
   const ExtendedHeader& header() const { return header_; }
@@ -83,12 +87,9 @@ class PteFile {
 
  private:
   PteFile() = default;
-  template <typename Reader>
-  friend Result<std::unique_ptr<Reader>> OpenMappedReader(const std::string& path);
-  template <typename Reader>
-  friend Result<std::unique_ptr<Reader>> ValidatedReader(std::string name, const uint8_t* data,
-                                                         uint64_t size,
-                                                         std::shared_ptr<const void> keep_alive);
+  friend class ReaderFactory;  // the only way in: Open() and FromMemory()
+  // Open() maps only this much of the file's start (see ReaderFactory).
+  static uint64_t MappedPrefix(const uint8_t* head, uint64_t head_size, uint64_t file_size);
   Status Validate();
   Result<PteInput> ToInputImpl() const;
 
