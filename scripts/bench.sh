@@ -5,39 +5,102 @@
 # cache is dropped (when permitted); wall time and peak RSS come from
 # /usr/bin/time -v, page-cache growth from `Cached:` in /proc/meminfo.
 #
-#   scripts/bench.sh [--jobs "demo ptd"] [--sizes "256MiB 1GiB 6GiB"]
-#                    [--runs 3] [--dir DIR]
+#   scripts/bench.sh [--jobs "demo pack ptd bundle"] [--sizes "256MiB 1GiB 4GiB 8GiB"]
+#                    [--runs 3] [--capped SIZE|none] [--dir DIR] [--out DIR]
 #
-# Jobs:
-#   demo  etpack demo --size S           vs  cp of the written .pte
-#   ptd   etpack ptd index.json (3 shards of S in total, made by
-#         scripts/gen_safetensors.py)    vs  cp of the three shards
+# Jobs (S = size; inputs are made untimed):
+#   demo    etpack demo --size S                       vs  cp of the written .pte
+#   pack    etpack pack manifest.json whose constants are file ranges into
+#           3 safetensors shards of S in total (scripts/gen_safetensors.py,
+#           scripts/gen_manifest.py)                   vs  cp of the shards
+#   ptd     etpack ptd index.json of such shards       vs  cp of the shards
+#   bundle  etpack bundle demo.pte --cases (one small case) of a demo .pte
+#           of S; from 2 GiB on --layout segmented --program-alignment 4096
+#                                                      vs  cp of the .pte
 #
 # Both sides make the data durable: etpack syncs before its rename, so cp
-# is timed as `cp && sync`. Writes bench/RESULTS.md.
+# is timed as `cp && sync`. Outputs are removed before every run and a
+# job's inputs before the next job, so a job needs 3 × S free in DIR
+# (checked before each job; default DIR: $TMPDIR or /tmp; the script works
+# in a fresh DIR/etpack-bench and removes it at exit).
+#
+# --capped SIZE (default: the largest of --sizes; `none` skips it) also
+# runs each job once at SIZE as `prlimit --as=1GiB etpack ...` (the limit
+# covers all virtual memory, mmap windows included) and records whether
+# it succeeded.
+#
+# Then runs the in-process Google Benchmarks (bench/bench_main.cc).
+# Writes OUT/RESULTS.md, OUT/results.tsv and the plot OUT/results.png
+# (gnuplot; throughput and peak RSS against size). Default OUT: bench.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-jobs="demo ptd"
-sizes="256MiB 1GiB 6GiB"
+jobs="demo pack ptd bundle"
+sizes="256MiB 1GiB 4GiB 8GiB"
 runs=3
-dir="${TMPDIR:-/tmp}/etpack-bench"
+capped=""
+cap_as=$((1 << 30))
+dir="${TMPDIR:-/tmp}"
+out=bench
+usage="usage: $0 [--jobs LIST] [--sizes LIST] [--runs N] [--capped SIZE|none] [--dir DIR] [--out DIR]"
 while (($#)); do
+  case "$1" in --*) (($# >= 2)) || { echo "$usage" >&2; exit 2; } ;; esac
   case "$1" in
-    --jobs) jobs="$2"; shift 2 ;;
-    --sizes) sizes="$2"; shift 2 ;;
-    --runs) runs="$2"; shift 2 ;;
-    --dir) dir="$2"; shift 2 ;;
-    *) echo "usage: $0 [--jobs LIST] [--sizes LIST] [--runs N] [--dir DIR]" >&2; exit 2 ;;
+    --jobs) jobs="$2" ;;
+    --sizes) sizes="$2" ;;
+    --runs) runs="$2" ;;
+    --capped) capped="$2" ;;
+    --dir) dir="$2" ;;
+    --out) out="$2" ;;
+    *) echo "$usage" >&2; exit 2 ;;
+  esac
+  shift 2
+done
+[[ "$runs" =~ ^[1-9][0-9]*$ ]] || { echo "bench: --runs $runs is not a positive integer" >&2; exit 2; }
+for job in $jobs; do
+  case "$job" in demo | pack | ptd | bundle) ;;
+    *) echo "bench: unknown job '$job' (jobs: demo pack ptd bundle)" >&2; exit 2 ;;
   esac
 done
 
-scripts/setup.sh build-release >/dev/null
+# Sizes are read as scripts/gen_safetensors.py reads them (KiB, MiB, GiB...).
+to_bytes() {
+  python3 -c 'import sys; sys.path.insert(0, "scripts"); import gen_safetensors as g
+try: print(g.parse_size(sys.argv[1]))
+except Exception as e: sys.exit(f"bench: {e}")' "$1"
+}
+largest="" largest_bytes=0
+for size in $sizes; do
+  b=$(to_bytes "$size")
+  if ((b > largest_bytes)); then largest="$size" largest_bytes=$b; fi
+done
+[ -n "$largest" ] || { echo "bench: --sizes is empty" >&2; exit 2; }
+[ -n "$capped" ] || capped="$largest"
+[ "$capped" = none ] || to_bytes "$capped" >/dev/null
+
+extra=""
+command -v gnuplot >/dev/null || extra="gnuplot-nox"
+SETUP_EXTRA_PACKAGES="$extra" scripts/setup.sh build-release >/dev/null
 meson configure build-release -Dbuildtype=release >/dev/null
-ninja -C build-release apps/etpack >/dev/null
+ninja -C build-release apps/etpack bench/etpack_bench >/dev/null
 etpack="$PWD/build-release/apps/etpack"
-rm -rf "$dir"
-mkdir -p "$dir"
+
+work="$dir/etpack-bench"
+rm -rf "$work"
+mkdir -p "$work" "$out"
+trap 'rm -rf "$work"' EXIT
+
+# need_space WHAT SIZE: fails unless DIR has 3 × SIZE free (input, output, copy).
+need_space() {
+  local need avail
+  need=$((3 * $(to_bytes "$2")))
+  avail=$(df -B1 --output=avail "$work" | tail -1)
+  if ((avail < need)); then
+    echo "bench: $work has $((avail >> 20)) MiB free, but $1 at $2 needs 3 × $2 = $((need >> 20)) MiB (input, output and copy); free some space or pass --dir" >&2
+    exit 1
+  fi
+}
+need_space "the largest job" "$largest"
 
 drop_caches() {
   sync
@@ -45,81 +108,200 @@ drop_caches() {
 }
 cached_kib() { awk '/^Cached:/ {print $2}' /proc/meminfo; }
 
-# measure CMD... : prints "wall_s peak_rss_kib cache_growth_kib"
+# measure CMD... : runs CMD once on a cold page cache and sets wall (s),
+# rss (peak, KiB), cache (growth of Cached:, KiB) and status ("0",
+# "exit N" or "signal N"). CMD's stderr is left in $work/stderr.
 measure() {
-  local tf before after wall rss
-  tf=$(mktemp)
+  local before after rc=0
   drop_caches
   before=$(cached_kib)
-  if ! /usr/bin/time -v "$@" >/dev/null 2>"$tf"; then
-    cat "$tf" >&2; rm -f "$tf"; return 1
-  fi
+  /usr/bin/time -v -o "$work/time" "$@" >/dev/null 2>"$work/stderr" || rc=$?
   after=$(cached_kib)
-  wall=$(awk -F': ' '/Elapsed \(wall clock\)/ {n=split($2,a,":"); s=0; for(i=1;i<=n;i++) s=s*60+a[i]; print s}' "$tf")
-  rss=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$tf")
-  rm -f "$tf"
-  echo "$wall $rss $((after - before))"
+  cache=$((after - before))
+  wall=$(awk -F': ' '/Elapsed \(wall clock\)/ {n=split($2,a,":"); s=0; for(i=1;i<=n;i++) s=s*60+a[i]; print s}' "$work/time")
+  rss=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$work/time")
+  status=0
+  if grep -q "terminated by signal" "$work/time"; then
+    status="signal $(awk '/terminated by signal/ {print $NF; exit}' "$work/time")"
+  elif ((rc)); then
+    status="exit $rc"
+  fi
+}
+must_succeed() {
+  [ "$status" = 0 ] && return
+  cat "$work/stderr" >&2
+  echo "bench: $* failed ($status)" >&2
+  exit 1
+}
+
+# make_JOB SIZE: writes the job's input to $w (untimed) and sets
+#   ecmd  the etpack command line    eout  the file it writes
+#   src   the files cp copies        note  remarks for the table
+make_demo() {
+  ecmd=("$etpack" demo --size "$1" -o "$w")
+  eout="$w/demo.pte"
+  src=("$w/demo.pte")   # written by the etpack run that precedes each cp
+  note=""
+}
+make_shards() {
+  python3 scripts/gen_safetensors.py "$w/ckpt" --size "$1" --shards 3 >/dev/null
+  src=("$w"/ckpt/*.safetensors)
+}
+make_pack() {
+  make_shards "$1"
+  local n
+  n=$(python3 scripts/gen_manifest.py "$w/ckpt" -o "$w/manifest.json" | sed -E 's/.*: ([0-9]+) constants.*/\1/')
+  ecmd=("$etpack" pack "$w/manifest.json" -o "$w/out.pte")
+  eout="$w/out.pte"
+  note="$n constants = file ranges of 3 shards"
+}
+make_ptd() {
+  make_shards "$1"
+  ecmd=("$etpack" ptd "$w/ckpt/model.safetensors.index.json" -o "$w/out.ptd")
+  eout="$w/out.ptd"
+  note="3 shards"
+}
+make_bundle() {
+  "$etpack" demo --size "$1" -o "$w" >/dev/null
+  # The demo's method `forward` takes one input: LONG[1, 64] token ids.
+  printf '{"methods": {"forward": [{"inputs": [{"tensor": {"dtype": "LONG", "sizes": [1, 64], "base64": "%s"}}]}]}}\n' \
+    "$(head -c 512 /dev/zero | base64 -w0)" > "$w/cases.json"
+  ecmd=("$etpack" bundle "$w/demo.pte" --cases "$w/cases.json" -o "$w/out.bpte")
+  eout="$w/out.bpte"
+  src=("$w/demo.pte")
+  # The standard layout is one flatbuffer, limited to 2 GiB.
+  if (($(stat -c %s "$w/demo.pte") < (1 << 31) - (16 << 20))); then
+    note="standard layout"
+  else
+    ecmd+=(--layout segmented --program-alignment 4096)
+    note="segmented layout, program alignment 4096"
+  fi
 }
 
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 range() { sort -g | awk 'NR==1 {lo=$1} {hi=$1} END {printf "%s–%s", lo, hi}'; }
 maxof() { sort -g | tail -1; }
 
-rows=()
-# pair JOB SIZE BYTES -- ETPACK_CMD... -- CP_CMD...
+rows=() data=() caprows=()
+# pair JOB SIZE: $runs × (etpack, then cp of the same bytes), each with its
+# output removed and the cache dropped first; adds a row to rows and data.
 pair() {
-  local job=$1 size=$2 bytes=$3; shift 4
-  local ecmd=() ccmd=()
-  while [ "$1" != "--" ]; do ecmd+=("$1"); shift; done; shift
-  ccmd=("$@")
-  local ew=() er=() ec=() cw=() cr=() w m c r
+  local job=$1 size=$2 r bytes ew=() er=() ec=() cw=() cr=()
+  local ccmd=(sh -c 'mkdir -p "$0" && cp "$@" "$0/" && sync' "$work/copy" "${src[@]}")
   for ((r = 1; r <= runs; r++)); do
-    read -r w m c < <(measure "${ecmd[@]}")
-    ew+=("$w"); er+=("$m"); ec+=("$c")
-    read -r w m c < <(measure "${ccmd[@]}")
-    cw+=("$w"); cr+=("$m")
+    rm -rf "$eout" "$work/copy"
+    measure "${ecmd[@]}"; must_succeed "${ecmd[*]}"
+    ew+=("$wall") er+=("$rss") ec+=("$cache")
+    measure "${ccmd[@]}"; must_succeed "cp for $job"
+    cw+=("$wall") cr+=("$rss")
     echo "   $job $size run $r: etpack ${ew[-1]} s, ${er[-1]} KiB | cp ${cw[-1]} s" >&2
   done
-  rows+=("$(awk -v job="$job" -v s="$size" -v b="$bytes" \
-      -v ew="$(printf '%s\n' "${ew[@]}" | median)" -v cw="$(printf '%s\n' "${cw[@]}" | median)" \
-      -v erng="$(printf '%s\n' "${ew[@]}" | range)" -v crng="$(printf '%s\n' "${cw[@]}" | range)" \
-      -v er="$(printf '%s\n' "${er[@]}" | maxof)" -v cr="$(printf '%s\n' "${cr[@]}" | maxof)" \
-      -v ec="$(printf '%s\n' "${ec[@]}" | median)" \
-      'BEGIN { mib = b / 1048576;
-               printf "| %s | %s | %.2f (%s) | %.0f | %.2f (%s) | %.0f | **%.2f×** | %.1f | %.1f | %.0f |",
-                 job, s, ew, erng, mib / ew, cw, crng, mib / cw, cw / ew, er / 1024, cr / 1024, ec / 1024 }')")
+  bytes=$(stat -c %s "${src[@]}" | awk '{s += $1} END {print s}')
+  local v=(-v job="$job" -v s="$size" -v smib="$(($(to_bytes "$size") >> 20))" -v b="$bytes"
+    -v ew="$(printf '%s\n' "${ew[@]}" | median)" -v cw="$(printf '%s\n' "${cw[@]}" | median)"
+    -v erng="$(printf '%s\n' "${ew[@]}" | range)" -v crng="$(printf '%s\n' "${cw[@]}" | range)"
+    -v er="$(printf '%s\n' "${er[@]}" | maxof)" -v cr="$(printf '%s\n' "${cr[@]}" | maxof)"
+    -v ec="$(printf '%s\n' "${ec[@]}" | median)" -v note="$note")
+  rows+=("$(awk "${v[@]}" 'BEGIN { mib = b / 1048576;
+    printf "| %s | %s | %.2f (%s) | %.0f | %.2f (%s) | %.0f | **%.2f×** | %.1f | %.1f | %.0f | %s |",
+      job, s, ew, erng, mib / ew, cw, crng, mib / cw, cw / ew, er / 1024, cr / 1024, ec / 1024, note }')")
+  data+=("$(awk "${v[@]}" 'BEGIN { mib = b / 1048576;
+    printf "%s\t%s\t%d\t%d\t%.2f\t%.0f\t%.2f\t%.0f\t%.1f\t%.1f\t%.0f",
+      job, s, smib, b, ew, mib / ew, cw, mib / cw, er / 1024, cr / 1024, ec / 1024 }')")
 }
 
-for size in $sizes; do
+# capped JOB SIZE: one etpack run with its address space capped.
+capped_run() {
+  local job=$1 size=$2 result=succeeded err=""
+  rm -rf "$eout"
+  measure prlimit --as="$cap_as" "${ecmd[@]}"
+  echo "   $job $size capped: $status, $wall s, $rss KiB" >&2
+  if [ "$status" != 0 ]; then
+    result="**failed** ($status)"
+    err=$(grep -v '^[[:space:]]*$' "$work/stderr" | tail -1 | tr '|`' '/\047' | cut -c1-200 || true)
+  fi
+  caprows+=("$(awk -v job="$job" -v s="$size" -v res="$result" -v w="$wall" -v r="$rss" -v e="$err" \
+    'BEGIN { printf "| %s | %s | %s | %.2f | %.1f | %s |", job, s, res, w, r / 1024, e }')")
+}
+
+all_sizes="$sizes"
+[ "$capped" = none ] || [[ " $sizes " == *" $capped "* ]] || all_sizes+=" $capped"
+for size in $all_sizes; do
   for job in $jobs; do
-    echo "== $job $size" >&2
-    case "$job" in
-      demo)
-        "$etpack" demo --size "$size" -o "$dir" >/dev/null   # the file cp copies
-        bytes=$(stat -c %s "$dir/demo.pte")
-        pair demo "$size" "$bytes" -- "$etpack" demo --size "$size" -o "$dir" \
-          -- sh -c "cp '$dir/demo.pte' '$dir/copy.pte' && sync"
-        rm -f "$dir/demo.pte" "$dir/copy.pte" ;;
-      ptd)
-        mkdir -p "$dir/ckpt" "$dir/copy"
-        python3 scripts/gen_safetensors.py "$dir/ckpt" --size "$size" --shards 3 >/dev/null
-        bytes=$(cat "$dir"/ckpt/*.safetensors | wc -c)
-        pair ptd "$size" "$bytes" -- "$etpack" ptd "$dir/ckpt/model.safetensors.index.json" -o "$dir/out.ptd" \
-          -- sh -c "cp '$dir'/ckpt/*.safetensors '$dir/copy/' && sync"
-        rm -rf "$dir/ckpt" "$dir/copy" "$dir/out.ptd" ;;
-      *) echo "unknown job $job" >&2; exit 2 ;;
-    esac
+    echo "== $job $size ($(date +%T))" >&2
+    need_space "the $job job" "$size"
+    w="$work/$job"
+    mkdir -p "$w"
+    "make_$job" "$size"
+    if [[ " $sizes " == *" $size "* ]]; then pair "$job" "$size"; fi
+    if [ "$size" = "$capped" ]; then capped_run "$job" "$size"; fi
+    rm -rf "$w" "$work/copy"
   done
 done
+
+# The in-process benchmarks (bench/bench_main.cc), after the disk is quiet.
+echo "== Google Benchmark ($(date +%T))" >&2
+drop_caches
+gbench=$(TMPDIR="$work" build-release/bench/etpack_bench 2>/dev/null | sed -n '/^Benchmark/,$p' | grep -v '^-*$')
+
+# Data for the plot: one block per job (gnuplot `index`), in --jobs order.
+{
+  printf '# job\tsize\tsize_mib\tbytes\tetpack_s\tetpack_mibs\tcp_s\tcp_mibs\tetpack_rss_mib\tcp_rss_mib\tcache_growth_mib\n'
+  for job in $jobs; do
+    printf '\n\n# %s\n' "$job"
+    printf '%s\n' "${data[@]}" | awk -F'\t' -v j="$job" '$1 == j'
+  done
+} > "$out/results.tsv"
+
+plot() {
+  local term=png i=0 xt="" tp="" rp="" job mib lo=0 hi=0
+  if gnuplot -e "set terminal" 2>&1 | grep -qw pngcairo; then term=pngcairo; fi
+  for size in $sizes; do
+    mib=$(($(to_bytes "$size") >> 20))
+    xt+="\"$size\" $mib, "
+    if ((lo == 0 || mib < lo)); then lo=$mib; fi
+    if ((mib > hi)); then hi=$mib; fi
+  done
+  local -A color=([demo]=1 [pack]=2 [ptd]=3 [bundle]=4)   # same colour in every plot
+  for job in $jobs; do
+    local f="'$out/results.tsv' index $i using 3" lc="lc ${color[$job]}"
+    tp+="$f:6 with linespoints $lc pt 7 dt 1 title '$job etpack', "
+    tp+="$f:8 with linespoints $lc pt 6 dt 2 title '$job cp', "
+    rp+="$f:9 with linespoints $lc pt 7 dt 1 title '$job etpack', "
+    rp+="$f:10 with linespoints $lc pt 6 dt 2 title '$job cp', "
+    i=$((i + 1))
+  done
+  gnuplot <<EOF
+set terminal $term size 1000,900
+set output '$out/results.png'
+set datafile separator "\t"
+set multiplot layout 2,1 title "etpack vs cp of the same bytes ($(date -u +%Y-%m-%d), $(nproc) cores)"
+set logscale x 2
+set xrange [$lo / 1.4 : $hi * 1.4]
+set xtics (${xt%, })
+set xlabel "size"
+set lmargin 10
+set grid
+set key outside right top
+set yrange [0:*]
+set ylabel "MiB/s"
+set title "Throughput: median of $runs runs, cold page cache, synced"
+plot ${tp%, }
+set ylabel "MiB"
+set title "Peak RSS (largest of $runs runs)"
+plot ${rp%, }
+unset multiplot
+EOF
+}
 
 {
   echo "# Benchmark results"
   echo
-  echo "Made by \`scripts/bench.sh --jobs \"$jobs\" --sizes \"$sizes\" --runs $runs\` on $(date -u +%Y-%m-%d)."
+  echo "Made by \`scripts/bench.sh --jobs \"$jobs\" --sizes \"$sizes\" --runs $runs --capped $capped\` on $(date -u +%Y-%m-%d)."
   echo
   echo "Machine: $(nproc) cores ($(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)),"
   echo "$(free -g | awk '/Mem:/ {print $2}') GiB RAM, kernel $(uname -r),"
-  echo "disk $(df -h "$dir" | awk 'NR==2 {print $1", "$2" total"}') ($(findmnt -n -o FSTYPE -T "$dir"))."
+  echo "disk $(df -h "$work" | awk 'NR==2 {print $1", "$2" total"}') ($(findmnt -n -o FSTYPE -T "$work"))."
   echo
   echo "Each figure is the median of $runs runs (range in brackets), page cache dropped"
   echo "before every run. Both sides make the data durable (etpack syncs before its"
@@ -127,8 +309,45 @@ done
   echo "on the same bytes. Peak RSS is the largest of the runs. Cache growth is the"
   echo "median change of \`Cached:\` in /proc/meminfo over a run."
   echo
-  echo "| job | size | etpack s | etpack MiB/s | cp s | cp MiB/s | ratio | etpack peak RSS MiB | cp peak RSS MiB | page cache growth MiB |"
-  echo "|---|---|---|---|---|---|---|---|---|---|"
+  echo "Jobs: \`demo\` = \`etpack demo --size S\` (generated weights), cp of the .pte;"
+  echo "\`pack\` = \`etpack pack manifest.json\` whose constants are file ranges into"
+  echo "safetensors shards of S in total, cp of the shards; \`ptd\` = \`etpack ptd\` of such"
+  echo "shards, cp of the shards; \`bundle\` = \`etpack bundle\` of a demo .pte of S with"
+  echo "one small test case, cp of the .pte."
+  echo
+  echo "| job | size | etpack s | etpack MiB/s | cp s | cp MiB/s | ratio | etpack peak RSS MiB | cp peak RSS MiB | page cache growth MiB | notes |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|"
   printf '%s\n' "${rows[@]}"
-} > bench/RESULTS.md
-cat bench/RESULTS.md
+  echo
+  echo "![Throughput and peak RSS of etpack and cp against size](results.png)"
+  echo
+  echo "Plotted data: [results.tsv](results.tsv)."
+  if [ "$capped" != none ]; then
+    echo
+    echo "## Under a $((cap_as >> 30)) GiB address-space cap"
+    echo
+    echo "Each job once at $capped as \`/usr/bin/time -v prlimit --as=$cap_as etpack ...\`,"
+    echo "page cache dropped first. The cap limits virtual memory, so mapped input and"
+    echo "output windows count against it, not only resident memory."
+    echo
+    echo "| job | size | result | wall s | peak RSS MiB | error |"
+    echo "|---|---|---|---|---|---|"
+    printf '%s\n' "${caprows[@]}"
+  fi
+  echo
+  echo "## In-process (Google Benchmark, \`build-release/bench/etpack_bench\`)"
+  echo
+  echo "Planning (\`PlanTensors/N\`: pass one and the finished header for N tensors),"
+  echo "225 delegate blobs planned and written to memory, XXH3 over resident buffers,"
+  echo "and the file sink alone writing 256 MiB (\`SinkWrite\`: mapped windows vs"
+  echo "pwrite, window size, write-back depth; \`peak_rss_above_buffers_MiB\` is the peak"
+  echo "RSS over the caller's own buffer) or copying a 256 MiB file dropped from the"
+  echo "page cache (\`FileCopy\`: copy_file_range vs pread). Wall time; sync on."
+  echo
+  echo '```'
+  printf '%s\n' "$gbench"
+  echo '```'
+} > "$out/RESULTS.md"
+
+if ! plot; then echo "bench: gnuplot failed; $out/results.png not written" >&2; fi
+cat "$out/RESULTS.md"

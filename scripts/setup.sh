@@ -2,11 +2,14 @@
 # Installs the Debian packages etpack builds with and configures the build
 # directory. Safe to run again: installs only what is missing, reconfigures
 # only when needed. Usage: scripts/setup.sh [BUILD_DIR]   (default: build)
+# SETUP_EXTRA_PACKAGES="pkg ..." installs those too (if missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 pkgs=(flatbuffers-compiler libflatbuffers-dev libzstd-dev libxxhash-dev catch2
       libbenchmark-dev meson ninja-build pkg-config g++ python3 time)
+read -r -a extra <<<"${SETUP_EXTRA_PACKAGES:-}"
+pkgs+=("${extra[@]}")
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
