@@ -1,6 +1,13 @@
 // The POSIX file sink: temporary file, reserved in full, filled through an
 // mmap window (or copy_file_range / pwrite), renamed into place by Finish().
 //
+// The temporary file is unnamed (O_TMPFILE) until Finish() links it under a
+// hidden name and renames that into place: a process killed mid-write (a CI
+// timeout, the OOM killer) then leaves nothing behind, where a named
+// temporary would stay as gigabytes of hidden garbage. Linking goes through
+// /proc/self/fd, so without /proc, or on a file system without O_TMPFILE,
+// the temporary is named from the start.
+//
 // Memory stays bounded however large the file. The output is cut into a
 // fixed grid of window_bytes cells; the mapped window is always one cell.
 // Writes only move forward, so everything below the end of the last write
@@ -15,6 +22,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -81,11 +89,14 @@ mode_t CurrentUmask() {
 
 class FileSink final : public CheckedSink {
  public:
-  FileSink(std::string path, std::string dir, std::string temp, int fd,
+  // `temp` is the temporary file's name, or empty while it is unnamed;
+  // `temp_prefix` is what Finish() names an unnamed one (plus 6 characters).
+  FileSink(std::string path, std::string dir, std::string temp_prefix, std::string temp, int fd,
            const FileSinkOptions& options)
       : CheckedSink(path),
         path_(std::move(path)),
         dir_(std::move(dir)),
+        temp_prefix_(std::move(temp_prefix)),
         temp_(std::move(temp)),
         fd_(fd),
         options_(options),
@@ -178,7 +189,7 @@ class FileSink final : public CheckedSink {
   }
 
   Status WriteError(const std::string& call, uint64_t offset, uint64_t n, int err) const {
-    return IoError(path_ + ": " + call + " of " + RangeText(offset, n) + " into " + temp_ +
+    return IoError(path_ + ": " + call + " of " + RangeText(offset, n) + " into " + TempText() +
                        " failed",
                    err);
   }
@@ -336,7 +347,7 @@ class FileSink final : public CheckedSink {
       }
       if (err == EFAULT) {
         return Status(Code::kIoError, path_ + ": could not back the mapped output " +
-                                          RangeText(from, to - from) + " of " + temp_ +
+                                          RangeText(from, to - from) + " of " + TempText() +
                                           " (disk full or I/O error)");
       }
       return WriteError("madvise(MADV_POPULATE_WRITE)", from, to - from, err);
@@ -425,11 +436,12 @@ class FileSink final : public CheckedSink {
     FlushSourceCache();
     if (options_.sync) {
       if (::fdatasync(fd_) != 0) {
-        return IoError(path_ + ": cannot flush " + temp_ + " to disk", errno);
+        return IoError(path_ + ": cannot flush " + TempText() + " to disk", errno);
       }
       // All clean now: drop what write-behind has not evicted yet.
       (void)::posix_fadvise(fd_, 0, 0, POSIX_FADV_DONTNEED);
     }
+    if (temp_.empty()) ETPACK_RETURN_IF_ERROR(NameTemporary());
     const int fd = fd_;
     fd_ = -1;
     if (::close(fd) != 0) return IoError(path_ + ": cannot close " + temp_, errno);
@@ -451,9 +463,38 @@ class FileSink final : public CheckedSink {
     return Status::OK();
   }
 
+  // Links the unnamed temporary file under a fresh hidden name, from which
+  // rename() can replace the destination atomically (linkat cannot).
+  Status NameTemporary() {
+    static const char kChars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    const std::string proc = "/proc/self/fd/" + std::to_string(fd_);
+    struct timespec now = {};
+    (void)::clock_gettime(CLOCK_MONOTONIC, &now);
+    uint64_t x = (static_cast<uint64_t>(::getpid()) << 32) ^
+                 static_cast<uint64_t>(now.tv_nsec) ^ static_cast<uint64_t>(now.tv_sec);
+    for (int attempt = 0; attempt < 100; ++attempt) {
+      std::string name = temp_prefix_;
+      for (int i = 0; i < 6; ++i) {
+        x = x * 6364136223846793005u + 1442695040888963407u;  // LCG step
+        name += kChars[(x >> 33) % (sizeof kChars - 1)];
+      }
+      if (::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, name.c_str(), AT_SYMLINK_FOLLOW) == 0) {
+        temp_ = std::move(name);
+        return Status::OK();
+      }
+      if (errno != EEXIST) break;
+    }
+    return IoError(path_ + ": cannot give the finished temporary file a name in " + dir_, errno);
+  }
+
+  std::string TempText() const {
+    return temp_.empty() ? "the unnamed temporary file in " + dir_ : temp_;
+  }
+
   const std::string path_;
   const std::string dir_;
-  std::string temp_;  // cleared once removed
+  const std::string temp_prefix_;
+  std::string temp_;  // empty while unnamed, cleared once removed
   int fd_;
   const FileSinkOptions options_;
   uint64_t window_bytes_;     // the cell size: whole pages
@@ -503,8 +544,19 @@ Result<std::unique_ptr<Sink>> OpenFileSink(const std::string& path,
   }
   // Only a prefix of a long name goes into the temporary name, which must
   // fit NAME_MAX too.
-  const std::string stem = name.substr(0, NAME_MAX - kTempExtra);
-  std::string temp = prefix + "." + stem + ".etpack-XXXXXX";
+  const std::string temp_prefix = prefix + "." + name.substr(0, NAME_MAX - kTempExtra) + ".etpack-";
+  // The mode is 0666 less the umask, as for any new file.
+  const int unnamed = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0666);
+  if (unnamed >= 0) {
+    if (::access(("/proc/self/fd/" + std::to_string(unnamed)).c_str(), F_OK) == 0) {
+      return std::unique_ptr<Sink>(
+          std::make_unique<FileSink>(path, dir, temp_prefix, std::string(), unnamed, options));
+    }
+    ::close(unnamed);  // could not be linked at Finish()
+  }
+  // Any failure of O_TMPFILE (unsupported, or the directory is missing,
+  // which mkostemp then reports) falls back to a named temporary file.
+  std::string temp = temp_prefix + "XXXXXX";
   std::vector<char> buf(temp.begin(), temp.end());
   buf.push_back('\0');
   const int fd = ::mkostemp(buf.data(), O_CLOEXEC);
@@ -518,7 +570,8 @@ Result<std::unique_ptr<Sink>> OpenFileSink(const std::string& path,
     ::unlink(temp.c_str());
     return IoError("cannot set the mode of " + temp, err);
   }
-  return std::unique_ptr<Sink>(std::make_unique<FileSink>(path, dir, std::move(temp), fd, options));
+  return std::unique_ptr<Sink>(
+      std::make_unique<FileSink>(path, dir, temp_prefix, std::move(temp), fd, options));
 }
 
 }  // namespace etpack

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdarg>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -52,6 +53,7 @@ struct SyscallState {
   int populate_failures = 0;
   int fallocate_errno = 0;
   int pwrite_calls = 0;
+  int tmpfile_errno = 0;        // fail open(O_TMPFILE) with this
 };
 
 SyscallState& Syscalls() {
@@ -123,6 +125,22 @@ int fallocate64(int fd, int mode, off64_t offset, off64_t len) {
     return -1;
   }
   return real(fd, mode, offset, len);
+}
+
+int open64(const char* path, int flags, ...) {
+  static auto real = Libc<int (*)(const char*, int, ...)>("open64");
+  mode_t mode = 0;
+  if ((flags & O_CREAT) != 0 || (flags & O_TMPFILE) == O_TMPFILE) {
+    va_list args;
+    va_start(args, flags);
+    mode = static_cast<mode_t>(va_arg(args, int));
+    va_end(args);
+  }
+  if ((flags & O_TMPFILE) == O_TMPFILE && Syscalls().tmpfile_errno != 0) {
+    errno = Syscalls().tmpfile_errno;
+    return -1;
+  }
+  return real(path, flags, mode);
 }
 
 ssize_t pwrite64(int fd, const void* buf, size_t n, off64_t offset) {
@@ -250,19 +268,59 @@ TEST_CASE("file sink writes the exact bytes, zero padding included") {
   for (const auto& w : job.writes) payload += w.second->size();
   CHECK((*sink)->bytes_written() == payload);
 
-  // Before Finish only the temporary file exists, named after the output.
-  std::set<std::string> during = dir.List();
-  REQUIRE(during.size() == 2);
-  CHECK(during.count("out.pte") == 0);
-  during.erase("data.bin");
-  REQUIRE(during.size() == 1);
-  const std::string temp = *during.begin();
-  CHECK(temp.rfind(".out.pte.etpack-", 0) == 0);
-  CHECK(temp.size() == std::string(".out.pte.etpack-XXXXXX").size());
+  // Before Finish the output is an unnamed file: nothing new is visible.
+  CHECK(dir.List() == std::set<std::string>{"data.bin"});
 
   REQUIRE((*sink)->Finish().ok());
   CHECK(dir.List() == std::set<std::string>{"data.bin", "out.pte"});
   CHECK(ReadFile(out) == job.expected);
+}
+
+TEST_CASE("file sink names its temporary from the start where O_TMPFILE fails") {
+  const int err = GENERATE(EOPNOTSUPP, EISDIR, EINVAL);
+  CAPTURE(err);
+  TempDir dir;
+  const std::string out = dir.File("out.pte");
+  Syscalls() = {};
+  Syscalls().tmpfile_errno = err;
+  auto sink = OpenFileSink(out);
+  Syscalls() = {};
+  REQUIRE(sink.ok());
+  REQUIRE((*sink)->Reserve(3).ok());
+  REQUIRE((*sink)->Write(0, "abc", 3).ok());
+  const std::set<std::string> during = dir.List();
+  REQUIRE(during.size() == 1);
+  const std::string temp = *during.begin();
+  CHECK(temp.rfind(".out.pte.etpack-", 0) == 0);
+  CHECK(temp.size() == std::string(".out.pte.etpack-XXXXXX").size());
+  REQUIRE((*sink)->Finish().ok());
+  CHECK(dir.List() == std::set<std::string>{"out.pte"});
+  CHECK(ReadFile(out) == std::vector<uint8_t>{'a', 'b', 'c'});
+}
+
+TEST_CASE("a writer killed mid-write leaves no file behind") {
+  TempDir dir;
+  const std::string out = dir.File("out.pte");
+  const std::vector<uint8_t> old = {'o', 'l', 'd'};
+  WriteFile(out, old);
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {  // no Catch2 here
+    auto sink = OpenFileSink(out);
+    const std::vector<uint8_t> half = PatternBytes(Page() * 8);
+    if (sink.ok() && (*sink)->Reserve(half.size() * 2).ok() &&
+        (*sink)->Write(0, half.data(), half.size()).ok()) {
+      ::raise(SIGKILL);
+    }
+    ::_exit(1);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  REQUIRE(WIFSIGNALED(status));
+  CHECK(WTERMSIG(status) == SIGKILL);
+  CHECK(dir.List() == std::set<std::string>{"out.pte"});
+  CHECK(ReadFile(out) == old);
 }
 
 TEST_CASE("file sink gives the output the usual mode") {
@@ -308,7 +366,7 @@ TEST_CASE("file sink abandoned leaves the destination as it was") {
     const std::vector<uint8_t> big = PatternBytes(5 * Page());
     REQUIRE((*sink)->Reserve(big.size()).ok());
     REQUIRE((*sink)->Write(0, big.data(), big.size()).ok());
-    CHECK(dir.List().size() == 2);
+    CHECK(dir.List() == std::set<std::string>{"out.pte"});  // the new file has no name yet
     if (explicit_abandon) {
       (*sink)->Abandon();
       CHECK(dir.List() == std::set<std::string>{"out.pte"});
@@ -464,7 +522,7 @@ TEST_CASE("injected fault midway leaves the destination untouched") {
   Status s = WriteArtifact(plan, *sink);
   REQUIRE(s.code() == Code::kIoError);
   CHECK(Contains(s.message(), "injected fault"));
-  CHECK(dir.List().size() == 2);  // the partly written temporary is still there
+  CHECK(dir.List() == std::set<std::string>{"out.pte"});  // the partial file has no name
   CHECK(sink->Finish().message() == s.message());
   CHECK(dir.List() == std::set<std::string>{"out.pte"});
   CHECK(ReadFile(out) == old);
@@ -573,18 +631,28 @@ TEST_CASE("sinks refuse Finish without Reserve") {
 }
 
 TEST_CASE("file sink handles a file name near NAME_MAX") {
+  // Unnamed, the temporary gets its (equally long) name at Finish.
+  const bool unnamed = GENERATE(true, false);
+  CAPTURE(unnamed);
   TempDir dir;
   const std::string name = std::string(NAME_MAX - 4, 'n') + ".pte";  // exactly NAME_MAX
   const std::string out = dir.File(name);
+  Syscalls() = {};
+  if (!unnamed) Syscalls().tmpfile_errno = EOPNOTSUPP;
   auto sink = OpenFileSink(out);
+  Syscalls() = {};
   REQUIRE(sink.ok());
   REQUIRE((*sink)->Reserve(3).ok());
   REQUIRE((*sink)->Write(0, "abc", 3).ok());
   const std::set<std::string> during = dir.List();
-  REQUIRE(during.size() == 1);
-  const std::string temp = *during.begin();
-  CHECK(temp.size() == NAME_MAX);
-  CHECK(temp.rfind("." + name.substr(0, 200), 0) == 0);
+  if (unnamed) {
+    CHECK(during.empty());
+  } else {
+    REQUIRE(during.size() == 1);
+    const std::string temp = *during.begin();
+    CHECK(temp.size() == NAME_MAX);
+    CHECK(temp.rfind("." + name.substr(0, 200), 0) == 0);
+  }
   REQUIRE((*sink)->Finish().ok());
   CHECK(dir.List() == std::set<std::string>{name});
   CHECK(ReadFile(out) == std::vector<uint8_t>{'a', 'b', 'c'});

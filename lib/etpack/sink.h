@@ -91,10 +91,12 @@ struct FileSinkOptions {
   bool sync = true;
 };
 
-// Writes to a temporary file next to `path` ("<dir>/.<name>.etpack-XXXXXX",
-// with <name> shortened as needed to fit NAME_MAX), renamed to `path` by
-// Finish(). The directory must exist; a file name longer than NAME_MAX is
-// refused with kInvalidArgument.
+// Writes to a temporary file next to `path`, renamed to `path` by Finish().
+// Where the file system allows (O_TMPFILE, /proc mounted) the temporary has
+// no name until Finish(), so a process killed mid-write leaves nothing
+// behind; elsewhere it is "<dir>/.<name>.etpack-XXXXXX" from the start
+// (<name> shortened as needed to fit NAME_MAX). The directory must exist; a
+// file name longer than NAME_MAX is refused with kInvalidArgument.
 Result<std::unique_ptr<Sink>> OpenFileSink(const std::string& path,
                                            const FileSinkOptions& options = {});
 
