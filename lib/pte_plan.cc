@@ -187,7 +187,7 @@ class PtePlanner {
       seg.pieces.emplace_back(packed.offsets[i], input_.mutable_data[i]);
     }
     Override(program_, "mutable_data_segments",
-                 json::Value::Array({SubsegmentOffsets(segments_.size(), packed.offsets)}));
+             json::Value::Array({SubsegmentOffsets(segments_.size(), packed.offsets)}));
     segments_.push_back(std::move(seg));
     return Status::OK();
   }
@@ -231,8 +231,8 @@ class PtePlanner {
       for (size_t d = 0; d < delegates->items().size(); ++d) {
         const std::string dpath = ppath + ".delegates[" + std::to_string(d) + "].processed";
         const json::Value& delegate = delegates->items()[d];
-        const json::Value* ref = delegate.kind() == json::Kind::kObject
-                               ? delegate.Find("processed") : nullptr;
+        const json::Value* ref =
+            delegate.kind() == json::Kind::kObject ? delegate.Find("processed") : nullptr;
         if (ref == nullptr || ref->kind() != json::Kind::kObject) {
           return InvalidArgument(dpath + ": missing; every delegate needs a data reference");
         }
