@@ -321,7 +321,8 @@ EOF
   echo
   echo "![Throughput and peak RSS of etpack and cp against size](results.png)"
   echo
-  echo "Plotted data: [results.tsv](results.tsv)."
+  echo "Plotted data: [results.tsv](results.tsv). How these figures set the writer's"
+  echo "defaults: [docs/performance.md](../docs/performance.md)."
   if [ "$capped" != none ]; then
     echo
     echo "## Under a $((cap_as >> 30)) GiB address-space cap"
