@@ -68,7 +68,7 @@ class Sink {
 };
 
 // Tuning of the POSIX file sink. The defaults are measured choices
-// (bench/RESULTS.md); most callers leave them alone.
+// (docs/performance.md, bench/RESULTS.md); most callers leave them alone.
 struct FileSinkOptions {
   // The output is cut into a grid of cells of this many bytes (rounded up
   // to whole pages); one cell is mapped at a time. Peak resident memory of
