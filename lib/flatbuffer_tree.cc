@@ -6,13 +6,13 @@
 #include <flatbuffers/reflection_generated.h>
 
 #include <algorithm>
-#include <functional>
 #include <cassert>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <new>
 #include <string>
