@@ -24,14 +24,6 @@ namespace {
 // dim_order entries are bytes, so a tensor has at most 256 dimensions.
 constexpr size_t kMaxRank = 256;
 
-
-
-
-
-
-
-
-
 Result<int> GetDtype(const JsonDocument& cx, const json::Value& v, const std::string& path) {
   // Codes with an element size are the ones a tensor can use; the names
   // come from the schema so they match what `inspect` prints.

@@ -18,12 +18,6 @@
 namespace etpack {
 namespace {
 
-
-
-
-
-
-
 // Optional unsigned member: absent or null gives `fallback`.
 Result<uint64_t> GetUIntOr(const JsonDocument& cx, const json::Value& obj,
                            const std::string& obj_path, std::string_view key,
@@ -40,7 +34,6 @@ Result<uint64_t> GetAlignmentOr(const JsonDocument& cx, const json::Value& obj,
   ETPACK_RETURN_IF_ERROR(CheckAlignment(a, cx.origin() + ": " + JoinPath(obj_path, key)));
   return a;
 }
-
 
 Result<std::vector<uint8_t>> DecodeBase64(const JsonDocument& cx, const json::Value& value,
                                           const std::string& path) {

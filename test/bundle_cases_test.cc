@@ -23,9 +23,6 @@ using testing::WriteFile;
 namespace fs = std::filesystem;
 using Catch::Matchers::Contains;
 
-
-
-
 std::vector<uint8_t> Iota(size_t n, uint8_t seed) {
   std::vector<uint8_t> v(n);
   for (size_t i = 0; i < n; ++i) v[i] = static_cast<uint8_t>(seed + i * 3);

@@ -14,10 +14,13 @@
 #include <vector>
 
 #include "etpack/json.h"
+#include "test_files.h"
 
 namespace fs = std::filesystem;
 
 namespace {
+
+using etpack::testing::Contains;
 
 struct Run {
   int exit_code = -1;
@@ -83,10 +86,6 @@ class TempDir {
  private:
   fs::path path_;
 };
-
-bool Contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
 
 std::vector<std::string> Listing(const fs::path& dir) {
   std::vector<std::string> names;

@@ -22,8 +22,6 @@ using testing::WriteFile;
 
 namespace fs = std::filesystem;
 
-
-
 // A .npy file as numpy.save lays it out: the header padded with spaces and
 // a newline so the data starts at a multiple of 64.
 std::vector<uint8_t> NpyBytes(int major, const std::string& dict, const std::vector<uint8_t>& data) {

@@ -23,9 +23,6 @@ using testing::WriteFile;
 namespace fs = std::filesystem;
 using Catch::Matchers::Contains;
 
-
-
-
 std::string LittleEndian64(uint64_t v) {
   std::string out(8, '\0');
   for (int i = 0; i < 8; ++i) out[i] = static_cast<char>((v >> (8 * i)) & 0xff);

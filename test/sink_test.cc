@@ -156,18 +156,11 @@ namespace {
 
 using testing::PatternBytes;
 using testing::ReadFile;
+using testing::Contains;
 using testing::TempDir;
 using testing::WriteFile;
 
 namespace fs = std::filesystem;
-
-
-
-
-
-bool Contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
 
 uint64_t Page() { return static_cast<uint64_t>(::sysconf(_SC_PAGESIZE)); }
 

@@ -23,22 +23,16 @@ namespace {
 
 using testing::PatternBytes;
 using testing::ReadFile;
+using testing::Contains;
 using testing::TempDir;
 using testing::WriteFile;
 
 namespace fs = std::filesystem;
 
-
-
-
 std::vector<uint8_t> Read(const Source& s) {
   auto r = ReadAll(s);
   REQUIRE(r.ok());
   return *r;
-}
-
-bool Contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
 }
 
 TEST_CASE("MemorySource borrows bytes and reads ranges") {

@@ -47,6 +47,10 @@ class TempDir {
 };
 
 // n pseudo-random bytes, the same for the same seed.
+inline bool Contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
 inline std::vector<uint8_t> PatternBytes(size_t n, uint32_t seed = 1) {
   std::vector<uint8_t> v(n);
   uint32_t x = seed * 2654435761u + 12345u;

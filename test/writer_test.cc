@@ -23,18 +23,11 @@ namespace {
 
 using testing::PatternBytes;
 using testing::ReadFile;
+using testing::Contains;
 using testing::TempDir;
 using testing::WriteFile;
 
 namespace fs = std::filesystem;
-
-
-
-
-
-bool Contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
 
 // Counts calls and write ranges without keeping any bytes.
 class CountingSink : public Sink {
