@@ -8,6 +8,7 @@
 #include "etpack/json.h"
 #include "etpack/layout.h"
 #include "program_generated.h"
+#include "program_walk.h"
 #include "scalar_type.h"
 
 namespace etpack {
@@ -42,22 +43,6 @@ Result<TensorLayout> LayoutOf(const fb::Tensor& t, const std::string& what) {
   l.sizes.assign(t.sizes()->begin(), t.sizes()->end());
   if (t.dim_order() != nullptr) l.dim_order.assign(t.dim_order()->begin(), t.dim_order()->end());
   return l;
-}
-
-// Calls fn(plan index, value index, tensor) for every Tensor value.
-template <typename Fn>
-Status ForEachTensor(const fb::Program& program, Fn fn) {
-  const auto* plans = program.execution_plan();
-  if (plans == nullptr) return Status::OK();
-  for (uint32_t p = 0; p < plans->size(); ++p) {
-    const auto* values = plans->Get(p)->values();
-    if (values == nullptr) continue;
-    for (uint32_t v = 0; v < values->size(); ++v) {
-      const fb::Tensor* t = values->Get(v)->val_as_Tensor();
-      if (t != nullptr) ETPACK_RETURN_IF_ERROR(fn(p, v, *t));
-    }
-  }
-  return Status::OK();
 }
 
 // A [ubyte] field of the tree as a source: ToInput gives blobs, but a tree

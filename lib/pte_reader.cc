@@ -13,6 +13,7 @@
 #include "flatbuffer_tree.h"
 #include "mapped_file.h"
 #include "program_generated.h"
+#include "program_walk.h"
 #include "pte_format.h"
 #include "scalar_type.h"
 #include "segment_table.h"
@@ -57,21 +58,6 @@ bool IsMutableWithInit(const fb::Tensor& t) {
   const bool external = t.extra_tensor_info() != nullptr &&
                         t.extra_tensor_info()->location() == fb::TensorDataLocation::EXTERNAL;
   return !external && t.data_buffer_idx() > 0 && t.allocation_info() != nullptr;
-}
-
-// Calls fn(plan_index, value_index, tensor) for every Tensor value.
-template <typename Fn>
-Status ForEachTensor(const fb::Program& program, Fn fn) {
-  const auto* plans = program.execution_plan();
-  for (uint32_t p = 0; p < plans->size(); ++p) {
-    const auto* values = plans->Get(p)->values();
-    if (values == nullptr) continue;
-    for (uint32_t v = 0; v < values->size(); ++v) {
-      const fb::Tensor* t = values->Get(v)->val_as_Tensor();
-      if (t != nullptr) ETPACK_RETURN_IF_ERROR(fn(p, v, *t));
-    }
-  }
-  return Status::OK();
 }
 
 std::string TensorPath(uint32_t p, uint32_t v) {
