@@ -5,6 +5,7 @@
 // data, sizes and dim_order pointers as they are; a file that passes here
 // can be loaded and fed to its methods without out-of-bounds reads.
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -103,8 +104,9 @@ Result<std::unique_ptr<BpteFile>> BpteFile::FromMemory(std::string name, const u
 // The standard layout is one flatbuffer, program included: all of it.
 uint64_t BpteFile::MappedPrefix(const uint8_t* head, uint64_t head_size, uint64_t file_size) {
   Result<bpte::Header> h = bpte::ParseHeader(head, head_size);
-  if (!h.ok() || !h->present || h->flatbuffer_size > file_size) return file_size;
-  return h->flatbuffer_size;
+  if (!h.ok()) return head_size;
+  if (!h->present) return std::min<uint64_t>(file_size, FLATBUFFERS_MAX_BUFFER_SIZE);
+  return h->flatbuffer_size <= file_size ? h->flatbuffer_size : head_size;
 }
 
 BpteFile::~BpteFile() = default;
@@ -139,6 +141,7 @@ Status BpteFile::Validate() {
                    " bytes exceeds the 2 GiB FlatBuffers limit" +
                    (h.present ? "" : " (a larger bundle needs the segmented layout)"));
   }
+  ETPACK_RETURN_IF_ERROR(CheckInHead(flatbuffer_size_, mapped_));
   flatbuffers::Verifier verifier(data_, static_cast<size_t>(flatbuffer_size_));
   if (!bfb::VerifyBundledProgramBuffer(verifier)) {
     return Corrupt("the BundledProgram flatbuffer (bytes [0, " +

@@ -20,9 +20,9 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -464,20 +464,18 @@ class FileSink final : public CheckedSink {
   }
 
   // Links the unnamed temporary file under a fresh hidden name, from which
-  // rename() can replace the destination atomically (linkat cannot).
+  // rename() can replace the destination atomically (linkat cannot). The
+  // suffix is random, like mkostemp's, so the name cannot be guessed ahead.
   Status NameTemporary() {
     static const char kChars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
     const std::string proc = "/proc/self/fd/" + std::to_string(fd_);
-    struct timespec now = {};
-    (void)::clock_gettime(CLOCK_MONOTONIC, &now);
-    uint64_t x = (static_cast<uint64_t>(::getpid()) << 32) ^
-                 static_cast<uint64_t>(now.tv_nsec) ^ static_cast<uint64_t>(now.tv_sec);
     for (int attempt = 0; attempt < 100; ++attempt) {
-      std::string name = temp_prefix_;
-      for (int i = 0; i < 6; ++i) {
-        x = x * 6364136223846793005u + 1442695040888963407u;  // LCG step
-        name += kChars[(x >> 33) % (sizeof kChars - 1)];
+      uint8_t random[6];
+      if (::getrandom(random, sizeof random, 0) != static_cast<ssize_t>(sizeof random)) {
+        return IoError(path_ + ": cannot draw a random name for the temporary file", errno);
       }
+      std::string name = temp_prefix_;
+      for (uint8_t r : random) name += kChars[r % (sizeof kChars - 1)];
       if (::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, name.c_str(), AT_SYMLINK_FOLLOW) == 0) {
         temp_ = std::move(name);
         return Status::OK();

@@ -21,34 +21,34 @@ namespace etpack::json {
 // ---------------------------------------------------------------------------
 // Value
 
-Value Value::Bool(bool b) { return Value(Storage(std::in_place_type<bool>, b)); }
+Value Value::Bool(bool b) { return Value(std::in_place_type<bool>, b); }
 
-Value Value::Int(int64_t i) { return Value(Storage(std::in_place_type<int64_t>, i)); }
+Value Value::Int(int64_t i) { return Value(std::in_place_type<int64_t>, i); }
 
 Value Value::UInt(uint64_t u) {
   // One canonical kind per integer value keeps equality and the accessors
   // simple: only values above INT64_MAX are kUInt.
   if (u <= static_cast<uint64_t>(INT64_MAX)) return Int(static_cast<int64_t>(u));
-  return Value(Storage(std::in_place_type<uint64_t>, u));
+  return Value(std::in_place_type<uint64_t>, u);
 }
 
-Value Value::Double(double d) { return Value(Storage(std::in_place_type<double>, d)); }
+Value Value::Double(double d) { return Value(std::in_place_type<double>, d); }
 
 Value Value::String(std::string s) {
-  return Value(Storage(std::in_place_type<std::string>, std::move(s)));
+  return Value(std::in_place_type<std::string>, std::move(s));
 }
 
 Value Value::Array(std::vector<Value> items) {
-  return Value(Storage(std::in_place_type<std::vector<Value>>, std::move(items)));
+  return Value(std::in_place_type<std::vector<Value>>, std::move(items));
 }
 
 Value Value::Object(std::vector<Member> members) {
-  return Value(Storage(std::in_place_type<std::vector<Member>>, std::move(members)));
+  return Value(std::in_place_type<std::vector<Member>>, std::move(members));
 }
 
 Value Value::Blob(SourcePtr source) {
   assert(source != nullptr);
-  return Value(Storage(std::in_place_type<SourcePtr>, std::move(source)));
+  return Value(std::in_place_type<SourcePtr>, std::move(source));
 }
 
 bool Value::as_bool() const {

@@ -24,14 +24,27 @@ Result<std::shared_ptr<const void>> MapFileHead(const Source& file, uint64_t len
                                                 const uint8_t** data);
 
 // Every reader befriends this class and has the members it sets (name_,
-// data_, size_, keep_alive_, file_), a Status Validate(), and
+// data_, size_, mapped_, keep_alive_, file_), a Status Validate() that
+// calls CheckInHead() before it reads the flatbuffer, and
 //
 //   // How many leading bytes of a file of `file_size` bytes Validate() and
 //   // the accessors read from memory; everything else goes through file_.
 //   // `head` holds the first head_size = min(file_size, kHeadPeek) bytes.
-//   // The answer is raised to head_size and capped at file_size.
+//   // The answer is raised to head_size and capped at file_size. Where
+//   // the header is unusable, head_size: Validate() fails on it alone.
 //   static uint64_t MappedPrefix(const uint8_t* head, uint64_t head_size,
 //                                uint64_t file_size);
+// For Validate(): the flatbuffer, [0, end), must lie in the mapped head.
+// Fails only when the file changed between the read that sized the mapping
+// and the one that is validating it.
+inline Status CheckInHead(uint64_t end, uint64_t mapped) {
+  if (end <= mapped) return Status::OK();
+  return Status(Code::kInvalidArgument,
+                "the file changed while being opened: its header now puts the flatbuffer's end "
+                "at " + std::to_string(end) + ", past the " + std::to_string(mapped) +
+                    " bytes mapped when it was first read");
+}
+
 class ReaderFactory {
  public:
   static constexpr uint64_t kHeadPeek = 4096;
@@ -46,6 +59,7 @@ class ReaderFactory {
     r->name_ = std::move(name);
     r->data_ = data;
     r->size_ = size;
+    r->mapped_ = size;
     r->keep_alive_ = std::move(keep_alive);
     return Validated(std::move(r));
   }
@@ -69,6 +83,7 @@ class ReaderFactory {
     ETPACK_ASSIGN_OR_RETURN(r->keep_alive_, MapFileHead(*file, prefix, &r->data_));
     r->name_ = std::move(name);
     r->size_ = size;
+    r->mapped_ = prefix;
     r->file_ = std::move(file);
     return Validated(std::move(r));
   }

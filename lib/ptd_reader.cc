@@ -73,12 +73,12 @@ Result<std::unique_ptr<PtdFile>> PtdFile::FromMemory(std::string name, const uin
 }
 
 // Validate() reads the FH01 header and the flatbuffer up to its end;
-// segments go through the file. Without a usable header, all of it.
+// segments go through the file.
 uint64_t PtdFile::MappedPrefix(const uint8_t* head, uint64_t head_size, uint64_t file_size) {
   Result<FlatTensorHeader> h = ptd::ParseHeader(head, head_size);
   if (!h.ok() || h->flatbuffer_offset > file_size ||
       h->flatbuffer_size > file_size - h->flatbuffer_offset) {
-    return file_size;
+    return head_size;
   }
   return h->flatbuffer_offset + h->flatbuffer_size;
 }
@@ -109,6 +109,7 @@ Status PtdFile::Validate() {
     return Corrupt("flatbuffer region of " + std::to_string(fb_end) +
                    " bytes exceeds the 2 GiB FlatBuffers limit");
   }
+  ETPACK_RETURN_IF_ERROR(CheckInHead(fb_end, mapped_));
   flatbuffers::Verifier verifier(data_, static_cast<size_t>(fb_end));
   if (!ftb::VerifyFlatTensorBuffer(verifier)) {
     return Corrupt("the FlatTensor flatbuffer (bytes [0, " + std::to_string(fb_end) +

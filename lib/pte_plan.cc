@@ -1,7 +1,7 @@
 // Pass one for .pte: turns an exporter's program tree plus data sources into
-// an ArtifactPlan. The tree is copied and its data-bearing fields rewritten
-// (constant_buffer emptied, delegates re-pointed, segment tables filled)
-// before it is built into the flatbuffer; bulk bytes never enter it.
+// an ArtifactPlan. The tree is read, never copied: the fields that change
+// (constant_buffer emptied, delegates re-pointed, segment tables filled) are
+// handed to the flatbuffer builder as overrides. Bulk bytes never enter it.
 
 #include <algorithm>
 #include <cstring>

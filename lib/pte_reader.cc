@@ -189,11 +189,13 @@ Result<std::unique_ptr<PteFile>> PteFile::FromMemory(std::string name, const uin
 }
 
 // Validate() reads the extended header and the flatbuffer [0, program_size);
-// segments go through the file. Without a usable header, all of it.
+// segments go through the file. Without a header the whole file is the
+// flatbuffer, which Validate() refuses from 2 GiB on without reading it.
 uint64_t PteFile::MappedPrefix(const uint8_t* head, uint64_t head_size, uint64_t file_size) {
   Result<ExtendedHeader> h = ParseExtendedHeader(head, head_size);
-  if (!h.ok() || !h->present || h->program_size > file_size) return file_size;
-  return h->program_size;
+  if (!h.ok()) return head_size;
+  if (!h->present) return std::min<uint64_t>(file_size, FLATBUFFERS_MAX_BUFFER_SIZE);
+  return h->program_size <= file_size ? h->program_size : head_size;
 }
 
 PteFile::~PteFile() = default;
@@ -246,6 +248,7 @@ Status PteFile::Validate() {
       header_.segment_base_offset != 0) {
     segment_data_size = size_ - header_.segment_base_offset;
   }
+  ETPACK_RETURN_IF_ERROR(CheckInHead(fb_size, mapped_));
   flatbuffers::Verifier verifier(data_, static_cast<size_t>(fb_size));
   if (!fb::VerifyProgramBuffer(verifier)) {
     return Corrupt("the Program flatbuffer (bytes [0, " + std::to_string(fb_size) +

@@ -12,7 +12,10 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "etpack/bpte.h"
 #include "etpack/ptd.h"
@@ -139,6 +142,93 @@ TEST_CASE("a segmented .bpte larger than the address space allows opens and read
     ETPACK_RETURN_IF_ERROR(f->Suites().status());
     return ReadLast(f->program().SegmentSource(0));
   }));
+}
+
+// A file source whose first bytes, as ReadAt shows them, put `value` in
+// the 64-bit header field at `field`, while the file (and so any mapping
+// of it) keeps the real one: what a file rewritten in place between the
+// two reads would look like.
+class LyingHead final : public Source {
+ public:
+  LyingHead(SourcePtr file, uint64_t field, uint64_t value)
+      : file_(std::move(file)), field_(field), value_(value) {}
+  uint64_t size() const override { return file_->size(); }
+  Status ReadAt(uint64_t offset, void* dst, size_t n) const override {
+    ETPACK_RETURN_IF_ERROR(file_->ReadAt(offset, dst, n));
+    for (uint64_t i = 0; i < 8; ++i) {
+      if (field_ + i >= offset && field_ + i < offset + n) {
+        static_cast<uint8_t*>(dst)[field_ + i - offset] = static_cast<uint8_t>(value_ >> (8 * i));
+      }
+    }
+    return Status::OK();
+  }
+  const FileRange* file_range() const override { return file_->file_range(); }
+  std::string Describe() const override { return file_->Describe(); }
+
+ private:
+  SourcePtr file_;
+  uint64_t field_;
+  uint64_t value_;
+};
+
+// The flatbuffer is larger than the page the readers always map, and the
+// header first read says it is tiny: validation must refuse the file, not
+// read past its mapping.
+TEST_CASE("a header that changes between the first read and validation is refused") {
+  TempDir dir;
+  std::vector<SourcePtr> constants;
+  for (int i = 0; i < 300; ++i) constants.push_back(Pattern(16, static_cast<uint8_t>(i)));
+  std::vector<BundledValue> outputs(1);
+  outputs[0].kind = BundledValue::Kind::kTensor;
+  outputs[0].layout = {1, {16384}, {0}};  // CHAR[16384], inline in the flatbuffer
+  outputs[0].data = Pattern(16384, 5);
+
+  auto pte = PlanPte(SmallProgram(constants));
+  REQUIRE(pte.ok());
+  REQUIRE(pte->layout.program_size > ReaderFactory::kHeadPeek);
+  const std::string pte_path = dir.File("x.pte");
+  REQUIRE(WriteArtifactFile(pte_path, pte->artifact).ok());
+
+  PtdInput ptd_in;
+  ptd_in.buffers = {Pattern(16, 1)};
+  for (int i = 0; i < 300; ++i) {
+    ptd_in.entries.push_back(PtdEntry{"weight." + std::to_string(i), 0, 16, std::nullopt});
+  }
+  auto ptd = PlanPtd(ptd_in);
+  REQUIRE(ptd.ok());
+  const std::string ptd_path = dir.File("x.ptd");
+  REQUIRE(WriteArtifactFile(ptd_path, ptd->artifact).ok());
+
+  BpteInput bpte_in;
+  bpte_in.program = pte->artifact;
+  bpte_in.suites = {{"forward", {BundledTestCase{{}, outputs}}}};
+  BpteOptions segmented;
+  segmented.layout = BpteLayout::kSegmented;
+  auto bpte = PlanBpte(bpte_in, segmented);
+  REQUIRE(bpte.ok());
+  const std::string bpte_path = dir.File("x.bpte");
+  REQUIRE(WriteArtifactFile(bpte_path, bpte->artifact).ok());
+
+  auto lying = [](const std::string& path, uint64_t field) -> SourcePtr {
+    Result<SourcePtr> file = FileSource(path);
+    REQUIRE(file.ok());
+    return std::make_shared<LyingHead>(*file, field, 64);
+  };
+  // The field offsets are the header's size field: eh00 program_size,
+  // FH01 flatbuffer_size, bh00 flatbuffer_size (formats.md).
+  std::vector<Status> results = {
+      ReaderFactory::Open<PteFile>(pte_path, lying(pte_path, 16)).status(),
+      ReaderFactory::Open<PtdFile>(ptd_path, lying(ptd_path, 24)).status(),
+      ReaderFactory::Open<BpteFile>(bpte_path, lying(bpte_path, 16)).status()};
+  for (const Status& s : results) {
+    INFO(s.ToString());
+    CHECK(s.code() == Code::kInvalidArgument);
+    CHECK_THAT(s.message(), Catch::Contains("changed while being opened"));
+  }
+  // Told the truth, the same files open.
+  CHECK(PteFile::Open(pte_path).ok());
+  CHECK(PtdFile::Open(ptd_path).ok());
+  CHECK(BpteFile::Open(bpte_path).ok());
 }
 
 }  // namespace

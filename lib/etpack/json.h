@@ -83,7 +83,11 @@ class Value {
   using Storage = std::variant<std::monostate, bool, int64_t, uint64_t, double, std::string,
                                std::vector<Value>, std::vector<Member>, SourcePtr>;
   static_assert(std::variant_size_v<Storage> == static_cast<size_t>(Kind::kBlob) + 1);
-  explicit Value(Storage v) : v_(std::move(v)) {}
+  // Builds the alternative in place (a moved Storage temporary trips GCC
+  // 12's maybe-uninitialized under sanitizers).
+  template <typename T, typename... Args>
+  explicit Value(std::in_place_type_t<T> type, Args&&... args)
+      : v_(type, std::forward<Args>(args)...) {}
   Storage v_;
 };
 

@@ -118,7 +118,8 @@ class PtdFile {
  public:
   // Validates `path`. Only the file's head (headers and flatbuffer) is
   // mapped; segment bytes are read through the file, so opening an 8 GiB
-  // file costs neither 8 GiB of address space nor of page cache.
+  // file costs neither 8 GiB of address space nor of page cache. A missing
+  // file is kNotFound; a malformed one kInvalidArgument naming the field.
   static Result<std::unique_ptr<PtdFile>> Open(const std::string& path);
   // REQUIRES: data 16-byte aligned; `keep_alive` owns it.
   static Result<std::unique_ptr<PtdFile>> FromMemory(std::string name, const uint8_t* data,
@@ -129,9 +130,11 @@ class PtdFile {
   PtdFile& operator=(const PtdFile&) = delete;
 
   const std::string& name() const { return name_; }
-  // The head of the file: at least its flatbuffer (all of it for
-  // FromMemory). Bulk bytes are not here; read them through the sources.
+  // The head of the file, [0, head_size()): at least its headers and
+  // flatbuffer; all of it for FromMemory. Bulk bytes are not here: read
+  // them through the sources.
   const uint8_t* data() const { return data_; }
+  uint64_t head_size() const { return mapped_; }
   uint64_t size() const { return size_; }
   const FlatTensorHeader& header() const { return header_; }
   const flat_tensor_flatbuffer::FlatTensor& flat_tensor() const { return *root_; }
@@ -163,7 +166,8 @@ class PtdFile {
 
   std::string name_;
   const uint8_t* data_ = nullptr;
-  uint64_t size_ = 0;
+  uint64_t size_ = 0;    // the whole file
+  uint64_t mapped_ = 0;  // data_ holds [0, mapped_)
   std::shared_ptr<const void> keep_alive_;
   SourcePtr file_;  // set when opened from a path: bulk reads go through it
   FlatTensorHeader header_;
