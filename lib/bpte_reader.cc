@@ -5,7 +5,6 @@
 // data, sizes and dim_order pointers as they are; a file that passes here
 // can be loaded and fed to its methods without out-of-bounds reads.
 
-#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -105,7 +104,7 @@ Result<std::unique_ptr<BpteFile>> BpteFile::FromMemory(std::string name, const u
 uint64_t BpteFile::MappedPrefix(const uint8_t* head, uint64_t head_size, uint64_t file_size) {
   Result<bpte::Header> h = bpte::ParseHeader(head, head_size);
   if (!h.ok()) return head_size;
-  if (!h->present) return std::min<uint64_t>(file_size, FLATBUFFERS_MAX_BUFFER_SIZE);
+  if (!h->present) return file_size < FLATBUFFERS_MAX_BUFFER_SIZE ? file_size : head_size;
   return h->flatbuffer_size <= file_size ? h->flatbuffer_size : head_size;
 }
 

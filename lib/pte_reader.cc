@@ -190,11 +190,11 @@ Result<std::unique_ptr<PteFile>> PteFile::FromMemory(std::string name, const uin
 
 // Validate() reads the extended header and the flatbuffer [0, program_size);
 // segments go through the file. Without a header the whole file is the
-// flatbuffer, which Validate() refuses from 2 GiB on without reading it.
+// flatbuffer, which Validate() refuses from 2 GiB on from its size alone.
 uint64_t PteFile::MappedPrefix(const uint8_t* head, uint64_t head_size, uint64_t file_size) {
   Result<ExtendedHeader> h = ParseExtendedHeader(head, head_size);
   if (!h.ok()) return head_size;
-  if (!h->present) return std::min<uint64_t>(file_size, FLATBUFFERS_MAX_BUFFER_SIZE);
+  if (!h->present) return file_size < FLATBUFFERS_MAX_BUFFER_SIZE ? file_size : head_size;
   return h->program_size <= file_size ? h->program_size : head_size;
 }
 
