@@ -23,17 +23,6 @@ namespace etpack {
 Result<std::shared_ptr<const void>> MapFileHead(const Source& file, uint64_t length,
                                                 const uint8_t** data);
 
-// Every reader befriends this class and has the members it sets (name_,
-// data_, size_, mapped_, keep_alive_, file_), a Status Validate() that
-// calls CheckInHead() before it reads the flatbuffer, and
-//
-//   // How many leading bytes of a file of `file_size` bytes Validate() and
-//   // the accessors read from memory; everything else goes through file_.
-//   // `head` holds the first head_size = min(file_size, kHeadPeek) bytes.
-//   // The answer is raised to head_size and capped at file_size. Where
-//   // the header is unusable, head_size: Validate() fails on it alone.
-//   static uint64_t MappedPrefix(const uint8_t* head, uint64_t head_size,
-//                                uint64_t file_size);
 // For Validate(): the flatbuffer, [0, end), must lie in the mapped head.
 // Fails only when the file changed between the read that sized the mapping
 // and the one that is validating it.
@@ -45,6 +34,17 @@ inline Status CheckInHead(uint64_t end, uint64_t mapped) {
                     " bytes mapped when it was first read");
 }
 
+// Every reader befriends this class and has the members it sets (name_,
+// data_, size_, mapped_, keep_alive_, file_), a Status Validate() that
+// calls CheckInHead() before it reads the flatbuffer, and
+//
+//   // How many leading bytes of a file of `file_size` bytes Validate() and
+//   // the accessors read from memory; everything else goes through file_.
+//   // `head` holds the first head_size = min(file_size, kHeadPeek) bytes.
+//   // The answer is raised to head_size and capped at file_size. Where
+//   // the header is unusable, head_size: Validate() fails on it alone.
+//   static uint64_t MappedPrefix(const uint8_t* head, uint64_t head_size,
+//                                uint64_t file_size);
 class ReaderFactory {
  public:
   static constexpr uint64_t kHeadPeek = 4096;
