@@ -38,23 +38,46 @@ constexpr uint64_t kMaxInlineAlignment = 65536;
 
 // A [ubyte] field of the tree as a source: a blob, an array of byte
 // values, or nothing (null/absent = empty).
-Result<SourcePtr> BytesOf(const json::Value* v, const std::string& path) {
+template <typename PathFn>
+Result<SourcePtr> BytesOf(const json::Value* v, const PathFn& path) {
   if (v == nullptr || v->is_null()) return OwnedSource({});
   if (v->kind() == json::Kind::kBlob) return v->blob();
   if (v->kind() != json::Kind::kArray) {
-    return InvalidArgument(path + ": expected a byte blob or an array of bytes");
+    return InvalidArgument(path() + ": expected a byte blob or an array of bytes");
   }
   std::vector<uint8_t> bytes;
   bytes.reserve(v->items().size());
   for (size_t i = 0; i < v->items().size(); ++i) {
     const json::Value& b = v->items()[i];
     if (!b.is_integer() || b.as_double() < 0 || b.as_double() > 255) {
-      return InvalidArgument(path + "[" + std::to_string(i) +
+      return InvalidArgument(path() + "[" + std::to_string(i) +
                              "]: expected a byte value 0..255, got " + json::Print(b));
     }
     bytes.push_back(static_cast<uint8_t>(b.as_uint()));
   }
   return OwnedSource(std::move(bytes));
+}
+
+// The [ubyte] member `field` of every `table` object in the Program's array
+// `array` (absent: none), as sources. Paths are spelled only on failure: a
+// program can have 10^5 entries.
+Result<std::vector<SourcePtr>> BytesOfEach(const std::vector<json::Value>* entries,
+                                           const char* array, const char* table,
+                                           const char* field) {
+  std::vector<SourcePtr> out;
+  if (entries == nullptr) return out;
+  out.reserve(entries->size());
+  for (size_t i = 0; i < entries->size(); ++i) {
+    auto path = [&] { return std::string(array) + "[" + std::to_string(i) + "]"; };
+    const json::Value& e = (*entries)[i];
+    if (e.kind() != json::Kind::kObject) {
+      return InvalidArgument(path() + ": expected a " + table + " object");
+    }
+    ETPACK_ASSIGN_OR_RETURN(
+        SourcePtr s, BytesOf(e.Find(field), [&] { return path() + "." + field; }));
+    out.push_back(std::move(s));
+  }
+  return out;
 }
 
 // The array member `key` of `obj`, or nullptr when absent or null.
@@ -131,25 +154,8 @@ class PtePlanner {
  private:
   Status PlanConstants() {
     ETPACK_ASSIGN_OR_RETURN(auto entries, OptionalArray(program_, "constant_buffer", ""));
-    std::vector<SourcePtr> sources;
-    if (entries != nullptr) {
-      sources.reserve(entries->size());
-      for (size_t i = 0; i < entries->size(); ++i) {
-        // Paths are spelled only on failure: a program can have 10^5 entries.
-        auto path = [i] { return "constant_buffer[" + std::to_string(i) + "]"; };
-        const json::Value& e = (*entries)[i];
-        if (e.kind() != json::Kind::kObject) {
-          return InvalidArgument(path() + ": expected a Buffer object");
-        }
-        const json::Value* storage = e.Find("storage");
-        if (storage != nullptr && storage->kind() == json::Kind::kBlob) {
-          sources.push_back(storage->blob());
-          continue;
-        }
-        ETPACK_ASSIGN_OR_RETURN(SourcePtr s, BytesOf(storage, path() + ".storage"));
-        sources.push_back(std::move(s));
-      }
-    }
+    ETPACK_ASSIGN_OR_RETURN(std::vector<SourcePtr> sources,
+                            BytesOfEach(entries, "constant_buffer", "Buffer", "storage"));
     // Index 0 is the runtime's "no data" placeholder; a program without it
     // still gets one so constant_segment.offsets is never empty.
     if (sources.empty()) sources.push_back(OwnedSource({}));
@@ -195,18 +201,9 @@ class PtePlanner {
   Status PlanDelegates() {
     ETPACK_ASSIGN_OR_RETURN(auto inline_data,
                             OptionalArray(program_, "backend_delegate_data", ""));
-    std::vector<SourcePtr> payloads;
-    if (inline_data != nullptr) {
-      for (size_t i = 0; i < inline_data->size(); ++i) {
-        const std::string path = "backend_delegate_data[" + std::to_string(i) + "]";
-        const json::Value& e = (*inline_data)[i];
-        if (e.kind() != json::Kind::kObject) {
-          return InvalidArgument(path + ": expected a BackendDelegateInlineData object");
-        }
-        ETPACK_ASSIGN_OR_RETURN(SourcePtr s, BytesOf(e.Find("data"), path + ".data"));
-        payloads.push_back(std::move(s));
-      }
-    }
+    ETPACK_ASSIGN_OR_RETURN(
+        std::vector<SourcePtr> payloads,
+        BytesOfEach(inline_data, "backend_delegate_data", "BackendDelegateInlineData", "data"));
 
     const json::Value* plans = program_.Find("execution_plan");
     if (plans == nullptr || plans->kind() != json::Kind::kArray) {
