@@ -88,8 +88,7 @@ TensorLayout LayoutOf(const bfb::Tensor& t) {
 }  // namespace
 
 Result<std::unique_ptr<BpteFile>> BpteFile::Open(const std::string& path) {
-  ETPACK_ASSIGN_OR_RETURN(SourcePtr file, FileSource(path));
-  return ReaderFactory::Open<BpteFile>(path, std::move(file));
+  return ReaderFactory::Open<BpteFile>(path);
 }
 
 Result<std::unique_ptr<BpteFile>> BpteFile::FromMemory(std::string name, const uint8_t* data,

@@ -70,6 +70,13 @@ class ReaderFactory {
   // page cache, and neither the address space nor the resident memory of
   // the process grows with the file: an 8 GiB .pte opens under a 1 GiB
   // RLIMIT_AS.
+  // The same over the whole file at `path`, named by it.
+  template <typename Reader>
+  static Result<std::unique_ptr<Reader>> Open(const std::string& path) {
+    ETPACK_ASSIGN_OR_RETURN(SourcePtr file, FileSource(path));
+    return Open<Reader>(path, std::move(file));
+  }
+
   template <typename Reader>
   static Result<std::unique_ptr<Reader>> Open(std::string name, SourcePtr file) {
     const uint64_t size = file->size();

@@ -62,8 +62,7 @@ Result<FlatTensorHeader> ParseHeader(const uint8_t* data, uint64_t size) {
 }  // namespace ptd
 
 Result<std::unique_ptr<PtdFile>> PtdFile::Open(const std::string& path) {
-  ETPACK_ASSIGN_OR_RETURN(SourcePtr file, FileSource(path));
-  return ReaderFactory::Open<PtdFile>(path, std::move(file));
+  return ReaderFactory::Open<PtdFile>(path);
 }
 
 Result<std::unique_ptr<PtdFile>> PtdFile::FromMemory(std::string name, const uint8_t* data,

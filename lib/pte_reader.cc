@@ -178,8 +178,7 @@ Result<ExtendedHeader> ParseExtendedHeader(const uint8_t* data, uint64_t size) {
 }
 
 Result<std::unique_ptr<PteFile>> PteFile::Open(const std::string& path) {
-  ETPACK_ASSIGN_OR_RETURN(SourcePtr file, FileSource(path));
-  return ReaderFactory::Open<PteFile>(path, std::move(file));
+  return ReaderFactory::Open<PteFile>(path);
 }
 
 Result<std::unique_ptr<PteFile>> PteFile::FromMemory(std::string name, const uint8_t* data,
