@@ -87,6 +87,9 @@ mode_t CurrentUmask() {
   return mask;
 }
 
+// The name through which an unnamed (O_TMPFILE) file can be linked.
+std::string ProcFdPath(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
+
 class FileSink final : public CheckedSink {
  public:
   // `temp` is the temporary file's name, or empty while it is unnamed;
@@ -468,7 +471,7 @@ class FileSink final : public CheckedSink {
   // suffix is random, like mkostemp's, so the name cannot be guessed ahead.
   Status NameTemporary() {
     static const char kChars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-    const std::string proc = "/proc/self/fd/" + std::to_string(fd_);
+    const std::string proc = ProcFdPath(fd_);
     for (int attempt = 0; attempt < 100; ++attempt) {
       uint8_t random[6];
       if (::getrandom(random, sizeof random, 0) != static_cast<ssize_t>(sizeof random)) {
@@ -546,7 +549,7 @@ Result<std::unique_ptr<Sink>> OpenFileSink(const std::string& path,
   // The mode is 0666 less the umask, as for any new file.
   const int unnamed = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0666);
   if (unnamed >= 0) {
-    if (::access(("/proc/self/fd/" + std::to_string(unnamed)).c_str(), F_OK) == 0) {
+    if (::access(ProcFdPath(unnamed).c_str(), F_OK) == 0) {
       return std::unique_ptr<Sink>(
           std::make_unique<FileSink>(path, dir, temp_prefix, std::string(), unnamed, options));
     }
