@@ -5,7 +5,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh build
-ninja -C build apps/etpack >/dev/null
+# Quiet when the build succeeds; its whole output when it does not.
+if ! log=$(ninja -C build apps/etpack 2>&1); then
+  printf '%s\n' "$log" >&2
+  echo "demo: the build failed (output above)" >&2
+  exit 1
+fi
 out="${TMPDIR:-/tmp}/etpack-demo"
 mkdir -p "$out"
 build/apps/etpack demo -o "$out" "$@"

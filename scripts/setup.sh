@@ -18,10 +18,19 @@ if ((${#missing[@]})); then
   echo "setup: installing ${missing[*]}"
   sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
   $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  if ! log=$(DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq \
+                 --no-install-recommends "${missing[@]}" 2>&1); then
+    printf '%s\n' "$log" >&2
+    echo "setup: installing ${missing[*]} failed (output above)" >&2
+    exit 1
+  fi
 fi
 
 build="${1:-build}"
 if [ ! -f "$build/build.ninja" ]; then
-  meson setup "$build" --buildtype=debugoptimized >/dev/null
+  if ! log=$(meson setup "$build" --buildtype=debugoptimized 2>&1); then
+    printf '%s\n' "$log" >&2
+    echo "setup: configuring $build failed (output above)" >&2
+    exit 1
+  fi
 fi

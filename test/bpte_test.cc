@@ -17,6 +17,7 @@
 #include "etpack/manifest.h"
 #include "etpack/pte_reader.h"
 #include "header_insert.h"
+#include "test_files.h"
 #include "test_programs.h"
 
 using namespace etpack;
@@ -25,25 +26,6 @@ namespace bfb = bundled_program_flatbuffer;
 using Catch::Matchers::Contains;
 
 namespace {
-
-std::string Golden(const std::string& name) {
-  const char* dir = std::getenv("ETPACK_GOLDEN_DIR");
-  return std::string(dir ? dir : "../shared/golden") + "/" + name;
-}
-
-struct TempDir {
-  TempDir() {
-    const char* base = std::getenv("TMPDIR");
-    std::string templ = std::string(base && *base ? base : "/tmp") + "/bpte_test.XXXXXX";
-    REQUIRE(::mkdtemp(templ.data()) != nullptr);
-    path = templ;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-  std::string path;
-};
 
 // ---- golden input (CASE.input.json) -> BpteInput ----------------------------
 
@@ -429,7 +411,7 @@ TEST_CASE("segmented layout round-trips at every program alignment") {
 
   // From a path, every bulk source is a file range.
   TempDir dir;
-  const std::string path = dir.path + "/seg.bpte";
+  const std::string path = dir.File("seg.bpte");
   REQUIRE(WriteArtifactFile(path, plan->artifact).ok());
   auto opened = BpteFile::Open(path);
   REQUIRE(opened.ok());

@@ -21,6 +21,7 @@ namespace fs = std::filesystem;
 namespace {
 
 using etpack::testing::Contains;
+using etpack::testing::Golden;
 
 struct Run {
   int exit_code = -1;
@@ -43,12 +44,6 @@ std::string Bin() {
   const char* bin = std::getenv("ETPACK_BIN");
   REQUIRE(bin != nullptr);
   return bin;
-}
-
-std::string Golden(const std::string& name) {
-  const char* dir = std::getenv("ETPACK_GOLDEN_DIR");
-  REQUIRE(dir != nullptr);
-  return (fs::path(dir) / name).string();
 }
 
 Run Etpack(const std::vector<std::string>& args) {

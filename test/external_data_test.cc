@@ -17,6 +17,7 @@
 #include "header_insert.h"
 #include "program_generated.h"
 #include "scalar_type.h"
+#include "test_files.h"
 #include "test_programs.h"
 
 using namespace etpack;
@@ -25,11 +26,6 @@ namespace fb = executorch_flatbuffer;
 namespace ftb = flat_tensor_flatbuffer;
 
 namespace {
-
-std::string GoldenDir() {
-  const char* d = std::getenv("ETPACK_GOLDEN_DIR");
-  return d ? d : "/work/shared/golden";
-}
 
 std::unique_ptr<PtdFile> PtdOf(const PtdInput& input, const std::string& name) {
   auto plan = PlanPtd(input);
@@ -74,10 +70,6 @@ PtdEntry& EntryNamed(PtdInput& in, const std::string& key) {
   }
   FAIL("no entry " << key);
   throw;
-}
-
-bool Contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
 }
 
 // The error of checking pte_external against one .ptd built from `input`.

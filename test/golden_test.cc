@@ -1,4 +1,4 @@
-// Compatibility with the reference serializer (../shared/golden/README.md):
+// Compatibility with the reference serializer (test/golden/README.md):
 // writing each case's logical input must give the same decoded structure
 // (flatc text rendering) and byte-identical segment data; every reference
 // binary must validate, and repacking it must keep every byte of data.
@@ -16,6 +16,7 @@
 #include "etpack/pte_reader.h"
 #include "program_generated.h"
 #include "scalar_type.h"
+#include "test_files.h"
 #include "test_programs.h"
 
 using namespace etpack;
@@ -23,11 +24,6 @@ using namespace etpack::testing;
 namespace fb = executorch_flatbuffer;
 
 namespace {
-
-std::string GoldenDir() {
-  const char* d = std::getenv("ETPACK_GOLDEN_DIR");
-  return d ? d : "../shared/golden";
-}
 
 std::string Slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

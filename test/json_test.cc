@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "etpack/json.h"
+#include "test_files.h"
 
 namespace etpack::json {
 namespace {
@@ -299,11 +300,7 @@ TEST_CASE("ParseFile reads a file and names it in errors", "[json]") {
 }
 
 TEST_CASE("golden inputs parse and print back to equal trees", "[json]") {
-  const char* golden = std::getenv("ETPACK_GOLDEN_DIR");
-  if (golden == nullptr) {
-    WARN("ETPACK_GOLDEN_DIR not set");
-    return;
-  }
+  const std::string golden = etpack::testing::GoldenDir();
   for (const char* name : {"pte_all_kinds.input.json", "pte_constants.input.json",
                            "ptd_basic.input.json", "bpte_basic.input.json",
                            "pte_constants.decoded.json"}) {

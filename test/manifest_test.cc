@@ -12,14 +12,12 @@
 #include "etpack/json.h"
 #include "etpack/manifest.h"
 #include "etpack/source.h"
+#include "test_files.h"
 
 namespace etpack {
 namespace {
 
-std::string GoldenDir() {
-  const char* dir = std::getenv("ETPACK_GOLDEN_DIR");
-  return dir ? dir : "/work/shared/golden";
-}
+using etpack::testing::GoldenDir;
 
 std::vector<uint8_t> Bytes(const SourcePtr& src) {
   REQUIRE(src != nullptr);

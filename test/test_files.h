@@ -15,6 +15,15 @@
 
 namespace etpack::testing {
 
+// The project's copy of the reference artifacts (test/golden/README.md).
+// meson sets ETPACK_GOLDEN_DIR for every test; run tests through meson.
+inline std::string GoldenDir() {
+  const char* dir = std::getenv("ETPACK_GOLDEN_DIR");
+  REQUIRE(dir != nullptr);
+  return dir;
+}
+inline std::string Golden(const std::string& name) { return GoldenDir() + "/" + name; }
+
 // A fresh directory under $TMPDIR (or /tmp), removed at scope exit.
 class TempDir {
  public:
