@@ -18,8 +18,8 @@
 #include "etpack/source.h"
 #include "etpack/writer.h"
 #include "progress.h"
-#include "bundled_program_generated.h"
-#include "program_generated.h"
+#include "bundled_program_etpack_generated.h"
+#include "program_etpack_generated.h"
 
 namespace etpack::cli {
 

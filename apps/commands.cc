@@ -25,7 +25,7 @@
 #include "etpack/pte.h"
 #include "etpack/pte_reader.h"
 #include "etpack/writer.h"
-#include "program_generated.h"
+#include "program_etpack_generated.h"
 #include "progress.h"
 
 namespace etpack::cli {
@@ -245,7 +245,7 @@ double PeakRssMiB() {
 
 namespace {
 
-namespace fb = executorch_flatbuffer;
+namespace fb = etpack::pte_fb;
 
 // ---------------------------------------------------------------- inspect
 

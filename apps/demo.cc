@@ -23,7 +23,7 @@
 #include "etpack/pte_reader.h"
 #include "etpack/source.h"
 #include "etpack/writer.h"
-#include "program_generated.h"
+#include "program_etpack_generated.h"
 #include "progress.h"
 
 namespace etpack::cli {
@@ -31,9 +31,9 @@ namespace {
 
 using json::Value;
 
-constexpr int kLong = static_cast<int>(executorch_flatbuffer::ScalarType::LONG);
-constexpr int kFloat = static_cast<int>(executorch_flatbuffer::ScalarType::FLOAT);
-constexpr int kBFloat16 = static_cast<int>(executorch_flatbuffer::ScalarType::BFLOAT16);
+constexpr int kLong = static_cast<int>(etpack::pte_fb::ScalarType::LONG);
+constexpr int kFloat = static_cast<int>(etpack::pte_fb::ScalarType::FLOAT);
+constexpr int kBFloat16 = static_cast<int>(etpack::pte_fb::ScalarType::BFLOAT16);
 
 constexpr uint64_t kDefaultSize = uint64_t{512} << 20;
 // Also keeps every tensor dimension far below the schema's int32 limit.
@@ -371,7 +371,7 @@ Demo BuildDemo(const Config& config) {
 // compares them with the generator; also checks that the method's values
 // still point at the right constants.
 Status SpotCheck(const PteFile& file, const Demo& demo) {
-  namespace fb = executorch_flatbuffer;
+  namespace fb = etpack::pte_fb;
   const fb::Program& p = file.program();
   const fb::ExecutionPlan* plan = p.execution_plan()->Get(0);
   const auto* cs = p.constant_segment();

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "bpte_format.h"
-#include "bundled_program_generated.h"
+#include "bundled_program_etpack_generated.h"
 #include "etpack/bpte.h"
 #include "etpack/layout.h"
 #include "pte_format.h"
@@ -49,7 +49,7 @@ ArtifactPlan PlanOfSource(SourcePtr source) {
 
 namespace {
 
-namespace bfb = bundled_program_flatbuffer;
+namespace bfb = etpack::bpte_fb;
 using flatbuffers::FlatBufferBuilder;
 using flatbuffers::Offset;
 
@@ -204,7 +204,7 @@ class BptePlanner {
     } else {
       data = fbb.CreateVector(std::vector<uint8_t>{});
     }
-    return bfb::CreateTensor(fbb, static_cast<executorch_flatbuffer::ScalarType>(l.scalar_type),
+    return bfb::CreateTensor(fbb, static_cast<etpack::pte_fb::ScalarType>(l.scalar_type),
                              sizes, data, dim_order, pv.segment);
   }
 

@@ -11,17 +11,17 @@
 #include <utility>
 
 #include "bpte_format.h"
-#include "bundled_program_generated.h"
+#include "bundled_program_etpack_generated.h"
 #include "etpack/bpte.h"
 #include "flatbuffer_tree.h"
 #include "mapped_file.h"
-#include "program_generated.h"
+#include "program_etpack_generated.h"
 #include "scalar_type.h"
 #include "segment_table.h"
 
 namespace etpack {
 
-namespace bfb = bundled_program_flatbuffer;
+namespace bfb = etpack::bpte_fb;
 
 namespace bpte {
 
@@ -377,7 +377,7 @@ Status CheckTensorBytes(const BundledValue& v, const std::string& path) {
 }  // namespace
 
 Status CheckAgainstProgram(const std::vector<BundledTestSuite>& suites, const PteFile& program) {
-  namespace pfb = executorch_flatbuffer;
+  namespace pfb = etpack::pte_fb;
   const auto& plans = *program.program().execution_plan();
   for (size_t s = 0; s < suites.size(); ++s) {
     const BundledTestSuite& suite = suites[s];

@@ -7,13 +7,13 @@
 
 #include "etpack/json.h"
 #include "etpack/layout.h"
-#include "program_generated.h"
+#include "program_etpack_generated.h"
 #include "program_walk.h"
 #include "scalar_type.h"
 
 namespace etpack {
 
-namespace fb = executorch_flatbuffer;
+namespace fb = etpack::pte_fb;
 
 namespace {
 

@@ -105,7 +105,7 @@ std::string_view View(const flatbuffers::String* s) {
   return s ? std::string_view(s->c_str(), s->size()) : std::string_view();
 }
 
-// "executorch_flatbuffer.Tensor" -> "Tensor", the form flatc JSON uses.
+// "etpack.pte_fb.Tensor" -> "Tensor", the form flatc JSON uses.
 std::string_view Unqualified(const flatbuffers::String* name) {
   std::string_view v = View(name);
   size_t dot = v.rfind('.');

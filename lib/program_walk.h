@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "etpack/status.h"
-#include "program_generated.h"
+#include "program_etpack_generated.h"
 
 namespace etpack {
 
@@ -14,14 +14,14 @@ namespace etpack {
 // order, and stops at the first error fn returns.
 // REQUIRES: `program` passed the FlatBuffers verifier.
 template <typename Fn>
-Status ForEachTensor(const executorch_flatbuffer::Program& program, Fn fn) {
+Status ForEachTensor(const etpack::pte_fb::Program& program, Fn fn) {
   const auto* plans = program.execution_plan();
   if (plans == nullptr) return Status::OK();
   for (uint32_t p = 0; p < plans->size(); ++p) {
     const auto* values = plans->Get(p)->values();
     if (values == nullptr) continue;
     for (uint32_t v = 0; v < values->size(); ++v) {
-      const executorch_flatbuffer::Tensor* t = values->Get(v)->val_as_Tensor();
+      const etpack::pte_fb::Tensor* t = values->Get(v)->val_as_Tensor();
       if (t != nullptr) ETPACK_RETURN_IF_ERROR(fn(p, v, *t));
     }
   }

@@ -14,7 +14,7 @@
 #include <set>
 
 #include "etpack/ptd.h"
-#include "flat_tensor_generated.h"
+#include "flat_tensor_etpack_generated.h"
 #include "flatbuffer_tree.h"
 #include "header_insert.h"
 #include "mapped_file.h"
@@ -23,7 +23,7 @@
 
 namespace etpack {
 
-namespace ftb = flat_tensor_flatbuffer;
+namespace ftb = etpack::ptd_fb;
 
 namespace ptd {
 

@@ -12,7 +12,7 @@
 
 #include "flatbuffer_tree.h"
 #include "mapped_file.h"
-#include "program_generated.h"
+#include "program_etpack_generated.h"
 #include "program_walk.h"
 #include "pte_format.h"
 #include "scalar_type.h"
@@ -20,7 +20,7 @@
 
 namespace etpack {
 
-namespace fb = executorch_flatbuffer;
+namespace fb = etpack::pte_fb;
 
 // The runtime's kTensorDimensionLimit.
 constexpr uint32_t kMaxTensorRank = 16;

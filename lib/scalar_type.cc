@@ -1,6 +1,6 @@
 #include "scalar_type.h"
 
-#include "scalar_type_generated.h"
+#include "scalar_type_etpack_generated.h"
 
 namespace etpack {
 
@@ -19,9 +19,9 @@ uint32_t ScalarTypeElementSize(int code) {
 }
 
 std::string ScalarTypeName(int code) {
-  using executorch_flatbuffer::ScalarType;
+  using etpack::pte_fb::ScalarType;
   const char* name = code >= 0 && code <= static_cast<int>(ScalarType::MAX)
-                         ? executorch_flatbuffer::EnumNameScalarType(static_cast<ScalarType>(code))
+                         ? etpack::pte_fb::EnumNameScalarType(static_cast<ScalarType>(code))
                          : "";
   return *name ? name : "scalar_type " + std::to_string(code);
 }

@@ -11,7 +11,7 @@
 #include <fstream>
 
 #include "bpte_format.h"
-#include "bundled_program_generated.h"
+#include "bundled_program_etpack_generated.h"
 #include "etpack/bpte.h"
 #include "etpack/json.h"
 #include "etpack/manifest.h"
@@ -22,7 +22,7 @@
 
 using namespace etpack;
 using namespace etpack::testing;
-namespace bfb = bundled_program_flatbuffer;
+namespace bfb = etpack::bpte_fb;
 using Catch::Matchers::Contains;
 
 namespace {
@@ -188,7 +188,7 @@ struct RawBpte {
     auto dims = fbb.CreateVector(std::vector<uint8_t>{0, 1});
     fbb.ForceVectorAlignment(tensor_data.size(), 1, 16);
     auto data = fbb.CreateVector(tensor_data);
-    auto t = bfb::CreateTensor(fbb, executorch_flatbuffer::ScalarType::FLOAT, sizes, data, dims,
+    auto t = bfb::CreateTensor(fbb, etpack::pte_fb::ScalarType::FLOAT, sizes, data, dims,
                                data_segment);
     auto v = bfb::CreateValue(fbb, val_type, t.Union());
     auto inputs = fbb.CreateVector(std::vector<flatbuffers::Offset<bfb::Value>>{v});

@@ -13,17 +13,17 @@
 #include "etpack/ptd.h"
 #include "etpack/pte.h"
 #include "etpack/pte_reader.h"
-#include "flat_tensor_generated.h"
+#include "flat_tensor_etpack_generated.h"
 #include "header_insert.h"
-#include "program_generated.h"
+#include "program_etpack_generated.h"
 #include "scalar_type.h"
 #include "test_files.h"
 #include "test_programs.h"
 
 using namespace etpack;
 using namespace etpack::testing;
-namespace fb = executorch_flatbuffer;
-namespace ftb = flat_tensor_flatbuffer;
+namespace fb = etpack::pte_fb;
+namespace ftb = etpack::ptd_fb;
 
 namespace {
 

@@ -18,7 +18,7 @@
 #include "test_files.h"
 #include "etpack/source.h"
 #include "flatbuffer_tree.h"
-#include "program_generated.h"
+#include "program_etpack_generated.h"
 
 #include <flatbuffers/reflection_generated.h>
 
@@ -28,7 +28,7 @@ namespace {
 using etpack::testing::GoldenDir;
 
 namespace fs = std::filesystem;
-namespace efb = executorch_flatbuffer;
+namespace efb = etpack::pte_fb;
 
 std::vector<uint8_t> ReadBytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -143,7 +143,7 @@ json::Value& Value1(json::Value& program) {
 TEST_CASE("GetSchema is the embedded program schema") {
   const reflection::Schema& s = GetSchema(SchemaId::kProgram);
   REQUIRE(s.root_table() != nullptr);
-  CHECK(s.root_table()->name()->str() == "executorch_flatbuffer.Program");
+  CHECK(s.root_table()->name()->str() == "etpack.pte_fb.Program");
   CHECK(s.file_ident()->str() == "ET12");
 }
 

@@ -14,14 +14,14 @@
 #include "etpack/ptd.h"
 #include "etpack/pte.h"
 #include "etpack/pte_reader.h"
-#include "program_generated.h"
+#include "program_etpack_generated.h"
 #include "scalar_type.h"
 #include "test_files.h"
 #include "test_programs.h"
 
 using namespace etpack;
 using namespace etpack::testing;
-namespace fb = executorch_flatbuffer;
+namespace fb = etpack::pte_fb;
 
 namespace {
 

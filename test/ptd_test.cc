@@ -4,13 +4,13 @@
 #include <cstring>
 
 #include "etpack/ptd.h"
-#include "flat_tensor_generated.h"
+#include "flat_tensor_etpack_generated.h"
 #include "header_insert.h"
 #include "test_programs.h"
 
 using namespace etpack;
 using namespace etpack::testing;
-namespace ftb = flat_tensor_flatbuffer;
+namespace ftb = etpack::ptd_fb;
 
 namespace {
 

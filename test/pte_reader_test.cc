@@ -5,14 +5,14 @@
 
 #include "etpack/pte.h"
 #include "etpack/pte_reader.h"
-#include "program_generated.h"
+#include "program_etpack_generated.h"
 #include "pte_format.h"
 #include "header_insert.h"
 #include "test_programs.h"
 
 using namespace etpack;
 using namespace etpack::testing;
-namespace fb = executorch_flatbuffer;
+namespace fb = etpack::pte_fb;
 
 namespace {
 

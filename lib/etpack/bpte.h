@@ -30,7 +30,7 @@
 #include "etpack/status.h"
 #include "etpack/writer.h"
 
-namespace bundled_program_flatbuffer {
+namespace etpack::bpte_fb {
 struct BundledProgram;
 }
 
@@ -124,7 +124,7 @@ class BpteFile {
   uint64_t head_size() const { return mapped_; }
   uint64_t size() const { return size_; }
   BpteLayout layout() const { return layout_; }
-  const bundled_program_flatbuffer::BundledProgram& bundled() const { return *root_; }
+  const etpack::bpte_fb::BundledProgram& bundled() const { return *root_; }
 
   uint64_t program_offset() const { return program_offset_; }
   uint64_t program_size() const { return program_size_; }
@@ -154,7 +154,7 @@ class BpteFile {
   std::shared_ptr<const void> keep_alive_;
   SourcePtr file_;  // set when opened from a path
   BpteLayout layout_ = BpteLayout::kStandard;
-  const bundled_program_flatbuffer::BundledProgram* root_ = nullptr;
+  const etpack::bpte_fb::BundledProgram* root_ = nullptr;
   uint64_t flatbuffer_size_ = 0;
   uint64_t segment_base_offset_ = 0;
   uint64_t program_offset_ = 0;

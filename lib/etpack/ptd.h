@@ -31,7 +31,7 @@
 #include "etpack/status.h"
 #include "etpack/writer.h"
 
-namespace flat_tensor_flatbuffer {
+namespace etpack::ptd_fb {
 struct FlatTensor;
 }
 
@@ -137,7 +137,7 @@ class PtdFile {
   uint64_t head_size() const { return mapped_; }
   uint64_t size() const { return size_; }
   const FlatTensorHeader& header() const { return header_; }
-  const flat_tensor_flatbuffer::FlatTensor& flat_tensor() const { return *root_; }
+  const etpack::ptd_fb::FlatTensor& flat_tensor() const { return *root_; }
 
   struct Entry {
     std::string key;
@@ -171,7 +171,7 @@ class PtdFile {
   std::shared_ptr<const void> keep_alive_;
   SourcePtr file_;  // set when opened from a path: bulk reads go through it
   FlatTensorHeader header_;
-  const flat_tensor_flatbuffer::FlatTensor* root_ = nullptr;
+  const etpack::ptd_fb::FlatTensor* root_ = nullptr;
   std::vector<Entry> entries_;
   PtdLayout layout_;
 };

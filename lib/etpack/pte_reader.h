@@ -19,7 +19,7 @@
 #include "etpack/source.h"
 #include "etpack/status.h"
 
-namespace executorch_flatbuffer {
+namespace etpack::pte_fb {
 struct Program;
 }
 
@@ -58,7 +58,7 @@ class PteFile {
   uint64_t head_size() const { return mapped_; }
   uint64_t size() const { return size_; }
   const ExtendedHeader& header() const { return header_; }
-  const executorch_flatbuffer::Program& program() const { return *program_; }
+  const etpack::pte_fb::Program& program() const { return *program_; }
 
   // The segment table with roles (constants, mutable, delegate, named data)
   // as found in the program.
@@ -103,7 +103,7 @@ class PteFile {
   std::shared_ptr<const void> keep_alive_;
   SourcePtr file_;  // set when opened from a path: bulk reads go through it
   ExtendedHeader header_;
-  const executorch_flatbuffer::Program* program_ = nullptr;
+  const etpack::pte_fb::Program* program_ = nullptr;
   PteLayout layout_;
 };
 
