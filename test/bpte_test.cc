@@ -10,13 +10,13 @@
 #include <filesystem>
 #include <fstream>
 
-#include "bpte_format.h"
+#include "bpte/bpte_format.h"
 #include "bundled_program_etpack_generated.h"
 #include "etpack/bpte.h"
 #include "etpack/json.h"
 #include "etpack/manifest.h"
 #include "etpack/pte_reader.h"
-#include "header_insert.h"
+#include "layout/header_insert.h"
 #include "test_files.h"
 #include "test_programs.h"
 

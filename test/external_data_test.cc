@@ -14,9 +14,9 @@
 #include "etpack/pte.h"
 #include "etpack/pte_reader.h"
 #include "flat_tensor_etpack_generated.h"
-#include "header_insert.h"
+#include "layout/header_insert.h"
 #include "program_etpack_generated.h"
-#include "scalar_type.h"
+#include "flatbuffer/scalar_type.h"
 #include "test_files.h"
 #include "test_programs.h"
 

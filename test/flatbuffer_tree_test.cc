@@ -17,7 +17,7 @@
 #include "etpack/json.h"
 #include "test_files.h"
 #include "etpack/source.h"
-#include "flatbuffer_tree.h"
+#include "flatbuffer/flatbuffer_tree.h"
 #include "program_etpack_generated.h"
 
 #include <flatbuffers/reflection_generated.h>

@@ -15,7 +15,7 @@
 #include "etpack/pte.h"
 #include "etpack/pte_reader.h"
 #include "program_etpack_generated.h"
-#include "scalar_type.h"
+#include "flatbuffer/scalar_type.h"
 #include "test_files.h"
 #include "test_programs.h"
 

@@ -21,7 +21,7 @@
 #include "etpack/ptd.h"
 #include "etpack/pte_reader.h"
 #include "etpack/writer.h"
-#include "mapped_file.h"
+#include "io/mapped_file.h"
 #include "test_files.h"
 #include "test_programs.h"
 

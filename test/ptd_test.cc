@@ -5,7 +5,7 @@
 
 #include "etpack/ptd.h"
 #include "flat_tensor_etpack_generated.h"
-#include "header_insert.h"
+#include "layout/header_insert.h"
 #include "test_programs.h"
 
 using namespace etpack;

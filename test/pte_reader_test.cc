@@ -6,8 +6,8 @@
 #include "etpack/pte.h"
 #include "etpack/pte_reader.h"
 #include "program_etpack_generated.h"
-#include "pte_format.h"
-#include "header_insert.h"
+#include "pte/pte_format.h"
+#include "layout/header_insert.h"
 #include "test_programs.h"
 
 using namespace etpack;

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "etpack/json.h"
-#include "scalar_type.h"
+#include "flatbuffer/scalar_type.h"
 
 namespace etpack {
 namespace {

@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "etpack/layout.h"
-#include "scalar_type.h"
-#include "base64.h"
-#include "json_document.h"
+#include "flatbuffer/scalar_type.h"
+#include "core/base64.h"
+#include "core/json_document.h"
 
 namespace etpack {
 namespace {

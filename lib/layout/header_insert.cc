@@ -1,4 +1,4 @@
-#include "header_insert.h"
+#include "layout/header_insert.h"
 
 #include <string>
 

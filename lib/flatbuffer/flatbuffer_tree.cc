@@ -1,4 +1,4 @@
-#include "flatbuffer_tree.h"
+#include "flatbuffer/flatbuffer_tree.h"
 
 #include <flatbuffers/flatbuffer_builder.h>
 #include <flatbuffers/idl.h>

@@ -16,8 +16,8 @@
 #include "etpack/layout.h"
 #include "etpack/pte.h"
 #include "etpack/writer.h"
-#include "flatbuffer_tree.h"
-#include "pte_format.h"
+#include "flatbuffer/flatbuffer_tree.h"
+#include "pte/pte_format.h"
 
 namespace etpack {
 

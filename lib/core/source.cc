@@ -15,7 +15,7 @@
 #include <new>
 #include <utility>
 
-#include "range_text.h"
+#include "core/range_text.h"
 
 namespace etpack {
 namespace {

@@ -8,10 +8,10 @@
 #include "etpack/json.h"
 #include "etpack/layout.h"
 #include "etpack/ptd.h"
-#include "flatbuffer_tree.h"
-#include "header_insert.h"
-#include "ptd_format.h"
-#include "scalar_type.h"
+#include "flatbuffer/flatbuffer_tree.h"
+#include "layout/header_insert.h"
+#include "ptd/ptd_format.h"
+#include "flatbuffer/scalar_type.h"
 
 namespace etpack {
 

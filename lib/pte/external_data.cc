@@ -8,8 +8,8 @@
 #include "etpack/json.h"
 #include "etpack/layout.h"
 #include "program_etpack_generated.h"
-#include "program_walk.h"
-#include "scalar_type.h"
+#include "pte/program_walk.h"
+#include "flatbuffer/scalar_type.h"
 
 namespace etpack {
 

@@ -10,14 +10,14 @@
 #include <string>
 #include <utility>
 
-#include "bpte_format.h"
+#include "bpte/bpte_format.h"
 #include "bundled_program_etpack_generated.h"
 #include "etpack/bpte.h"
-#include "flatbuffer_tree.h"
-#include "mapped_file.h"
+#include "flatbuffer/flatbuffer_tree.h"
+#include "io/mapped_file.h"
 #include "program_etpack_generated.h"
-#include "scalar_type.h"
-#include "segment_table.h"
+#include "flatbuffer/scalar_type.h"
+#include "layout/segment_table.h"
 
 namespace etpack {
 

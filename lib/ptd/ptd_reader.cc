@@ -15,11 +15,11 @@
 
 #include "etpack/ptd.h"
 #include "flat_tensor_etpack_generated.h"
-#include "flatbuffer_tree.h"
-#include "header_insert.h"
-#include "mapped_file.h"
-#include "ptd_format.h"
-#include "segment_table.h"
+#include "flatbuffer/flatbuffer_tree.h"
+#include "layout/header_insert.h"
+#include "io/mapped_file.h"
+#include "ptd/ptd_format.h"
+#include "layout/segment_table.h"
 
 namespace etpack {
 

@@ -1,4 +1,4 @@
-#include "pte_format.h"
+#include "pte/pte_format.h"
 
 #include <cstring>
 #include <string>

@@ -2,7 +2,7 @@
 #include <string>
 #include <utility>
 
-#include "checked_sink.h"
+#include "io/checked_sink.h"
 #include "etpack/sink.h"
 
 namespace etpack {

@@ -14,9 +14,9 @@
 #include "etpack/npy.h"
 #include "etpack/ptd.h"
 #include "etpack/source.h"
-#include "scalar_type.h"
-#include "base64.h"
-#include "json_document.h"
+#include "flatbuffer/scalar_type.h"
+#include "core/base64.h"
+#include "core/json_document.h"
 
 namespace etpack {
 namespace {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "etpack/status.h"
-#include "header_insert.h"
+#include "layout/header_insert.h"
 
 namespace etpack::pte {
 

@@ -1,4 +1,4 @@
-#include "json_document.h"
+#include "core/json_document.h"
 
 namespace etpack {
 

@@ -13,11 +13,11 @@
 #include <utility>
 #include <vector>
 
-#include "bpte_format.h"
+#include "bpte/bpte_format.h"
 #include "bundled_program_etpack_generated.h"
 #include "etpack/bpte.h"
 #include "etpack/layout.h"
-#include "pte_format.h"
+#include "pte/pte_format.h"
 
 namespace etpack {
 

@@ -25,6 +25,6 @@ Result<uint64_t> TensorNbytes(int scalar_type, const Sizes& sizes, const std::st
 
 }  // namespace etpack
 
-#include "scalar_type_inl.h"
+#include "flatbuffer/scalar_type_inl.h"
 
 #endif  // ETPACK_SCALAR_TYPE_H_

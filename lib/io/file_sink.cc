@@ -34,9 +34,9 @@
 #include <utility>
 #include <vector>
 
-#include "checked_sink.h"
+#include "io/checked_sink.h"
 #include "etpack/sink.h"
-#include "range_text.h"
+#include "core/range_text.h"
 
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23

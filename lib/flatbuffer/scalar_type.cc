@@ -1,4 +1,4 @@
-#include "scalar_type.h"
+#include "flatbuffer/scalar_type.h"
 
 #include "scalar_type_etpack_generated.h"
 

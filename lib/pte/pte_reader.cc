@@ -10,13 +10,13 @@
 #include <cstring>
 #include <map>
 
-#include "flatbuffer_tree.h"
-#include "mapped_file.h"
+#include "flatbuffer/flatbuffer_tree.h"
+#include "io/mapped_file.h"
 #include "program_etpack_generated.h"
-#include "program_walk.h"
-#include "pte_format.h"
-#include "scalar_type.h"
-#include "segment_table.h"
+#include "pte/program_walk.h"
+#include "pte/pte_format.h"
+#include "flatbuffer/scalar_type.h"
+#include "layout/segment_table.h"
 
 namespace etpack {
 
