@@ -7,8 +7,12 @@
 #include <random>
 #include <utility>
 
+#include "bpte/bpte_header.h"
+#include "etpack/pte_reader.h"
 #include "layout/assembler.h"
 #include "layout/header_insert.h"
+#include "ptd/ptd_header.h"
+#include "pte/pte_header.h"
 
 using namespace etpack;
 
@@ -336,4 +340,68 @@ TEST_CASE("NestedSegment keeps a plan's placements and refuses a malformed one")
   auto bad = NestedSegment(inner, 128);
   REQUIRE_FALSE(bad.ok());
   CHECK(bad.status().message().find("artifact plan: placements[0]") != std::string::npos);
+}
+
+// ---- the three header codecs, each against its own parser ------------------------
+
+namespace {
+
+// One 10-byte segment after a 200-byte flatbuffer, with `codec`'s header.
+Assembly AssembleWith(const HeaderCodec& codec, uint64_t base_alignment) {
+  std::vector<Segment> segments = {SourceSegment(Sized({10})[0])};
+  auto layout = LayoutSegments(segments, base_alignment);
+  REQUIRE(layout.ok());
+  auto a = Assemble(FakeFlatbuffer(200), &codec, base_alignment, segments, *layout);
+  REQUIRE(a.ok());
+  return *a;
+}
+
+}  // namespace
+
+TEST_CASE("eh00: the codec's header parses back, padded to the largest force_align") {
+  auto codec = pte::ExtendedHeaderCodec(64);
+  REQUIRE(codec.ok());
+  CHECK(codec->header_size == 64);
+  CHECK(pte::ExtendedHeaderCodec(8)->header_size == 32);
+  CHECK_FALSE(pte::ExtendedHeaderCodec(48).ok());
+  const Assembly a = AssembleWith(*codec, 128);
+  auto h = ParseExtendedHeader(a.artifact.head.data(), a.artifact.head.size());
+  REQUIRE(h.ok());
+  CHECK(h->present);
+  CHECK(h->length == 32);
+  CHECK(h->program_size == 264);
+  CHECK(h->segment_base_offset == 384);
+  CHECK(h->segment_data_size == 10);
+}
+
+TEST_CASE("FH01: the codec's header parses back") {
+  const Assembly a = AssembleWith(ptd::kHeaderCodec, 128);
+  auto h = ptd::ParseHeader(a.artifact.head.data(), a.artifact.head.size());
+  REQUIRE(h.ok());
+  CHECK(h->length == 40);
+  CHECK(h->flatbuffer_offset == 48);
+  CHECK(h->flatbuffer_size == 200);
+  CHECK(h->segment_base_offset == 256);
+  CHECK(h->segment_data_size == 10);
+  CHECK(a.artifact.head[8 + 40] == 0);  // the padding to 48
+}
+
+TEST_CASE("bh00: the codec's header parses back; absent or short is told apart") {
+  const Assembly a = AssembleWith(bpte::kHeaderCodec, 4096);
+  auto h = bpte::ParseHeader(a.artifact.head.data(), a.artifact.head.size());
+  REQUIRE(h.ok());
+  CHECK(h->present);
+  CHECK(h->length == 32);
+  CHECK(h->flatbuffer_size == 232);
+  CHECK(h->segment_base_offset == 4096);
+  CHECK(h->segment_data_size == 10);
+
+  const std::vector<uint8_t> plain = FakeFlatbuffer(200);
+  auto none = bpte::ParseHeader(plain.data(), plain.size());
+  REQUIRE(none.ok());
+  CHECK_FALSE(none->present);
+  std::vector<uint8_t> bad = a.artifact.head;
+  StoreLE32(bad.data() + 12, 16);
+  CHECK(bpte::ParseHeader(bad.data(), bad.size()).status().message() ==
+        "bh00 header length = 16 is below 32");
 }
