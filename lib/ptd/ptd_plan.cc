@@ -79,9 +79,10 @@ Status CheckFlatbufferFits(const PtdInput& input) {
   return Status::OK();
 }
 
-// The FlatTensor, byte for byte as the schema-driven tree builder lays it
-// out (and the goldens hold): a table's strings, vectors and subtables
+// The FlatTensor laid out byte for byte as the schema-driven tree builder
+// (flatbuffer_tree.cc) would: a table's strings, vectors and subtables
 // first in field order, then its scalars in field order, then its offsets.
+// (The generated Create* functions add fields by size instead.)
 std::vector<uint8_t> BuildFlatTensor(const std::vector<PlannedEntry>& entries,
                                      const std::vector<Segment>& segments,
                                      const SegmentLayout& layout) {
@@ -142,7 +143,8 @@ Result<PtdPlan> PlanPtd(const PtdInput& input, const PtdOptions& options) {
     const std::string what = "entries[" + std::to_string(i) + "] '" + e.key + "'";
     if (e.key.empty()) return InvalidArgument("entries[" + std::to_string(i) + "]: empty key");
     if (!keys.insert(e.key).second) return InvalidArgument(what + ": duplicate key");
-    ETPACK_ASSIGN_OR_RETURN(size_t segment, per_buffer.SegmentOf(e.buffer_index, e.alignment, what));
+    ETPACK_ASSIGN_OR_RETURN(size_t segment,
+                            per_buffer.SegmentOf(e.buffer_index, e.alignment, what));
     if (e.layout) {
       const SourcePtr& buffer = input.buffers[e.buffer_index];
       ETPACK_ASSIGN_OR_RETURN(uint64_t nbytes, LayoutNbytes(*e.layout, what));
