@@ -13,7 +13,7 @@
 #include "commands.h"
 #include "etpack/bpte.h"
 #include "etpack/bundle_cases.h"
-#include "etpack/layout.h"
+#include "layout/layout.h"
 #include "etpack/pte_reader.h"
 #include "etpack/source.h"
 #include "etpack/writer.h"

@@ -19,7 +19,7 @@
 
 #include "etpack/external_data.h"
 #include "etpack/json.h"
-#include "etpack/layout.h"
+#include "layout/layout.h"
 #include "etpack/manifest.h"
 #include "etpack/ptd.h"
 #include "etpack/pte.h"

@@ -12,7 +12,7 @@
 
 #include "commands.h"
 #include "etpack/json.h"
-#include "etpack/layout.h"
+#include "layout/layout.h"
 #include "etpack/ptd.h"
 #include "etpack/safetensors.h"
 #include "etpack/writer.h"
