@@ -164,8 +164,8 @@ void RemoveScratchDir() {
   }
 }
 
-// Streams `plan` into <scratch>/out.pte through a fresh file sink (open,
-// write, Finish, close are all timed), then deletes the file untimed. On
+// Streams `plan` into <scratch>/out.pte through a fresh POSIX output
+// (create, write, publish are all timed), then deletes the file untimed. On
 // failure marks the benchmark skipped and returns false; the caller breaks.
 bool WriteOnce(benchmark::State& state, const etpack::ArtifactPlan& plan,
                const etpack::FileSinkOptions& options) {

@@ -34,7 +34,7 @@ inline Status PublishOne(std::unique_ptr<OutputFile> out) {
   return Publish(std::move(outputs));
 }
 
-// Reserves `size` and writes `bytes` at 0, the whole file.
+// Reserves bytes.size() and writes `bytes` at 0: the whole file.
 inline Status Fill(OutputFile& out, const std::vector<uint8_t>& bytes) {
   ETPACK_RETURN_IF_ERROR(out.Reserve(bytes.size()));
   return out.Write(0, bytes.data(), bytes.size());
