@@ -8,9 +8,11 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <set>
 #include <string>
@@ -134,6 +136,45 @@ TEST_CASE("a read-only file is replaced only where cp would replace it") {
     CHECK(ReadFile(path) == Bytes{'o', 'l', 'd'});
   }
   CHECK(dir.List() == std::set<std::string>{"out.pte"});
+}
+
+// Run as root, the test drops to an unprivileged user in a child process to
+// see what cp would refuse there.
+TEST_CASE("a file the user may not write is refused, as cp refuses it") {
+  if (!Root()) {
+    SUCCEED("the 0444 case above covers an unprivileged user");
+    return;
+  }
+  const uid_t nobody = 65534;
+  TempDir dir;
+  REQUIRE(::chmod(dir.path().c_str(), 0777) == 0);
+  const std::string theirs = dir.File("root.pte"), mine_ro = dir.File("ro.pte"),
+                    mine = dir.File("rw.pte");
+  for (const std::string& f : {theirs, mine_ro, mine}) WriteFile(f, std::string("old"));
+  REQUIRE(::chmod(theirs.c_str(), 0644) == 0);  // root's, readable by all
+  REQUIRE(::chown(mine_ro.c_str(), nobody, nobody) == 0);
+  REQUIRE(::chmod(mine_ro.c_str(), 0444) == 0);
+  REQUIRE(::chown(mine.c_str(), nobody, nobody) == 0);
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {  // no Catch2 here: the exit code says which check failed
+    if (::setgid(nobody) != 0 || ::setuid(nobody) != 0) ::_exit(10);
+    Status a = WriteNew(theirs);
+    if (a.code() != Code::kIoError || !Contains(a.message(), std::strerror(EACCES))) ::_exit(11);
+    Status b = WriteNew(mine_ro);
+    if (b.code() != Code::kIoError || !Contains(b.message(), std::strerror(EACCES))) ::_exit(12);
+    if (!WriteNew(mine).ok()) ::_exit(13);
+    ::_exit(0);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  CHECK(ReadFile(theirs) == Bytes{'o', 'l', 'd'});
+  CHECK(ReadFile(mine_ro) == Bytes{'o', 'l', 'd'});
+  CHECK(ReadFile(mine) == kNew);
+  CHECK(dir.List() == std::set<std::string>{"root.pte", "ro.pte", "rw.pte"});
 }
 
 TEST_CASE("a symbolic link is written through: the link stays, its target is replaced") {
