@@ -13,6 +13,7 @@
 #include "etpack/source.h"
 #include "etpack/writer.h"
 #include "io/fault_output.h"
+#include "io/publish_steps.h"
 #include "output_test_util.h"
 #include "test_files.h"
 
@@ -40,6 +41,23 @@ TEST_CASE("memory output holds nothing until published") {
   REQUIRE(PublishOne(std::move(out)).ok());
   REQUIRE(fs.files().count("a.pte") == 1);
   CHECK(fs.files().at("a.pte") == Bytes{0, 0, 'a', 'b', 0, 0, 0, 'x', 'y', 'z'});
+}
+
+TEST_CASE("an output synced by its writer is published as usual") {
+  MemoryOutputFs fs;
+  auto out = Open(fs, "a.pte");
+  REQUIRE(out->Reserve(1).ok());
+  REQUIRE(out->Write(0, "x", 1).ok());
+  REQUIRE(out->Sync().ok());
+  REQUIRE(out->Sync().ok());
+  CHECK(out->Write(1, "", 0).code() == Code::kInvalidArgument);  // no writes after Sync
+  CHECK(PublishOne(std::move(out)).code() == Code::kInvalidArgument);
+  auto again = Open(fs, "a.pte");
+  REQUIRE(again->Reserve(1).ok());
+  REQUIRE(again->Write(0, "y", 1).ok());
+  REQUIRE(again->Sync().ok());
+  REQUIRE(PublishOne(std::move(again)).ok());
+  CHECK(fs.files().at("a.pte") == Bytes{'y'});
 }
 
 TEST_CASE("memory output dropped unpublished leaves the old bytes") {
@@ -70,9 +88,12 @@ TEST_CASE("memory output rejects out-of-order writes, stickily") {
 
 TEST_CASE("publishing steps out of order are refused") {
   MemoryOutputFs fs;
+  auto early = Open(fs, "a.pte");
+  CHECK(early->Sync().code() == Code::kInvalidArgument);  // before Reserve
+  CHECK(PublishOne(std::move(early)).code() == Code::kInvalidArgument);
   auto out = Open(fs, "a.pte");
   REQUIRE(out->Reserve(1).ok());
-  CHECK(out->Rename().code() == Code::kInvalidArgument);  // before Sync and Link
+  CHECK(PublishSteps::Rename(*out).code() == Code::kInvalidArgument);  // before Sync, Link
   CHECK(PublishOne(std::move(out)).code() == Code::kInvalidArgument);
   CHECK(Publish({}).ok());  // nothing to publish
   std::vector<std::unique_ptr<OutputFile>> none(1);

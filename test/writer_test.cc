@@ -46,17 +46,19 @@ class CountingOutput : public OutputFile {
   }
   uint64_t bytes_written() const override { return written; }
   Status Sync() override { return Status::OK(); }
-  Status Link() override { return Status::OK(); }
-  Status Rename() override { return Status::OK(); }
-  void Unplace() override {}
-  Status SyncDirectory() override { return Status::OK(); }
-  bool replaced_existing() const override { return false; }
 
   std::string name = "counting";
   uint64_t reserved = 0;
   int reserve_calls = 0;
   uint64_t written = 0;
   std::vector<std::pair<uint64_t, uint64_t>> writes;
+
+ protected:
+  Status Link() override { return Status::OK(); }
+  Status Rename() override { return Status::OK(); }
+  void Unplace() override {}
+  Status SyncDirectory() override { return Status::OK(); }
+  bool replaced_existing() const override { return false; }
 };
 
 SourcePtr Bytes(size_t n, uint32_t seed = 1) { return OwnedSource(PatternBytes(n, seed)); }

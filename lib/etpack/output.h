@@ -62,11 +62,14 @@ class OutputFile {
   // Bytes written so far (for progress reports).
   virtual uint64_t bytes_written() const = 0;
 
-  // The steps of publishing. Publish() calls them, in this order, on every
-  // output it is given; other callers have no reason to.
-  //
-  // Makes the written bytes durable (when the output syncs at all).
+  // Makes the written bytes durable (when the output syncs at all), after
+  // the last Write. Publish() calls it first; calling it earlier is harmless.
   virtual Status Sync() = 0;
+
+ protected:
+  // The other steps of publishing, which only Publish() takes, in this order
+  // (implementations and wrappers reach them through io/publish_steps.h).
+  //
   // Gives the output a name next to its destination: the destination
   // itself when that is free (the output is then in place), else a hidden
   // temporary name.
@@ -82,6 +85,9 @@ class OutputFile {
   virtual Status SyncDirectory() = 0;
   // True once the output replaced an existing file at its destination.
   virtual bool replaced_existing() const = 0;
+
+ private:
+  friend class PublishSteps;
 };
 
 class OutputFs {
@@ -100,8 +106,8 @@ class OutputFs {
 // Puts every output at its destination as one unit, in the order given
 // (list data files before the program that refers to them: a program then
 // never appears without its data). Each output must be complete (reserved
-// and written). All are synced first, then all named, and only then moved
-// into place; on failure none is in place, except when a later move fails
+// and written). All are synced first, then all named (a free destination
+// taken directly), and only then moved over the files they replace; on failure none is in place, except when a later move fails
 // after an earlier output already replaced an existing file, which the
 // error then names. The outputs are consumed: on failure they are
 // discarded.

@@ -64,12 +64,14 @@ class CheckedOutput : public OutputFile {
   uint64_t bytes_written() const override { return written_; }
 
   Status Sync() final {
+    if (stage_ == Stage::kSynced && status_.ok()) return Status::OK();
     ETPACK_RETURN_IF_ERROR(Expect(Stage::kWriting, "Sync"));
     ETPACK_RETURN_IF_ERROR(Fail(DoSync()));
     stage_ = Stage::kSynced;
     return Status::OK();
   }
 
+ protected:
   Status Link() final {
     ETPACK_RETURN_IF_ERROR(Expect(Stage::kSynced, "Link"));
     ETPACK_RETURN_IF_ERROR(Fail(DoLink(&placed_free_)));
@@ -103,7 +105,6 @@ class CheckedOutput : public OutputFile {
     return (stage_ == Stage::kPlaced || stage_ == Stage::kPublished) && !placed_free_;
   }
 
- protected:
   explicit CheckedOutput(std::string destination) : destination_(std::move(destination)) {}
 
   // REQUIRES of each hook: the base has checked the call order and, for

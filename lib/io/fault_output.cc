@@ -1,5 +1,7 @@
 #include "io/fault_output.h"
 
+#include "io/publish_steps.h"
+
 #include <sys/mman.h>
 
 #include <string>
@@ -45,13 +47,19 @@ class FaultInjectingOutput final : public OutputFile {
   }
 
   Status Sync() override { return Step(FaultStep::kSync, [&] { return inner_->Sync(); }); }
-  Status Link() override { return Step(FaultStep::kLink, [&] { return inner_->Link(); }); }
-  Status Rename() override { return Step(FaultStep::kRename, [&] { return inner_->Rename(); }); }
-  void Unplace() override { inner_->Unplace(); }
-  Status SyncDirectory() override {
-    return Step(FaultStep::kDirectorySync, [&] { return inner_->SyncDirectory(); });
+
+ protected:
+  Status Link() override {
+    return Step(FaultStep::kLink, [&] { return PublishSteps::Link(*inner_); });
   }
-  bool replaced_existing() const override { return inner_->replaced_existing(); }
+  Status Rename() override {
+    return Step(FaultStep::kRename, [&] { return PublishSteps::Rename(*inner_); });
+  }
+  void Unplace() override { PublishSteps::Unplace(*inner_); }
+  Status SyncDirectory() override {
+    return Step(FaultStep::kDirectorySync, [&] { return PublishSteps::SyncDirectory(*inner_); });
+  }
+  bool replaced_existing() const override { return PublishSteps::replaced_existing(*inner_); }
 
  private:
   template <typename Fn>

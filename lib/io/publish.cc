@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "etpack/output.h"
+#include "io/publish_steps.h"
 
 namespace etpack {
 
@@ -52,10 +53,10 @@ class InterruptsHeld {
 Status Undo(const std::vector<std::unique_ptr<OutputFile>>& outputs, Status failure) {
   std::string replaced;
   for (const auto& out : outputs) {
-    if (out->replaced_existing()) {
+    if (PublishSteps::replaced_existing(*out)) {
       replaced += (replaced.empty() ? "" : ", ") + out->destination();
     }
-    out->Unplace();
+    PublishSteps::Unplace(*out);
   }
   if (replaced.empty()) return failure;
   return Status(failure.code(), failure.message() + " (" + replaced +
@@ -73,11 +74,11 @@ Status Publish(std::vector<std::unique_ptr<OutputFile>> outputs) {
   {
     InterruptsHeld held;
     for (const auto& out : outputs) {
-      Status s = out->Link();
+      Status s = PublishSteps::Link(*out);
       if (!s.ok()) return Undo(outputs, s);
     }
     for (const auto& out : outputs) {
-      Status s = out->Rename();
+      Status s = PublishSteps::Rename(*out);
       if (!s.ok()) return Undo(outputs, s);
     }
   }
@@ -85,7 +86,7 @@ Status Publish(std::vector<std::unique_ptr<OutputFile>> outputs) {
   // synced but try them all.
   Status first;
   for (const auto& out : outputs) {
-    Status s = out->SyncDirectory();
+    Status s = PublishSteps::SyncDirectory(*out);
     if (first.ok() && !s.ok()) first = s;
   }
   return first;
