@@ -201,10 +201,13 @@ class PosixOutput final : public CheckedOutput {
   Status DoLink(bool* placed_free) override {
     const std::string from = temp_.empty() ? ProcFdPath(fd_) : temp_;
     if (calls_->Linkat(from.c_str(), path_.c_str()) == 0) {
-      *placed_free = true;
       if (!temp_.empty()) ::unlink(temp_.c_str());
       temp_.clear();
-      return Close();
+      Status closed = Close();
+      // Failing, the step must leave nothing in place.
+      if (!closed.ok()) ::unlink(path_.c_str());
+      *placed_free = closed.ok();
+      return closed;
     }
     if (errno != EEXIST) {
       return IoError(path_ + ": cannot link " + TempText() + " into place", errno);
