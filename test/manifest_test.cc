@@ -78,17 +78,6 @@ int CountBlobObjects(const json::Value& v) {
   return n;
 }
 
-int CountBlobs(const json::Value& v) {
-  if (v.kind() == json::Kind::kBlob) return 1;
-  int n = 0;
-  if (v.kind() == json::Kind::kObject) {
-    for (const auto& m : v.members()) n += CountBlobs(m.second);
-  } else if (v.kind() == json::Kind::kArray) {
-    for (const auto& i : v.items()) n += CountBlobs(i);
-  }
-  return n;
-}
-
 std::string LoadError(const std::string& manifest, const std::string& base_dir = "") {
   json::Value doc = MustParse(manifest);
   Result<PteManifest> m = PteManifestFromJson(doc, base_dir, "m.json");
@@ -123,11 +112,15 @@ TEST_CASE("every golden .pte input loads", "[manifest]") {
     Result<PteManifest> m = LoadPteManifest(dir + "/" + n);
     INFO(m.status().ToString());
     REQUIRE(m.ok());
-    const json::Value& program = m->input.program;
+    const json::Value& program = m->input.program.tree();
     REQUIRE(program.kind() == json::Kind::kObject);
     CHECK(CountBlobObjects(program) == 0);
-    // constant_buffer always holds at least the placeholder.
-    CHECK(CountBlobs(program) >= 1);
+    // The bytes are beside the tree: constants hold at least the placeholder.
+    CHECK(m->input.constants.size() >= 1);
+    REQUIRE(program.Find("constant_buffer") != nullptr);
+    for (const json::Value& b : program.Find("constant_buffer")->items()) {
+      CHECK(b.Find("storage")->is_null());
+    }
     // The planner fills these; the null-vs-[] distinction must survive.
     REQUIRE(program.Find("segments") != nullptr);
     CHECK(program.Find("segments")->kind() == json::Kind::kArray);
@@ -166,10 +159,8 @@ TEST_CASE("pte_named_data: buffers and entries", "[manifest]") {
   CHECK(m->options.delegate_alignment == 16);
   CHECK(m->options.extract_delegate_segments);
 
-  const json::Value* storage =
-      m->input.program.Find("constant_buffer")->items()[1].Find("storage");
-  REQUIRE(storage->kind() == json::Kind::kBlob);
-  CHECK(storage->blob()->size() == 24);
+  REQUIRE(m->input.constants.size() >= 2);
+  CHECK(m->input.constants[1]->size() == 24);
 }
 
 TEST_CASE("pte_mutable: mutable data sources", "[manifest]") {
@@ -210,7 +201,7 @@ TEST_CASE("defaults when options are absent", "[manifest]") {
   CHECK(m->options.constant_tensor_alignment == 16);
   CHECK(m->options.delegate_alignment == 16);
   CHECK(m->options.extract_delegate_segments);
-  CHECK(m->input.program == MustParse(R"({"version": 0})"));
+  CHECK(m->input.program.tree() == MustParse(R"({"version": 0})"));
 }
 
 TEST_CASE("file-referenced blobs resolve against the manifest folder", "[manifest]") {
@@ -232,15 +223,19 @@ TEST_CASE("file-referenced blobs resolve against the manifest folder", "[manifes
   Result<PteManifest> m = LoadPteManifest(path);
   INFO(m.status().ToString());
   REQUIRE(m.ok());
-  const auto& cb = m->input.program.Find("constant_buffer")->items();
+  const auto& cb = m->input.constants;
   REQUIRE(cb.size() == 6);
-  CHECK(Bytes(cb[0].Find("storage")->blob()).empty());
-  CHECK(Bytes(cb[1].Find("storage")->blob()) == Bytes("0123456789"));
-  CHECK(Bytes(cb[2].Find("storage")->blob()) == Bytes("456789"));
-  CHECK(Bytes(cb[3].Find("storage")->blob()) == Bytes("234"));
-  CHECK(cb[4].Find("storage")->blob()->size() == 0);
-  // A byte array is not a blob object: left for the planner.
-  CHECK(cb[5].Find("storage")->kind() == json::Kind::kArray);
+  CHECK(Bytes(cb[0]).empty());
+  CHECK(Bytes(cb[1]) == Bytes("0123456789"));
+  CHECK(Bytes(cb[2]) == Bytes("456789"));
+  CHECK(Bytes(cb[3]) == Bytes("234"));
+  CHECK(cb[4]->size() == 0);
+  // A byte array is taken as the bytes themselves.
+  CHECK(Bytes(cb[5]) == std::vector<uint8_t>{1, 2, 3});
+  // None stay in the tree.
+  for (const json::Value& b : m->input.program.tree().Find("constant_buffer")->items()) {
+    CHECK(b.Find("storage")->is_null());
+  }
   REQUIRE(m->input.mutable_data.size() == 1);
   CHECK(Bytes(m->input.mutable_data[0]) == Bytes("01"));
   REQUIRE(m->input.named_buffers.size() == 1);
@@ -248,9 +243,10 @@ TEST_CASE("file-referenced blobs resolve against the manifest folder", "[manifes
   CHECK(m->input.named_entries[0].alignment == 64);
 
   // An absolute path is taken as is, whatever base_dir says.
-  json::Value tree = MustParse(R"({"x": {"file": ")" + dir.path() + R"(/w.bin", "length": 1}})");
-  REQUIRE(ResolveBlobs(tree, "/nonexistent", "t.json").ok());
-  CHECK(Bytes(tree.Find("x")->blob()) == Bytes("0"));
+  json::Value blob = MustParse(R"({"file": ")" + dir.path() + R"(/w.bin", "length": 1})");
+  Result<SourcePtr> src = BlobSource(blob, "/nonexistent", "t.json");
+  REQUIRE(src.ok());
+  CHECK(Bytes(*src) == Bytes("0"));
 }
 
 TEST_CASE("PteManifestFromJson leaves the document untouched", "[manifest]") {
@@ -259,17 +255,17 @@ TEST_CASE("PteManifestFromJson leaves the document untouched", "[manifest]") {
   Result<PteManifest> m = PteManifestFromJson(doc, "", "m.json");
   REQUIRE(m.ok());
   CHECK(doc == before);
-  CHECK(Bytes(m->input.program.Find("constant_buffer")->items()[0].Find("storage")->blob()) ==
-        Bytes("ABC"));
+  REQUIRE(m->input.constants.size() == 1);
+  CHECK(Bytes(m->input.constants[0]) == Bytes("ABC"));
 }
 
 TEST_CASE("base64 is strict RFC 4648 with padding", "[manifest]") {
   auto decode = [](const std::string& b64, uint64_t size) -> Result<std::vector<uint8_t>> {
-    json::Value tree = MustParse(R"({"b": {"base64": ")" + b64 + R"(", "size": )" +
-                                 std::to_string(size) + "}}");
-    Status s = ResolveBlobs(tree, "", "t.json");
-    if (!s.ok()) return s;
-    return ReadAll(*tree.Find("b")->blob());
+    json::Value blob = MustParse(R"({"base64": ")" + b64 + R"(", "size": )" +
+                                 std::to_string(size) + "}");
+    Result<SourcePtr> src = BlobSource(blob, "", "t.json", "b");
+    if (!src.ok()) return src.status();
+    return ReadAll(**src);
   };
   CHECK(*decode("", 0) == Bytes(""));
   CHECK(*decode("Zg==", 1) == Bytes("f"));
@@ -422,8 +418,8 @@ TEST_CASE("ignored members and null sections", "[manifest]") {
   CHECK(m->options.segment_alignment == 128);
   CHECK(m->input.mutable_data.empty());
   CHECK(m->input.named_buffers.empty());
-  CHECK(m->input.program.Find("named_data")->is_null());
-  CHECK(m->input.program.Find("segments")->items().empty());
+  CHECK(m->input.program.tree().Find("named_data")->is_null());
+  CHECK(m->input.program.tree().Find("segments")->items().empty());
 }
 
 TEST_CASE("LoadPteManifest reports parse and read errors with the path", "[manifest]") {

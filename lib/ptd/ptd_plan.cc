@@ -8,7 +8,7 @@
 #include "etpack/json.h"
 #include "etpack/layout.h"
 #include "etpack/ptd.h"
-#include "flatbuffer/flatbuffer_tree.h"
+#include "flatbuffer/tree_builder.h"
 #include "layout/header_insert.h"
 #include "ptd/ptd_format.h"
 #include "flatbuffer/scalar_type.h"
