@@ -134,25 +134,24 @@ TEST_CASE("pte_named_data: buffers and entries", "[manifest]") {
   REQUIRE(m.ok());
   const PteInput& in = m->input;
   CHECK(in.mutable_data.empty());
-  REQUIRE(in.named_buffers.size() == 3);
-  CHECK(in.named_buffers[0]->size() == 10);
-  CHECK(in.named_buffers[1]->size() == 200);
-  CHECK(in.named_buffers[2]->size() == 5);
-  CHECK(Bytes(in.named_buffers[0]) == Bytes("named-A-10"));
-  CHECK(Bytes(in.named_buffers[2]) == Bytes("CCCCC"));
-  std::vector<uint8_t> b = Bytes(in.named_buffers[1]);
+  REQUIRE(in.named_data.size() == 4);
+  CHECK(in.named_data[0].source->size() == 10);
+  CHECK(in.named_data[1].source->size() == 200);
+  CHECK(in.named_data[3].source->size() == 5);
+  // Keys of one buffer share its source.
+  CHECK(in.named_data[2].source == in.named_data[1].source);
+  CHECK(Bytes(in.named_data[0].source) == Bytes("named-A-10"));
+  CHECK(Bytes(in.named_data[3].source) == Bytes("CCCCC"));
+  std::vector<uint8_t> b = Bytes(in.named_data[1].source);
   for (size_t i = 0; i < b.size(); ++i) {
     INFO(i);
     REQUIRE(b[i] == static_cast<uint8_t>(i * 13));
   }
-  REQUIRE(in.named_entries.size() == 4);
   const char* keys[] = {"blob.a", "blob.b", "blob.b_alias", "blob.c"};
-  const uint32_t index[] = {0, 1, 1, 2};
   const uint64_t align[] = {1, 64, 1024, 512};
   for (size_t i = 0; i < 4; ++i) {
-    CHECK(in.named_entries[i].key == keys[i]);
-    CHECK(in.named_entries[i].buffer_index == index[i]);
-    CHECK(in.named_entries[i].alignment == align[i]);
+    CHECK(in.named_data[i].key == keys[i]);
+    CHECK(in.named_data[i].alignment == align[i]);
   }
   CHECK(m->options.segment_alignment == 128);
   CHECK(m->options.constant_tensor_alignment == 16);
@@ -175,8 +174,7 @@ TEST_CASE("pte_mutable: mutable data sources", "[manifest]") {
   CHECK(Bytes(md[1]) == std::vector<uint8_t>{0, 0, 0x80, 0x3e, 0, 0, 0, 0x3f, 0, 0, 0x40, 0x3f});
   CHECK(Bytes(md[2]) == std::vector<uint8_t>{0xf9, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff});
   CHECK(Bytes(md[3]) == std::vector<uint8_t>{1, 2, 3, 4, 5});
-  CHECK(m->input.named_buffers.empty());
-  CHECK(m->input.named_entries.empty());
+  CHECK(m->input.named_data.empty());
 }
 
 TEST_CASE("serializer options from golden inputs", "[manifest]") {
@@ -238,9 +236,9 @@ TEST_CASE("file-referenced blobs resolve against the manifest folder", "[manifes
   }
   REQUIRE(m->input.mutable_data.size() == 1);
   CHECK(Bytes(m->input.mutable_data[0]) == Bytes("01"));
-  REQUIRE(m->input.named_buffers.size() == 1);
-  CHECK(Bytes(m->input.named_buffers[0]) == Bytes("89"));
-  CHECK(m->input.named_entries[0].alignment == 64);
+  REQUIRE(m->input.named_data.size() == 1);
+  CHECK(Bytes(m->input.named_data[0].source) == Bytes("89"));
+  CHECK(m->input.named_data[0].alignment == 64);
 
   // An absolute path is taken as is, whatever base_dir says.
   json::Value blob = MustParse(R"({"file": ")" + dir.path() + R"(/w.bin", "length": 1})");
@@ -417,7 +415,7 @@ TEST_CASE("ignored members and null sections", "[manifest]") {
   REQUIRE(m.ok());
   CHECK(m->options.segment_alignment == 128);
   CHECK(m->input.mutable_data.empty());
-  CHECK(m->input.named_buffers.empty());
+  CHECK(m->input.named_data.empty());
   CHECK(m->input.program.tree().Find("named_data")->is_null());
   CHECK(m->input.program.tree().Find("segments")->items().empty());
 }

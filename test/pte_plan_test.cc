@@ -182,9 +182,9 @@ TEST_CASE("a delegate not given INLINE is an error naming the field") {
 TEST_CASE("mutable data and named data segments") {
   PteInput in = SmallProgram({Pattern(24, 1)});
   in.mutable_data = {Bytes({}), Pattern(12, 2), Pattern(8, 3), Pattern(5, 4)};
-  in.named_buffers = {Pattern(10, 5), Pattern(200, 6), Pattern(5, 7)};
-  in.named_entries = {{"blob.a", 0, 1}, {"blob.b", 1, 64}, {"blob.b_alias", 1, 1024},
-                      {"blob.c", 2, 512}};
+  const SourcePtr a = Pattern(10, 5), b = Pattern(200, 6), c = Pattern(5, 7);
+  in.named_data = {{"blob.a", a, 1}, {"blob.b", b, 64}, {"blob.b_alias", b, 1024},
+                   {"blob.c", c, 512}};
   auto plan = PlanPte(in);
   REQUIRE(plan.ok());
   const auto& s = plan->layout.segments;
@@ -214,11 +214,14 @@ TEST_CASE("invalid options and inputs are errors, not layouts") {
     CHECK_FALSE(PlanPte(SmallProgram({}), o).ok());
   }
   PteInput in = SmallProgram({});
-  in.named_buffers = {Pattern(1, 1)};
-  in.named_entries = {{"k", 3, 1}};
+  in.named_data = {{"k", Pattern(1, 1), 1}, {"j", nullptr, 1}};
   auto r = PlanPte(in);
   REQUIRE_FALSE(r.ok());
-  CHECK(r.status().message().find("buffer_index = 3") != std::string::npos);
+  CHECK(r.status().message() == "named_data[1].source: null source");
+  in.named_data = {{"k", Pattern(1, 1), 48}};
+  r = PlanPte(in);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().message().find("named_data[0].alignment") != std::string::npos);
 }
 
 TEST_CASE("beyond 4 GiB: planned without reading a byte; near 2^64: an error") {
@@ -314,8 +317,7 @@ TEST_CASE("the structure as flatbuffer bytes plans like the tree") {
     PteOptions o;
     o.extract_delegate_segments = extract;
     PteInput in = SmallProgram({Pattern(24, 1), Pattern(8, 2)}, {Pattern(100, 3), Bytes({})});
-    in.named_buffers = {Pattern(10, 5)};
-    in.named_entries = {{"blob", 0, 64}};
+    in.named_data = {{"blob", Pattern(10, 5), 64}};
     std::vector<uint8_t> fb = StructureFlatbuffer(SmallProgram({Pattern(24, 1), Pattern(8, 2)},
                                                                {Pattern(100, 3), Bytes({})}));
     auto from_tree = PlanPte(in, o);

@@ -50,11 +50,13 @@ struct PteOptions {
   bool extract_delegate_segments = true;
 };
 
-// A key of the program's named data, stored in the .pte.
-struct NamedDataEntry {
+// A key of the program's named data, stored in the .pte. Entries with the
+// same source (the same SourcePtr) share one buffer: one segment, whose
+// alignment the first of them decides.
+struct NamedData {
   std::string key;
-  uint32_t buffer_index = 0;  // into PteInput::named_buffers
-  uint64_t alignment = 1;     // power of two; the first key of a buffer decides
+  SourcePtr source;
+  uint64_t alignment = 1;  // power of two
 };
 
 // The Program table without its bulk data, in one of two forms:
@@ -108,10 +110,8 @@ struct PteInput {
   // Delegate payloads: a delegate whose processed is {location: INLINE,
   // index: i} uses delegates[i]. Every entry must be referenced.
   std::vector<SourcePtr> delegates;
-  // Named data: distinct buffers, and the keys that refer to them in order
-  // (entries sharing a buffer share one segment).
-  std::vector<SourcePtr> named_buffers;
-  std::vector<NamedDataEntry> named_entries;
+  // Named data, looked up by key; segments follow this order.
+  std::vector<NamedData> named_data;
 };
 
 // What each segment of a planned or read .pte holds.

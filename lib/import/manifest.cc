@@ -381,12 +381,14 @@ Status ReadNamedData(const JsonDocument& cx, json::Value* nd, PteInput& input) {
   ETPACK_RETURN_IF_ERROR(cx.CheckMembers(*nd, path, {"buffers", "entries"}));
   // tensor_layout describes .ptd tensors; a .pte stores named data as
   // plain bytes, so it is accepted and ignored.
+  // Entries that share a buffer_index share its source, and so its segment.
+  std::vector<SourcePtr> buffers;
   std::vector<PtdEntry> entries;
   ETPACK_RETURN_IF_ERROR(
-      ReadBuffersAndEntries(cx, *nd, path, /*layouts=*/false, input.named_buffers, entries));
-  input.named_entries.reserve(entries.size());
+      ReadBuffersAndEntries(cx, *nd, path, /*layouts=*/false, buffers, entries));
+  input.named_data.reserve(entries.size());
   for (PtdEntry& e : entries) {
-    input.named_entries.push_back({std::move(e.key), e.buffer_index, e.alignment});
+    input.named_data.push_back({std::move(e.key), buffers[e.buffer_index], e.alignment});
   }
   return Status::OK();
 }

@@ -332,29 +332,23 @@ class PtePlanner {
 
   Status PlanNamedData() {
     program_.Set("named_data", json::Value::Null());
-    if (input_.named_entries.empty()) return Status::OK();
-    std::map<uint32_t, size_t> segment_of_buffer;
+    if (input_.named_data.empty()) return Status::OK();
+    std::map<const Source*, size_t> segment_of_source;
     std::vector<json::Value> named;
-    named.reserve(input_.named_entries.size());
-    for (size_t i = 0; i < input_.named_entries.size(); ++i) {
-      const NamedDataEntry& e = input_.named_entries[i];
-      const std::string path = "named_data.entries[" + std::to_string(i) + "]";
-      if (e.buffer_index >= input_.named_buffers.size() ||
-          input_.named_buffers[e.buffer_index] == nullptr) {
-        return InvalidArgument(path + ".buffer_index = " + std::to_string(e.buffer_index) +
-                               " is out of range: there are " +
-                               std::to_string(input_.named_buffers.size()) + " buffers");
-      }
+    named.reserve(input_.named_data.size());
+    for (size_t i = 0; i < input_.named_data.size(); ++i) {
+      const NamedData& e = input_.named_data[i];
+      const std::string path = "named_data[" + std::to_string(i) + "]";
+      if (e.source == nullptr) return InvalidArgument(path + ".source: null source");
       ETPACK_RETURN_IF_ERROR(CheckAlignment(e.alignment, path + ".alignment"));
-      auto it = segment_of_buffer.find(e.buffer_index);
-      if (it == segment_of_buffer.end()) {
+      auto it = segment_of_source.find(e.source.get());
+      if (it == segment_of_source.end()) {
         // The first key that uses a buffer decides its alignment, as in the
         // reference serializer; later keys' alignments are not consulted.
-        const SourcePtr& buffer = input_.named_buffers[e.buffer_index];
-        it = segment_of_buffer.emplace(e.buffer_index, segments_.size()).first;
+        it = segment_of_source.emplace(e.source.get(), segments_.size()).first;
         segments_.push_back(PendingSegment{SegmentRole::kNamedData,
-                                           {buffer->size(), e.alignment},
-                                           {{0, buffer}}, 1});
+                                           {e.source->size(), e.alignment},
+                                           {{0, e.source}}, 1});
       }
       named.push_back(json::Value::Object({{"key", json::Value::String(e.key)},
                                            {"segment_index", json::Value::UInt(it->second)}}));

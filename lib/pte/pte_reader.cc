@@ -555,17 +555,14 @@ Result<PteInput> PteFile::ToInputImpl() const {
   // Named data: one buffer per distinct segment. The original alignment is
   // not recorded in the file; keep whatever alignment the segment had.
   if (const auto* named = prog.named_data()) {
-    std::map<uint32_t, uint32_t> buffer_of_segment;
+    std::map<uint32_t, SourcePtr> source_of_segment;
     for (uint32_t i = 0; i < named->size(); ++i) {
       const uint32_t seg = named->Get(i)->segment_index();
-      auto it = buffer_of_segment.find(seg);
-      if (it == buffer_of_segment.end()) {
-        it = buffer_of_segment.emplace(seg, static_cast<uint32_t>(in.named_buffers.size())).first;
-        in.named_buffers.push_back(SegmentSource(seg));
-      }
+      SourcePtr& source = source_of_segment[seg];
+      if (source == nullptr) source = SegmentSource(seg);
       const uint64_t rel = segments->Get(seg)->offset();
-      in.named_entries.push_back({named->Get(i)->key()->str(), it->second,
-                                  rel == 0 ? 1 : OffsetAlignment(rel)});
+      in.named_data.push_back(
+          {named->Get(i)->key()->str(), source, rel == 0 ? 1 : OffsetAlignment(rel)});
     }
   }
   in.program = ProgramStructure::FromTree(std::move(tree));
