@@ -87,10 +87,8 @@ Result<PtdManifest> PtdManifestFromJson(const json::Value& doc,
 using AnyManifest = std::variant<PteManifest, PtdManifest>;
 Result<AnyManifest> LoadManifest(const std::string& path);
 
-// Whether `v` is a blob object ({"base64"...} or {"file"...}).
-bool IsBlob(const json::Value& v);
-
-// The bytes a blob object stands for, as a source: base64 decoded now, a
+// The bytes a blob object ({"base64": ..., "size": N} or {"file": ...,
+// "offset": N, "length": N}) stands for, as a source: base64 decoded now, a
 // file range opened now (relative to `base_dir`). Errors name `origin` and
 // `path` (the blob's JSON path).
 Result<SourcePtr> BlobSource(const json::Value& blob, const std::string& base_dir,

@@ -466,8 +466,6 @@ std::string DirName(const std::string& path) {
 
 }  // namespace
 
-bool IsBlob(const json::Value& v) { return IsBlobObject(v); }
-
 Result<SourcePtr> BlobSource(const json::Value& blob, const std::string& base_dir,
                              const std::string& origin, const std::string& path) {
   return RequireBlob(JsonDocument(origin, base_dir), blob, path);
