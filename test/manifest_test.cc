@@ -257,6 +257,36 @@ TEST_CASE("PteManifestFromJson leaves the document untouched", "[manifest]") {
   CHECK(Bytes(m->input.constants[0]) == Bytes("ABC"));
 }
 
+TEST_CASE("the program becomes a plain tree; its bulk bytes go to typed lists", "[manifest]") {
+  json::Value doc = MustParse(Manifest(R"(,
+      "constant_buffer": [{"storage": []}, {"storage": {"base64": "QUJD", "size": 3}}],
+      "backend_delegate_data": [{"data": {"base64": "AAEC", "size": 3}}, {"data": [9]}],
+      "execution_plan": [{"delegates": [{"id": "B", "processed": {"location": 0, "index": 1},
+          "compile_specs": [{"key": "k", "value": {"base64": "BAAAAA==", "size": 4}}]}]}])"));
+  Result<PteManifest> m = PteManifestFromJson(doc, "", "m.json");
+  INFO(m.status().ToString());
+  REQUIRE(m.ok());
+  REQUIRE(m->input.constants.size() == 2);
+  CHECK(Bytes(m->input.constants[0]).empty());
+  CHECK(Bytes(m->input.constants[1]) == Bytes("ABC"));
+  REQUIRE(m->input.delegates.size() == 2);
+  CHECK(Bytes(m->input.delegates[0]) == std::vector<uint8_t>{0, 1, 2});
+  CHECK(Bytes(m->input.delegates[1]) == std::vector<uint8_t>{9});
+  const json::Value& tree = m->input.program.tree();
+  CHECK(CountBlobObjects(tree) == 0);
+  CHECK(tree.Find("backend_delegate_data")->items()[0].Find("data")->is_null());
+  // A small [ubyte] field keeps its bytes in the tree, spelled out.
+  const json::Value& spec = tree.Find("execution_plan")->items()[0].Find("delegates")
+                                ->items()[0].Find("compile_specs")->items()[0];
+  CHECK(*spec.Find("value") == MustParse("[4, 0, 0, 0]"));
+
+  CHECK(LoadError(Manifest(R"(, "constant_buffer": [{"storage": [1, 256]}])")) ==
+        "m.json: program.constant_buffer[0].storage[1] = 256 is not a byte value 0..255");
+  CHECK(LoadError(Manifest(R"(, "backend_delegate_data": [{"data": "AAEC"}])")) ==
+        "m.json: program.backend_delegate_data[0].data = \"AAEC\" is not a blob or an array "
+        "of bytes");
+}
+
 TEST_CASE("base64 is strict RFC 4648 with padding", "[manifest]") {
   auto decode = [](const std::string& b64, uint64_t size) -> Result<std::vector<uint8_t>> {
     json::Value blob = MustParse(R"({"base64": ")" + b64 + R"(", "size": )" +
