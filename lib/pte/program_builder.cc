@@ -1,7 +1,9 @@
 #include "etpack/program_builder.h"
 
 #include <limits>
+#include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "pte/pte_format.h"
 
