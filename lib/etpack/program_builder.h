@@ -8,8 +8,8 @@
 //
 //   ProgramBuilder program;
 //   MethodBuilder& forward = program.AddMethod("forward");
-//   const int32_t x = forward.PlannedTensor({6, {4}}, /*memory_id=*/1, 0);
-//   const int32_t w = forward.ConstantTensor({6, {4}}, /*constant_index=*/1);  // FLOAT
+//   const int32_t x = forward.PlannedTensor({6, {4}, {}}, /*memory_id=*/1, 0);
+//   const int32_t w = forward.ConstantTensor({6, {4}, {}}, /*constant_index=*/1);
 //   const int32_t add = forward.Operator("aten::add", "out");
 //   forward.KernelCall(add, {x, w, forward.Int(1), x, x});
 //   forward.SetInputs({x});
