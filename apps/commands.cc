@@ -613,9 +613,8 @@ void ReportPtd(const std::string& output, const PtdPlan& plan, const PtdInput& i
               plan.layout.segments.size(), options.segment_alignment);
 }
 
-Status PlanAndWrite(const std::string& output, const PteInput& input,
-                    const PteOptions& options) {
-  ETPACK_ASSIGN_OR_RETURN(PtePlan plan, PlanPte(input, options));
+Status PlanAndWrite(const std::string& output, PteInput input, const PteOptions& options) {
+  ETPACK_ASSIGN_OR_RETURN(PtePlan plan, PlanPte(std::move(input), options));
   ETPACK_RETURN_IF_ERROR(WritePlanned(output, plan.artifact));
   ReportPte(output, plan, options);
   return Status::OK();
@@ -772,7 +771,7 @@ int Repack(const std::vector<std::string>& argv) {
   if (ptd_path == nullptr) {
     Result<PteInput> input = (*file)->ToInput();
     if (!input.ok()) return Failure(input.status());
-    if (Status s = PlanAndWrite(job->output, *input, options); !s.ok()) return Failure(s);
+    if (Status s = PlanAndWrite(job->output, std::move(*input), options); !s.ok()) return Failure(s);
     return kExitOk;
   }
 
@@ -785,7 +784,7 @@ int Repack(const std::vector<std::string>& argv) {
   PtdOptions ptd_options;
   ptd_options.segment_alignment = options.segment_alignment;
   // Plan both before writing either: a plan error leaves no file behind.
-  Result<PtePlan> pte_plan = PlanPte(split->first, options);
+  Result<PtePlan> pte_plan = PlanPte(std::move(split->first), options);
   if (!pte_plan.ok()) return Failure(pte_plan.status().WithContext(job->output));
   Result<PtdPlan> ptd_plan = PlanPtd(split->second, ptd_options);
   if (!ptd_plan.ok()) return Failure(ptd_plan.status().WithContext(*ptd_path));
@@ -816,7 +815,7 @@ int Pack(const std::vector<std::string>& argv) {
   if (auto* pte = std::get_if<PteManifest>(&*manifest)) {
     PteOptions options = pte->options;
     if (Status s = ApplyAlignmentFlags(job->args, &options); !s.ok()) return Failure(s);
-    if (Status s = PlanAndWrite(job->output, pte->input, options); !s.ok()) return Failure(s);
+    if (Status s = PlanAndWrite(job->output, std::move(pte->input), options); !s.ok()) return Failure(s);
     return kExitOk;
   }
 

@@ -14,7 +14,7 @@
 #include "bpte/bpte_header.h"
 #include "bundled_program_etpack_generated.h"
 #include "etpack/bpte.h"
-#include "flatbuffer/flatbuffer_tree.h"
+#include "flatbuffer/tree_reader.h"
 #include "io/mapped_file.h"
 #include "program_etpack_generated.h"
 #include "flatbuffer/scalar_type.h"

@@ -72,9 +72,9 @@ class PteFile {
   // Any validated byte range of the file as a source.
   SourcePtr RangeSource(uint64_t offset, uint64_t length) const;
 
-  // The program as a writer input, in the reference exporter's form:
-  // constants, mutable values, delegate payloads and named data become
-  // blobs borrowing this file (whether they were inline or in segments),
+  // The program as a writer input: the structure as a tree, and constants,
+  // mutable values, delegate payloads and named data as PteInput's lists of
+  // sources borrowing this file (whether they were inline or in segments);
   // delegates are re-pointed INLINE. PlanPte(ToInput()) re-lays the file
   // out; this is how `etpack repack` works.
   Result<PteInput> ToInput() const;

@@ -15,7 +15,7 @@
 
 #include "etpack/ptd.h"
 #include "flat_tensor_etpack_generated.h"
-#include "flatbuffer/flatbuffer_tree.h"
+#include "flatbuffer/tree_reader.h"
 #include "layout/header_insert.h"
 #include "io/mapped_file.h"
 #include "ptd/ptd_format.h"
