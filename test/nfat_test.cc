@@ -165,8 +165,8 @@ TEST_CASE("HasNfatMagic tells containers from programs and short payloads") {
 TEST_CASE("aligned containers place every payload on the alignment and read back") {
   for (uint64_t align : {uint64_t{16}, uint64_t{64}, uint64_t{4096}}) {
     INFO("alignment " << align);
-    std::vector<std::vector<uint8_t>> payloads = {PatternBytes(5, 1), {}, PatternBytes(100, 2),
-                                                  PatternBytes(1, 3), {}};
+    std::vector<std::vector<uint8_t>> payloads = {
+        PatternBytes(5, 1), {}, PatternBytes(100, 2), PatternBytes(1, 3), {}};
     std::vector<NfatEntryInput> in;
     for (size_t i = 0; i < payloads.size(); ++i) {
       in.push_back(NfatBytes("Backend" + std::to_string(i), OwnedSource(payloads[i])));
@@ -220,8 +220,8 @@ TEST_CASE("file-range entries stream from their files and read back as file rang
   testing::WriteFile(dir.File("mlx.bin"), weights);
   Result<SourcePtr> range = FileSource(dir.File("mlx.bin"), 100, 5000);
   REQUIRE(range.ok());
-  Result<NfatPlan> plan = PlanNfat({NfatBytes("NativeBackend", OwnedSource(PatternBytes(64))),
-                                    NfatBytes("MLXBackend", *range)});
+  Result<NfatPlan> plan = PlanNfat(
+      {NfatBytes("NativeBackend", OwnedSource(PatternBytes(64))), NfatBytes("MLXBackend", *range)});
   REQUIRE(plan.ok());
   REQUIRE(WriteArtifactFile(dir.File("fat.nfat"), plan->artifact).ok());
 
@@ -295,6 +295,8 @@ TEST_CASE("the planner refuses bad ids, bad plans and bad options") {
   CHECK(Contains(error({NfatBytes("", b)}), "entries[0] \"\": backend_id is empty"));
   CHECK(Contains(error({NfatBytes("caf\xc3\xa9", b)}), "0xc3 at 3, which is not ASCII"));
   CHECK(Contains(error({NfatBytes(std::string("a\0b", 3), b)}), "0x00 at 1"));
+  CHECK(Contains(error({NfatBytes("A", b), NfatBytes("B", b), NfatBytes("A", b)}),
+                 "entries[2] \"A\": backend_id is already entries[0]'s"));
   // Exactly 32 characters is the longest id, with no NUL in the table.
   CHECK(PlanNfat({NfatBytes(std::string(32, 'x'), b)}).ok());
 
@@ -304,6 +306,21 @@ TEST_CASE("the planner refuses bad ids, bad plans and bad options") {
   m = error({broken});
   CHECK(Contains(m, "entries[0] \"Native\" payload"));
   CHECK(Contains(m, "placements[0]"));
+}
+
+TEST_CASE("a container that would not fit in 64 bits is kOutOfRange") {
+  auto huge = [] {
+    return GeneratorSource("huge", uint64_t{1} << 63,
+                           [](uint64_t, uint8_t*, size_t) { return Status::OK(); });
+  };
+  Result<NfatPlan> p = PlanNfat({NfatBytes("A", huge()), NfatBytes("B", huge())}, NfatOptions{1});
+  REQUIRE_FALSE(p.ok());
+  CHECK(p.status().code() == Code::kOutOfRange);
+  // One of them fits, and the table says where it is without reading it.
+  p = PlanNfat({NfatBytes("A", huge())});
+  REQUIRE(p.ok());
+  CHECK(p->entries[0].length == uint64_t{1} << 63);
+  CHECK(p->artifact.file_size == 64 + (uint64_t{1} << 63));
 }
 
 // A payload that fails the test on any read outside itself, and counts

@@ -96,10 +96,9 @@ TEST_CASE("PlanSource refuses a malformed plan and reads past the end") {
 TEST_CASE("PlanSource passes a placement's read failure on, naming both") {
   ArtifactPlan plan;
   plan.head = {9};
-  plan.placements.push_back(
-      {8, 8, GeneratorSource("weights", 10, [](uint64_t, uint8_t*, size_t) {
-         return IoError("reading weights", 5);
-       })});
+  plan.placements.push_back({8, 8, GeneratorSource("weights", 10, [](uint64_t, uint8_t*, size_t) {
+                               return IoError("reading weights", 5);
+                             })});
   plan.file_size = 18;
   Result<SourcePtr> src = PlanSource(plan, "outer");
   REQUIRE(src.ok());

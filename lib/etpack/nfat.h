@@ -78,7 +78,7 @@ struct NfatOptions {
 // Where one entry's bytes are. Planned and read containers report the same.
 struct NfatEntry {
   std::string backend_id;
-  uint64_t offset = 0;    // as in the table: from the start of the data section
+  uint64_t offset = 0;  // as in the table: from the start of the data section
   uint64_t length = 0;
   uint64_t position = 0;  // from the start of the container: data section + offset
   // The largest power of two `position` is a multiple of: what the entry
@@ -87,14 +87,14 @@ struct NfatEntry {
 };
 
 struct NfatPlan {
-  ArtifactPlan artifact;         // the whole container
+  ArtifactPlan artifact;           // the whole container
   std::vector<NfatEntry> entries;  // in table order
 };
 
 // Pass one. Entries keep their order in the table and in the data section.
 // Fails with kInvalidArgument naming entries[i] and the value for an empty,
-// longer than 32 or non-ASCII backend id, an invalid payload plan, no
-// entries at all, or a payload_alignment that is not a power of two;
+// longer than 32, non-ASCII or repeated backend id, an invalid payload plan,
+// no entries at all, or a payload_alignment that is not a power of two;
 // kOutOfRange when the container would not fit in 64 bits.
 Result<NfatPlan> PlanNfat(const std::vector<NfatEntryInput>& entries,
                           const NfatOptions& options = {});
@@ -126,7 +126,8 @@ class NfatContainer {
   uint64_t data_offset() const { return data_offset_; }
   const std::vector<NfatEntry>& entries() const { return entries_; }
 
-  // The index of the first entry with this id; kNotFound listing the ids.
+  // The index of the first entry with this id (PlanNfat never repeats one;
+  // other packers might); kNotFound listing the ids.
   Result<size_t> Find(std::string_view backend_id) const;
 
   // Entry i's bytes, read from the payload on demand (a file range stays a

@@ -14,7 +14,7 @@ namespace etpack::nfat {
 inline constexpr char kMagic[4] = {'N', 'F', 'A', 'T'};
 inline constexpr uint64_t kPreambleSize = 12;  // magic, version, count
 inline constexpr uint64_t kIdSize = 32;
-inline constexpr uint64_t kEntrySize = 48;     // id, u64 offset, u64 length
+inline constexpr uint64_t kEntrySize = 48;  // id, u64 offset, u64 length
 
 // Why `id` (the characters before the padding) cannot be a backend id, or
 // "" when it can: 1 to 32 bytes, each 0x01-0x7f.

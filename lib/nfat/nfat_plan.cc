@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -22,8 +23,7 @@ NfatEntryInput NfatBytes(std::string backend_id, SourcePtr bytes) {
   return entry;
 }
 
-Result<NfatPlan> PlanNfat(const std::vector<NfatEntryInput>& entries,
-                          const NfatOptions& options) {
+Result<NfatPlan> PlanNfat(const std::vector<NfatEntryInput>& entries, const NfatOptions& options) {
   const uint64_t align = options.payload_alignment;
   ETPACK_RETURN_IF_ERROR(CheckAlignment(align, "NFAT payload_alignment"));
   if (entries.empty()) {
@@ -40,6 +40,7 @@ Result<NfatPlan> PlanNfat(const std::vector<NfatEntryInput>& entries,
 
   std::vector<Segment> segments;
   segments.reserve(count);
+  std::unordered_map<std::string, size_t> index_of_id;
   for (size_t i = 0; i < count; ++i) {
     const NfatEntryInput& e = entries[i];
     auto what = [&] {
@@ -47,15 +48,20 @@ Result<NfatPlan> PlanNfat(const std::vector<NfatEntryInput>& entries,
     };
     const std::string problem = nfat::BackendIdProblem(e.backend_id);
     if (!problem.empty()) return InvalidArgument(what() + ": backend_id " + problem);
+    // The runtime picks an entry by id: a second one could never be chosen.
+    auto [first, added] = index_of_id.emplace(e.backend_id, i);
+    if (!added) {
+      return InvalidArgument(what() + ": backend_id is already entries[" +
+                             std::to_string(first->second) + "]'s");
+    }
     // Empty payloads take no padding: they would only push later ones on.
     Result<Segment> s = NestedSegment(e.payload, e.payload.file_size > 0 ? align : 1);
     if (!s.ok()) return s.status().WithContext(what() + " payload");
     segments.push_back(std::move(s).value());
   }
   ETPACK_ASSIGN_OR_RETURN(SegmentLayout layout, LayoutSegments(segments, 1, "NFAT entry"));
-  ETPACK_ASSIGN_OR_RETURN(
-      Assembly assembly,
-      Assemble(std::vector<uint8_t>(table_end, 0), nullptr, align, segments, layout));
+  ETPACK_ASSIGN_OR_RETURN(Assembly assembly, Assemble(std::vector<uint8_t>(table_end, 0), nullptr,
+                                                      align, segments, layout));
 
   NfatPlan out;
   std::vector<uint8_t>& head = assembly.artifact.head;
@@ -66,9 +72,8 @@ Result<NfatPlan> PlanNfat(const std::vector<NfatEntryInput>& entries,
   for (size_t i = 0; i < count; ++i) {
     // Without any payload bytes there is no segment base: every entry sits
     // at the end of the table, where the reference packer puts it.
-    const uint64_t position = layout.data_size == 0
-                                  ? table_end
-                                  : assembly.head.segment_base_offset + layout.offsets[i];
+    const uint64_t position =
+        layout.data_size == 0 ? table_end : assembly.head.segment_base_offset + layout.offsets[i];
     NfatEntry e;
     e.backend_id = entries[i].backend_id;
     e.offset = position - table_end;

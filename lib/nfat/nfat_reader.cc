@@ -50,9 +50,9 @@ Result<NfatContainer> NfatContainer::Open(SourcePtr payload, std::string name) {
   uint8_t pre[nfat::kPreambleSize];
   ETPACK_RETURN_IF_ERROR(payload->ReadAt(0, pre, sizeof(pre)).WithContext(name));
   if (std::memcmp(pre, nfat::kMagic, sizeof(nfat::kMagic)) != 0) {
-    return corrupt("magic = " +
-                   nfat::ShownId(std::string_view(reinterpret_cast<const char*>(pre), 4)) +
-                   " is not \"NFAT\"");
+    return corrupt(
+        "magic = " + nfat::ShownId(std::string_view(reinterpret_cast<const char*>(pre), 4)) +
+        " is not \"NFAT\"");
   }
   const uint32_t version = nfat::GetU32(pre + 4);
   if (version != kNfatVersion) {
@@ -136,8 +136,8 @@ Result<NfatContainer> NfatContainer::Open(SourcePtr payload, std::string name) {
 Result<NfatContainer> NfatContainer::FromMemory(const uint8_t* data, uint64_t size,
                                                 std::shared_ptr<const void> keep_alive,
                                                 std::string name) {
-  SourcePtr payload = keep_alive ? MemorySource(data, size, std::move(keep_alive))
-                                 : MemorySource(data, size);
+  SourcePtr payload =
+      keep_alive ? MemorySource(data, size, std::move(keep_alive)) : MemorySource(data, size);
   return Open(std::move(payload), std::move(name));
 }
 
@@ -147,8 +147,7 @@ Result<size_t> NfatContainer::Find(std::string_view backend_id) const {
     if (entries_[i].backend_id == backend_id) return i;
     ids += (i == 0 ? "" : ", ") + nfat::ShownId(entries_[i].backend_id);
   }
-  return NotFound(name_ + ": no entry " + nfat::ShownId(backend_id) + "; the entries are " +
-                  ids);
+  return NotFound(name_ + ": no entry " + nfat::ShownId(backend_id) + "; the entries are " + ids);
 }
 
 SourcePtr NfatContainer::EntrySource(size_t i) const {
