@@ -17,6 +17,7 @@
 #include "etpack/plan_source.h"
 #include "etpack/pte.h"
 #include "etpack/pte_reader.h"
+#include "layout/assembler.h"
 #include "test_files.h"
 #include "test_programs.h"
 
@@ -247,6 +248,10 @@ TEST_CASE("a nested program entry is streamed from its plan and verifies as a pr
       PlanNfat({native, NfatBytes("MLXBackend", OwnedSource(PatternBytes(37, 9)))});
   REQUIRE(fat.ok());
   CHECK(fat->entries[0].length == pte_bytes.size());
+  // Nested further as a segment of another artifact, it keeps its own layout.
+  Result<Segment> nested = NestedSegment(fat->artifact, 128);
+  REQUIRE(nested.ok());
+  CHECK(nested->size == fat->artifact.file_size);
 
   // The container as a delegate payload of an outer program, never
   // materialized on the way in.

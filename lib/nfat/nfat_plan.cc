@@ -60,8 +60,10 @@ Result<NfatPlan> PlanNfat(const std::vector<NfatEntryInput>& entries, const Nfat
     segments.push_back(std::move(s).value());
   }
   ETPACK_ASSIGN_OR_RETURN(SegmentLayout layout, LayoutSegments(segments, 1, "NFAT entry"));
-  ETPACK_ASSIGN_OR_RETURN(Assembly assembly, Assemble(std::vector<uint8_t>(table_end, 0), nullptr,
-                                                      align, segments, layout));
+  Result<Assembly> assembled =
+      Assemble(std::vector<uint8_t>(table_end, 0), nullptr, align, segments, layout);
+  if (!assembled.ok()) return assembled.status().WithContext("NFAT container");
+  Assembly& assembly = assembled.value();
 
   NfatPlan out;
   std::vector<uint8_t>& head = assembly.artifact.head;
