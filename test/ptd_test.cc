@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 #include <cstring>
 
-#include "etpack/ptd.h"
+#include "etpack/ptd_file.h"
 #include "flat_tensor_etpack_generated.h"
 #include "layout/header_insert.h"
 #include "test_programs.h"
