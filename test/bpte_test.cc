@@ -11,6 +11,7 @@
 #include <fstream>
 
 #include "bpte/bpte_format.h"
+#include "bpte/bpte_header.h"
 #include "bundled_program_etpack_generated.h"
 #include "etpack/bpte_file.h"
 #include "etpack/json.h"
@@ -211,10 +212,15 @@ struct RawBpte {
     fbb.Finish(bfb::CreateBundledProgram(fbb, 2, suites, prog, program_segment, segs), "BP08");
     Bytes_ out(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
     if (header) {
-      auto fb_size = bpte::InsertHeader(out);
-      REQUIRE(fb_size.ok());
-      const uint64_t base = (*fb_size + 127) / 128 * 128 + base_pad;
-      bpte::WriteHeaderFields(out.data(), *fb_size, base, segment_bytes.size());
+      HeadLayout l;
+      l.flatbuffer_size = out.size();
+      l.header_size = bpte::kHeaderCodec.header_size;
+      REQUIRE(InsertAfterIdentifier(out, l.header_size).ok());
+      l.head_size = out.size();
+      l.segment_base_offset = (l.head_size + 127) / 128 * 128 + base_pad;
+      l.segment_data_size = segment_bytes.size();
+      bpte::kHeaderCodec.encode(l, out.data() + kInsertedHeaderOffset);
+      const uint64_t base = l.segment_base_offset;
       out.resize(base, 0);
       out.insert(out.end(), segment_bytes.begin(), segment_bytes.end());
     }

@@ -1,10 +1,13 @@
 // .ptd planning and reading, with no files: layouts follow the reference
 // rules and every malformed file is refused with a message that names it.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cstring>
 
+#include "etpack/json.h"
 #include "etpack/ptd_file.h"
 #include "flat_tensor_etpack_generated.h"
+#include "flatbuffer/flatbuffer_tree.h"
 #include "layout/header_insert.h"
 #include "test_programs.h"
 
@@ -183,5 +186,48 @@ TEST_CASE("flipped bytes never crash the reader") {
       auto owner = std::make_shared<std::vector<uint8_t>>(std::move(b));
       (void)PtdFile::FromMemory("x.ptd", owner->data(), owner->size(), owner);
     }
+  }
+}
+
+TEST_CASE("the FlatTensor is the one the schema-driven tree builder makes") {
+  PtdInput shapes = Basic();
+  shapes.buffers.push_back(Pattern(4, 4));
+  shapes.entries.push_back({"blob", 0, 16, std::nullopt});             // shares buffer 0
+  shapes.entries.push_back({"scalar", 3, 4, TensorLayout{6, {}, {}}});  // rank 0
+  for (const PtdInput& in : {Basic(), shapes, PtdInput{}}) {
+    auto plan = PlanPtd(in);
+    REQUIRE(plan.ok());
+    std::vector<json::Value> segments, named;
+    for (const auto& s : plan->layout.segments) {
+      segments.push_back(json::Value::Object(
+          {{"offset", json::Value::UInt(s.offset)}, {"size", json::Value::UInt(s.size)}}));
+    }
+    const auto read = ReadBack(Materialize(plan->artifact));
+    for (const PtdFile::Entry& e : read->entries()) {
+      json::Value entry =
+          json::Value::Object({{"key", json::Value::String(e.key)},
+                               {"segment_index", json::Value::UInt(e.segment_index)}});
+      if (e.layout) {
+        std::vector<json::Value> sizes, dims;
+        for (int32_t x : e.layout->sizes) sizes.push_back(json::Value::Int(x));
+        for (uint8_t d : e.layout->dim_order) dims.push_back(json::Value::Int(d));
+        entry.Set("tensor_layout",
+                  json::Value::Object({{"scalar_type", json::Value::Int(e.layout->scalar_type)},
+                                       {"sizes", json::Value::Array(std::move(sizes))},
+                                       {"dim_order", json::Value::Array(std::move(dims))}}));
+      }
+      named.push_back(std::move(entry));
+    }
+    const json::Value root =
+        json::Value::Object({{"version", json::Value::Int(0)},
+                             {"segments", json::Value::Array(std::move(segments))},
+                             {"named_data", json::Value::Array(std::move(named))}});
+    auto tree = BuildFlatbuffer(SchemaId::kFlatTensor, root);
+    REQUIRE(tree.ok());
+    REQUIRE(InsertAfterIdentifier(*tree, 48).ok());
+    const std::vector<uint8_t>& head = plan->artifact.head;
+    REQUIRE(head.size() == tree->size());
+    CHECK(std::equal(head.begin(), head.begin() + 8, tree->begin()));
+    CHECK(std::equal(head.begin() + 56, head.end(), tree->begin() + 56));
   }
 }

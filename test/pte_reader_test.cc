@@ -6,7 +6,7 @@
 #include "etpack/pte.h"
 #include "etpack/pte_file.h"
 #include "program_etpack_generated.h"
-#include "pte/extended_header.h"
+#include "pte/pte_header.h"
 #include "pte/pte_format.h"
 #include "layout/header_insert.h"
 #include "test_programs.h"

@@ -14,31 +14,14 @@
 #include <vector>
 
 #include "bpte/bpte_format.h"
+#include "bpte/bpte_header.h"
 #include "bundled_program_etpack_generated.h"
 #include "etpack/bpte.h"
-#include "etpack/layout.h"
-#include "pte/pte_format.h"
+#include "layout/assembler.h"
+#include "layout/header_insert.h"
+#include "layout/layout.h"
 
 namespace etpack {
-
-namespace bpte {
-
-Result<uint64_t> InsertHeader(std::vector<uint8_t>& fb) {
-  ETPACK_RETURN_IF_ERROR(InsertAfterIdentifier(fb, kHeaderLength));
-  uint8_t* h = fb.data() + kHeaderOffset;
-  std::memcpy(h, kHeaderMagic, 4);
-  StoreLE32(h + 4, kHeaderLength);
-  return fb.size();
-}
-
-void WriteHeaderFields(uint8_t* file_start, uint64_t flatbuffer_size,
-                       uint64_t segment_base_offset, uint64_t segment_data_size) {
-  // Same field positions as the .pte extended header.
-  pte::WriteExtendedHeaderFields(file_start, flatbuffer_size, segment_base_offset,
-                                 segment_data_size);
-}
-
-}  // namespace bpte
 
 ArtifactPlan PlanOfSource(SourcePtr source) {
   ArtifactPlan plan;
@@ -66,36 +49,6 @@ std::string ValuePath(const BpteInput& in, size_t s, size_t c, const char* list,
          "' test_cases[" + std::to_string(c) + "]." + list + "[" + std::to_string(i) + "]";
 }
 
-// The nested program plan must be a well-formed artifact by itself: its
-// placements are shifted, not re-validated, and one running past the
-// program's end would land in the bundle's next segment.
-Status CheckProgramPlan(const ArtifactPlan& p) {
-  if (p.file_size == 0) return InvalidArgument("program: the embedded program is empty");
-  if (p.head.size() > p.file_size) {
-    return InvalidArgument("program: head is " + std::to_string(p.head.size()) +
-                           " bytes but file_size = " + std::to_string(p.file_size));
-  }
-  uint64_t prev_end = p.head.size();
-  for (size_t i = 0; i < p.placements.size(); ++i) {
-    const Placement& pl = p.placements[i];
-    const std::string what = "program: placements[" + std::to_string(i) + "]";
-    if (pl.source == nullptr) return InvalidArgument(what + ".source is null");
-    if (pl.offset < prev_end) {
-      return InvalidArgument(what + ".offset = " + std::to_string(pl.offset) +
-                             " overlaps what precedes it (ends at " + std::to_string(prev_end) +
-                             ")");
-    }
-    const uint64_t size = pl.source->size();
-    if (pl.offset > p.file_size || size > p.file_size - pl.offset) {
-      return InvalidArgument(what + " [" + std::to_string(pl.offset) + ", +" +
-                             std::to_string(size) + ") runs past the program's file_size = " +
-                             std::to_string(p.file_size));
-    }
-    prev_end = pl.offset + size;
-  }
-  return Status::OK();
-}
-
 // A test value as planned: where its tensor bytes go.
 struct PlannedValue {
   const BundledValue* value = nullptr;
@@ -118,7 +71,15 @@ class BptePlanner {
                                " (the embedded program's own segment alignment)");
       }
     }
-    ETPACK_RETURN_IF_ERROR(CheckProgramPlan(in_.program));
+    if (in_.program.file_size == 0) {
+      return InvalidArgument("program: the embedded program is empty");
+    }
+    // Its placements are shifted, not re-planned: one running past the
+    // program's end would land in what follows it.
+    Result<Segment> program = NestedSegment(
+        in_.program, segmented_ ? opt_.program_alignment : bpte::kProgramVectorAlignment);
+    if (!program.ok()) return program.status().WithContext("program");
+    segments_.push_back(std::move(*program));
     ETPACK_RETURN_IF_ERROR(PlanValues());
     try {
       return segmented_ ? Segmented() : Standard();
@@ -165,8 +126,7 @@ class BptePlanner {
     if (segmented_ && pv.nbytes >= opt_.tensor_segment_threshold) {
       if (next_segment == INT32_MAX) return OutOfRange(pv.path + ": too many tensor segments");
       pv.segment = next_segment++;
-      segment_specs_.push_back({pv.nbytes, bpte::kTensorDataAlignment});
-      segment_sources_.push_back(v.data);
+      segments_.push_back(SourceSegment(v.data, bpte::kTensorDataAlignment));
       return Status::OK();
     }
     const std::string way_out =
@@ -252,19 +212,6 @@ class BptePlanner {
     return fbb.CreateVector(suites);
   }
 
-  // The program plan's head and placements, moved to `shift`. `align` is
-  // what `shift` is a multiple of, so an inner placement keeps its promised
-  // alignment up to that.
-  static void AppendProgram(const ArtifactPlan& program, uint64_t shift, uint64_t align,
-                            std::vector<Placement>& out) {
-    if (!program.head.empty()) {
-      out.push_back({shift, align, OwnedSource(program.head)});
-    }
-    for (const Placement& p : program.placements) {
-      out.push_back({shift + p.offset, std::min(p.alignment, align), p.source});
-    }
-  }
-
   Result<BptePlan> Standard() {
     const uint64_t n = in_.program.file_size;
     if (n >= kFlatbufferLimit) return TooLarge(n);
@@ -292,20 +239,23 @@ class BptePlanner {
                              std::to_string(head.size()) + " bytes)");
     }
     head.resize(data_offset);  // the program's bytes take the placeholder's place
-    ETPACK_ASSIGN_OR_RETURN(uint64_t file_size, CheckedAdd(data_offset, n, "file size"));
-    if (file_size >= kFlatbufferLimit) return TooLarge(file_size);
     // The vector's length field sits right before its data.
     StoreLE32(head.data() + data_offset - sizeof(flatbuffers::uoffset_t),
               static_cast<uint32_t>(n));
+    // No header: the program follows the head as its only segment, at
+    // data_offset since that is 32-aligned.
+    ETPACK_ASSIGN_OR_RETURN(SegmentLayout layout,
+                            LayoutSegments(segments_, bpte::kProgramVectorAlignment));
+    ETPACK_ASSIGN_OR_RETURN(Assembly a, Assemble(std::move(head), nullptr,
+                                                 bpte::kProgramVectorAlignment, segments_,
+                                                 layout));
+    if (a.artifact.file_size >= kFlatbufferLimit) return TooLarge(a.artifact.file_size);
 
     BptePlan plan;
     plan.layout = BpteLayout::kStandard;
-    plan.program_offset = data_offset;
+    plan.program_offset = a.head.segment_base_offset;
     plan.program_size = n;
-    plan.artifact.head = std::move(head);
-    plan.artifact.file_size = file_size;
-    AppendProgram(in_.program, data_offset, bpte::kProgramVectorAlignment,
-                  plan.artifact.placements);
+    plan.artifact = std::move(a.artifact);
     return plan;
   }
 
@@ -318,12 +268,10 @@ class BptePlanner {
   }
 
   Result<BptePlan> Segmented() {
-    std::vector<SegmentSpec> specs = {{in_.program.file_size, opt_.program_alignment}};
-    specs.insert(specs.end(), segment_specs_.begin(), segment_specs_.end());
     // Segment 0 (the program) starts at the base, which is program_alignment
     // aligned; tensor segments need only their data alignment.
-    ETPACK_ASSIGN_OR_RETURN(SegmentLayout seg_layout,
-                            LayoutSegments(specs, bpte::kTensorDataAlignment));
+    ETPACK_ASSIGN_OR_RETURN(SegmentLayout layout,
+                            LayoutSegments(segments_, bpte::kTensorDataAlignment));
 
     FlatBufferBuilder fbb(4096);
     ETPACK_ASSIGN_OR_RETURN(auto suites, Suites(fbb));
@@ -331,8 +279,8 @@ class BptePlanner {
     // an empty program instead of none.
     auto program = fbb.CreateVector(std::vector<uint8_t>{});
     std::vector<Offset<bfb::DataSegment>> table;
-    for (size_t j = 0; j < specs.size(); ++j) {
-      table.push_back(bfb::CreateDataSegment(fbb, seg_layout.offsets[j], specs[j].size));
+    for (size_t j = 0; j < segments_.size(); ++j) {
+      table.push_back(bfb::CreateDataSegment(fbb, layout.offsets[j], segments_[j].size));
     }
     fbb.Finish(bfb::CreateBundledProgram(fbb, in_.version, suites, program, 0,
                                          fbb.CreateVector(table)),
@@ -340,22 +288,13 @@ class BptePlanner {
     std::vector<uint8_t> head(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
     fbb.Clear();
 
-    ETPACK_ASSIGN_OR_RETURN(uint64_t fb_size, bpte::InsertHeader(head));
+    ETPACK_ASSIGN_OR_RETURN(Assembly a, Assemble(std::move(head), &bpte::kHeaderCodec,
+                                                 opt_.program_alignment, segments_, layout));
     BptePlan plan;
     plan.layout = BpteLayout::kSegmented;
-    ETPACK_ASSIGN_OR_RETURN(uint64_t base, AlignUp(fb_size, opt_.program_alignment));
-    ETPACK_ASSIGN_OR_RETURN(plan.artifact.file_size,
-                            CheckedAdd(base, seg_layout.data_size, "file size"));
-    bpte::WriteHeaderFields(head.data(), fb_size, base, seg_layout.data_size);
-    plan.artifact.head = std::move(head);
-    plan.program_offset = base;  // + seg_layout.offsets[0], which is 0
+    plan.program_offset = a.head.segment_base_offset + layout.offsets[0];
     plan.program_size = in_.program.file_size;
-    AppendProgram(in_.program, base, opt_.program_alignment, plan.artifact.placements);
-    for (size_t j = 0; j < segment_sources_.size(); ++j) {
-      if (segment_sources_[j]->size() == 0) continue;
-      plan.artifact.placements.push_back(
-          {base + seg_layout.offsets[j + 1], bpte::kTensorDataAlignment, segment_sources_[j]});
-    }
+    plan.artifact = std::move(a.artifact);
     return plan;
   }
 
@@ -363,8 +302,8 @@ class BptePlanner {
   const BpteOptions& opt_;
   const bool segmented_;
   std::vector<PlannedValue> values_;
-  std::vector<SegmentSpec> segment_specs_;   // tensor segments, from segment 1 on
-  std::vector<SourcePtr> segment_sources_;
+  // The program, then the tensor segments in value order.
+  std::vector<Segment> segments_;
 };
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "bpte/bpte_format.h"
+#include "bpte/bpte_header.h"
 #include "bundled_program_etpack_generated.h"
 #include "etpack/bpte_file.h"
 #include "flatbuffer/flatbuffer_tree.h"
@@ -21,29 +22,6 @@
 namespace etpack {
 
 namespace bfb = etpack::bpte_fb;
-
-namespace bpte {
-
-Result<Header> ParseHeader(const uint8_t* data, uint64_t size) {
-  Header h;
-  if (size < kHeaderOffset + kHeaderLength ||
-      std::memcmp(data + kHeaderOffset, kHeaderMagic, 4) != 0) {
-    return h;
-  }
-  const uint8_t* p = data + kHeaderOffset;
-  h.present = true;
-  h.length = LoadLE32(p + 4);
-  if (h.length < kHeaderLength) {
-    return Corrupt("bh00 header length = " + std::to_string(h.length) + " is below " +
-                   std::to_string(kHeaderLength));
-  }
-  h.flatbuffer_size = LoadLE64(p + 8);
-  h.segment_base_offset = LoadLE64(p + 16);
-  h.segment_data_size = LoadLE64(p + 24);
-  return h;
-}
-
-}  // namespace bpte
 
 namespace {
 

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "etpack/layout.h"
+#include "layout/layout.h"
 #include "flatbuffer/scalar_type.h"
 #include "core/base64.h"
 #include "core/json_document.h"

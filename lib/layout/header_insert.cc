@@ -1,5 +1,6 @@
 #include "layout/header_insert.h"
 
+#include <cstring>
 #include <string>
 
 namespace etpack {
@@ -20,6 +21,19 @@ uint64_t LoadLE64(const uint8_t* p) {
   for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
   return v;
 }
+
+void EncodeHeader(uint8_t* header, const char (&magic)[4], uint32_t length,
+                  std::initializer_list<uint64_t> fields) {
+  std::memcpy(header, magic, 4);
+  StoreLE32(header + 4, length);
+  uint8_t* p = header + 8;
+  for (uint64_t f : fields) {
+    StoreLE64(p, f);
+    p += 8;
+  }
+}
+
+uint64_t HeaderField(const uint8_t* header, int i) { return LoadLE64(header + 8 + 8 * i); }
 
 Status InsertAfterIdentifier(std::vector<uint8_t>& fb, uint64_t length) {
   if (fb.size() < kInsertedHeaderOffset) {

@@ -1,6 +1,7 @@
-#include "etpack/layout.h"
+#include "layout/layout.h"
 
 #include <string>
+#include <utility>
 
 namespace etpack {
 
@@ -27,49 +28,63 @@ Result<uint64_t> CheckedAdd(uint64_t a, uint64_t b, std::string_view what) {
   return a + b;
 }
 
-Result<PackedBuffers> PackBuffers(const std::vector<uint64_t>& sizes,
-                                  uint64_t alignment) {
-  ETPACK_RETURN_IF_ERROR(CheckAlignment(alignment, "buffer alignment"));
-  PackedBuffers out;
-  out.offsets.reserve(sizes.size());
-  uint64_t end = 0;
-  for (size_t i = 0; i < sizes.size(); ++i) {
-    uint64_t start = end;
-    // Padding goes after a buffer only when another follows it.
-    if (i > 0) {
-      ETPACK_ASSIGN_OR_RETURN(start, AlignUp(end, alignment));
-    }
-    out.offsets.push_back(start);
-    if (sizes[i] > UINT64_MAX - start) {  // not CheckedAdd: no message per buffer
-      return CheckedAdd(start, sizes[i], "buffer " + std::to_string(i) + " end").status();
-    }
-    end = start + sizes[i];
-  }
-  out.size = end;
-  return out;
+Segment SourceSegment(SourcePtr source, uint64_t alignment) {
+  const uint64_t size = source->size();
+  return Segment{size, alignment, {Piece{0, 1, std::move(source)}}};
 }
 
-Result<SegmentLayout> LayoutSegments(const std::vector<SegmentSpec>& specs,
-                                     uint64_t segment_alignment) {
-  ETPACK_RETURN_IF_ERROR(CheckAlignment(segment_alignment, "segment_alignment"));
+Result<SegmentLayout> LayoutSegments(const std::vector<Segment>& segments, uint64_t alignment,
+                                     std::string_view item) {
+  const std::string name(item);
+  ETPACK_RETURN_IF_ERROR(CheckAlignment(alignment, name + "_alignment"));
   SegmentLayout out;
-  out.offsets.reserve(specs.size());
+  out.offsets.reserve(segments.size());
+  out.alignments.reserve(segments.size());
   uint64_t end = 0;
-  for (size_t j = 0; j < specs.size(); ++j) {
-    ETPACK_RETURN_IF_ERROR(CheckAlignment(
-        specs[j].alignment, "segment " + std::to_string(j) + " alignment"));
-    const uint64_t align = specs[j].alignment > segment_alignment
-                               ? specs[j].alignment
-                               : segment_alignment;
-    ETPACK_ASSIGN_OR_RETURN(uint64_t start, AlignUp(end, align));
-    out.offsets.push_back(start);
-    if (specs[j].size > UINT64_MAX - start) {
-      return CheckedAdd(start, specs[j].size, "segment " + std::to_string(j) + " end").status();
+  for (size_t j = 0; j < segments.size(); ++j) {
+    const Segment& s = segments[j];
+    if (!IsPowerOfTwo(s.alignment)) {  // the message is built only on failure
+      return CheckAlignment(s.alignment, name + " " + std::to_string(j) + " alignment");
     }
-    end = start + specs[j].size;
+    const uint64_t align = s.alignment > alignment ? s.alignment : alignment;
+    ETPACK_ASSIGN_OR_RETURN(uint64_t start, AlignUp(end, align));
+    if (s.size > UINT64_MAX - start) {
+      return CheckedAdd(start, s.size, name + " " + std::to_string(j) + " end").status();
+    }
+    out.offsets.push_back(start);
+    out.alignments.push_back(align);
+    end = start + s.size;
   }
   out.data_size = end;
   return out;
+}
+
+Result<Segment> PackSegment(std::vector<SourcePtr> sources, uint64_t alignment) {
+  // Each source is a one-piece segment of a nested layout: the same
+  // arithmetic, one level down.
+  std::vector<Segment> items;
+  items.reserve(sources.size());
+  for (SourcePtr& s : sources) items.push_back(Segment{s->size(), 1, {}});
+  ETPACK_ASSIGN_OR_RETURN(SegmentLayout packed, LayoutSegments(items, alignment, "buffer"));
+  Segment out{packed.data_size, 1, {}};
+  out.pieces.reserve(sources.size());
+  for (size_t i = 0; i < sources.size(); ++i) {
+    out.pieces.push_back(Piece{packed.offsets[i], alignment, std::move(sources[i])});
+  }
+  return out;
+}
+
+Result<size_t> SegmentPerBuffer::SegmentOf(uint32_t buffer_index, uint64_t alignment,
+                                           const std::string& what) {
+  if (buffer_index >= buffers_.size() || buffers_[buffer_index] == nullptr) {
+    return InvalidArgument(what + ": buffer_index = " + std::to_string(buffer_index) +
+                           " is out of range: there are " + std::to_string(buffers_.size()) +
+                           " buffers");
+  }
+  ETPACK_RETURN_IF_ERROR(CheckAlignment(alignment, what + ": alignment"));
+  auto [it, added] = segment_of_buffer_.emplace(buffer_index, segments_.size());
+  if (added) segments_.push_back(SourceSegment(buffers_[buffer_index], alignment));
+  return it->second;
 }
 
 }  // namespace etpack

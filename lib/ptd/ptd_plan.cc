@@ -1,17 +1,18 @@
-// Pass one for .ptd: the same segment arithmetic as .pte (layout.h), a
-// FlatTensor built through the schema-driven tree, and the FH01 header.
+// Pass one for .ptd: one segment per distinct buffer (layout.h), a
+// FlatTensor built with the generated builder, and the FH01 header put in
+// by the assembler.
 
-#include <map>
+#include <new>
 #include <set>
 #include <string>
+#include <vector>
 
-#include "etpack/json.h"
-#include "etpack/layout.h"
 #include "etpack/ptd.h"
-#include "flatbuffer/flatbuffer_tree.h"
-#include "layout/header_insert.h"
-#include "ptd/ptd_format.h"
+#include "flat_tensor_etpack_generated.h"
 #include "flatbuffer/scalar_type.h"
+#include "layout/assembler.h"
+#include "layout/layout.h"
+#include "ptd/ptd_header.h"
 
 namespace etpack {
 
@@ -51,45 +52,101 @@ Result<uint64_t> LayoutNbytes(const TensorLayout& layout, const std::string& wha
 
 namespace {
 
-json::Value IntArray(const std::vector<int32_t>& v) {
-  std::vector<json::Value> items;
-  items.reserve(v.size());
-  for (int32_t x : v) items.push_back(json::Value::Int(x));
-  return json::Value::Array(std::move(items));
+namespace ftb = etpack::ptd_fb;
+using flatbuffers::FlatBufferBuilder;
+using flatbuffers::Offset;
+
+// An entry whose key and layout have been checked, with its segment.
+struct PlannedEntry {
+  const PtdEntry* entry = nullptr;
+  uint32_t segment_index = 0;
+};
+
+// FlatBufferBuilder aborts past 2 GiB, so the size is bounded before it
+// starts: every entry costs its key and shape plus at most this much.
+constexpr uint64_t kMaxEntryOverhead = 256;
+
+Status CheckFlatbufferFits(const PtdInput& input) {
+  uint64_t bound = kMaxEntryOverhead;
+  for (const PtdEntry& e : input.entries) {
+    bound += e.key.size() + kMaxEntryOverhead;
+    if (e.layout) bound += 5 * e.layout->sizes.size();
+    if (bound >= FLATBUFFERS_MAX_BUFFER_SIZE) {
+      return OutOfRange("the FlatTensor of " + std::to_string(input.entries.size()) +
+                        " entries would exceed the 2 GiB FlatBuffers limit");
+    }
+  }
+  return Status::OK();
 }
 
-json::Value ByteArray(const std::vector<uint8_t>& v) {
-  std::vector<json::Value> items;
-  items.reserve(v.size());
-  for (uint8_t x : v) items.push_back(json::Value::Int(x));
-  return json::Value::Array(std::move(items));
+// The FlatTensor laid out byte for byte as the schema-driven tree builder
+// (flatbuffer_tree.cc) would: a table's strings, vectors and subtables
+// first in field order, then its scalars in field order, then its offsets.
+// (The generated Create* functions add fields by size instead.)
+std::vector<uint8_t> BuildFlatTensor(const std::vector<PlannedEntry>& entries,
+                                     const std::vector<Segment>& segments,
+                                     const SegmentLayout& layout) {
+  FlatBufferBuilder fbb(1024);
+  std::vector<Offset<ftb::DataSegment>> table;
+  table.reserve(segments.size());
+  for (size_t j = 0; j < segments.size(); ++j) {
+    ftb::DataSegmentBuilder b(fbb);
+    b.add_offset(layout.offsets[j]);
+    b.add_size(segments[j].size);
+    table.push_back(b.Finish());
+  }
+  const auto segments_vec = fbb.CreateVector(table);
+
+  std::vector<Offset<ftb::NamedData>> named;
+  named.reserve(entries.size());
+  for (const PlannedEntry& p : entries) {
+    const PtdEntry& e = *p.entry;
+    const auto key = fbb.CreateString(e.key);
+    Offset<ftb::TensorLayout> tensor_layout;
+    if (e.layout) {
+      const auto sizes = fbb.CreateVector(e.layout->sizes);
+      const auto dim_order = fbb.CreateVector(e.layout->dim_order);
+      ftb::TensorLayoutBuilder b(fbb);
+      b.add_scalar_type(static_cast<etpack::pte_fb::ScalarType>(e.layout->scalar_type));
+      b.add_sizes(sizes);
+      b.add_dim_order(dim_order);
+      tensor_layout = b.Finish();
+    }
+    ftb::NamedDataBuilder b(fbb);
+    b.add_segment_index(p.segment_index);
+    b.add_key(key);
+    if (e.layout) b.add_tensor_layout(tensor_layout);
+    named.push_back(b.Finish());
+  }
+  const auto named_vec = fbb.CreateVector(named);
+
+  ftb::FlatTensorBuilder b(fbb);
+  b.add_version(0);
+  b.add_segments(segments_vec);
+  b.add_named_data(named_vec);
+  ftb::FinishFlatTensorBuffer(fbb, b.Finish());
+  return std::vector<uint8_t>(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
 }
 
 }  // namespace
 
 Result<PtdPlan> PlanPtd(const PtdInput& input, const PtdOptions& options) {
   ETPACK_RETURN_IF_ERROR(CheckAlignment(options.segment_alignment, "segment_alignment"));
+  ETPACK_RETURN_IF_ERROR(CheckFlatbufferFits(input));
 
   std::set<std::string_view> keys;
-  std::map<uint32_t, size_t> segment_of_buffer;
-  std::vector<SegmentSpec> specs;
-  std::vector<SourcePtr> segment_sources;
-  std::vector<json::Value> named;
-  named.reserve(input.entries.size());
+  SegmentPerBuffer per_buffer(input.buffers);
+  std::vector<PlannedEntry> entries;
+  entries.reserve(input.entries.size());
   for (size_t i = 0; i < input.entries.size(); ++i) {
     const PtdEntry& e = input.entries[i];
     const std::string what = "entries[" + std::to_string(i) + "] '" + e.key + "'";
     if (e.key.empty()) return InvalidArgument("entries[" + std::to_string(i) + "]: empty key");
     if (!keys.insert(e.key).second) return InvalidArgument(what + ": duplicate key");
-    if (e.buffer_index >= input.buffers.size() || input.buffers[e.buffer_index] == nullptr) {
-      return InvalidArgument(what + ": buffer_index = " + std::to_string(e.buffer_index) +
-                             " is out of range: there are " +
-                             std::to_string(input.buffers.size()) + " buffers");
-    }
-    ETPACK_RETURN_IF_ERROR(CheckAlignment(e.alignment, what + " alignment"));
-    const SourcePtr& buffer = input.buffers[e.buffer_index];
-    json::Value entry = json::Value::Object({{"key", json::Value::String(e.key)}});
+    ETPACK_ASSIGN_OR_RETURN(size_t segment,
+                            per_buffer.SegmentOf(e.buffer_index, e.alignment, what));
     if (e.layout) {
+      const SourcePtr& buffer = input.buffers[e.buffer_index];
       ETPACK_ASSIGN_OR_RETURN(uint64_t nbytes, LayoutNbytes(*e.layout, what));
       if (buffer->size() < nbytes) {
         // The runtime loads nbytes from the segment without comparing it
@@ -99,53 +156,30 @@ Result<PtdPlan> PlanPtd(const PtdInput& input, const PtdOptions& options) {
                                buffer->Describe() + ") holds " + std::to_string(buffer->size()));
       }
     }
-    auto it = segment_of_buffer.find(e.buffer_index);
-    if (it == segment_of_buffer.end()) {
-      // As in the reference writer, the first key of a buffer decides its
-      // alignment.
-      it = segment_of_buffer.emplace(e.buffer_index, specs.size()).first;
-      specs.push_back({buffer->size(), e.alignment});
-      segment_sources.push_back(buffer);
-    }
-    entry.Set("segment_index", json::Value::UInt(it->second));
-    if (e.layout) {
-      entry.Set("tensor_layout",
-                json::Value::Object({{"scalar_type", json::Value::Int(e.layout->scalar_type)},
-                                     {"sizes", IntArray(e.layout->sizes)},
-                                     {"dim_order", ByteArray(e.layout->dim_order)}}));
-    }
-    named.push_back(std::move(entry));
+    entries.push_back({&e, static_cast<uint32_t>(segment)});
   }
 
-  ETPACK_ASSIGN_OR_RETURN(SegmentLayout seg_layout,
-                          LayoutSegments(specs, options.segment_alignment));
-  std::vector<json::Value> table;
-  table.reserve(specs.size());
+  const std::vector<Segment>& segments = per_buffer.segments();
+  ETPACK_ASSIGN_OR_RETURN(SegmentLayout layout,
+                          LayoutSegments(segments, options.segment_alignment));
+  std::vector<uint8_t> fb;
+  try {
+    fb = BuildFlatTensor(entries, segments, layout);
+  } catch (const std::bad_alloc&) {
+    return OutOfRange("out of memory building the FlatTensor flatbuffer");
+  }
+  ETPACK_ASSIGN_OR_RETURN(Assembly a, Assemble(std::move(fb), &ptd::kHeaderCodec,
+                                               options.segment_alignment, segments, layout));
   PtdPlan plan;
-  for (size_t j = 0; j < specs.size(); ++j) {
-    table.push_back(json::Value::Object({{"offset", json::Value::UInt(seg_layout.offsets[j])},
-                                         {"size", json::Value::UInt(specs[j].size)}}));
-    plan.layout.segments.push_back({seg_layout.offsets[j], specs[j].size});
-  }
-  json::Value root = json::Value::Object({{"version", json::Value::Int(0)},
-                                          {"segments", json::Value::Array(std::move(table))},
-                                          {"named_data", json::Value::Array(std::move(named))}});
-  ETPACK_ASSIGN_OR_RETURN(std::vector<uint8_t> fb, BuildFlatbuffer(SchemaId::kFlatTensor, root));
-
+  plan.artifact = std::move(a.artifact);
   PtdLayout& l = plan.layout;
-  l.flatbuffer_size = fb.size();
-  l.flatbuffer_offset = ptd::kPaddedHeaderLength;
-  ETPACK_RETURN_IF_ERROR(InsertAfterIdentifier(fb, ptd::kPaddedHeaderLength));
-  ETPACK_ASSIGN_OR_RETURN(l.segment_base_offset, AlignUp(fb.size(), options.segment_alignment));
-  l.segment_data_size = seg_layout.data_size;
-  ETPACK_ASSIGN_OR_RETURN(plan.artifact.file_size,
-                          CheckedAdd(l.segment_base_offset, l.segment_data_size, "file size"));
-  ptd::WriteHeader(fb.data(), l);
-  plan.artifact.head = std::move(fb);
-  for (size_t j = 0; j < specs.size(); ++j) {
-    if (specs[j].size == 0) continue;
-    plan.artifact.placements.push_back({l.segment_base_offset + seg_layout.offsets[j],
-                                        options.segment_alignment, segment_sources[j]});
+  l.flatbuffer_offset = a.head.header_size;
+  l.flatbuffer_size = a.head.flatbuffer_size;
+  l.segment_base_offset = a.head.segment_base_offset;
+  l.segment_data_size = a.head.segment_data_size;
+  l.segments.reserve(segments.size());
+  for (size_t j = 0; j < segments.size(); ++j) {
+    l.segments.push_back({layout.offsets[j], segments[j].size});
   }
   return plan;
 }

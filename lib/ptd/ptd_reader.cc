@@ -12,47 +12,12 @@
 #include "flatbuffer/flatbuffer_tree.h"
 #include "layout/header_insert.h"
 #include "ptd/ptd_format.h"
+#include "ptd/ptd_header.h"
 #include "layout/segment_table.h"
 
 namespace etpack {
 
 namespace ftb = etpack::ptd_fb;
-
-namespace ptd {
-
-void WriteHeader(uint8_t* file_start, const PtdLayout& l) {
-  uint8_t* h = file_start + kInsertedHeaderOffset;
-  std::memcpy(h, kHeaderMagic, 4);
-  StoreLE32(h + 4, kHeaderLength);
-  StoreLE64(h + 8, l.flatbuffer_offset);
-  StoreLE64(h + 16, l.flatbuffer_size);
-  StoreLE64(h + 24, l.segment_base_offset);
-  StoreLE64(h + 32, l.segment_data_size);
-}
-
-Result<FlatTensorHeader> ParseHeader(const uint8_t* data, uint64_t size) {
-  if (size < kRuntimeHeadBytes) {
-    return Corrupt("file is " + std::to_string(size) + " bytes; a .ptd needs at least " +
-                   std::to_string(kRuntimeHeadBytes));
-  }
-  const uint8_t* h = data + kInsertedHeaderOffset;
-  if (std::memcmp(h, kHeaderMagic, 4) != 0) {
-    return Corrupt("no FH01 header at offset 8 (not a .ptd file)");
-  }
-  FlatTensorHeader out;
-  out.length = LoadLE32(h + 4);
-  if (out.length < kHeaderLength) {
-    return Corrupt("FH01 header length = " + std::to_string(out.length) +
-                   " is below the minimum of " + std::to_string(kHeaderLength));
-  }
-  out.flatbuffer_offset = LoadLE64(h + 8);
-  out.flatbuffer_size = LoadLE64(h + 16);
-  out.segment_base_offset = LoadLE64(h + 24);
-  out.segment_data_size = LoadLE64(h + 32);
-  return out;
-}
-
-}  // namespace ptd
 
 Result<std::unique_ptr<PtdFile>> PtdFile::Open(const std::string& path) {
   ETPACK_ASSIGN_OR_RETURN(SourcePtr file, FileSource(path));

@@ -6,7 +6,7 @@
 #include <unordered_map>
 
 #include "etpack/json.h"
-#include "etpack/layout.h"
+#include "layout/layout.h"
 #include "program_etpack_generated.h"
 #include "pte/program_walk.h"
 #include "flatbuffer/scalar_type.h"

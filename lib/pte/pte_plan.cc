@@ -13,11 +13,13 @@
 #include <utility>
 #include <vector>
 
-#include "etpack/layout.h"
 #include "etpack/pte.h"
 #include "etpack/writer.h"
 #include "flatbuffer/flatbuffer_tree.h"
+#include "layout/assembler.h"
+#include "layout/layout.h"
 #include "pte/pte_format.h"
+#include "pte/pte_header.h"
 
 namespace etpack {
 
@@ -93,26 +95,14 @@ Result<const std::vector<json::Value>*> OptionalArray(const json::Value& obj,
   return &v->items();
 }
 
-json::Value OffsetsArray(const std::vector<uint64_t>& offsets) {
-  std::vector<json::Value> items;
-  items.reserve(offsets.size());
-  for (uint64_t o : offsets) items.push_back(json::Value::UInt(o));
-  return json::Value::Array(std::move(items));
-}
-
-json::Value SubsegmentOffsets(uint64_t segment_index, const std::vector<uint64_t>& offsets) {
+// The offsets of a packed segment's pieces, as a SubsegmentOffsets table.
+json::Value SubsegmentOffsets(uint64_t segment_index, const std::vector<Piece>& pieces) {
+  std::vector<json::Value> offsets;
+  offsets.reserve(pieces.size());
+  for (const Piece& p : pieces) offsets.push_back(json::Value::UInt(p.offset));
   return json::Value::Object({{"segment_index", json::Value::UInt(segment_index)},
-                              {"offsets", OffsetsArray(offsets)}});
+                              {"offsets", json::Value::Array(std::move(offsets))}});
 }
-
-// Everything pass one decides, before offsets are absolute.
-struct PendingSegment {
-  SegmentRole role;
-  SegmentSpec spec;
-  // Pieces at offsets relative to the segment start.
-  std::vector<std::pair<uint64_t, SourcePtr>> pieces;
-  uint64_t piece_alignment = 1;  // what each piece's relative offset is aligned to
-};
 
 // Delegate segments by payload size, for deduplication.
 struct DedupCandidate {
@@ -160,41 +150,24 @@ class PtePlanner {
     // still gets one so constant_segment.offsets is never empty.
     if (sources.empty()) sources.push_back(OwnedSource({}));
 
-    std::vector<uint64_t> sizes;
-    sizes.reserve(sources.size());
-    for (const auto& s : sources) sizes.push_back(s->size());
-    ETPACK_ASSIGN_OR_RETURN(PackedBuffers packed,
-                            PackBuffers(sizes, options_.constant_tensor_alignment));
-
-    PendingSegment seg{SegmentRole::kConstants, {packed.size, 1}, {},
-                       options_.constant_tensor_alignment};
-    for (size_t i = 0; i < sources.size(); ++i) {
-      seg.pieces.emplace_back(packed.offsets[i], std::move(sources[i]));
-    }
+    ETPACK_ASSIGN_OR_RETURN(Segment seg,
+                            PackSegment(std::move(sources), options_.constant_tensor_alignment));
     Override(program_, "constant_buffer", json::Value::Array());
-    Override(program_, "constant_segment", SubsegmentOffsets(segments_.size(), packed.offsets));
-    segments_.push_back(std::move(seg));
+    Override(program_, "constant_segment", SubsegmentOffsets(segments_.size(), seg.pieces));
+    AddSegment(SegmentRole::kConstants, std::move(seg));
     return Status::OK();
   }
 
   Status PlanMutable() {
     Override(program_, "mutable_data_segments", json::Value::Null());
-    std::vector<uint64_t> sizes;
-    uint64_t total = 0;
     for (const auto& s : input_.mutable_data) {
       if (s == nullptr) return InvalidArgument("mutable_data: null source");
-      sizes.push_back(s->size());
-      ETPACK_ASSIGN_OR_RETURN(total, CheckedAdd(total, s->size(), "mutable_data size"));
     }
-    if (total == 0) return Status::OK();  // the reference writes no segment then
-    ETPACK_ASSIGN_OR_RETURN(PackedBuffers packed, PackBuffers(sizes, 1));
-    PendingSegment seg{SegmentRole::kMutable, {packed.size, 1}, {}, 1};
-    for (size_t i = 0; i < sizes.size(); ++i) {
-      seg.pieces.emplace_back(packed.offsets[i], input_.mutable_data[i]);
-    }
+    ETPACK_ASSIGN_OR_RETURN(Segment seg, PackSegment(input_.mutable_data, 1));
+    if (seg.size == 0) return Status::OK();  // the reference writes no segment then
     Override(program_, "mutable_data_segments",
-             json::Value::Array({SubsegmentOffsets(segments_.size(), packed.offsets)}));
-    segments_.push_back(std::move(seg));
+             json::Value::Array({SubsegmentOffsets(segments_.size(), seg.pieces)}));
+    AddSegment(SegmentRole::kMutable, std::move(seg));
     return Status::OK();
   }
 
@@ -303,7 +276,7 @@ class PtePlanner {
     std::vector<DedupCandidate>& same_size = by_size[payload->size()];
     std::optional<uint64_t> hash;
     for (DedupCandidate& c : same_size) {
-      const SourcePtr& other = segments_[c.segment].pieces.front().second;
+      const SourcePtr& other = segments_[c.segment].pieces.front().source;
       if (other == payload) return c.segment;
       if (!hash) {
         ETPACK_ASSIGN_OR_RETURN(hash, ContentHash(*payload));
@@ -316,8 +289,7 @@ class PtePlanner {
       if (same) return c.segment;
     }
     const size_t seg = segments_.size();
-    segments_.push_back(PendingSegment{SegmentRole::kDelegate, {payload->size(), 1},
-                                       {{0, payload}}, 1});
+    AddSegment(SegmentRole::kDelegate, SourceSegment(payload));
     same_size.push_back({seg, hash});
     return seg;
   }
@@ -326,49 +298,34 @@ class PtePlanner {
   Status PlanNamedData() {
     Override(program_, "named_data", json::Value::Null());
     if (input_.named_entries.empty()) return Status::OK();
-    std::map<uint32_t, size_t> segment_of_buffer;
+    // Named data segments follow all the others.
+    const size_t first = segments_.size();
+    SegmentPerBuffer per_buffer(input_.named_buffers);
     std::vector<json::Value> named;
     named.reserve(input_.named_entries.size());
     for (size_t i = 0; i < input_.named_entries.size(); ++i) {
       const NamedDataEntry& e = input_.named_entries[i];
-      const std::string path = "named_data.entries[" + std::to_string(i) + "]";
-      if (e.buffer_index >= input_.named_buffers.size() ||
-          input_.named_buffers[e.buffer_index] == nullptr) {
-        return InvalidArgument(path + ".buffer_index = " + std::to_string(e.buffer_index) +
-                               " is out of range: there are " +
-                               std::to_string(input_.named_buffers.size()) + " buffers");
-      }
-      ETPACK_RETURN_IF_ERROR(CheckAlignment(e.alignment, path + ".alignment"));
-      auto it = segment_of_buffer.find(e.buffer_index);
-      if (it == segment_of_buffer.end()) {
-        // The first key that uses a buffer decides its alignment, as in the
-        // reference serializer; later keys' alignments are not consulted.
-        const SourcePtr& buffer = input_.named_buffers[e.buffer_index];
-        it = segment_of_buffer.emplace(e.buffer_index, segments_.size()).first;
-        segments_.push_back(PendingSegment{SegmentRole::kNamedData,
-                                           {buffer->size(), e.alignment},
-                                           {{0, buffer}}, 1});
-      }
+      ETPACK_ASSIGN_OR_RETURN(
+          size_t seg, per_buffer.SegmentOf(e.buffer_index, e.alignment,
+                                           "named_data.entries[" + std::to_string(i) + "]"));
       named.push_back(json::Value::Object({{"key", json::Value::String(e.key)},
-                                           {"segment_index", json::Value::UInt(it->second)}}));
+                                           {"segment_index", json::Value::UInt(first + seg)}}));
     }
+    for (const Segment& s : per_buffer.segments()) AddSegment(SegmentRole::kNamedData, s);
     Override(program_, "named_data", json::Value::Array(std::move(named)));
     return Status::OK();
   }
 
   Result<PtePlan> Finish() {
-    std::vector<SegmentSpec> specs;
-    specs.reserve(segments_.size());
-    for (const auto& s : segments_) specs.push_back(s.spec);
     ETPACK_ASSIGN_OR_RETURN(SegmentLayout seg_layout,
-                            LayoutSegments(specs, options_.segment_alignment));
+                            LayoutSegments(segments_, options_.segment_alignment));
 
     std::vector<json::Value> table;
     table.reserve(segments_.size());
     for (size_t j = 0; j < segments_.size(); ++j) {
       table.push_back(json::Value::Object(
           {{"offset", json::Value::UInt(seg_layout.offsets[j])},
-           {"size", json::Value::UInt(segments_[j].spec.size)}}));
+           {"size", json::Value::UInt(segments_[j].size)}}));
     }
     Override(program_, "segments", json::Value::Array(std::move(table)));
 
@@ -379,51 +336,37 @@ class PtePlanner {
     ETPACK_ASSIGN_OR_RETURN(std::vector<uint8_t> fb,
                             BuildFlatbuffer(SchemaId::kProgram, program_, build));
 
+    // Without segment bytes the reference writes a plain flatbuffer, no
+    // extended header.
+    std::optional<HeaderCodec> codec;
+    if (seg_layout.data_size > 0) {
+      ETPACK_ASSIGN_OR_RETURN(codec, pte::ExtendedHeaderCodec(std::max(
+                                         options_.constant_tensor_alignment,
+                                         options_.delegate_alignment)));
+    }
+    // In the file, alignment holds only up to segment_alignment: the base
+    // is aligned to that, and segment offsets are relative to the base (as
+    // in the reference writer).
+    ETPACK_ASSIGN_OR_RETURN(Assembly a, Assemble(std::move(fb), codec ? &*codec : nullptr,
+                                                 options_.segment_alignment, segments_,
+                                                 seg_layout));
     PtePlan plan;
+    plan.artifact = std::move(a.artifact);
     PteLayout& layout = plan.layout;
+    layout.program_size = a.head.head_size;
+    layout.segment_base_offset = a.head.segment_base_offset;
+    layout.segment_data_size = a.head.segment_data_size;
+    layout.segments.reserve(segments_.size());
     for (size_t j = 0; j < segments_.size(); ++j) {
-      layout.segments.push_back({segments_[j].role, seg_layout.offsets[j],
-                                 segments_[j].spec.size,
-                                 std::max(options_.segment_alignment,
-                                          segments_[j].spec.alignment)});
-    }
-    if (seg_layout.data_size == 0) {
-      // Nothing to put after the flatbuffer: the reference writes a plain
-      // flatbuffer without the extended header in that case.
-      layout.program_size = fb.size();
-      plan.artifact.file_size = fb.size();
-      plan.artifact.head = std::move(fb);
-      return plan;
-    }
-
-    const uint64_t max_force_align =
-        std::max(options_.constant_tensor_alignment, options_.delegate_alignment);
-    ETPACK_ASSIGN_OR_RETURN(layout.program_size,
-                            pte::InsertExtendedHeader(fb, max_force_align));
-    ETPACK_ASSIGN_OR_RETURN(layout.segment_base_offset,
-                            AlignUp(layout.program_size, options_.segment_alignment));
-    layout.segment_data_size = seg_layout.data_size;
-    ETPACK_ASSIGN_OR_RETURN(plan.artifact.file_size,
-                            CheckedAdd(layout.segment_base_offset, seg_layout.data_size,
-                                       "file size"));
-    pte::WriteExtendedHeaderFields(fb.data(), layout.program_size,
-                                   layout.segment_base_offset, layout.segment_data_size);
-    plan.artifact.head = std::move(fb);
-
-    for (size_t j = 0; j < segments_.size(); ++j) {
-      // In the file, alignment holds only up to segment_alignment: the base
-      // is aligned to that, and segment offsets are relative to the base
-      // (as in the reference writer).
-      const uint64_t seg_start = layout.segment_base_offset + seg_layout.offsets[j];
-      const uint64_t piece_align =
-          std::min(options_.segment_alignment, segments_[j].piece_alignment);
-      for (auto& [rel, source] : segments_[j].pieces) {
-        if (source->size() == 0) continue;
-        plan.artifact.placements.push_back(
-            {seg_start + rel, rel == 0 ? options_.segment_alignment : piece_align, source});
-      }
+      layout.segments.push_back({roles_[j], seg_layout.offsets[j], segments_[j].size,
+                                 seg_layout.alignments[j]});
     }
     return plan;
+  }
+
+  void AddSegment(SegmentRole role, Segment segment) {
+    roles_.push_back(role);
+    segments_.push_back(std::move(segment));
   }
 
   // The program tree can hold 10^5 tensors: rather than copy it to change a
@@ -439,7 +382,10 @@ class PtePlanner {
   const PteOptions& options_;
   std::deque<json::Value> override_values_;  // stable addresses for overrides_
   std::vector<FieldOverride> overrides_;
-  std::vector<PendingSegment> segments_;
+  // What pass one decides, before offsets are absolute: segment j holds
+  // segments_[j] and plays roles_[j].
+  std::vector<Segment> segments_;
+  std::vector<SegmentRole> roles_;
 };
 
 }  // namespace

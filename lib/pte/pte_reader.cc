@@ -12,9 +12,9 @@
 
 #include "flatbuffer/flatbuffer_tree.h"
 #include "program_etpack_generated.h"
-#include "pte/extended_header.h"
 #include "pte/program_walk.h"
 #include "pte/pte_format.h"
+#include "pte/pte_header.h"
 #include "flatbuffer/scalar_type.h"
 #include "layout/segment_table.h"
 
@@ -156,26 +156,6 @@ Result<std::vector<uint64_t>> NeededBytes(const fb::Program& program, size_t cou
 }
 
 }  // namespace
-
-Result<ExtendedHeader> ParseExtendedHeader(const uint8_t* data, uint64_t size) {
-  if (size < pte::kRuntimeHeadBytes) {
-    return Corrupt("file is " + std::to_string(size) + " bytes; a .pte needs at least " +
-                   std::to_string(pte::kRuntimeHeadBytes));
-  }
-  ExtendedHeader h;
-  const uint8_t* p = data + pte::kHeaderOffset;
-  if (std::memcmp(p, pte::kHeaderMagic, 4) != 0) return h;
-  h.present = true;
-  h.length = pte::LoadLE32(p + 4);
-  if (h.length < pte::kMinHeaderLength) {
-    return Corrupt("extended header length = " + std::to_string(h.length) +
-                   " is below the minimum of " + std::to_string(pte::kMinHeaderLength));
-  }
-  h.program_size = pte::LoadLE64(p + 8);
-  h.segment_base_offset = pte::LoadLE64(p + 16);
-  if (h.length >= pte::kHeaderLength) h.segment_data_size = pte::LoadLE64(p + 24);
-  return h;
-}
 
 Result<std::unique_ptr<PteFile>> PteFile::Open(const std::string& path) {
   ETPACK_ASSIGN_OR_RETURN(SourcePtr file, FileSource(path));

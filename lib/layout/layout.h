@@ -1,0 +1,107 @@
+// layout.h (internal) — the planner's arithmetic: where every byte goes
+// relative to the segment base.
+//
+// A format describes its bulk data as segments, each a run of pieces (a
+// piece is a source at an offset inside its segment). LayoutSegments places
+// the segments back to back; PackSegment places sources back to back inside
+// one segment with the same arithmetic. Nothing here knows the file: the
+// assembler (assembler.h) puts the result after a format's head.
+//
+// Every addition is overflow-checked; a layout that does not fit in 64 bits
+// is kOutOfRange, never a wrap. All alignments must be powers of two (1
+// allowed); anything else is kInvalidArgument naming the value. For powers
+// of two lcm(a, b) = max(a, b), which is how a segment's own alignment
+// combines with the common one.
+
+#ifndef ETPACK_LAYOUT_LAYOUT_H_
+#define ETPACK_LAYOUT_LAYOUT_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "etpack/source.h"
+#include "etpack/status.h"
+
+namespace etpack {
+
+// True for 1, 2, 4, ... 2^63.
+constexpr bool IsPowerOfTwo(uint64_t a) { return a != 0 && (a & (a - 1)) == 0; }
+
+// kInvalidArgument "<what> = <a> is not a power of two" unless it is.
+Status CheckAlignment(uint64_t a, std::string_view what);
+
+// The smallest multiple of `alignment` >= offset.
+// REQUIRES: IsPowerOfTwo(alignment). Fails with kOutOfRange on overflow.
+Result<uint64_t> AlignUp(uint64_t offset, uint64_t alignment);
+
+// a + b, or kOutOfRange naming `what` when it does not fit.
+Result<uint64_t> CheckedAdd(uint64_t a, uint64_t b, std::string_view what);
+
+// A source's bytes at `offset` from the start of its segment.
+struct Piece {
+  uint64_t offset = 0;
+  // A power of two that `offset` is a multiple of; what the piece's bytes
+  // may rely on in the file (up to the alignment of the segment itself).
+  uint64_t alignment = 1;
+  SourcePtr source;
+};
+
+// A run of bytes after the head. Pieces are sorted by offset, do not
+// overlap and lie inside [0, size); bytes no piece covers are zero.
+struct Segment {
+  uint64_t size = 0;
+  uint64_t alignment = 1;  // its own requirement, beyond the common one
+  std::vector<Piece> pieces;
+};
+
+// One segment holding `source` at its start.
+Segment SourceSegment(SourcePtr source, uint64_t alignment = 1);
+
+struct SegmentLayout {
+  std::vector<uint64_t> offsets;     // from the segment base; the first is 0
+  std::vector<uint64_t> alignments;  // what each offset is a multiple of
+  uint64_t data_size = 0;            // end of the last segment; 0 when none
+};
+
+// Segment j starts at the end of segment j-1 rounded up to
+// max(alignment, segments[j].alignment); the first starts at 0. There is no
+// padding after the last. `item` names the segments in errors ("segment 3
+// end", "segment_alignment = 100").
+Result<SegmentLayout> LayoutSegments(const std::vector<Segment>& segments, uint64_t alignment,
+                                     std::string_view item = "segment");
+
+// One segment holding `sources` back to back, each after the first at a
+// multiple of `alignment` (1 = no padding), none after the last: how .pte
+// packs constants and mutable initial values. The pieces' offsets are the
+// sources' offsets inside the segment.
+Result<Segment> PackSegment(std::vector<SourcePtr> sources, uint64_t alignment);
+
+// Keys that name shared buffers (.pte named data, .ptd entries) get one
+// segment per distinct buffer, in order of first use. The first key that
+// uses a buffer decides its segment's alignment, as in the reference
+// serializer; later keys' alignments are checked but not consulted.
+class SegmentPerBuffer {
+ public:
+  // `buffers` must outlive this object.
+  explicit SegmentPerBuffer(const std::vector<SourcePtr>& buffers) : buffers_(buffers) {}
+
+  // The index into segments() of the segment holding buffers[buffer_index],
+  // added on the buffer's first use. Fails with kInvalidArgument naming
+  // `what` (the key) for an index out of range or a null buffer, or an
+  // alignment that is not a power of two.
+  Result<size_t> SegmentOf(uint32_t buffer_index, uint64_t alignment, const std::string& what);
+
+  const std::vector<Segment>& segments() const { return segments_; }
+
+ private:
+  const std::vector<SourcePtr>& buffers_;
+  std::map<uint32_t, size_t> segment_of_buffer_;
+  std::vector<Segment> segments_;
+};
+
+}  // namespace etpack
+
+#endif  // ETPACK_LAYOUT_LAYOUT_H_
