@@ -74,7 +74,8 @@ struct PtdPlan {
 // Pass one. Errors (kInvalidArgument) name the entry and the value: empty
 // or duplicate keys, buffer_index out of range, alignment not a power of
 // two, an invalid layout (negative size, dim_order not a permutation,
-// unknown dtype), a buffer smaller than its tensor layout.
+// unknown dtype), a buffer smaller than its tensor layout. kOutOfRange when
+// the layout does not fit in 64 bits or the flatbuffer exceeds 2 GiB.
 Result<PtdPlan> PlanPtd(const PtdInput& input, const PtdOptions& options = {});
 
 // Plan and write `path` atomically (see WriteArtifactFile).

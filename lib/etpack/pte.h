@@ -101,7 +101,9 @@ struct PtePlan {
 
 // Pass one. Fails with kInvalidArgument naming the field and value for a
 // malformed program tree (unknown field, wrong type, index out of range),
-// a non-power-of-two alignment, or a delegate not given INLINE.
+// a non-power-of-two alignment, or a delegate not given INLINE; with
+// kOutOfRange when the layout does not fit in 64 bits or a flatbuffer
+// exceeds 2 GiB.
 Result<PtePlan> PlanPte(const PteInput& input, const PteOptions& options = {});
 
 // Plan and write `path` atomically (see WriteArtifactFile).
