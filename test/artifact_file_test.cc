@@ -2,6 +2,8 @@
 // contract promises, the head-only mapping, RangeSource; and the typed
 // views of a program (etpack/pte_file.h) checked against the flatbuffer.
 
+#include "etpack/etpack.h"  // first: the umbrella compiles on its own
+
 #include <catch2/catch.hpp>
 
 #include <cstdint>

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <string>
 #include <utility>
 
@@ -15,7 +16,6 @@
 #include "bundled_program_etpack_generated.h"
 #include "etpack/bpte_file.h"
 #include "flatbuffer/flatbuffer_tree.h"
-#include "program_etpack_generated.h"
 #include "flatbuffer/scalar_type.h"
 #include "layout/segment_table.h"
 
@@ -353,24 +353,28 @@ Status CheckTensorBytes(const BundledValue& v, const std::string& path) {
 }  // namespace
 
 Status CheckAgainstProgram(const std::vector<BundledTestSuite>& suites, const PteFile& program) {
-  namespace pfb = etpack::pte_fb;
-  const auto& plans = *program.program().execution_plan();
+  std::map<std::pair<uint32_t, uint32_t>, const PteTensor*> tensor_at;  // (method, value)
+  const std::vector<PteTensor> tensors = program.Tensors();
+  for (const PteTensor& t : tensors) tensor_at[{t.method, t.value}] = &t;
+  const std::vector<PteMethod>& methods = program.methods();
   for (size_t s = 0; s < suites.size(); ++s) {
     const BundledTestSuite& suite = suites[s];
     const std::string spath = "suite " + std::to_string(s) + " '" + suite.method_name + "'";
-    const pfb::ExecutionPlan* plan = nullptr;
-    std::string methods;
-    for (const auto* p : plans) {
-      const std::string name = p->name() ? p->name()->str() : "";
-      if (name == suite.method_name) plan = p;
-      methods += (methods.empty() ? "" : ", ") + name;
+    const PteMethod* method = nullptr;
+    uint32_t method_index = 0;
+    std::string names;
+    for (uint32_t m = 0; m < methods.size(); ++m) {
+      if (methods[m].name == suite.method_name) {
+        method = &methods[m];
+        method_index = m;
+      }
+      names += (names.empty() ? "" : ", ") + methods[m].name;
     }
-    if (plan == nullptr) {
+    if (method == nullptr) {
       return NotFound(spath + ": " + program.name() + " has no method '" + suite.method_name +
-                      "' (methods: " + methods + ")");
+                      "' (methods: " + names + ")");
     }
-    const uint32_t ninputs = plan->inputs() ? plan->inputs()->size() : 0;
-    const uint32_t nvalues = plan->values() ? plan->values()->size() : 0;
+    const size_t ninputs = method->inputs.size();
     for (size_t c = 0; c < suite.test_cases.size(); ++c) {
       const BundledTestCase& tc = suite.test_cases[c];
       const std::string cpath = spath + " test_cases[" + std::to_string(c) + "]";
@@ -383,10 +387,10 @@ Status CheckAgainstProgram(const std::vector<BundledTestSuite>& suites, const Pt
         const BundledValue& v = tc.inputs[i];
         const std::string path = cpath + " inputs[" + std::to_string(i) + "]";
         ETPACK_RETURN_IF_ERROR(CheckTensorBytes(v, path));
-        const int32_t vi = plan->inputs()->Get(static_cast<uint32_t>(i));
-        if (vi < 0 || static_cast<uint32_t>(vi) >= nvalues) continue;  // not ours to judge
-        const pfb::Tensor* mt = plan->values()->Get(static_cast<uint32_t>(vi))->val_as_Tensor();
-        if (mt == nullptr) continue;
+        const int32_t vi = method->inputs[i];
+        if (vi < 0) continue;  // not ours to judge
+        auto it = tensor_at.find({method_index, static_cast<uint32_t>(vi)});
+        if (it == tensor_at.end()) continue;  // not a tensor, or out of range
         const std::string method_input = "method '" + suite.method_name + "' input " +
                                          std::to_string(i) + " (values[" + std::to_string(vi) +
                                          "])";
@@ -394,13 +398,12 @@ Status CheckAgainstProgram(const std::vector<BundledTestSuite>& suites, const Pt
           return InvalidArgument(path + " is " + KindName(v.kind) + " but " + method_input +
                                  " is a Tensor");
         }
-        const int mtype = static_cast<int>(mt->scalar_type());
-        const size_t mrank = mt->sizes() ? mt->sizes()->size() : 0;
-        if (v.layout.scalar_type != mtype || v.layout.sizes.size() != mrank) {
+        const TensorLayout& ml = it->second->layout;
+        if (v.layout.scalar_type != ml.scalar_type || v.layout.sizes.size() != ml.sizes.size()) {
           return InvalidArgument(path + ": tensor " + DescribeLayout(v.layout) +
                                  " does not match " + method_input + ", a " +
-                                 ScalarTypeName(mtype) + " tensor of rank " +
-                                 std::to_string(mrank));
+                                 ScalarTypeName(ml.scalar_type) + " tensor of rank " +
+                                 std::to_string(ml.sizes.size()));
         }
       }
       for (size_t i = 0; i < tc.expected_outputs.size(); ++i) {
