@@ -126,7 +126,7 @@ int Bundle(const std::vector<std::string>& argv_list) {
   const auto write_start = std::chrono::steady_clock::now();
   {
     ProgressLine progress("writing " + *out);
-    Status s = WriteArtifactFile(*out, plan->artifact, FileSinkOptions{}, progress.callback());
+    Status s = WriteArtifactFile(*out, plan->artifact, OutputOptions{}, progress.callback());
     if (!s.ok()) return Failure(s);
   }
   const double write_s = SecondsSince(write_start);
@@ -172,7 +172,7 @@ int Unbundle(const std::vector<std::string>& argv_list) {
   const ArtifactPlan plan = PlanOfSource((*bpte)->ProgramSource());
   {
     ProgressLine progress("writing " + *out);
-    Status s = WriteArtifactFile(*out, plan, FileSinkOptions{}, progress.callback());
+    Status s = WriteArtifactFile(*out, plan, OutputOptions{}, progress.callback());
     if (!s.ok()) return Failure(s);
   }
   const double write_s = SecondsSince(write_start);

@@ -54,7 +54,7 @@ int Ptd(const std::vector<std::string>& argv) {
   const auto write_start = std::chrono::steady_clock::now();
   {
     ProgressLine progress("writing " + *out);
-    Status s = WriteArtifactFile(*out, plan->artifact, FileSinkOptions{}, progress.callback());
+    Status s = WriteArtifactFile(*out, plan->artifact, OutputOptions{}, progress.callback());
     if (!s.ok()) return Failure(s);
   }
   const double write_s = SecondsSince(write_start);

@@ -1,10 +1,6 @@
 // `etpack repack IN.pte -o OUT.pte [--external-constants OUT.ptd]`: lays a
 // program out again, optionally moving its constants into a .ptd.
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -18,66 +14,10 @@
 #include "etpack/pte.h"
 #include "etpack/pte_file.h"
 #include "etpack/writer.h"
+#include "progress.h"
 #include "write_job.h"
 
 namespace etpack::cli {
-namespace {
-
-// A fresh name in `path`'s directory, reserved by creating an empty file
-// there, so a finished artifact can wait next to its destination.
-Result<std::string> ReserveStagingName(const std::string& path) {
-  const std::filesystem::path p(path);
-  const std::filesystem::path dir = p.has_parent_path() ? p.parent_path() : ".";
-  std::string tmpl = (dir / ("." + p.filename().string() + ".etpack-staged-XXXXXX")).string();
-  const int fd = mkstemp(tmpl.data());
-  if (fd < 0) return IoError("cannot create a file next to " + path, errno);
-  close(fd);
-  return tmpl;
-}
-
-// Writes a program and its external data so that either both appear under
-// their names or neither does: both are written completely to staging
-// names first, then renamed into place, the .ptd first (a .pte must never
-// appear without the data it refers to).
-Status WriteProgramAndData(const std::string& pte_path, const ArtifactPlan& pte_plan,
-                           const std::string& ptd_path, const ArtifactPlan& ptd_plan) {
-  ETPACK_ASSIGN_OR_RETURN(std::string staged_ptd, ReserveStagingName(ptd_path));
-  Result<std::string> staged_pte = ReserveStagingName(pte_path);
-  if (!staged_pte.ok()) {
-    unlink(staged_ptd.c_str());
-    return staged_pte.status();
-  }
-  auto discard = [&] {
-    unlink(staged_ptd.c_str());
-    unlink(staged_pte->c_str());
-  };
-  Status s = WritePlanned(staged_ptd, ptd_plan, ptd_path).WithContext(ptd_path);
-  if (s.ok()) s = WritePlanned(*staged_pte, pte_plan, pte_path).WithContext(pte_path);
-  if (!s.ok()) {
-    discard();
-    return s;
-  }
-  const bool ptd_existed = access(ptd_path.c_str(), F_OK) == 0;
-  if (rename(staged_ptd.c_str(), ptd_path.c_str()) != 0) {
-    const int err = errno;
-    discard();
-    return IoError("cannot rename the finished data file to " + ptd_path, err);
-  }
-  if (rename(staged_pte->c_str(), pte_path.c_str()) != 0) {
-    const int err = errno;
-    unlink(staged_pte->c_str());
-    std::string what = "cannot rename the finished program to " + pte_path;
-    if (ptd_existed) {
-      what += " (" + ptd_path + " was already replaced by the new data)";
-    } else {
-      unlink(ptd_path.c_str());
-    }
-    return IoError(what, err);
-  }
-  return Status::OK();
-}
-
-}  // namespace
 
 int Repack(const std::vector<std::string>& argv) {
   Result<WriteJob> job = ParseWriteJob(argv, "IN.pte", "OUT.pte", {"--external-constants"});
@@ -120,8 +60,11 @@ int Repack(const std::vector<std::string>& argv) {
   if (!pte_plan.ok()) return Failure(pte_plan.status().WithContext(job->output));
   Result<PtdPlan> ptd_plan = PlanPtd(split->second, ptd_options);
   if (!ptd_plan.ok()) return Failure(ptd_plan.status().WithContext(*ptd_path));
-  if (Status s = WriteProgramAndData(job->output, pte_plan->artifact, *ptd_path,
-                                     ptd_plan->artifact);
+  // Published together, the .ptd first: a .pte never appears without its data.
+  ProgressLine progress("writing " + *ptd_path + " and " + job->output);
+  if (Status s = WriteArtifactFiles({{*ptd_path, &ptd_plan->artifact},
+                                     {job->output, &pte_plan->artifact}},
+                                    OutputOptions{}, progress.callback());
       !s.ok()) {
     return Failure(s);
   }

@@ -40,10 +40,9 @@ Result<WriteJob> ParseWriteJob(const std::vector<std::string>& argv, const char*
   return job;
 }
 
-Status WritePlanned(const std::string& output, const ArtifactPlan& plan,
-                    const std::string& shown) {
-  ProgressLine progress("writing " + (shown.empty() ? output : shown));
-  return WriteArtifactFile(output, plan, FileSinkOptions{}, progress.callback());
+Status WritePlanned(const std::string& output, const ArtifactPlan& plan) {
+  ProgressLine progress("writing " + output);
+  return WriteArtifactFile(output, plan, OutputOptions{}, progress.callback());
 }
 
 void ReportPte(const std::string& output, const PtePlan& plan, const PteOptions& options) {

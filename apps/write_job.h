@@ -33,10 +33,8 @@ Result<WriteJob> ParseWriteJob(const std::vector<std::string>& argv, const char*
 // A bad value is an error whose message names the flag.
 Status ApplyAlignmentFlags(const Args& args, PteOptions* options);
 
-// Writes `plan` to `output` atomically with a progress line; `shown` is the
-// name in that line when `output` is a staging name.
-Status WritePlanned(const std::string& output, const ArtifactPlan& plan,
-                    const std::string& shown = "");
+// Writes `plan` to `output` atomically with a progress line.
+Status WritePlanned(const std::string& output, const ArtifactPlan& plan);
 
 // "wrote OUT (N bytes, ...)" on stdout.
 void ReportPte(const std::string& output, const PtePlan& plan, const PteOptions& options);

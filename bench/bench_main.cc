@@ -24,7 +24,7 @@
 
 #include "etpack/json.h"
 #include "etpack/pte.h"
-#include "etpack/sink.h"
+#include "etpack/output.h"
 #include "etpack/source.h"
 #include "etpack/writer.h"
 
@@ -111,12 +111,9 @@ void BM_DelegateBlobs(benchmark::State& state) {
       state.SkipWithError(plan.status().ToString().c_str());
       break;
     }
-    std::vector<uint8_t> out;
-    auto sink = etpack::NewMemorySink(&out);
-    etpack::Status s = etpack::WriteArtifact(plan->artifact, *sink);
-    if (s.ok()) s = sink->Finish();
-    if (!s.ok()) state.SkipWithError(s.ToString().c_str());
-    benchmark::DoNotOptimize(out.data());
+    auto out = etpack::WriteArtifactToMemory(plan->artifact);
+    if (!out.ok()) state.SkipWithError(out.status().ToString().c_str());
+    if (out.ok()) benchmark::DoNotOptimize(out->data());
   }
   // items_per_second counts blobs: 1 / it is the whole cost per blob.
   state.SetItemsProcessed(state.iterations() * blobs);
@@ -167,8 +164,8 @@ void RemoveScratchDir() {
   }
 }
 
-// Streams `plan` into <scratch>/out.pte through a fresh file sink (open,
-// write, Finish, close are all timed), then deletes the file untimed. On
+// Streams `plan` into <scratch>/out.pte through a fresh POSIX output
+// (create, write, publish are all timed), then deletes the file untimed. On
 // failure marks the benchmark skipped and returns false; the caller breaks.
 bool WriteOnce(benchmark::State& state, const etpack::ArtifactPlan& plan,
                const etpack::FileSinkOptions& options) {
@@ -176,10 +173,7 @@ bool WriteOnce(benchmark::State& state, const etpack::ArtifactPlan& plan,
   etpack::Status s = dir.status();
   const std::string path = dir.ok() ? *dir + "/out.pte" : std::string();
   if (s.ok()) {
-    auto sink = etpack::OpenFileSink(path, options);
-    s = sink.status();
-    if (s.ok()) s = etpack::WriteArtifact(plan, **sink);
-    if (s.ok()) s = (*sink)->Finish();
+    s = etpack::WriteArtifactFile(path, plan, options);
   }
   state.PauseTiming();
   if (!path.empty()) ::unlink(path.c_str());

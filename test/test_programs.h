@@ -8,7 +8,7 @@
 
 #include "etpack/json.h"
 #include "etpack/pte.h"
-#include "etpack/sink.h"
+#include "etpack/output.h"
 #include "etpack/writer.h"
 
 namespace etpack::testing {
@@ -85,16 +85,9 @@ inline SourcePtr Pattern(uint64_t n, uint8_t seed) {
 
 // Writes a plan into memory.
 inline std::vector<uint8_t> Materialize(const ArtifactPlan& plan) {
-  std::vector<uint8_t> out;
-  auto sink = NewMemorySink(&out);
-  Status s = WriteArtifact(plan, *sink);
-  if (!s.ok()) {
-    sink->Abandon();
-    throw std::runtime_error(s.ToString());
-  }
-  s = sink->Finish();
-  if (!s.ok()) throw std::runtime_error(s.ToString());
-  return out;
+  Result<std::vector<uint8_t>> out = WriteArtifactToMemory(plan);
+  if (!out.ok()) throw std::runtime_error(out.status().ToString());
+  return std::move(out).value();
 }
 
 }  // namespace etpack::testing

@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "etpack/sink.h"
+#include "etpack/output.h"
 #include "etpack/source.h"
 #include "etpack/writer.h"
 
@@ -30,9 +30,10 @@ using testing::WriteFile;
 namespace fs = std::filesystem;
 
 // Counts calls and write ranges without keeping any bytes.
-class CountingSink : public Sink {
+class CountingOutput : public OutputFile {
  public:
-  using Sink::Write;
+  using OutputFile::Write;
+  const std::string& destination() const override { return name; }
   Status Reserve(uint64_t size) override {
     reserved = size;
     ++reserve_calls;
@@ -43,19 +44,26 @@ class CountingSink : public Sink {
     written += source.size();
     return Status::OK();
   }
-  Status Finish() override { return Status::OK(); }
-  void Abandon() override {}
   uint64_t bytes_written() const override { return written; }
+  Status Sync() override { return Status::OK(); }
 
+  std::string name = "counting";
   uint64_t reserved = 0;
   int reserve_calls = 0;
   uint64_t written = 0;
   std::vector<std::pair<uint64_t, uint64_t>> writes;
+
+ protected:
+  Status Link() override { return Status::OK(); }
+  Status Rename() override { return Status::OK(); }
+  void Unplace() override {}
+  Status SyncDirectory() override { return Status::OK(); }
+  bool replaced_existing() const override { return false; }
 };
 
 SourcePtr Bytes(size_t n, uint32_t seed = 1) { return OwnedSource(PatternBytes(n, seed)); }
 
-TEST_CASE("WriteArtifact rejects malformed plans before touching the sink") {
+TEST_CASE("WriteArtifact rejects malformed plans before touching the output") {
   ArtifactPlan plan;
   plan.head = PatternBytes(16);
   plan.file_size = 256;
@@ -63,7 +71,7 @@ TEST_CASE("WriteArtifact rejects malformed plans before touching the sink") {
   plan.placements.push_back({64, 32, Bytes(64)});
   plan.placements.push_back({128, 64, Bytes(128)});
   {
-    CountingSink ok;
+    CountingOutput ok;
     REQUIRE(WriteArtifact(plan, ok).ok());
   }
 
@@ -110,13 +118,13 @@ TEST_CASE("WriteArtifact rejects malformed plans before touching the sink") {
     plan.placements[2].offset = 160;  // aligned to 32, not 64
     needle = "placements[2].offset = 160 is not a multiple of its alignment 64";
   }
-  CountingSink sink;
-  Status s = WriteArtifact(plan, sink);
+  CountingOutput output;
+  Status s = WriteArtifact(plan, output);
   CAPTURE(s.message());
   CHECK(s.code() == Code::kInvalidArgument);
   CHECK(Contains(s.message(), needle));
-  CHECK(sink.reserve_calls == 0);
-  CHECK(sink.writes.empty());
+  CHECK(output.reserve_calls == 0);
+  CHECK(output.writes.empty());
 }
 
 // A plan drawing on memory, owned, file, file-slice and generator sources,
@@ -159,24 +167,22 @@ struct Fixture {
   }
 };
 
-TEST_CASE("a mixed plan round-trips through the memory sink") {
+TEST_CASE("a mixed plan round-trips through memory") {
   Fixture f;
-  std::vector<uint8_t> out;
-  auto sink = NewMemorySink(&out);
+  MemoryOutputFs fs;
   std::vector<std::pair<uint64_t, uint64_t>> calls;
-  REQUIRE(WriteArtifact(f.plan, *sink, [&](uint64_t done, uint64_t total) {
+  REQUIRE(WriteArtifactFiles(fs, {{"m.pte", &f.plan}}, [&](uint64_t done, uint64_t total) {
             calls.emplace_back(done, total);
           }).ok());
-  REQUIRE(sink->Finish().ok());
-  CHECK(out == f.expected);
+  CHECK(fs.files().at("m.pte") == f.expected);
   const uint64_t payload = 300 + 5000 + 10000 + 4321 + 3000 + 7777 + 1 + 7000;
   REQUIRE(!calls.empty());
   CHECK(calls.back() == std::make_pair(payload, payload));
 }
 
-TEST_CASE("a mixed plan round-trips through the file sink") {
+TEST_CASE("a mixed plan round-trips through a file") {
   Fixture f;
-  FileSinkOptions opts;
+  OutputOptions opts;
   opts.window_bytes = GENERATE(uint64_t{1}, uint64_t{16} << 20);
   opts.copy_file_range = GENERATE(true, false);
   opts.sync = false;
@@ -213,7 +219,7 @@ TEST_CASE("WriteArtifactFile leaves the destination untouched on failure") {
 }
 
 TEST_CASE("large placements are written in slices with progress between") {
-  const uint64_t size = uint64_t{200} << 20;  // never read: the sink only counts
+  const uint64_t size = uint64_t{200} << 20;  // never read: the output only counts
   ArtifactPlan plan;
   plan.head = PatternBytes(64);
   plan.file_size = 4096 + size;
@@ -221,18 +227,18 @@ TEST_CASE("large placements are written in slices with progress between") {
                                                          [](uint64_t, uint8_t*, size_t) {
                                                            return Corrupt("unexpected read");
                                                          })});
-  CountingSink sink;
+  CountingOutput output;
   std::vector<uint64_t> done;
-  REQUIRE(WriteArtifact(plan, sink, [&](uint64_t d, uint64_t total) {
+  REQUIRE(WriteArtifact(plan, output, [&](uint64_t d, uint64_t total) {
             CHECK(total == 64 + size);
             done.push_back(d);
           }).ok());
-  CHECK(sink.reserved == plan.file_size);
-  CHECK(sink.written == 64 + size);
-  REQUIRE(sink.writes.size() == 5);  // head + 64 + 64 + 64 + 8 MiB
-  CHECK(sink.writes[0] == std::make_pair(uint64_t{0}, uint64_t{64}));
-  CHECK(sink.writes[1] == std::make_pair(uint64_t{4096}, uint64_t{64} << 20));
-  CHECK(sink.writes[4] == std::make_pair(4096 + (uint64_t{192} << 20), uint64_t{8} << 20));
+  CHECK(output.reserved == plan.file_size);
+  CHECK(output.written == 64 + size);
+  REQUIRE(output.writes.size() == 5);  // head + 64 + 64 + 64 + 8 MiB
+  CHECK(output.writes[0] == std::make_pair(uint64_t{0}, uint64_t{64}));
+  CHECK(output.writes[1] == std::make_pair(uint64_t{4096}, uint64_t{64} << 20));
+  CHECK(output.writes[4] == std::make_pair(4096 + (uint64_t{192} << 20), uint64_t{8} << 20));
   REQUIRE(done.size() >= 4);
   for (size_t i = 1; i < done.size(); ++i) {
     CHECK(done[i] >= done[i - 1]);

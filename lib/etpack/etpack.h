@@ -25,9 +25,11 @@
 //
 //   3. Write (pass two). WriteArtifactFile(path, plan) (writer.h) reserves
 //      the file, streams each source into place through bounded windows and
-//      renames the finished file over `path`. On failure `path` is
-//      untouched and nothing is left behind. WritePte / WritePtd do steps 2
-//      and 3 in one call.
+//      puts the finished file in place under `path`. On failure `path` is
+//      untouched and nothing is left behind. WriteArtifactFiles publishes
+//      several files as one unit (a .ptd before the .pte that needs it).
+//      WritePte / WritePtd do steps 2 and 3 in one call. All output goes
+//      through one seam (output.h), with POSIX and in-memory file systems.
 //
 //     etpack::PteInput input;
 //     input.program = tree;  // constant_buffer[i].storage = json::Value::Blob(source_i)
@@ -98,6 +100,7 @@
 #include "etpack/json.h"
 #include "etpack/manifest.h"
 #include "etpack/npy.h"
+#include "etpack/output.h"
 #include "etpack/ptd.h"
 #include "etpack/ptd_file.h"
 #include "etpack/pte.h"

@@ -5,7 +5,7 @@
 // placements, each a source whose bytes go to a fixed file offset. The
 // writer reserves the whole file, writes the head, streams each placement
 // from its source straight into place, and leaves every other byte (all the
-// padding) zero. It never holds more than the sink's window in memory.
+// padding) zero. It never holds more than the output's window in memory.
 
 #ifndef ETPACK_WRITER_H_
 #define ETPACK_WRITER_H_
@@ -13,9 +13,10 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "etpack/sink.h"
+#include "etpack/output.h"
 #include "etpack/source.h"
 #include "etpack/status.h"
 
@@ -38,21 +39,37 @@ struct ArtifactPlan {
 // Called now and then with bytes written so far and the total.
 using ProgressFn = std::function<void(uint64_t done, uint64_t total)>;
 
-// Reserves, writes the head and every placement. Does not call Finish() or
-// Abandon(): the caller owns the sink's fate. Checks the plan's invariants
-// first (order, bounds, sizes, alignment) and fails with kInvalidArgument
-// on a malformed plan rather than writing it.
-Status WriteArtifact(const ArtifactPlan& plan, Sink& sink,
+// Reserves `output`, writes the head and every placement; publishing (or
+// dropping) the output is the caller's. Checks the plan's invariants first
+// (order, bounds, sizes, alignment) and fails with kInvalidArgument on a
+// malformed plan rather than writing it.
+Status WriteArtifact(const ArtifactPlan& plan, OutputFile& output,
                      const ProgressFn& progress = {});
 
-// The common case: writes `plan` to `path` atomically. On success the file
-// is complete under its final name; on any failure `path` is untouched and
-// no temporary file is left behind — except the one case Sink::Finish()
-// describes: the file was written and renamed into place, but its directory
-// could not be synced. Then `path` holds the new file and the error says so.
+// Destination paths and their plans, published as one unit in this order
+// (data files before the program that refers to them).
+using ArtifactFiles = std::vector<std::pair<std::string, const ArtifactPlan*>>;
+
+// Writes every plan to an unnamed output of `fs` and publishes them all
+// together once every one is complete (etpack/output.h, Publish). Every plan
+// and every destination is checked before a byte is written. On failure no
+// destination has changed and nothing is left behind, except in the cases
+// Publish() names (a later rename failing after an earlier output replaced
+// a file; a directory that could not be synced), which the error then says.
+// Progress counts the bytes of all files together.
+Status WriteArtifactFiles(OutputFs& fs, const ArtifactFiles& files,
+                          const ProgressFn& progress = {});
+
+// The same on the POSIX file system.
+Status WriteArtifactFiles(const ArtifactFiles& files, const OutputOptions& options = {},
+                          const ProgressFn& progress = {});
+
+// The common case: one file, written atomically.
 Status WriteArtifactFile(const std::string& path, const ArtifactPlan& plan,
-                         const FileSinkOptions& options = {},
-                         const ProgressFn& progress = {});
+                         const OutputOptions& options = {}, const ProgressFn& progress = {});
+
+// The artifact's bytes in memory (small artifacts: tests, benchmarks).
+Result<std::vector<uint8_t>> WriteArtifactToMemory(const ArtifactPlan& plan);
 
 }  // namespace etpack
 

@@ -1,9 +1,10 @@
-// The POSIX file sink: temporary file, reserved in full, filled through an
-// mmap window (or copy_file_range / pwrite), renamed into place by Finish().
+// The POSIX output: a temporary file, reserved in full, filled through an
+// mmap window (or copy_file_range / pwrite), put in place by Publish().
 //
-// The temporary file is unnamed (O_TMPFILE) until Finish() links it under a
-// hidden name and renames that into place: a process killed mid-write (a CI
-// timeout, the OOM killer) then leaves nothing behind, where a named
+// The temporary file is unnamed (O_TMPFILE) until Publish() links it: under
+// the destination's own name when that is free, else under a hidden name
+// that is then renamed over the destination. A process killed mid-write (a
+// CI timeout, the OOM killer) thus leaves nothing behind, where a named
 // temporary would stay as gigabytes of hidden garbage. Linking goes through
 // /proc/self/fd, so without /proc, or on a file system without O_TMPFILE,
 // the temporary is named from the start.
@@ -13,7 +14,7 @@
 // Writes only move forward, so everything below the end of the last write
 // (the frontier) is final: when the frontier leaves a cell, that cell's
 // write-back is started, and once more than writeback_windows cells are in
-// flight the sink waits for the oldest and drops it from the page cache.
+// flight the output waits for the oldest and drops it from the page cache.
 // Write-back therefore costs a few system calls per cell, however many
 // items the cell holds.
 
@@ -34,9 +35,12 @@
 #include <utility>
 #include <vector>
 
-#include "io/checked_sink.h"
-#include "etpack/sink.h"
 #include "core/range_text.h"
+#include "etpack/output.h"
+#include "io/checked_output.h"
+#include "io/destination.h"
+#include "io/posix_calls.h"
+#include "io/posix_output.h"
 
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
@@ -90,19 +94,22 @@ mode_t CurrentUmask() {
 // The name through which an unnamed (O_TMPFILE) file can be linked.
 std::string ProcFdPath(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
 
-class FileSink final : public CheckedSink {
+class PosixOutput final : public CheckedOutput {
  public:
-  // `temp` is the temporary file's name, or empty while it is unnamed;
-  // `temp_prefix` is what Finish() names an unnamed one (plus 6 characters).
-  FileSink(std::string path, std::string dir, std::string temp_prefix, std::string temp, int fd,
-           const FileSinkOptions& options)
-      : CheckedSink(path),
-        path_(std::move(path)),
-        dir_(std::move(dir)),
+  // `given` is the destination as the caller named it, `target` the file it
+  // replaces. `temp` is the temporary file's name, or empty while it is
+  // unnamed; `temp_prefix` is what Link() names an unnamed one (plus 6
+  // characters).
+  PosixOutput(const std::string& given, Destination target, std::string temp_prefix,
+              std::string temp, int fd, const OutputOptions& options, PosixCalls* calls)
+      : CheckedOutput(given),
+        path_(target.path),
+        dir_(target.dir),
         temp_prefix_(std::move(temp_prefix)),
         temp_(std::move(temp)),
         fd_(fd),
         options_(options),
+        calls_(calls),
         use_mmap_(options.mmap),
         kernel_copy_(options.copy_file_range) {
     const uint64_t page = PageSize();
@@ -113,7 +120,12 @@ class FileSink final : public CheckedSink {
     kernel_copy_min_ = std::min(kKernelCopyMin, window_bytes_);
   }
 
-  ~FileSink() override { AbandonIfOpen(); }
+  // Removes whatever is not in place: the temporary file and its name.
+  ~PosixOutput() override {
+    Unmap();
+    if (fd_ >= 0) ::close(fd_);
+    if (!in_place() && !temp_.empty()) ::unlink(temp_.c_str());
+  }
 
  private:
   Status DoReserve(uint64_t size) override {
@@ -130,13 +142,13 @@ class FileSink final : public CheckedSink {
                         " bytes: exceeds the file size limit (ulimit -f) of " +
                         std::to_string(static_cast<uint64_t>(limit.rlim_cur)) + " bytes");
     }
-    if (::ftruncate(fd_, static_cast<off_t>(size)) != 0) {
+    if (calls_->Ftruncate(fd_, static_cast<off_t>(size)) != 0) {
       return ReserveError(size, "ftruncate", errno);
     }
     if (size > 0) {
       int rc;
       do {
-        rc = ::fallocate(fd_, 0, 0, static_cast<off_t>(size));
+        rc = calls_->Fallocate(fd_, 0, 0, static_cast<off_t>(size));
       } while (rc != 0 && errno == EINTR);
       if (rc != 0) {
         // Without reserved blocks a full disk would surface as SIGBUS on a
@@ -162,7 +174,7 @@ class FileSink final : public CheckedSink {
     }
     while (done < n) {
       // CopyMapped stops early when the mapping turns out unusable and the
-      // sink switches to pwrite for good.
+      // output switches to pwrite for good.
       Result<uint64_t> r = use_mmap_ ? CopyMapped(offset + done, source, done, n - done)
                                      : CopyBuffered(offset + done, source, done, n - done);
       if (!r.ok()) return r.status();
@@ -171,14 +183,70 @@ class FileSink final : public CheckedSink {
     return AdvanceFrontier(offset + n);
   }
 
-  Status DoFinish() override { return Commit(); }
-
-  void DoAbandon() override {
+  Status DoSync() override {
     Unmap();
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-    if (!renamed_ && !temp_.empty()) ::unlink(temp_.c_str());
+    FlushSourceCache();
+    if (options_.sync) {
+      if (calls_->Fdatasync(fd_) != 0) {
+        return IoError(path_ + ": cannot flush " + TempText() + " to disk", errno);
+      }
+      // All clean now: drop what write-behind has not evicted yet.
+      (void)::posix_fadvise(fd_, 0, 0, POSIX_FADV_DONTNEED);
+    }
+    return Status::OK();
+  }
+
+  // A free destination is taken directly, so the new file never has any
+  // other name; linkat (unlike rename) fails rather than replace a file.
+  Status DoLink(bool* placed_free) override {
+    const std::string from = temp_.empty() ? ProcFdPath(fd_) : temp_;
+    if (calls_->Linkat(from.c_str(), path_.c_str()) == 0) {
+      if (!temp_.empty()) ::unlink(temp_.c_str());
+      temp_.clear();
+      Status closed = Close();
+      // Failing, the step must leave nothing in place.
+      if (!closed.ok()) ::unlink(path_.c_str());
+      *placed_free = closed.ok();
+      return closed;
+    }
+    if (errno != EEXIST) {
+      return IoError(path_ + ": cannot link " + TempText() + " into place", errno);
+    }
+    *placed_free = false;
+    if (temp_.empty()) ETPACK_RETURN_IF_ERROR(NameTemporary());
+    return Status::OK();
+  }
+
+  Status DoRename() override {
+    ETPACK_RETURN_IF_ERROR(Close());
+    if (calls_->Rename(temp_.c_str(), path_.c_str()) != 0) {
+      return IoError(path_ + ": cannot rename " + temp_ + " into place", errno);
+    }
     temp_.clear();
+    return Status::OK();
+  }
+
+  void DoUnplace() override { ::unlink(path_.c_str()); }
+
+  Status DoSyncDirectory() override {
+    if (!options_.sync) return Status::OK();
+    // The one failure that leaves the new file in place (see output.h).
+    const std::string what = path_ + " was written and renamed into place, but its directory " +
+                             dir_ + " could not be synced, so the rename may not survive a crash";
+    const int dfd = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0) return IoError(what, errno);
+    const int rc = calls_->FsyncDirectory(dfd);
+    const int err = errno;
+    ::close(dfd);
+    if (rc != 0 && err != EINVAL) return IoError(what, err);
+    return Status::OK();
+  }
+
+  Status Close() {
+    const int fd = fd_;
+    fd_ = -1;
+    if (fd >= 0 && ::close(fd) != 0) return IoError(path_ + ": cannot close " + TempText(), errno);
+    return Status::OK();
   }
 
   Status ReserveError(uint64_t size, const char* call, int err) const {
@@ -214,7 +282,7 @@ class FileSink final : public CheckedSink {
       // Up to the end of the cell, so write-behind keeps pace.
       const size_t want = static_cast<size_t>(
           std::min(n - done, CellEnd(offset + done) - (offset + done)));
-      const ssize_t got = ::copy_file_range(range.fd, &in, fd_, &out, want, 0);
+      const ssize_t got = calls_->CopyFileRange(range.fd, &in, fd_, &out, want);
       if (got < 0) {
         const int err = errno;
         if (err == EINTR) continue;
@@ -240,7 +308,7 @@ class FileSink final : public CheckedSink {
 
   // Copies source bytes [src_pos, src_pos + n) to file offset `pos` through
   // the mapped window. Returns the bytes copied: all of them, unless the
-  // window cannot be populated and the sink fell back to pwrite.
+  // window cannot be populated and the output fell back to pwrite.
   Result<uint64_t> CopyMapped(uint64_t pos, const Source& source, uint64_t src_pos,
                               uint64_t n) {
     const uint8_t* bytes = source.contiguous();
@@ -291,8 +359,8 @@ class FileSink final : public CheckedSink {
         DropSourceCache(source, src_pos, chunk);
       }
       for (uint64_t put = 0; put < chunk;) {
-        const ssize_t got = ::pwrite(fd_, from + put, static_cast<size_t>(chunk - put),
-                                     static_cast<off_t>(pos + put));
+        const ssize_t got = calls_->Pwrite(fd_, from + put, static_cast<size_t>(chunk - put),
+                                           static_cast<off_t>(pos + put));
         if (got < 0 && errno == EINTR) continue;
         if (got <= 0) {
           return WriteError("pwrite", pos + put, chunk - put, got < 0 ? errno : ENOSPC);
@@ -311,8 +379,7 @@ class FileSink final : public CheckedSink {
   Status MapWindow(uint64_t pos) {
     const uint64_t start = pos / window_bytes_ * window_bytes_;
     const uint64_t len = CellEnd(pos) - start;
-    void* p = ::mmap(nullptr, static_cast<size_t>(len), PROT_READ | PROT_WRITE, MAP_SHARED,
-                     fd_, static_cast<off_t>(start));
+    void* p = calls_->Mmap(static_cast<size_t>(len), fd_, static_cast<off_t>(start));
     if (p == MAP_FAILED) return WriteError("mmap", start, len, errno);
     window_ = static_cast<uint8_t*>(p);
     window_start_ = start;
@@ -326,7 +393,7 @@ class FileSink final : public CheckedSink {
   // Reaches up to kPopulateAhead past the copy so a run of small items costs
   // one call, not one each; pages it touches in padding are written back as
   // the zeros they hold. Where the kernel cannot populate (EINVAL: older
-  // than 5.14), the sink switches to pwrite rather than risk SIGBUS.
+  // than 5.14), the output switches to pwrite rather than risk SIGBUS.
   Status Populate(uint64_t pos, uint64_t n) {
     constexpr uint64_t kPopulateAhead = uint64_t{256} << 10;
     constexpr int kMaxRetries = 1000;
@@ -336,8 +403,8 @@ class FileSink final : public CheckedSink {
     const uint64_t to = std::min(window_start_ + window_len_,
                                  std::max((pos + n + page - 1) / page * page, from + kPopulateAhead));
     for (int attempt = 0;; ++attempt) {
-      if (::madvise(window_ + (from - window_start_), static_cast<size_t>(to - from),
-                    MADV_POPULATE_WRITE) == 0) {
+      if (calls_->Madvise(window_ + (from - window_start_), static_cast<size_t>(to - from),
+                          MADV_POPULATE_WRITE) == 0) {
         populated_end_ = to;
         return Status::OK();
       }
@@ -392,8 +459,8 @@ class FileSink final : public CheckedSink {
   // again. So every error counts, except the ones that only say the call
   // cannot be made on this file (then fdatasync still checks everything).
   Status SyncRange(uint64_t start, uint64_t len, unsigned flags) {
-    while (::sync_file_range(fd_, static_cast<off_t>(start), static_cast<off_t>(len), flags) !=
-           0) {
+    while (calls_->SyncFileRange(fd_, static_cast<off_t>(start), static_cast<off_t>(len),
+                                 flags) != 0) {
       const int err = errno;
       if (err == EINTR) continue;
       if (err == EINVAL || err == ESPIPE || err == ENOSYS) return Status::OK();
@@ -434,38 +501,6 @@ class FileSink final : public CheckedSink {
     drop_start_ = drop_end_ = 0;
   }
 
-  Status Commit() {
-    Unmap();
-    FlushSourceCache();
-    if (options_.sync) {
-      if (::fdatasync(fd_) != 0) {
-        return IoError(path_ + ": cannot flush " + TempText() + " to disk", errno);
-      }
-      // All clean now: drop what write-behind has not evicted yet.
-      (void)::posix_fadvise(fd_, 0, 0, POSIX_FADV_DONTNEED);
-    }
-    if (temp_.empty()) ETPACK_RETURN_IF_ERROR(NameTemporary());
-    const int fd = fd_;
-    fd_ = -1;
-    if (::close(fd) != 0) return IoError(path_ + ": cannot close " + temp_, errno);
-    if (::rename(temp_.c_str(), path_.c_str()) != 0) {
-      return IoError(path_ + ": cannot rename " + temp_ + " into place", errno);
-    }
-    renamed_ = true;
-    if (options_.sync) {
-      // The one failure that leaves the new file in place (see sink.h).
-      const std::string what = path_ + " was written and renamed into place, but its directory " +
-                               dir_ + " could not be synced, so the rename may not survive a crash";
-      const int dfd = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-      if (dfd < 0) return IoError(what, errno);
-      const int rc = ::fsync(dfd);
-      const int err = errno;
-      ::close(dfd);
-      if (rc != 0 && err != EINVAL) return IoError(what, err);
-    }
-    return Status::OK();
-  }
-
   // Links the unnamed temporary file under a fresh hidden name, from which
   // rename() can replace the destination atomically (linkat cannot). The
   // suffix is random, like mkostemp's, so the name cannot be guessed ahead.
@@ -479,7 +514,7 @@ class FileSink final : public CheckedSink {
       }
       std::string name = temp_prefix_;
       for (uint8_t r : random) name += kChars[r % (sizeof kChars - 1)];
-      if (::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, name.c_str(), AT_SYMLINK_FOLLOW) == 0) {
+      if (calls_->Linkat(proc.c_str(), name.c_str()) == 0) {
         temp_ = std::move(name);
         return Status::OK();
       }
@@ -497,12 +532,12 @@ class FileSink final : public CheckedSink {
   const std::string temp_prefix_;
   std::string temp_;  // empty while unnamed, cleared once removed
   int fd_;
-  const FileSinkOptions options_;
+  const OutputOptions options_;
+  PosixCalls* const calls_;
   uint64_t window_bytes_;     // the cell size: whole pages
   uint64_t max_inflight_;     // cells whose write-back may be pending
   uint64_t kernel_copy_min_;  // smallest file item handed to copy_file_range
 
-  bool renamed_ = false;  // the temporary file is now `path_`
   bool use_mmap_;
   bool kernel_copy_;      // cleared for good by the first "not supported"
   uint64_t size_ = 0;
@@ -521,58 +556,61 @@ class FileSink final : public CheckedSink {
   std::vector<uint8_t> buffer_;  // pwrite path only
 };
 
+class PosixOutputFs final : public OutputFs {
+ public:
+  PosixOutputFs(const OutputOptions& options, PosixCalls* calls)
+      : options_(options), calls_(calls) {}
+
+  Result<std::unique_ptr<OutputFile>> Create(const std::string& destination) override {
+    ETPACK_ASSIGN_OR_RETURN(Destination target, ResolveDestination(destination));
+    const std::string prefix = target.path.substr(0, target.path.size() - target.name.size());
+    // Only a prefix of a long name goes into the temporary name, which must
+    // fit NAME_MAX too.
+    const std::string temp_prefix =
+        prefix + "." + target.name.substr(0, NAME_MAX - kTempExtra) + ".etpack-";
+    // The mode is 0666 less the umask, as for any new file.
+    const int unnamed = calls_->OpenTmpfile(target.dir.c_str(), O_RDWR | O_CLOEXEC, 0666);
+    if (unnamed >= 0) {
+      if (::access(ProcFdPath(unnamed).c_str(), F_OK) == 0) {
+        return std::unique_ptr<OutputFile>(std::make_unique<PosixOutput>(
+            destination, target, temp_prefix, std::string(), unnamed, options_, calls_));
+      }
+      ::close(unnamed);  // could not be linked by Publish()
+    }
+    // Any failure of O_TMPFILE (unsupported, or the directory is missing,
+    // which mkostemp then reports) falls back to a named temporary file.
+    std::string temp = temp_prefix + "XXXXXX";
+    std::vector<char> buf(temp.begin(), temp.end());
+    buf.push_back('\0');
+    const int fd = ::mkostemp(buf.data(), O_CLOEXEC);
+    if (fd < 0) {
+      return IoError("cannot create a temporary file in " + target.dir + " for " + destination,
+                     errno);
+    }
+    temp.assign(buf.data());
+    if (::fchmod(fd, 0666 & ~CurrentUmask()) != 0) {
+      const int err = errno;
+      ::close(fd);
+      ::unlink(temp.c_str());
+      return IoError("cannot set the mode of " + temp, err);
+    }
+    return std::unique_ptr<OutputFile>(std::make_unique<PosixOutput>(
+        destination, target, temp_prefix, std::move(temp), fd, options_, calls_));
+  }
+
+ private:
+  const OutputOptions options_;
+  PosixCalls* const calls_;
+};
+
 }  // namespace
 
-Result<std::unique_ptr<Sink>> OpenFileSink(const std::string& path,
-                                           const FileSinkOptions& options) {
-  const size_t slash = path.rfind('/');
-  const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
-  if (name.empty() || name == "." || name == "..") {
-    return InvalidArgument("output path '" + path + "' does not name a file");
-  }
-  if (name.size() > NAME_MAX) {
-    return InvalidArgument("output path " + path + ": the file name is " +
-                           std::to_string(name.size()) + " bytes, more than the " +
-                           std::to_string(NAME_MAX) + " a directory entry can hold");
-  }
-  const std::string prefix = slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
-  const std::string dir = slash == std::string::npos ? "."
-                          : slash == 0               ? "/"
-                                                     : path.substr(0, slash);
-  struct stat st;
-  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-    return InvalidArgument("output path " + path + " is a directory");
-  }
-  // Only a prefix of a long name goes into the temporary name, which must
-  // fit NAME_MAX too.
-  const std::string temp_prefix = prefix + "." + name.substr(0, NAME_MAX - kTempExtra) + ".etpack-";
-  // The mode is 0666 less the umask, as for any new file.
-  const int unnamed = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0666);
-  if (unnamed >= 0) {
-    if (::access(ProcFdPath(unnamed).c_str(), F_OK) == 0) {
-      return std::unique_ptr<Sink>(
-          std::make_unique<FileSink>(path, dir, temp_prefix, std::string(), unnamed, options));
-    }
-    ::close(unnamed);  // could not be linked at Finish()
-  }
-  // Any failure of O_TMPFILE (unsupported, or the directory is missing,
-  // which mkostemp then reports) falls back to a named temporary file.
-  std::string temp = temp_prefix + "XXXXXX";
-  std::vector<char> buf(temp.begin(), temp.end());
-  buf.push_back('\0');
-  const int fd = ::mkostemp(buf.data(), O_CLOEXEC);
-  if (fd < 0) {
-    return IoError("cannot create a temporary file in " + dir + " for " + path, errno);
-  }
-  temp.assign(buf.data());
-  if (::fchmod(fd, 0666 & ~CurrentUmask()) != 0) {
-    const int err = errno;
-    ::close(fd);
-    ::unlink(temp.c_str());
-    return IoError("cannot set the mode of " + temp, err);
-  }
-  return std::unique_ptr<Sink>(
-      std::make_unique<FileSink>(path, dir, temp_prefix, std::move(temp), fd, options));
+std::unique_ptr<OutputFs> NewPosixOutputFs(const OutputOptions& options, PosixCalls* calls) {
+  return std::make_unique<PosixOutputFs>(options, calls);
+}
+
+std::unique_ptr<OutputFs> NewPosixOutputFs(const OutputOptions& options) {
+  return NewPosixOutputFs(options, DefaultPosixCalls());
 }
 
 }  // namespace etpack

@@ -1,0 +1,173 @@
+// etpack/output.h — the output seam: the one place where the library meets
+// the file system on the way out.
+//
+// An OutputFs makes outputs; an OutputFile is one file being written. The
+// writer knows every size before it writes a byte, so an output is used in
+// one fixed order:
+//
+//   fs.Create(destination)  an output with no name yet (the destination is
+//                           checked here, before anything is written)
+//   Reserve(size)           claim the whole file (a full disk fails here)
+//   Write(offset, source)   any number of times, at increasing offsets
+//   Publish({outputs...})   make them durable and put them all in place
+//
+// An output that is destroyed without being published is discarded: its
+// destination is left as it was and nothing it wrote stays behind. Every
+// output checks this order and reports a call out of order (or a write
+// outside the reserved size) as an error rather than trusting the caller.
+// Errors are sticky: after the first failure every later call on the output
+// returns that failure. Every byte reserved but never written reads as zero.
+//
+// Implementations: POSIX files (NewPosixOutputFs), memory (MemoryOutputFs),
+// and, for tests, a fault-injecting wrapper (io/fault_output.h).
+
+#ifndef ETPACK_OUTPUT_H_
+#define ETPACK_OUTPUT_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "etpack/source.h"
+#include "etpack/status.h"
+
+namespace etpack {
+
+class OutputFile {
+ public:
+  OutputFile() = default;
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+  // Discards the output unless Publish() put it in place.
+  virtual ~OutputFile() = default;
+
+  // The path this output will be published at, as given to Create().
+  virtual const std::string& destination() const = 0;
+
+  // Called once, before any Write. The POSIX output fails with kOutOfRange,
+  // before it creates anything that large, when `size` exceeds the
+  // process's file size limit (RLIMIT_FSIZE, `ulimit -f`).
+  virtual Status Reserve(uint64_t size) = 0;
+
+  // Copies all of `source` to [offset, offset + source.size()).
+  // The range must lie inside the reserved size (else kOutOfRange) and start
+  // at or after the end of the previous write (else kInvalidArgument).
+  virtual Status Write(uint64_t offset, const Source& source) = 0;
+
+  // Convenience for small in-memory pieces (headers).
+  Status Write(uint64_t offset, const void* data, uint64_t size);
+
+  // Bytes written so far (for progress reports).
+  virtual uint64_t bytes_written() const = 0;
+
+  // Makes the written bytes durable (when the output syncs at all), after
+  // the last Write. Publish() calls it first; calling it earlier is harmless.
+  virtual Status Sync() = 0;
+
+ protected:
+  // The other steps of publishing, which only Publish() takes, in this order
+  // (implementations and wrappers reach them through io/publish_steps.h).
+  //
+  // Gives the output a name next to its destination: the destination
+  // itself when that is free (the output is then in place), else a hidden
+  // temporary name.
+  virtual Status Link() = 0;
+  // Moves the hidden name onto the destination, atomically replacing what
+  // was there. Nothing to do when Link() already put the output in place.
+  virtual Status Rename() = 0;
+  // Removes an output that is in place again, when its destination was free
+  // before (Publish() undoing a unit that failed part way). Does nothing
+  // when the output replaced a file: that file cannot be brought back.
+  virtual void Unplace() = 0;
+  // Makes the new directory entry durable.
+  virtual Status SyncDirectory() = 0;
+  // True once the output replaced an existing file at its destination.
+  virtual bool replaced_existing() const = 0;
+
+ private:
+  friend class PublishSteps;
+};
+
+class OutputFs {
+ public:
+  virtual ~OutputFs() = default;
+
+  // A new output to be published at `destination`, with no name until then.
+  // The POSIX implementation checks the destination first (README.md,
+  // "Where output goes"): an existing destination must be a regular file the
+  // caller may write (as `cp` decides it); a symbolic link is followed and
+  // the file it points to is replaced. The destination's directory must
+  // exist.
+  virtual Result<std::unique_ptr<OutputFile>> Create(const std::string& destination) = 0;
+};
+
+// Puts every output at its destination as one unit, in the order given
+// (list data files before the program that refers to them: a program then
+// never appears without its data). Each output must be complete (reserved
+// and written). All are synced first, then all named (a free destination
+// taken directly), and only then moved over the files they replace; on failure none is in place, except when a later move fails
+// after an earlier output already replaced an existing file, which the
+// error then names. The outputs are consumed: on failure they are
+// discarded.
+//
+// While naming and moving, SIGINT, SIGTERM, SIGHUP and SIGQUIT are blocked
+// on the calling thread (a few system calls), so an interrupt lands before
+// or after publishing, never in the middle of it.
+//
+// A failure to sync a directory after every output is in place is reported
+// as an error saying that the files were written and renamed into place but
+// the rename may not survive a crash; the new files stay.
+Status Publish(std::vector<std::unique_ptr<OutputFile>> outputs);
+
+// Tuning of the POSIX outputs. The defaults are measured choices
+// (docs/performance.md, bench/RESULTS.md); most callers leave them alone.
+struct OutputOptions {
+  // The output is cut into a grid of cells of this many bytes (rounded up
+  // to whole pages); one cell is mapped at a time. Peak resident memory of
+  // the writer is about window_bytes * (1 + writeback_windows).
+  uint64_t window_bytes = uint64_t{16} << 20;
+  // Write-back of a cell starts once every write has moved past it; this
+  // many finished cells may have write-back in flight before the writer
+  // waits for the oldest and drops it from the page cache.
+  int writeback_windows = 2;
+  // Hand file sources of at least 1 MiB (or window_bytes, if smaller) to
+  // copy_file_range; smaller ones are read into the mapped window. The first
+  // "not supported" answer turns it off for the rest of the output's life.
+  bool copy_file_range = true;
+  // Fill the output through the mapped window (true), or through pwrite
+  // from a window-sized buffer (false). pwrite is the fallback for file
+  // systems that cannot reserve space; it is selectable so the benchmarks
+  // can compare the two paths on one machine (bench/RESULTS.md).
+  bool mmap = true;
+  // Flush data to stable storage before publishing, and the directory after.
+  bool sync = true;
+};
+
+// The former name of OutputOptions, kept for callers.
+using FileSinkOptions = OutputOptions;
+
+// Files. Each output is an unnamed temporary file (O_TMPFILE) in its
+// destination's directory until Publish(), so a process killed mid-write
+// leaves nothing behind. Where the file system has no O_TMPFILE (or /proc
+// is not mounted) the temporary is "<dir>/.<name>.etpack-XXXXXX" from the
+// start (<name> shortened to fit NAME_MAX), removed on every failure. A
+// destination file name longer than NAME_MAX is refused with
+// kInvalidArgument.
+std::unique_ptr<OutputFs> NewPosixOutputFs(const OutputOptions& options = {});
+
+// Memory. Published outputs land in files(), keyed by destination.
+class MemoryOutputFs final : public OutputFs {
+ public:
+  Result<std::unique_ptr<OutputFile>> Create(const std::string& destination) override;
+
+  const std::map<std::string, std::vector<uint8_t>>& files() const { return files_; }
+
+ private:
+  std::map<std::string, std::vector<uint8_t>> files_;
+};
+
+}  // namespace etpack
+
+#endif  // ETPACK_OUTPUT_H_

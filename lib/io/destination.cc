@@ -1,0 +1,85 @@
+#include "io/destination.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <string>
+#include <vector>
+
+namespace etpack {
+namespace {
+
+// As many links as the kernel follows in one path lookup.
+constexpr int kMaxLinks = 40;
+
+const char* KindOf(mode_t mode) {
+  if (S_ISDIR(mode)) return "directory";
+  if (S_ISCHR(mode)) return "character device";
+  if (S_ISBLK(mode)) return "block device";
+  if (S_ISFIFO(mode)) return "FIFO";
+  if (S_ISSOCK(mode)) return "socket";
+  return "special file";
+}
+
+// Splits `path` into directory and file name, checking the name.
+Status Split(const std::string& given, const std::string& path, Destination* d) {
+  const size_t slash = path.rfind('/');
+  d->path = path;
+  d->name = slash == std::string::npos ? path : path.substr(slash + 1);
+  d->dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  const std::string shown = path == given ? given : given + " (a link to " + path + ")";
+  if (d->name.empty() || d->name == "." || d->name == "..") {
+    return InvalidArgument("output path '" + shown + "' does not name a file");
+  }
+  if (d->name.size() > NAME_MAX) {
+    return InvalidArgument("output path " + shown + ": the file name is " +
+                           std::to_string(d->name.size()) + " bytes, more than the " +
+                           std::to_string(NAME_MAX) + " a directory entry can hold");
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<Destination> ResolveDestination(const std::string& path) {
+  Destination d;
+  std::string current = path;
+  for (int links = 0;; ++links) {
+    ETPACK_RETURN_IF_ERROR(Split(path, current, &d));
+    const std::string shown = current == path ? path : path + " (a link to " + current + ")";
+    struct stat st;
+    if (::lstat(current.c_str(), &st) != 0) {
+      if (errno == ENOENT) return d;  // a new file; its directory is checked when it is made
+      return IoError(shown + ": cannot examine the output path", errno);
+    }
+    if (S_ISLNK(st.st_mode)) {
+      if (links == kMaxLinks) return IoError(shown + ": cannot follow the output path", ELOOP);
+      std::vector<char> target(static_cast<size_t>(st.st_size > 0 ? st.st_size : PATH_MAX) + 1);
+      const ssize_t n = ::readlink(current.c_str(), target.data(), target.size());
+      if (n < 0) return IoError(shown + ": cannot read the link", errno);
+      if (static_cast<size_t>(n) >= target.size()) {
+        return IoError(shown + ": the link changed while it was read", EAGAIN);
+      }
+      std::string next(target.data(), static_cast<size_t>(n));
+      if (next.empty()) return IoError(shown + ": the link is empty", ENOENT);
+      // A relative target is relative to the link's own directory.
+      if (next[0] != '/' && d.dir != ".") next = (d.dir == "/" ? "/" : d.dir + "/") + next;
+      current = std::move(next);
+      continue;
+    }
+    if (!S_ISREG(st.st_mode)) {
+      return InvalidArgument(shown + ": is a " + KindOf(st.st_mode) +
+                             ", not a regular file; etpack replaces only regular files");
+    }
+    // The effective IDs decide, as for the open() cp would make.
+    if (::faccessat(AT_FDCWD, current.c_str(), W_OK, AT_EACCESS) != 0) {
+      return IoError(shown + ": cannot replace the existing file", errno);
+    }
+    return d;
+  }
+}
+
+}  // namespace etpack

@@ -1,0 +1,34 @@
+// destination.h (internal) — which file an output replaces, decided before
+// anything is written (README.md, "Where output goes"):
+//
+//   - a symbolic link is followed, as `cp` writes through it: the file it
+//     leads to is replaced (a dangling link: the path it names is created);
+//   - an existing destination must be a regular file; anything else (a
+//     device, a FIFO, a socket, a directory) is refused, naming what it is;
+//   - an existing file must be one the caller may write, as `cp` decides
+//     it (effective IDs; root may replace a read-only file).
+
+#ifndef ETPACK_IO_DESTINATION_H_
+#define ETPACK_IO_DESTINATION_H_
+
+#include <string>
+
+#include "etpack/status.h"
+
+namespace etpack {
+
+struct Destination {
+  std::string path;  // the file to replace: the path given, or where its links lead
+  std::string dir;   // the directory that holds `path` ("." for a bare name)
+  std::string name;  // the last component of `path`
+};
+
+// Fails with kInvalidArgument for a destination that is not a regular file
+// or does not name a file (empty, ".", "..", a trailing '/', a name longer
+// than NAME_MAX), with kIoError for one the caller may not write or that
+// cannot be examined.
+Result<Destination> ResolveDestination(const std::string& path);
+
+}  // namespace etpack
+
+#endif  // ETPACK_IO_DESTINATION_H_

@@ -1,0 +1,95 @@
+// Publishing several outputs as one unit. The order of the steps is the
+// whole design: the slow part (syncing gigabytes) happens while nothing has
+// a name; then every output gets a name beside its destination (a free
+// destination is taken directly, so a new file is never visible under any
+// other name); then the renames, in the caller's order. Only the renames
+// touch existing files, so a failure before them leaves every destination
+// as it was.
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "etpack/output.h"
+#include "io/publish_steps.h"
+
+namespace etpack {
+
+Status OutputFile::Write(uint64_t offset, const void* data, uint64_t size) {
+  return Write(offset, *MemorySource(data, size));
+}
+
+namespace {
+
+// Keeps the interrupts a user sends (Ctrl-C, kill, a closed terminal) from
+// landing between the first name and the last rename, where they would
+// leave a hidden name or half a unit behind. SIGKILL cannot be blocked; the
+// window it can hit is a few system calls.
+class InterruptsHeld {
+ public:
+  InterruptsHeld() {
+    sigset_t held;
+    sigemptyset(&held);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&held, sig);
+    active_ = pthread_sigmask(SIG_BLOCK, &held, &previous_) == 0;
+  }
+  ~InterruptsHeld() {
+    if (active_) pthread_sigmask(SIG_SETMASK, &previous_, nullptr);
+  }
+  InterruptsHeld(const InterruptsHeld&) = delete;
+  InterruptsHeld& operator=(const InterruptsHeld&) = delete;
+
+ private:
+  sigset_t previous_;
+  bool active_ = false;
+};
+
+// Takes back what a failed unit already put in place; names what cannot be
+// taken back.
+Status Undo(const std::vector<std::unique_ptr<OutputFile>>& outputs, Status failure) {
+  std::string replaced;
+  for (const auto& out : outputs) {
+    if (PublishSteps::replaced_existing(*out)) {
+      replaced += (replaced.empty() ? "" : ", ") + out->destination();
+    }
+    PublishSteps::Unplace(*out);
+  }
+  if (replaced.empty()) return failure;
+  return Status(failure.code(), failure.message() + " (" + replaced +
+                                    " already replaced by the new file" +
+                                    (replaced.find(", ") == std::string::npos ? "" : "s") + ")");
+}
+
+}  // namespace
+
+Status Publish(std::vector<std::unique_ptr<OutputFile>> outputs) {
+  for (const auto& out : outputs) {
+    if (out == nullptr) return InvalidArgument("Publish: an output is null");
+  }
+  for (const auto& out : outputs) ETPACK_RETURN_IF_ERROR(out->Sync());
+  {
+    InterruptsHeld held;
+    for (const auto& out : outputs) {
+      Status s = PublishSteps::Link(*out);
+      if (!s.ok()) return Undo(outputs, s);
+    }
+    for (const auto& out : outputs) {
+      Status s = PublishSteps::Rename(*out);
+      if (!s.ok()) return Undo(outputs, s);
+    }
+  }
+  // Everything is in place; report the first directory that could not be
+  // synced but try them all.
+  Status first;
+  for (const auto& out : outputs) {
+    Status s = PublishSteps::SyncDirectory(*out);
+    if (first.ok() && !s.ok()) first = s;
+  }
+  return first;
+}
+
+}  // namespace etpack
