@@ -58,7 +58,6 @@ struct Report {
   std::vector<ExternalInfo> external;
 };
 
-
 // Bytes 4..7, printable.
 std::string Identifier(const ArtifactFile& file) {
   std::string id;

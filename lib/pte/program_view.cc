@@ -9,7 +9,6 @@
 #include "etpack/pte_file.h"
 #include "flatbuffer/scalar_type.h"
 #include "program_etpack_generated.h"
-#include "pte/program_walk.h"
 
 namespace etpack {
 
@@ -86,7 +85,9 @@ void PteFile::BuildViews() {
   }
 
   if (const auto* named = p.named_data()) {
-    for (const fb::NamedData* n : *named) named_data_.push_back({Str(n->key()), n->segment_index()});
+    for (const fb::NamedData* n : *named) {
+      named_data_.push_back({Str(n->key()), n->segment_index()});
+    }
   }
 
   const auto* cs = p.constant_segment();
@@ -114,31 +115,34 @@ void PteFile::BuildViews() {
 
 std::vector<PteTensor> PteFile::Tensors() const {
   std::vector<PteTensor> out;
-  Status ignored = ForEachTensor(*program_, [&](uint32_t p, uint32_t v,
-                                                const fb::Tensor& t) -> Status {
-    PteTensor x;
-    x.method = p;
-    x.value = v;
-    x.layout.scalar_type = static_cast<int>(t.scalar_type());
-    if (t.sizes()) x.layout.sizes.assign(t.sizes()->begin(), t.sizes()->end());
-    if (t.dim_order()) x.layout.dim_order.assign(t.dim_order()->begin(), t.dim_order()->end());
-    Result<uint64_t> nbytes = TensorNbytes(x.layout.scalar_type, x.layout.sizes, "");
-    if (nbytes.ok()) x.nbytes = *nbytes;
-    const fb::ExtraTensorInfo* extra = t.extra_tensor_info();
-    if (extra && extra->location() == fb::TensorDataLocation::EXTERNAL) {
-      x.data = TensorData::kExternal;
-      x.key = Str(extra->fully_qualified_name());
-    } else if (t.allocation_info() != nullptr) {
-      x.data = TensorData::kMutable;
-      x.buffer_index = t.data_buffer_idx();
-    } else if (t.data_buffer_idx() > 0) {
-      x.data = TensorData::kConstant;
-      x.buffer_index = t.data_buffer_idx();
+  const auto& plans = *program_->execution_plan();
+  for (uint32_t p = 0; p < plans.size(); ++p) {
+    const auto& values = *plans.Get(p)->values();  // Validate() requires it
+    for (uint32_t v = 0; v < values.size(); ++v) {
+      const fb::Tensor* t = values.Get(v)->val_as_Tensor();
+      if (t == nullptr) continue;
+      PteTensor x;
+      x.method = p;
+      x.value = v;
+      x.layout.scalar_type = static_cast<int>(t->scalar_type());
+      x.layout.sizes.assign(t->sizes()->begin(), t->sizes()->end());
+      x.layout.dim_order.assign(t->dim_order()->begin(), t->dim_order()->end());
+      Result<uint64_t> nbytes = TensorNbytes(x.layout.scalar_type, x.layout.sizes, "");
+      if (nbytes.ok()) x.nbytes = *nbytes;
+      const fb::ExtraTensorInfo* extra = t->extra_tensor_info();
+      if (extra && extra->location() == fb::TensorDataLocation::EXTERNAL) {
+        x.data = TensorData::kExternal;
+        x.key = Str(extra->fully_qualified_name());
+      } else if (t->allocation_info() != nullptr) {
+        x.data = TensorData::kMutable;
+        x.buffer_index = t->data_buffer_idx();
+      } else if (t->data_buffer_idx() > 0) {
+        x.data = TensorData::kConstant;
+        x.buffer_index = t->data_buffer_idx();
+      }
+      out.push_back(std::move(x));
     }
-    out.push_back(std::move(x));
-    return Status::OK();
-  });
-  (void)ignored;  // the callback never fails
+  }
   return out;
 }
 
