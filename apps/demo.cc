@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "commands.h"
-#include "etpack/json.h"
+#include "etpack/program_builder.h"
 #include "etpack/pte.h"
 #include "etpack/pte_file.h"
 #include "etpack/source.h"
@@ -28,8 +28,6 @@
 
 namespace etpack::cli {
 namespace {
-
-using json::Value;
 
 constexpr int kLong = dtype::kLong;
 constexpr int kFloat = dtype::kFloat;
@@ -196,45 +194,16 @@ void Fill(const Pattern& p, uint64_t offset, uint8_t* dst, size_t n) {
 
 // ------------------------------------------------------------- program
 
-Value IntArray(const std::vector<int64_t>& v) {
-  std::vector<Value> items;
-  for (int64_t x : v) items.push_back(Value::Int(x));
-  return Value::Array(std::move(items));
-}
-
-Value TensorValue(int scalar_type, const std::vector<int64_t>& sizes, uint64_t data_buffer_idx,
-                  std::optional<uint64_t> planned_offset) {
-  std::vector<int64_t> dim_order(sizes.size());
-  for (size_t i = 0; i < sizes.size(); ++i) dim_order[i] = static_cast<int64_t>(i);
-  Value alloc;
-  if (planned_offset) {
-    alloc = Value::Object({{"memory_id", Value::Int(1)},
-                           {"memory_offset_low", Value::UInt(*planned_offset & 0xffffffffu)},
-                           {"memory_offset_high", Value::UInt(*planned_offset >> 32)}});
-  }
-  return Value::Object(
-      {{"val_type", Value::String("Tensor")},
-       {"val", Value::Object({{"scalar_type", Value::Int(scalar_type)},
-                              {"storage_offset", Value::Int(0)},
-                              {"sizes", IntArray(sizes)},
-                              {"dim_order", IntArray(dim_order)},
-                              {"requires_grad", Value::Bool(false)},
-                              {"data_buffer_idx", Value::UInt(data_buffer_idx)},
-                              {"allocation_info", std::move(alloc)},
-                              {"layout", Value::Int(0)},
-                              {"shape_dynamism", Value::Int(0)},
-                              {"extra_tensor_info", Value()}})}});
-}
-
-Value Scalar(const char* type, const char* field, Value v) {
-  return Value::Object({{"val_type", Value::String(type)},
-                        {"val", Value::Object({{field, std::move(v)}})}});
+TensorShape Shape(int scalar_type, const std::vector<int64_t>& sizes) {
+  TensorShape shape{scalar_type, {}, {}};
+  for (int64_t s : sizes) shape.sizes.push_back(static_cast<int32_t>(s));
+  return shape;
 }
 
 struct Demo {
   Config config;
   std::vector<Weight> weights;
-  int64_t first_weight_value = 0;  // values[first_weight_value + i] is weight i
+  int32_t first_weight_value = 0;  // values[first_weight_value + i] is weight i
   PteInput input;
 };
 
@@ -243,90 +212,77 @@ Demo BuildDemo(const Config& config) {
   demo.config = config;
   demo.weights = Weights(config);
   const Config& c = config;
+  ProgramBuilder program;
+  MethodBuilder& forward = program.AddMethod("forward");
 
   // Planned activations, packed 16-aligned into memory arena 1.
-  std::vector<Value> values;
   uint64_t arena = 0;
   auto planned = [&](int type, std::vector<int64_t> sizes) {
     uint64_t bytes = type == kLong ? 8 : 4;
     for (int64_t s : sizes) bytes *= static_cast<uint64_t>(s);
-    values.push_back(TensorValue(type, sizes, 0, arena));
+    const int32_t index = forward.PlannedTensor(Shape(type, sizes), 1, arena);
     arena = (arena + bytes + 15) / 16 * 16;
-    return static_cast<int64_t>(values.size() - 1);
+    return index;
   };
-  const int64_t tokens = planned(kLong, {1, kSeqLen});
-  const int64_t h = planned(kFloat, {1, kSeqLen, c.dim});
-  const int64_t x = planned(kFloat, {1, kSeqLen, c.dim});
-  const int64_t q = planned(kFloat, {1, kSeqLen, c.dim});
-  const int64_t k = planned(kFloat, {1, kSeqLen, c.kv_dim()});
-  const int64_t v = planned(kFloat, {1, kSeqLen, c.kv_dim()});
-  const int64_t attn = planned(kFloat, {1, kSeqLen, c.dim});
-  const int64_t gate = planned(kFloat, {1, kSeqLen, c.hidden()});
-  const int64_t up = planned(kFloat, {1, kSeqLen, c.hidden()});
-  const int64_t logits = planned(kFloat, {1, kSeqLen, c.vocab});
+  const int32_t tokens = planned(kLong, {1, kSeqLen});
+  const int32_t h = planned(kFloat, {1, kSeqLen, c.dim});
+  const int32_t x = planned(kFloat, {1, kSeqLen, c.dim});
+  const int32_t q = planned(kFloat, {1, kSeqLen, c.dim});
+  const int32_t k = planned(kFloat, {1, kSeqLen, c.kv_dim()});
+  const int32_t v = planned(kFloat, {1, kSeqLen, c.kv_dim()});
+  const int32_t attn = planned(kFloat, {1, kSeqLen, c.dim});
+  const int32_t gate = planned(kFloat, {1, kSeqLen, c.hidden()});
+  const int32_t up = planned(kFloat, {1, kSeqLen, c.hidden()});
+  const int32_t logits = planned(kFloat, {1, kSeqLen, c.vocab});
 
-  auto scalar = [&](const char* type, const char* field, Value val) {
-    values.push_back(Scalar(type, field, std::move(val)));
-    return static_cast<int64_t>(values.size() - 1);
-  };
-  const int64_t minus_one = scalar("Int", "int_val", Value::Int(-1));
-  const int64_t one = scalar("Int", "int_val", Value::Int(1));
-  const int64_t no = scalar("Bool", "bool_val", Value::Bool(false));
-  const int64_t eps = scalar("Double", "double_val", Value::Double(1e-5));
+  const int32_t minus_one = forward.Int(-1);
+  const int32_t one = forward.Int(1);
+  const int32_t no = forward.Bool(false);
+  const int32_t eps = forward.Double(1e-5);
 
-  demo.first_weight_value = static_cast<int64_t>(values.size());
-  std::vector<Value> constants;
-  constants.push_back(Value::Object({{"storage", Value::Array()}}));  // placeholder 0
+  // Constant i + 1 is weight i (constant 0 is the empty placeholder).
+  demo.input.constants.push_back(OwnedSource({}));
   for (size_t i = 0; i < demo.weights.size(); ++i) {
     const Weight& w = demo.weights[i];
-    values.push_back(TensorValue(w.scalar_type, w.sizes, i + 1, std::nullopt));
+    const int32_t index =
+        forward.ConstantTensor(Shape(w.scalar_type, w.sizes), static_cast<uint32_t>(i + 1));
+    if (i == 0) demo.first_weight_value = index;
     const Pattern pattern = PatternFor(i, w.scalar_type);
-    constants.push_back(Value::Object(
-        {{"storage", Value::Blob(GeneratorSource(
-                         w.name, w.bytes, [pattern](uint64_t off, uint8_t* dst, size_t n) {
-                           Fill(pattern, off, dst, n);
-                           return Status::OK();
-                         }))}}));
+    demo.input.constants.push_back(GeneratorSource(
+        w.name, w.bytes, [pattern](uint64_t off, uint8_t* dst, size_t n) {
+          Fill(pattern, off, dst, n);
+          return Status::OK();
+        }));
   }
-  auto weight = [&](size_t i) { return demo.first_weight_value + static_cast<int64_t>(i); };
+  auto weight = [&](size_t i) { return demo.first_weight_value + static_cast<int32_t>(i); };
 
-  enum Op { kEmbedding, kRmsNorm, kLinear, kSdpa, kAdd, kSilu, kMul };
-  const std::vector<std::pair<const char*, const char*>> ops = {
-      {"aten::embedding", "out"}, {"aten::rms_norm", ""}, {"aten::linear", "out"},
-      {"aten::scaled_dot_product_attention", ""},       {"aten::add", "out"},
-      {"aten::silu", "out"},      {"aten::mul", "out"}};
-  std::vector<Value> operators;
-  for (const auto& [name, overload] : ops) {
-    operators.push_back(Value::Object(
-        {{"name", Value::String(name)}, {"overload", Value::String(overload)}}));
-  }
-  std::vector<Value> instructions;
-  auto call = [&](Op op, std::vector<int64_t> args) {
-    instructions.push_back(Value::Object(
-        {{"instr_args_type", Value::String("KernelCall")},
-         {"instr_args", Value::Object({{"op_index", Value::Int(op)},
-                                       {"args", IntArray(args)}})}}));
-  };
+  const int32_t embedding = forward.Operator("aten::embedding", "out");
+  const int32_t rms_norm = forward.Operator("aten::rms_norm");
+  const int32_t linear = forward.Operator("aten::linear", "out");
+  const int32_t sdpa = forward.Operator("aten::scaled_dot_product_attention");
+  const int32_t add = forward.Operator("aten::add", "out");
+  const int32_t silu = forward.Operator("aten::silu", "out");
+  const int32_t mul = forward.Operator("aten::mul", "out");
   size_t wi = 0;
-  call(kEmbedding, {weight(wi++), tokens, minus_one, no, no, h, h});
+  forward.KernelCall(embedding, {weight(wi++), tokens, minus_one, no, no, h, h});
   for (int64_t l = 0; l < c.layers; ++l) {
-    call(kRmsNorm, {h, weight(wi++), eps, x});
-    call(kLinear, {x, weight(wi++), q, q});
-    call(kLinear, {x, weight(wi++), k, k});
-    call(kLinear, {x, weight(wi++), v, v});
-    call(kSdpa, {q, k, v, attn});
-    call(kLinear, {attn, weight(wi++), x, x});
-    call(kAdd, {h, x, one, h, h});
-    call(kRmsNorm, {h, weight(wi++), eps, x});
-    call(kLinear, {x, weight(wi++), gate, gate});
-    call(kSilu, {gate, gate, gate});
-    call(kLinear, {x, weight(wi++), up, up});
-    call(kMul, {gate, up, gate, gate});
-    call(kLinear, {gate, weight(wi++), x, x});
-    call(kAdd, {h, x, one, h, h});
+    forward.KernelCall(rms_norm, {h, weight(wi++), eps, x});
+    forward.KernelCall(linear, {x, weight(wi++), q, q});
+    forward.KernelCall(linear, {x, weight(wi++), k, k});
+    forward.KernelCall(linear, {x, weight(wi++), v, v});
+    forward.KernelCall(sdpa, {q, k, v, attn});
+    forward.KernelCall(linear, {attn, weight(wi++), x, x});
+    forward.KernelCall(add, {h, x, one, h, h});
+    forward.KernelCall(rms_norm, {h, weight(wi++), eps, x});
+    forward.KernelCall(linear, {x, weight(wi++), gate, gate});
+    forward.KernelCall(silu, {gate, gate, gate});
+    forward.KernelCall(linear, {x, weight(wi++), up, up});
+    forward.KernelCall(mul, {gate, up, gate, gate});
+    forward.KernelCall(linear, {gate, weight(wi++), x, x});
+    forward.KernelCall(add, {h, x, one, h, h});
   }
-  call(kRmsNorm, {h, weight(wi++), eps, x});
-  call(kLinear, {x, weight(wi++), logits, logits});
+  forward.KernelCall(rms_norm, {h, weight(wi++), eps, x});
+  forward.KernelCall(linear, {x, weight(wi++), logits, logits});
   assert(wi == demo.weights.size() && "every weight is used once, in Weights() order");
 
   const char* kLeaf = R"({"type": null, "context": null, "children_spec": []})";
@@ -335,35 +291,11 @@ Demo BuildDemo(const Config& config) {
                   R"([{"type": "builtins.tuple", "context": "null", "children_spec": [)") +
       kLeaf + R"(]}, {"type": "builtins.dict", "context": "[]", "children_spec": []}]}])";
   const std::string out_spec = std::string("[1, ") + kLeaf + "]";
-
-  Value plan = Value::Object({
-      {"name", Value::String("forward")},
-      {"container_meta_type",
-       Value::Object({{"encoded_inp_str", Value::String(inp_spec)},
-                      {"encoded_out_str", Value::String(out_spec)}})},
-      {"values", Value::Array(std::move(values))},
-      {"inputs", IntArray({tokens})},
-      {"outputs", IntArray({logits})},
-      {"chains", Value::Array({Value::Object({{"inputs", IntArray({tokens})},
-                                              {"outputs", IntArray({logits})},
-                                              {"instructions", Value::Array(std::move(instructions))},
-                                              {"stacktrace", Value()}})})},
-      {"operators", Value::Array(std::move(operators))},
-      {"delegates", Value::Array()},
-      {"non_const_buffer_sizes", Value::Array({Value::Int(0), Value::UInt(arena)})},
-      {"non_const_buffer_device", Value()},
-  });
-  demo.input.program = Value::Object({
-      {"version", Value::Int(0)},
-      {"execution_plan", Value::Array({std::move(plan)})},
-      {"constant_buffer", Value::Array(std::move(constants))},
-      {"backend_delegate_data", Value::Array()},
-      {"segments", Value::Array()},
-      {"constant_segment", Value::Object({{"segment_index", Value::Int(0)},
-                                          {"offsets", Value::Array()}})},
-      {"mutable_data_segments", Value()},
-      {"named_data", Value()},
-  });
+  forward.SetContainerMeta(inp_spec, out_spec);
+  forward.SetInputs({tokens});
+  forward.SetOutputs({logits});
+  forward.SetNonConstBufferSizes({0, arena});
+  demo.input.program = std::move(program).Build();
   return demo;
 }
 
@@ -432,7 +364,7 @@ Status RunDemo(const Config& config, const std::string& dir) {
               demo.weights.size(), BytesText(weight_bytes).c_str());
   std::fflush(stdout);
 
-  ETPACK_ASSIGN_OR_RETURN(PtePlan plan, PlanPte(demo.input, PteOptions{}));
+  ETPACK_ASSIGN_OR_RETURN(PtePlan plan, PlanPte(std::move(demo.input), PteOptions{}));
   const Clock::time_point t1 = Clock::now();
   {
     ProgressLine progress("writing " + path);

@@ -1,6 +1,7 @@
 // `etpack pack MANIFEST.json -o OUT`: a .pte or .ptd from a JSON manifest.
 
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -26,7 +27,9 @@ int Pack(const std::vector<std::string>& argv) {
   if (auto* pte = std::get_if<PteManifest>(&*manifest)) {
     PteOptions options = pte->options;
     if (Status s = ApplyAlignmentFlags(job->args, &options); !s.ok()) return Failure(s);
-    if (Status s = PlanAndWrite(job->output, pte->input, options); !s.ok()) return Failure(s);
+    if (Status s = PlanAndWrite(job->output, std::move(pte->input), options); !s.ok()) {
+      return Failure(s);
+    }
     return kExitOk;
   }
 

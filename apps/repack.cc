@@ -43,7 +43,9 @@ int Repack(const std::vector<std::string>& argv) {
   if (ptd_path == nullptr) {
     Result<PteInput> input = (*file)->ToInput();
     if (!input.ok()) return Failure(input.status());
-    if (Status s = PlanAndWrite(job->output, *input, options); !s.ok()) return Failure(s);
+    if (Status s = PlanAndWrite(job->output, std::move(*input), options); !s.ok()) {
+      return Failure(s);
+    }
     return kExitOk;
   }
 
@@ -56,7 +58,7 @@ int Repack(const std::vector<std::string>& argv) {
   PtdOptions ptd_options;
   ptd_options.segment_alignment = options.segment_alignment;
   // Plan both before writing either: a plan error leaves no file behind.
-  Result<PtePlan> pte_plan = PlanPte(split->first, options);
+  Result<PtePlan> pte_plan = PlanPte(std::move(split->first), options);
   if (!pte_plan.ok()) return Failure(pte_plan.status().WithContext(job->output));
   Result<PtdPlan> ptd_plan = PlanPtd(split->second, ptd_options);
   if (!ptd_plan.ok()) return Failure(ptd_plan.status().WithContext(*ptd_path));

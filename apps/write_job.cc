@@ -60,9 +60,8 @@ void ReportPtd(const std::string& output, const PtdPlan& plan, const PtdInput& i
               plan.layout.segments.size(), options.segment_alignment);
 }
 
-Status PlanAndWrite(const std::string& output, const PteInput& input,
-                    const PteOptions& options) {
-  ETPACK_ASSIGN_OR_RETURN(PtePlan plan, PlanPte(input, options));
+Status PlanAndWrite(const std::string& output, PteInput input, const PteOptions& options) {
+  ETPACK_ASSIGN_OR_RETURN(PtePlan plan, PlanPte(std::move(input), options));
   ETPACK_RETURN_IF_ERROR(WritePlanned(output, plan.artifact));
   ReportPte(output, plan, options);
   return Status::OK();

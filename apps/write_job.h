@@ -42,7 +42,7 @@ void ReportPtd(const std::string& output, const PtdPlan& plan, const PtdInput& i
                const PtdOptions& options);
 
 // PlanPte, WritePlanned, ReportPte.
-Status PlanAndWrite(const std::string& output, const PteInput& input, const PteOptions& options);
+Status PlanAndWrite(const std::string& output, PteInput input, const PteOptions& options);
 
 }  // namespace etpack::cli
 

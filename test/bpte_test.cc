@@ -30,7 +30,15 @@ namespace {
 
 // ---- golden input (CASE.input.json) -> BpteInput ----------------------------
 
-BundledValue ValueFromJson(const json::Value& v) {
+// The bytes of a blob object of the golden input `origin`.
+SourcePtr BlobOf(const json::Value& blob, const std::string& origin) {
+  Result<SourcePtr> src = BlobSource(blob, GoldenDir(), origin);
+  INFO(src.status().ToString());
+  REQUIRE(src.ok());
+  return *src;
+}
+
+BundledValue ValueFromJson(const json::Value& v, const std::string& origin) {
   const std::string type = v.Find("val_type")->as_string();
   const json::Value& val = *v.Find("val");
   BundledValue out;
@@ -43,7 +51,7 @@ BundledValue ValueFromJson(const json::Value& v) {
     for (const auto& d : val.Find("dim_order")->items()) {
       out.layout.dim_order.push_back(static_cast<uint8_t>(d.as_int()));
     }
-    out.data = val.Find("data")->blob();
+    out.data = BlobOf(*val.Find("data"), origin);
   } else if (type == "Int") {
     out.kind = BundledValue::Kind::kInt;
     out.int_val = val.Find("int_val")->as_int();
@@ -72,10 +80,9 @@ GoldenInput LoadGoldenInput(const std::string& name) {
   const std::string path = Golden(name);
   auto doc = json::ParseFile(path);
   REQUIRE(doc.ok());
-  REQUIRE(ResolveBlobs(*doc, Golden(""), path).ok());
   const json::Value& bp = *doc->Find("bundled_program");
   GoldenInput g;
-  g.program = bp.Find("program")->blob();
+  g.program = BlobOf(*bp.Find("program"), path);
   g.input.program = PlanOfSource(g.program);
   g.input.version = static_cast<uint32_t>(bp.Find("version")->as_int());
   for (const auto& s : bp.Find("method_test_suites")->items()) {
@@ -83,9 +90,9 @@ GoldenInput LoadGoldenInput(const std::string& name) {
     suite.method_name = s.Find("method_name")->as_string();
     for (const auto& c : s.Find("test_cases")->items()) {
       BundledTestCase tc;
-      for (const auto& v : c.Find("inputs")->items()) tc.inputs.push_back(ValueFromJson(v));
+      for (const auto& v : c.Find("inputs")->items()) tc.inputs.push_back(ValueFromJson(v, path));
       for (const auto& v : c.Find("expected_outputs")->items()) {
-        tc.expected_outputs.push_back(ValueFromJson(v));
+        tc.expected_outputs.push_back(ValueFromJson(v, path));
       }
       suite.test_cases.push_back(std::move(tc));
     }

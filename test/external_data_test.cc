@@ -231,7 +231,7 @@ TEST_CASE("a key in two .ptd files is an error naming both") {
 TEST_CASE("an EXTERNAL tensor without a name is an error") {
   auto m = LoadPteManifest(GoldenDir() + "/pte_external.input.json");
   REQUIRE(m.ok());
-  json::Value& val = m->input.program.Find("execution_plan")->items()[0].Find("values")->items()[2];
+  json::Value& val = m->input.program.tree().Find("execution_plan")->items()[0].Find("values")->items()[2];
   val.Find("val")->Find("extra_tensor_info")->Set("fully_qualified_name", json::Value());
   auto pte = PteOf(m->input, "anon.pte", m->options);
   auto ptd = PtdOf(BasicInput(), "basic.ptd");
@@ -291,9 +291,13 @@ TEST_CASE("ExternalizeConstants: names, shared buffers and generated keys") {
   // Three constant tensors over two buffers: values 0 and 2 read constant 1
   // (2 uses only its first half), value 1 reads constant 2.
   PteInput in = SmallProgram({Pattern(64, 1), Pattern(32, 2)});
-  std::vector<json::Value>& values =
-      in.program.Find("execution_plan")->items()[0].Find("values")->items();
-  values.push_back(ByteTensor(32, 1));
+  ProgramBuilder program;
+  MethodBuilder& forward = program.AddMethod("forward");
+  forward.ConstantTensor(ByteShape(64), 1);
+  forward.ConstantTensor(ByteShape(32), 2);
+  forward.ConstantTensor(ByteShape(32), 1);
+  in.program = std::move(program).Build();
+  std::vector<json::Value>& values = Values(in);
   auto name = [&](size_t v, const std::string& fqn) {
     values[v].Find("val")->Set(
         "extra_tensor_info",
@@ -334,13 +338,12 @@ TEST_CASE("ExternalizeConstants: names, shared buffers and generated keys") {
     CHECK(TensorAt(*out, 0, 1).data_buffer_idx() == 1);
     CHECK(TensorAt(*out, 0, 2).data_buffer_idx() == 2);
     // Only the placeholder is left of the constant table.
-    const auto* cb = split->first.program.Find("constant_buffer");
-    REQUIRE(cb != nullptr);
-    CHECK(cb->items().size() == 1);
+    REQUIRE(split->first.constants.size() == 1);
+    CHECK(split->first.constants[0]->size() == 0);
   }
 
   SECTION("one name for the same tensor twice is one entry") {
-    values.push_back(ByteTensor(32, 2));  // value 3: the same as value 1
+    values.push_back(values[1]);  // value 3: the same as value 1
     name(1, "w.shared");
     name(3, "w.shared");
     auto pte = PteOf(in, "m.pte");

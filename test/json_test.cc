@@ -248,22 +248,6 @@ TEST_CASE("Set replaces in place or appends", "[json]") {
   CHECK(v.members().size() == 4);
 }
 
-TEST_CASE("blobs print as a description and compare by identity", "[json]") {
-  SourcePtr a = OwnedSource({1, 2, 3});
-  SourcePtr b = OwnedSource({1, 2, 3});
-  Value va = Value::Blob(a);
-  CHECK(va.kind() == Kind::kBlob);
-  CHECK(va.blob() == a);
-  CHECK(va == Value::Blob(a));
-  CHECK(va != Value::Blob(b));
-  Value printed = MustParse(Print(Value::Object({{"storage", va}})));
-  const Value* blob = printed.Find("storage");
-  REQUIRE(blob != nullptr);
-  CHECK(blob->Find("blob")->as_string() == a->Describe());
-  CHECK(blob->Find("size")->as_int() == 3);
-  CHECK(MustParse(Print(va, 1)) == *blob);
-}
-
 TEST_CASE("ParseFile reads a file and names it in errors", "[json]") {
   char dir_template[] = "/tmp/json_test.XXXXXX";
   const char* dir = mkdtemp(dir_template);

@@ -101,21 +101,20 @@ TEST_CASE("PackSegment overflow is an error near 2^64") {
 
 TEST_CASE("SegmentPerBuffer: one segment per buffer, the first key decides alignment") {
   const std::vector<SourcePtr> buffers = Sized({10, 20, 30});
-  SegmentPerBuffer per_buffer(buffers);
-  CHECK(*per_buffer.SegmentOf(2, 64, "k0") == 0);
-  CHECK(*per_buffer.SegmentOf(0, 1, "k1") == 1);
-  CHECK(*per_buffer.SegmentOf(2, 4096, "k2") == 0);  // shared: alignment not consulted
+  SegmentPerBuffer per_buffer;
+  CHECK(*per_buffer.SegmentOf(buffers[2], 64, "k0") == 0);
+  CHECK(*per_buffer.SegmentOf(buffers[0], 1, "k1") == 1);
+  CHECK(*per_buffer.SegmentOf(buffers[2], 4096, "k2") == 0);  // shared: alignment not consulted
   REQUIRE(per_buffer.segments().size() == 2);
   CHECK(per_buffer.segments()[0].size == 30);
   CHECK(per_buffer.segments()[0].alignment == 64);
   CHECK(per_buffer.segments()[0].pieces[0].source == buffers[2]);
   CHECK(per_buffer.segments()[1].alignment == 1);
 
-  auto bad = per_buffer.SegmentOf(3, 1, "entries[4]");
+  auto bad = per_buffer.SegmentOf(nullptr, 1, "entries[4]");
   REQUIRE_FALSE(bad.ok());
-  CHECK(bad.status().message() ==
-        "entries[4]: buffer_index = 3 is out of range: there are 3 buffers");
-  auto bad_align = per_buffer.SegmentOf(1, 24, "entries[5]");
+  CHECK(bad.status().message() == "entries[4]: the data source is null");
+  auto bad_align = per_buffer.SegmentOf(buffers[1], 24, "entries[5]");
   REQUIRE_FALSE(bad_align.ok());
   CHECK(bad_align.status().message() == "entries[5]: alignment = 24 is not a power of two");
   CHECK(per_buffer.segments().size() == 2);

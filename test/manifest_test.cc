@@ -78,17 +78,6 @@ int CountBlobObjects(const json::Value& v) {
   return n;
 }
 
-int CountBlobs(const json::Value& v) {
-  if (v.kind() == json::Kind::kBlob) return 1;
-  int n = 0;
-  if (v.kind() == json::Kind::kObject) {
-    for (const auto& m : v.members()) n += CountBlobs(m.second);
-  } else if (v.kind() == json::Kind::kArray) {
-    for (const auto& i : v.items()) n += CountBlobs(i);
-  }
-  return n;
-}
-
 std::string LoadError(const std::string& manifest, const std::string& base_dir = "") {
   json::Value doc = MustParse(manifest);
   Result<PteManifest> m = PteManifestFromJson(doc, base_dir, "m.json");
@@ -123,11 +112,15 @@ TEST_CASE("every golden .pte input loads", "[manifest]") {
     Result<PteManifest> m = LoadPteManifest(dir + "/" + n);
     INFO(m.status().ToString());
     REQUIRE(m.ok());
-    const json::Value& program = m->input.program;
+    const json::Value& program = m->input.program.tree();
     REQUIRE(program.kind() == json::Kind::kObject);
     CHECK(CountBlobObjects(program) == 0);
-    // constant_buffer always holds at least the placeholder.
-    CHECK(CountBlobs(program) >= 1);
+    // The bytes are beside the tree: constants hold at least the placeholder.
+    CHECK(m->input.constants.size() >= 1);
+    REQUIRE(program.Find("constant_buffer") != nullptr);
+    for (const json::Value& b : program.Find("constant_buffer")->items()) {
+      CHECK(b.Find("storage")->is_null());
+    }
     // The planner fills these; the null-vs-[] distinction must survive.
     REQUIRE(program.Find("segments") != nullptr);
     CHECK(program.Find("segments")->kind() == json::Kind::kArray);
@@ -141,35 +134,32 @@ TEST_CASE("pte_named_data: buffers and entries", "[manifest]") {
   REQUIRE(m.ok());
   const PteInput& in = m->input;
   CHECK(in.mutable_data.empty());
-  REQUIRE(in.named_buffers.size() == 3);
-  CHECK(in.named_buffers[0]->size() == 10);
-  CHECK(in.named_buffers[1]->size() == 200);
-  CHECK(in.named_buffers[2]->size() == 5);
-  CHECK(Bytes(in.named_buffers[0]) == Bytes("named-A-10"));
-  CHECK(Bytes(in.named_buffers[2]) == Bytes("CCCCC"));
-  std::vector<uint8_t> b = Bytes(in.named_buffers[1]);
+  REQUIRE(in.named_data.size() == 4);
+  CHECK(in.named_data[0].source->size() == 10);
+  CHECK(in.named_data[1].source->size() == 200);
+  CHECK(in.named_data[3].source->size() == 5);
+  // Keys of one buffer share its source.
+  CHECK(in.named_data[2].source == in.named_data[1].source);
+  CHECK(Bytes(in.named_data[0].source) == Bytes("named-A-10"));
+  CHECK(Bytes(in.named_data[3].source) == Bytes("CCCCC"));
+  std::vector<uint8_t> b = Bytes(in.named_data[1].source);
   for (size_t i = 0; i < b.size(); ++i) {
     INFO(i);
     REQUIRE(b[i] == static_cast<uint8_t>(i * 13));
   }
-  REQUIRE(in.named_entries.size() == 4);
   const char* keys[] = {"blob.a", "blob.b", "blob.b_alias", "blob.c"};
-  const uint32_t index[] = {0, 1, 1, 2};
   const uint64_t align[] = {1, 64, 1024, 512};
   for (size_t i = 0; i < 4; ++i) {
-    CHECK(in.named_entries[i].key == keys[i]);
-    CHECK(in.named_entries[i].buffer_index == index[i]);
-    CHECK(in.named_entries[i].alignment == align[i]);
+    CHECK(in.named_data[i].key == keys[i]);
+    CHECK(in.named_data[i].alignment == align[i]);
   }
   CHECK(m->options.segment_alignment == 128);
   CHECK(m->options.constant_tensor_alignment == 16);
   CHECK(m->options.delegate_alignment == 16);
   CHECK(m->options.extract_delegate_segments);
 
-  const json::Value* storage =
-      m->input.program.Find("constant_buffer")->items()[1].Find("storage");
-  REQUIRE(storage->kind() == json::Kind::kBlob);
-  CHECK(storage->blob()->size() == 24);
+  REQUIRE(m->input.constants.size() >= 2);
+  CHECK(m->input.constants[1]->size() == 24);
 }
 
 TEST_CASE("pte_mutable: mutable data sources", "[manifest]") {
@@ -184,8 +174,7 @@ TEST_CASE("pte_mutable: mutable data sources", "[manifest]") {
   CHECK(Bytes(md[1]) == std::vector<uint8_t>{0, 0, 0x80, 0x3e, 0, 0, 0, 0x3f, 0, 0, 0x40, 0x3f});
   CHECK(Bytes(md[2]) == std::vector<uint8_t>{0xf9, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff});
   CHECK(Bytes(md[3]) == std::vector<uint8_t>{1, 2, 3, 4, 5});
-  CHECK(m->input.named_buffers.empty());
-  CHECK(m->input.named_entries.empty());
+  CHECK(m->input.named_data.empty());
 }
 
 TEST_CASE("serializer options from golden inputs", "[manifest]") {
@@ -210,7 +199,7 @@ TEST_CASE("defaults when options are absent", "[manifest]") {
   CHECK(m->options.constant_tensor_alignment == 16);
   CHECK(m->options.delegate_alignment == 16);
   CHECK(m->options.extract_delegate_segments);
-  CHECK(m->input.program == MustParse(R"({"version": 0})"));
+  CHECK(m->input.program.tree() == MustParse(R"({"version": 0})"));
 }
 
 TEST_CASE("file-referenced blobs resolve against the manifest folder", "[manifest]") {
@@ -232,25 +221,30 @@ TEST_CASE("file-referenced blobs resolve against the manifest folder", "[manifes
   Result<PteManifest> m = LoadPteManifest(path);
   INFO(m.status().ToString());
   REQUIRE(m.ok());
-  const auto& cb = m->input.program.Find("constant_buffer")->items();
+  const auto& cb = m->input.constants;
   REQUIRE(cb.size() == 6);
-  CHECK(Bytes(cb[0].Find("storage")->blob()).empty());
-  CHECK(Bytes(cb[1].Find("storage")->blob()) == Bytes("0123456789"));
-  CHECK(Bytes(cb[2].Find("storage")->blob()) == Bytes("456789"));
-  CHECK(Bytes(cb[3].Find("storage")->blob()) == Bytes("234"));
-  CHECK(cb[4].Find("storage")->blob()->size() == 0);
-  // A byte array is not a blob object: left for the planner.
-  CHECK(cb[5].Find("storage")->kind() == json::Kind::kArray);
+  CHECK(Bytes(cb[0]).empty());
+  CHECK(Bytes(cb[1]) == Bytes("0123456789"));
+  CHECK(Bytes(cb[2]) == Bytes("456789"));
+  CHECK(Bytes(cb[3]) == Bytes("234"));
+  CHECK(cb[4]->size() == 0);
+  // A byte array is taken as the bytes themselves.
+  CHECK(Bytes(cb[5]) == std::vector<uint8_t>{1, 2, 3});
+  // None stay in the tree.
+  for (const json::Value& b : m->input.program.tree().Find("constant_buffer")->items()) {
+    CHECK(b.Find("storage")->is_null());
+  }
   REQUIRE(m->input.mutable_data.size() == 1);
   CHECK(Bytes(m->input.mutable_data[0]) == Bytes("01"));
-  REQUIRE(m->input.named_buffers.size() == 1);
-  CHECK(Bytes(m->input.named_buffers[0]) == Bytes("89"));
-  CHECK(m->input.named_entries[0].alignment == 64);
+  REQUIRE(m->input.named_data.size() == 1);
+  CHECK(Bytes(m->input.named_data[0].source) == Bytes("89"));
+  CHECK(m->input.named_data[0].alignment == 64);
 
   // An absolute path is taken as is, whatever base_dir says.
-  json::Value tree = MustParse(R"({"x": {"file": ")" + dir.path() + R"(/w.bin", "length": 1}})");
-  REQUIRE(ResolveBlobs(tree, "/nonexistent", "t.json").ok());
-  CHECK(Bytes(tree.Find("x")->blob()) == Bytes("0"));
+  json::Value blob = MustParse(R"({"file": ")" + dir.path() + R"(/w.bin", "length": 1})");
+  Result<SourcePtr> src = BlobSource(blob, "/nonexistent", "t.json");
+  REQUIRE(src.ok());
+  CHECK(Bytes(*src) == Bytes("0"));
 }
 
 TEST_CASE("PteManifestFromJson leaves the document untouched", "[manifest]") {
@@ -259,17 +253,47 @@ TEST_CASE("PteManifestFromJson leaves the document untouched", "[manifest]") {
   Result<PteManifest> m = PteManifestFromJson(doc, "", "m.json");
   REQUIRE(m.ok());
   CHECK(doc == before);
-  CHECK(Bytes(m->input.program.Find("constant_buffer")->items()[0].Find("storage")->blob()) ==
-        Bytes("ABC"));
+  REQUIRE(m->input.constants.size() == 1);
+  CHECK(Bytes(m->input.constants[0]) == Bytes("ABC"));
+}
+
+TEST_CASE("the program becomes a plain tree; its bulk bytes go to typed lists", "[manifest]") {
+  json::Value doc = MustParse(Manifest(R"(,
+      "constant_buffer": [{"storage": []}, {"storage": {"base64": "QUJD", "size": 3}}],
+      "backend_delegate_data": [{"data": {"base64": "AAEC", "size": 3}}, {"data": [9]}],
+      "execution_plan": [{"delegates": [{"id": "B", "processed": {"location": 0, "index": 1},
+          "compile_specs": [{"key": "k", "value": {"base64": "BAAAAA==", "size": 4}}]}]}])"));
+  Result<PteManifest> m = PteManifestFromJson(doc, "", "m.json");
+  INFO(m.status().ToString());
+  REQUIRE(m.ok());
+  REQUIRE(m->input.constants.size() == 2);
+  CHECK(Bytes(m->input.constants[0]).empty());
+  CHECK(Bytes(m->input.constants[1]) == Bytes("ABC"));
+  REQUIRE(m->input.delegates.size() == 2);
+  CHECK(Bytes(m->input.delegates[0]) == std::vector<uint8_t>{0, 1, 2});
+  CHECK(Bytes(m->input.delegates[1]) == std::vector<uint8_t>{9});
+  const json::Value& tree = m->input.program.tree();
+  CHECK(CountBlobObjects(tree) == 0);
+  CHECK(tree.Find("backend_delegate_data")->items()[0].Find("data")->is_null());
+  // A small [ubyte] field keeps its bytes in the tree, spelled out.
+  const json::Value& spec = tree.Find("execution_plan")->items()[0].Find("delegates")
+                                ->items()[0].Find("compile_specs")->items()[0];
+  CHECK(*spec.Find("value") == MustParse("[4, 0, 0, 0]"));
+
+  CHECK(LoadError(Manifest(R"(, "constant_buffer": [{"storage": [1, 256]}])")) ==
+        "m.json: program.constant_buffer[0].storage[1] = 256 is not a byte value 0..255");
+  CHECK(LoadError(Manifest(R"(, "backend_delegate_data": [{"data": "AAEC"}])")) ==
+        "m.json: program.backend_delegate_data[0].data = \"AAEC\" is not a blob or an array "
+        "of bytes");
 }
 
 TEST_CASE("base64 is strict RFC 4648 with padding", "[manifest]") {
   auto decode = [](const std::string& b64, uint64_t size) -> Result<std::vector<uint8_t>> {
-    json::Value tree = MustParse(R"({"b": {"base64": ")" + b64 + R"(", "size": )" +
-                                 std::to_string(size) + "}}");
-    Status s = ResolveBlobs(tree, "", "t.json");
-    if (!s.ok()) return s;
-    return ReadAll(*tree.Find("b")->blob());
+    json::Value blob = MustParse(R"({"base64": ")" + b64 + R"(", "size": )" +
+                                 std::to_string(size) + "}");
+    Result<SourcePtr> src = BlobSource(blob, "", "t.json", "b");
+    if (!src.ok()) return src.status();
+    return ReadAll(**src);
   };
   CHECK(*decode("", 0) == Bytes(""));
   CHECK(*decode("Zg==", 1) == Bytes("f"));
@@ -421,9 +445,9 @@ TEST_CASE("ignored members and null sections", "[manifest]") {
   REQUIRE(m.ok());
   CHECK(m->options.segment_alignment == 128);
   CHECK(m->input.mutable_data.empty());
-  CHECK(m->input.named_buffers.empty());
-  CHECK(m->input.program.Find("named_data")->is_null());
-  CHECK(m->input.program.Find("segments")->items().empty());
+  CHECK(m->input.named_data.empty());
+  CHECK(m->input.program.tree().Find("named_data")->is_null());
+  CHECK(m->input.program.tree().Find("segments")->items().empty());
 }
 
 TEST_CASE("LoadPteManifest reports parse and read errors with the path", "[manifest]") {

@@ -7,7 +7,7 @@
 #include "etpack/json.h"
 #include "etpack/ptd_file.h"
 #include "flat_tensor_etpack_generated.h"
-#include "flatbuffer/flatbuffer_tree.h"
+#include "flatbuffer/tree_builder.h"
 #include "layout/header_insert.h"
 #include "test_programs.h"
 

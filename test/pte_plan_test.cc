@@ -166,7 +166,7 @@ TEST_CASE("delegates stay inline, aligned, when extraction is off") {
 
 TEST_CASE("a delegate not given INLINE is an error naming the field") {
   PteInput in = SmallProgram({}, {Pattern(4, 1)});
-  auto& d = in.program.Find("execution_plan")->items()[0].Find("delegates")->items()[0];
+  auto& d = Delegates(in)[0];
   d.Find("processed")->Set("location", json::Value::Int(1));
   auto plan = PlanPte(in);
   REQUIRE_FALSE(plan.ok());
@@ -182,9 +182,9 @@ TEST_CASE("a delegate not given INLINE is an error naming the field") {
 TEST_CASE("mutable data and named data segments") {
   PteInput in = SmallProgram({Pattern(24, 1)});
   in.mutable_data = {Bytes({}), Pattern(12, 2), Pattern(8, 3), Pattern(5, 4)};
-  in.named_buffers = {Pattern(10, 5), Pattern(200, 6), Pattern(5, 7)};
-  in.named_entries = {{"blob.a", 0, 1}, {"blob.b", 1, 64}, {"blob.b_alias", 1, 1024},
-                      {"blob.c", 2, 512}};
+  const SourcePtr a = Pattern(10, 5), b = Pattern(200, 6), c = Pattern(5, 7);
+  in.named_data = {{"blob.a", a, 1}, {"blob.b", b, 64}, {"blob.b_alias", b, 1024},
+                   {"blob.c", c, 512}};
   auto plan = PlanPte(in);
   REQUIRE(plan.ok());
   const auto& s = plan->layout.segments;
@@ -214,11 +214,14 @@ TEST_CASE("invalid options and inputs are errors, not layouts") {
     CHECK_FALSE(PlanPte(SmallProgram({}), o).ok());
   }
   PteInput in = SmallProgram({});
-  in.named_buffers = {Pattern(1, 1)};
-  in.named_entries = {{"k", 3, 1}};
+  in.named_data = {{"k", Pattern(1, 1), 1}, {"j", nullptr, 1}};
   auto r = PlanPte(in);
   REQUIRE_FALSE(r.ok());
-  CHECK(r.status().message().find("buffer_index = 3") != std::string::npos);
+  CHECK(r.status().message() == "named_data[1]: the data source is null");
+  in.named_data = {{"k", Pattern(1, 1), 48}};
+  r = PlanPte(in);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().message().find("named_data[0]: alignment") != std::string::npos);
 }
 
 TEST_CASE("beyond 4 GiB: planned without reading a byte; near 2^64: an error") {
@@ -245,7 +248,7 @@ TEST_CASE("without extraction the inline table and references stay as given") {
   PteOptions o;
   o.extract_delegate_segments = false;
   PteInput in = SmallProgram({}, {Pattern(300, 1), Bytes({}), Pattern(1000, 2)});
-  auto& ds = in.program.Find("execution_plan")->items()[0].Find("delegates")->items();
+  auto& ds = Delegates(in);
   ds[0].Find("processed")->Set("index", json::Value::Int(2));  // swapped
   ds[2].Find("processed")->Set("index", json::Value::Int(0));
   auto f = ReadBack(Materialize(PlanPte(in, o)->artifact));
@@ -260,19 +263,96 @@ TEST_CASE("without extraction the inline table and references stay as given") {
 
 TEST_CASE("with extraction: one inline entry per empty payload, unreferenced data refused") {
   PteInput in = SmallProgram({}, {Bytes({}), Bytes({})});
-  auto& ds = in.program.Find("execution_plan")->items()[0].Find("delegates")->items();
-  ds[1].Find("processed")->Set("index", json::Value::Int(0));  // both use entry 0
-  in.program.Find("backend_delegate_data")->items().pop_back();
+  Delegates(in)[1].Find("processed")->Set("index", json::Value::Int(0));  // both use entry 0
+  in.delegates.pop_back();
   auto f = ReadBack(Materialize(PlanPte(in)->artifact));
   CHECK(f->program().backend_delegate_data()->size() == 2);
 
   PteInput lost = SmallProgram({}, {Pattern(10, 1)});
-  lost.program.Find("backend_delegate_data")
-      ->items()
-      .push_back(json::Value::Object({{"data", json::Value::Blob(Pattern(3, 2))}}));
+  lost.delegates.push_back(Pattern(3, 2));
   auto plan = PlanPte(lost);
   REQUIRE_FALSE(plan.ok());
-  CHECK(plan.status().message() == "backend_delegate_data[1] is not referenced by any delegate");
+  CHECK(plan.status().message() == "delegates[1] is not referenced by any delegate");
+}
+
+TEST_CASE("bytes inside the tree are refused, naming the field and where they go") {
+  PteInput constant = SmallProgram({Pattern(4, 1)});
+  constant.program.tree().Find("constant_buffer")->items() = {
+      json::Value::Object(),
+      json::Value::Object({{"storage", json::Value::Array({json::Value::Int(1)})}})};
+  auto plan = PlanPte(constant);
+  REQUIRE_FALSE(plan.ok());
+  CHECK(plan.status().message() ==
+        "constant_buffer[1].storage holds 1 bytes: the bytes go in PteInput::constants[1], "
+        "beside the program; leave the field empty");
+
+  PteInput delegate = SmallProgram({}, {Pattern(4, 1)});
+  delegate.program.tree().Find("backend_delegate_data")->items() = {
+      json::Value::Object({{"data", json::Value::String("abc")}})};
+  plan = PlanPte(delegate);
+  REQUIRE_FALSE(plan.ok());
+  CHECK(plan.status().message() ==
+        "backend_delegate_data[0].data holds \"abc\": the bytes go in PteInput::delegates[0], "
+        "beside the program; leave the field empty");
+
+  PteInput null_source = SmallProgram({Pattern(4, 1)});
+  null_source.constants[1] = nullptr;
+  plan = PlanPte(null_source);
+  REQUIRE_FALSE(plan.ok());
+  CHECK(plan.status().message() == "constants[1]: null source");
+}
+
+// The structure alone (no data) plans to a plain Program flatbuffer.
+std::vector<uint8_t> StructureFlatbuffer(PteInput in) {
+  in.constants.clear();
+  for (SourcePtr& d : in.delegates) d = Bytes({});
+  auto plan = PlanPte(std::move(in));
+  REQUIRE(plan.ok());
+  REQUIRE(plan->artifact.placements.empty());
+  return plan->artifact.head;
+}
+
+TEST_CASE("the structure as flatbuffer bytes plans like the tree") {
+  for (bool extract : {true, false}) {
+    PteOptions o;
+    o.extract_delegate_segments = extract;
+    PteInput in = SmallProgram({Pattern(24, 1), Pattern(8, 2)}, {Pattern(100, 3), Bytes({})});
+    in.named_data = {{"blob", Pattern(10, 5), 64}};
+    std::vector<uint8_t> fb = StructureFlatbuffer(SmallProgram({Pattern(24, 1), Pattern(8, 2)},
+                                                               {Pattern(100, 3), Bytes({})}));
+    auto from_tree = PlanPte(in, o);
+    REQUIRE(from_tree.ok());
+    in.program = ProgramStructure::FromFlatbuffer(OwnedSource(fb));
+    auto from_fb = PlanPte(in, o);
+    REQUIRE(from_fb.ok());
+    CHECK(Materialize(from_fb->artifact) == Materialize(from_tree->artifact));
+  }
+}
+
+TEST_CASE("a malformed structure flatbuffer is refused, naming the field") {
+  PteInput in = SmallProgram({Pattern(24, 1)});
+  std::vector<uint8_t> fb = StructureFlatbuffer(in);
+  const auto* sizes = pte_fb::GetProgram(fb.data())
+                          ->execution_plan()
+                          ->Get(0)
+                          ->values()
+                          ->Get(0)
+                          ->val_as_Tensor()
+                          ->sizes();
+  const size_t at = static_cast<size_t>(reinterpret_cast<const uint8_t*>(sizes) - fb.data());
+  fb[at + 3] = 0x70;  // a length far past the end
+  in.program = ProgramStructure::FromFlatbuffer(OwnedSource(fb));
+  auto plan = PlanPte(in);
+  REQUIRE_FALSE(plan.ok());
+  CHECK(plan.status().code() == Code::kCorrupt);
+  CHECK(plan.status().message().find("execution_plan[0].values[0].val.sizes: vector is outside "
+                                     "the buffer") != std::string::npos);
+
+  in.program = ProgramStructure::FromFlatbuffer(OwnedSource({8, 0, 0, 0, 'N', 'O', 'P', 'E',
+                                                             0, 0, 0, 0}));
+  plan = PlanPte(in);
+  REQUIRE_FALSE(plan.ok());
+  CHECK(plan.status().message().find("not a Program flatbuffer") != std::string::npos);
 }
 
 TEST_CASE("inline alignments above 64 KiB are refused by name") {

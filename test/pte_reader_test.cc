@@ -21,7 +21,7 @@ namespace {
 std::vector<uint8_t> ValidFile() {
   PteInput in = SmallProgram({Pattern(24, 1), Pattern(8, 2)}, {Pattern(100, 3)});
   // Make the constants FLOAT so element alignment matters.
-  auto& values = in.program.Find("execution_plan")->items()[0].Find("values")->items();
+  auto& values = Values(in);
   for (auto& v : values) {
     auto& t = *v.Find("val");
     const int64_t n = t.Find("sizes")->items()[0].as_int();
@@ -197,7 +197,7 @@ TEST_CASE("union types without values and unknown enum values are refused") {
 
 TEST_CASE("tensors beyond the runtime's rank limit are refused before any size math") {
   PteInput in = SmallProgram({Pattern(1, 1)});
-  auto& t = *in.program.Find("execution_plan")->items()[0].Find("values")->items()[0].Find("val");
+  auto& t = *Values(in)[0].Find("val");
   std::vector<int64_t> ones(17, 1), order(17);
   for (int i = 0; i < 17; ++i) order[i] = i;
   t.Set("sizes", IntArray(ones));

@@ -1,4 +1,4 @@
-// Small program trees and helpers shared by the tests.
+// Small programs and helpers shared by the tests.
 #ifndef ETPACK_TEST_PROGRAMS_H_
 #define ETPACK_TEST_PROGRAMS_H_
 
@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "etpack/json.h"
+#include "etpack/program_builder.h"
 #include "etpack/pte.h"
 #include "etpack/output.h"
 #include "etpack/writer.h"
@@ -21,58 +22,43 @@ inline Value IntArray(std::vector<int64_t> v) {
   return Value::Array(std::move(items));
 }
 
-// A constant tensor value: u8[n] (scalar_type BYTE) using constant `idx`.
-// Dimensions are int32: beyond that, n must be a multiple of 65536 and the
-// tensor becomes u8[n / 65536, 65536].
-inline Value ByteTensor(uint64_t n, uint64_t idx) {
-  const bool fits = n <= INT32_MAX;
-  Value sizes = fits ? IntArray({static_cast<int64_t>(n)})
-                     : IntArray({static_cast<int64_t>(n / 65536), 65536});
-  return Value::Object({
-      {"val_type", Value::String("Tensor")},
-      {"val", Value::Object({{"scalar_type", Value::Int(0)},
-                             {"sizes", std::move(sizes)},
-                             {"dim_order", fits ? IntArray({0}) : IntArray({0, 1})},
-                             {"data_buffer_idx", Value::UInt(idx)}})}});
+// The shape of a u8[n] tensor (scalar_type BYTE). Dimensions are int32:
+// beyond that, n must be a multiple of 65536 and the tensor becomes
+// u8[n / 65536, 65536].
+inline TensorShape ByteShape(uint64_t n) {
+  if (n <= INT32_MAX) return {0, {static_cast<int32_t>(n)}, {}};
+  return {0, {static_cast<int32_t>(n / 65536), 65536}, {}};
 }
 
-// One method "forward" with a u8 constant tensor per source, and one
-// delegate per entry of `delegate_payloads` (given INLINE by index).
+// One method "forward" with a u8 constant tensor per source (constant i + 1,
+// value i), and one delegate per entry of `delegate_payloads` (given INLINE
+// by index).
 inline PteInput SmallProgram(const std::vector<SourcePtr>& constants,
                              const std::vector<SourcePtr>& delegate_payloads = {}) {
-  std::vector<Value> values;
-  std::vector<Value> buffers = {Value::Object({{"storage", Value::Array()}})};
-  for (size_t i = 0; i < constants.size(); ++i) {
-    values.push_back(ByteTensor(constants[i]->size(), i + 1));
-    buffers.push_back(Value::Object({{"storage", Value::Blob(constants[i])}}));
-  }
-  std::vector<Value> delegates, inline_data;
-  for (size_t d = 0; d < delegate_payloads.size(); ++d) {
-    delegates.push_back(Value::Object(
-        {{"id", Value::String("TestBackend")},
-         {"processed", Value::Object({{"location", Value::Int(0)},
-                                      {"index", Value::UInt(d)}})},
-         {"compile_specs", Value::Array()}}));
-    inline_data.push_back(Value::Object({{"data", Value::Blob(delegate_payloads[d])}}));
-  }
-  Value chain = Value::Object({{"inputs", Value::Array()},
-                               {"outputs", Value::Array()},
-                               {"instructions", Value::Array()}});
-  Value plan = Value::Object({{"name", Value::String("forward")},
-                              {"values", Value::Array(std::move(values))},
-                              {"inputs", Value::Array()},
-                              {"outputs", Value::Array()},
-                              {"chains", Value::Array({chain})},
-                              {"operators", Value::Array()},
-                              {"delegates", Value::Array(std::move(delegates))},
-                              {"non_const_buffer_sizes", IntArray({0})}});
   PteInput in;
-  in.program = Value::Object({{"version", Value::Int(0)},
-                              {"execution_plan", Value::Array({plan})},
-                              {"constant_buffer", Value::Array(std::move(buffers))},
-                              {"backend_delegate_data", Value::Array(std::move(inline_data))},
-                              {"segments", Value::Array()}});
+  ProgramBuilder program;
+  MethodBuilder& forward = program.AddMethod("forward");
+  in.constants.push_back(OwnedSource({}));
+  for (size_t i = 0; i < constants.size(); ++i) {
+    forward.ConstantTensor(ByteShape(constants[i]->size()), static_cast<uint32_t>(i + 1));
+    in.constants.push_back(constants[i]);
+  }
+  for (size_t d = 0; d < delegate_payloads.size(); ++d) {
+    forward.Delegate("TestBackend", static_cast<uint32_t>(d));
+    in.delegates.push_back(delegate_payloads[d]);
+  }
+  in.program = std::move(program).Build();
   return in;
+}
+
+// The values of the first method of a tree-form program.
+inline std::vector<Value>& Values(PteInput& in) {
+  return in.program.tree().Find("execution_plan")->items()[0].Find("values")->items();
+}
+
+// The delegates of the first method of a tree-form program.
+inline std::vector<Value>& Delegates(PteInput& in) {
+  return in.program.tree().Find("execution_plan")->items()[0].Find("delegates")->items();
 }
 
 inline SourcePtr Bytes(std::vector<uint8_t> b) { return OwnedSource(std::move(b)); }

@@ -15,7 +15,7 @@
 #include "bpte/bpte_header.h"
 #include "bundled_program_etpack_generated.h"
 #include "etpack/bpte_file.h"
-#include "flatbuffer/flatbuffer_tree.h"
+#include "flatbuffer/tree_reader.h"
 #include "flatbuffer/scalar_type.h"
 #include "layout/segment_table.h"
 

@@ -46,10 +46,6 @@ Value Value::Object(std::vector<Member> members) {
   return Value(std::in_place_type<std::vector<Member>>, std::move(members));
 }
 
-Value Value::Blob(SourcePtr source) {
-  assert(source != nullptr);
-  return Value(std::in_place_type<SourcePtr>, std::move(source));
-}
 
 bool Value::as_bool() const {
   assert(kind() == Kind::kBool);
@@ -99,11 +95,6 @@ const std::vector<Value::Member>& Value::members() const {
 std::vector<Value::Member>& Value::members() {
   assert(kind() == Kind::kObject);
   return *std::get_if<std::vector<Member>>(&v_);
-}
-
-const SourcePtr& Value::blob() const {
-  assert(kind() == Kind::kBlob);
-  return *std::get_if<SourcePtr>(&v_);
 }
 
 const Value* Value::Find(std::string_view key) const {
@@ -167,7 +158,6 @@ bool Value::operator==(const Value& other) const {
       }
       return true;
     }
-    case Kind::kBlob: return blob() == other.blob();
   }
   return false;
 }
@@ -754,20 +744,6 @@ class Printer {
           Member(members[i].first);
           Print(members[i].second, level + 1);
         }
-        NewLine(level);
-        out_ += '}';
-        return;
-      }
-      case Kind::kBlob: {
-        const SourcePtr& src = v.blob();
-        out_ += '{';
-        NewLine(level + 1);
-        Member("blob");
-        PrintString(out_, src ? src->Describe() : std::string("(none)"));
-        out_ += ',';
-        NewLine(level + 1);
-        Member("size");
-        out_ += std::to_string(src ? src->size() : 0);
         NewLine(level);
         out_ += '}';
         return;

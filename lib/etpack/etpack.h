@@ -12,8 +12,12 @@
 //        FileSource(path, offset, length)   bytes already in a file
 //        MemorySource(data, size)           bytes you hold (borrowed)
 //        GeneratorSource(name, size, fill)  bytes produced on demand
-//      A program's structure is a json::Value tree in flatc form (json.h)
-//      whose bulk fields hold blobs (json::Value::Blob(source)).
+//      A program's structure carries no data: build it with ProgramBuilder
+//      (program_builder.h), give it as a json::Value in flatc form
+//      (json.h) or as Program flatbuffer bytes. Its data travels beside it
+//      in PteInput's lists (pte.h), referred to by index as the format
+//      does: constants[i] for data_buffer_idx = i, mutable_data[i],
+//      delegates[i] for a delegate {INLINE, i}, named data by key.
 //
 //   2. Plan (pass one). PlanPte (pte.h), PlanPtd (ptd.h) or PlanBpte
 //      (bpte.h) computes where every byte goes and returns an ArtifactPlan
@@ -32,8 +36,9 @@
 //      through one seam (output.h), with POSIX and in-memory file systems.
 //
 //     etpack::PteInput input;
-//     input.program = tree;  // constant_buffer[i].storage = json::Value::Blob(source_i)
-//     ETPACK_ASSIGN_OR_RETURN(etpack::PtePlan plan, etpack::PlanPte(input));
+//     input.program = std::move(builder).Build();
+//     input.constants = {etpack::OwnedSource({}), weights};  // 0: the placeholder
+//     ETPACK_ASSIGN_OR_RETURN(etpack::PtePlan plan, etpack::PlanPte(std::move(input)));
 //     ETPACK_RETURN_IF_ERROR(etpack::WriteArtifactFile("model.pte", plan.artifact));
 //
 // READING
@@ -101,6 +106,7 @@
 #include "etpack/manifest.h"
 #include "etpack/npy.h"
 #include "etpack/output.h"
+#include "etpack/program_builder.h"
 #include "etpack/ptd.h"
 #include "etpack/ptd_file.h"
 #include "etpack/pte.h"

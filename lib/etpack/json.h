@@ -8,10 +8,8 @@
 // vector. The tree keeps exactly that distinction, keeps integers exact to
 // 64 bits (never through a double) and keeps member order.
 //
-// One kind goes beyond JSON: kBlob, a byte string backed by a Source. Bulk
-// fields ([ubyte] vectors such as constant storage or delegate payloads)
-// hold blobs, so a program tree never carries its weights, only references.
-// Printed as JSON a blob reads {"blob": "<source description>", "size": N}.
+// The tree is plain JSON: bulk bytes (weights, delegate payloads) never
+// enter it; they travel beside it as sources (etpack/pte.h).
 
 #ifndef ETPACK_JSON_H_
 #define ETPACK_JSON_H_
@@ -23,12 +21,11 @@
 #include <variant>
 #include <vector>
 
-#include "etpack/source.h"
 #include "etpack/status.h"
 
 namespace etpack::json {
 
-enum class Kind { kNull, kBool, kInt, kUInt, kDouble, kString, kArray, kObject, kBlob };
+enum class Kind { kNull, kBool, kInt, kUInt, kDouble, kString, kArray, kObject };
 
 class Value {
  public:
@@ -44,7 +41,6 @@ class Value {
   static Value String(std::string s);
   static Value Array(std::vector<Value> items = {});
   static Value Object(std::vector<Member> members = {});
-  static Value Blob(SourcePtr source);
 
   Kind kind() const { return static_cast<Kind>(v_.index()); }
   bool is_null() const { return kind() == Kind::kNull; }
@@ -63,7 +59,6 @@ class Value {
   std::vector<Value>& items();
   const std::vector<Member>& members() const;
   std::vector<Member>& members();
-  const SourcePtr& blob() const;
 
   // Object member lookup; nullptr when absent. A member whose value is null
   // is returned (callers test is_null()). REQUIRES: kind() == kObject.
@@ -72,7 +67,7 @@ class Value {
   // Sets (replacing or appending) a member. REQUIRES: kind() == kObject.
   Value& Set(std::string_view key, Value value);
 
-  // Structural equality; blobs compare by source identity.
+  // Structural equality.
   bool operator==(const Value& other) const;
   bool operator!=(const Value& other) const { return !(*this == other); }
 
@@ -81,8 +76,8 @@ class Value {
   // large program holds millions of values: one word plus the largest
   // alternative keeps each small.
   using Storage = std::variant<std::monostate, bool, int64_t, uint64_t, double, std::string,
-                               std::vector<Value>, std::vector<Member>, SourcePtr>;
-  static_assert(std::variant_size_v<Storage> == static_cast<size_t>(Kind::kBlob) + 1);
+                               std::vector<Value>, std::vector<Member>>;
+  static_assert(std::variant_size_v<Storage> == static_cast<size_t>(Kind::kObject) + 1);
   // Builds the alternative in place (a moved Storage temporary trips GCC
   // 12's maybe-uninitialized under sanitizers).
   template <typename T, typename... Args>

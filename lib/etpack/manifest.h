@@ -51,7 +51,10 @@ struct PteManifest {
 // Reads a manifest file. Every blob becomes a source: base64 decoded now
 // (size checked), file references opened now (a missing file or a range
 // past its end is an error naming the manifest, the JSON path, the file and
-// the range).
+// the range). The program becomes a plain tree: constant_buffer[i].storage
+// moves to input.constants[i], backend_delegate_data[i].data to
+// input.delegates[i], and any other blob in the program (a small [ubyte]
+// field such as CompileSpec.value) is read into an array of byte values.
 Result<PteManifest> LoadPteManifest(const std::string& path);
 
 // The same for a manifest already parsed; relative file references resolve
@@ -84,10 +87,12 @@ Result<PtdManifest> PtdManifestFromJson(const json::Value& doc,
 using AnyManifest = std::variant<PteManifest, PtdManifest>;
 Result<AnyManifest> LoadManifest(const std::string& path);
 
-// Replaces every blob object ({"base64"...} or {"file"...}) anywhere in
-// `tree` by a blob value. Errors name `origin` and the JSON path.
-Status ResolveBlobs(json::Value& tree, const std::string& base_dir,
-                    const std::string& origin);
+// The bytes a blob object ({"base64": ..., "size": N} or {"file": ...,
+// "offset": N, "length": N}) stands for, as a source: base64 decoded now, a
+// file range opened now (relative to `base_dir`). Errors name `origin` and
+// `path` (the blob's JSON path).
+Result<SourcePtr> BlobSource(const json::Value& blob, const std::string& base_dir,
+                             const std::string& origin, const std::string& path = "");
 
 }  // namespace etpack
 

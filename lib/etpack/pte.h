@@ -2,8 +2,8 @@
 //
 // Writing a program is two calls:
 //
-//   ETPACK_ASSIGN_OR_RETURN(ArtifactPlan plan, PlanPte(input, options));
-//   ETPACK_RETURN_IF_ERROR(WriteArtifactFile("model.pte", plan));
+//   ETPACK_ASSIGN_OR_RETURN(PtePlan plan, PlanPte(std::move(input), options));
+//   ETPACK_RETURN_IF_ERROR(WriteArtifactFile("model.pte", plan.artifact));
 //
 // PlanPte is pass one. It reads no bulk data (one exception: delegate blobs
 // of equal size are compared so identical payloads are stored once), lays
@@ -50,30 +50,68 @@ struct PteOptions {
   bool extract_delegate_segments = true;
 };
 
-// A key of the program's named data, stored in the .pte.
-struct NamedDataEntry {
+// A key of the program's named data, stored in the .pte. Entries with the
+// same source (the same SourcePtr) share one buffer: one segment, whose
+// alignment the first of them decides.
+struct NamedData {
   std::string key;
-  uint32_t buffer_index = 0;  // into PteInput::named_buffers
-  uint64_t alignment = 1;     // power of two; the first key of a buffer decides
+  SourcePtr source;
+  uint64_t alignment = 1;  // power of two
 };
 
-// What an exporter hands over: the program structure plus its data.
+// The Program table without its bulk data, in one of two forms:
+//  - a JSON tree in flatc form (etpack/json.h): one object per table,
+//    member names = schema field names, unions as "<field>_type" + "<field>";
+//  - the bytes of a Program flatbuffer, as upstream's Python builder or any
+//    flatbuffers builder produces them. PlanPte verifies them with the
+//    flatbuffers verifier and converts them to the tree; a malformed buffer
+//    is refused with an error naming the first field that fails.
+// ProgramBuilder (etpack/program_builder.h) produces the tree form.
+class ProgramStructure {
+ public:
+  ProgramStructure() : tree_(json::Value::Object()) {}  // an empty Program table
+  static ProgramStructure FromTree(json::Value tree);
+  // REQUIRES: bytes != nullptr. The source must stay unchanged until planned.
+  static ProgramStructure FromFlatbuffer(SourcePtr bytes);
+
+  bool is_flatbuffer() const { return flatbuffer_ != nullptr; }
+  // The tree form. REQUIRES: !is_flatbuffer().
+  const json::Value& tree() const { return tree_; }
+  json::Value& tree() { return tree_; }
+  // The flatbuffer form; nullptr for a tree.
+  const SourcePtr& flatbuffer() const { return flatbuffer_; }
+
+  // The tree: the tree form as is, or the flatbuffer verified and converted
+  // ([ubyte] vectors become arrays of byte values). Errors name the field.
+  Result<json::Value> TakeTree() &&;
+
+ private:
+  json::Value tree_;
+  SourcePtr flatbuffer_;
+};
+
+// What an exporter hands over: the program structure, and beside it its
+// data, referenced from the structure by index as the format references it.
+// Bulk bytes never travel inside the structure.
 struct PteInput {
-  // The Program in flatc form (etpack/json.h), as before serialization:
-  //  - constant_buffer[i].storage: the bytes of constant i (a blob, or an
-  //    array of byte values); entry 0 is the empty placeholder. Tensors
-  //    refer to constant i by data_buffer_idx = i.
-  //  - backend_delegate_data[i].data: delegate payloads; every delegate's
-  //    processed = {location: 0 (INLINE), index: i}.
-  //  - segments, constant_segment, mutable_data_segments and named_data are
-  //    overwritten by the planner.
-  json::Value program;
+  // The Program. Its data fields stay empty: a constant Buffer's `storage`
+  // and a BackendDelegateInlineData's `data` must be absent, null or []
+  // (bytes there are refused, naming the field). The planner overwrites
+  // constant_buffer, backend_delegate_data (when extracting), segments,
+  // constant_segment, mutable_data_segments and named_data.
+  ProgramStructure program;
+  // Constant tensor data: a tensor with data_buffer_idx = i (and no
+  // allocation_info) reads constants[i]. Entry 0 is the empty placeholder;
+  // an empty list means just that placeholder.
+  std::vector<SourcePtr> constants;
   // Initial values of memory-planned tensors by data_buffer_idx; entry 0 is
   // the placeholder. Empty: none.
   std::vector<SourcePtr> mutable_data;
-  // Named data: distinct buffers, and the keys that refer to them in order.
-  std::vector<SourcePtr> named_buffers;
-  std::vector<NamedDataEntry> named_entries;
+  // Delegate payloads: a delegate whose processed is {location: INLINE,
+  // index: i} uses delegates[i]. Every entry must be referenced.
+  std::vector<SourcePtr> delegates;
+  // Named data, looked up by key; segments follow this order.
+  std::vector<NamedData> named_data;
 };
 
 // What each segment of a planned or read .pte holds.
@@ -99,15 +137,18 @@ struct PtePlan {
   PteLayout layout;
 };
 
-// Pass one. Fails with kInvalidArgument naming the field and value for a
-// malformed program tree (unknown field, wrong type, index out of range),
-// a non-power-of-two alignment, or a delegate not given INLINE; with
-// kOutOfRange when the layout does not fit in 64 bits or a flatbuffer
+// Pass one. Takes the input (move it in: the planner edits the few fields
+// it rewrites in place, and a copy of a large tree costs time). Fails with
+// kInvalidArgument naming the field and value for a malformed program
+// (unknown field, wrong type, index out of range, bytes in a data field), a
+// null source, a non-power-of-two alignment, or a delegate not given
+// INLINE; with kCorrupt for a flatbuffer structure that fails verification;
+// with kOutOfRange when the layout does not fit in 64 bits or a flatbuffer
 // exceeds 2 GiB.
-Result<PtePlan> PlanPte(const PteInput& input, const PteOptions& options = {});
+Result<PtePlan> PlanPte(PteInput input, const PteOptions& options = {});
 
 // Plan and write `path` atomically (see WriteArtifactFile).
-Status WritePte(const std::string& path, const PteInput& input,
+Status WritePte(const std::string& path, PteInput input,
                 const PteOptions& options = {}, const ProgressFn& progress = {});
 
 }  // namespace etpack

@@ -127,9 +127,9 @@ class PteFile : public ArtifactFile {
   // REQUIRES: i < layout().segments.size().
   SourcePtr SegmentSource(size_t i) const;
 
-  // The program as a writer input, in the reference exporter's form:
-  // constants, mutable values, delegate payloads and named data become
-  // blobs borrowing this file (whether they were inline or in segments),
+  // The program as a writer input: the structure as a tree, and constants,
+  // mutable values, delegate payloads and named data as PteInput's lists of
+  // sources borrowing this file (whether they were inline or in segments);
   // delegates are re-pointed INLINE. PlanPte(ToInput()) re-lays the file
   // out; this is how `etpack repack` works.
   Result<PteInput> ToInput() const;

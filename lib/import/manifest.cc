@@ -88,17 +88,28 @@ Result<SourcePtr> FileBlob(const JsonDocument& cx, const json::Value& obj, const
   return src;
 }
 
+// The source a blob object stands for.
+Result<SourcePtr> BlobAt(const JsonDocument& cx, const json::Value& v, const std::string& path) {
+  const bool inline_blob = v.Find("base64") != nullptr;
+  if (inline_blob && v.Find("file") != nullptr) {
+    return cx.Error(path, "a blob has either \"base64\" or \"file\", not both");
+  }
+  return inline_blob ? InlineBlob(cx, v, path) : FileBlob(cx, v, path);
+}
+
+// The program tree is plain JSON: blobs left in it (small [ubyte] fields
+// such as CompileSpec.value) are read and spelled out as byte arrays.
 Status ResolveAt(const JsonDocument& cx, json::Value& v, std::string& path) {
   switch (v.kind()) {
     case json::Kind::kObject: {
       if (IsBlobObject(v)) {
-        const bool inline_blob = v.Find("base64") != nullptr;
-        if (inline_blob && v.Find("file") != nullptr) {
-          return cx.Error(path, "a blob has either \"base64\" or \"file\", not both");
-        }
-        Result<SourcePtr> src = inline_blob ? InlineBlob(cx, v, path) : FileBlob(cx, v, path);
-        if (!src.ok()) return src.status();
-        v = json::Value::Blob(std::move(src).value());
+        ETPACK_ASSIGN_OR_RETURN(SourcePtr src, BlobAt(cx, v, path));
+        Result<std::vector<uint8_t>> bytes = ReadAll(*src);
+        if (!bytes.ok()) return cx.Wrap(path, bytes.status());
+        std::vector<json::Value> items;
+        items.reserve(bytes->size());
+        for (uint8_t b : *bytes) items.push_back(json::Value::Int(b));
+        v = json::Value::Array(std::move(items));
         return Status::OK();
       }
       // `path` is one growing buffer; each level appends and truncates.
@@ -131,20 +142,55 @@ Status ResolveAt(const JsonDocument& cx, json::Value& v, std::string& path) {
   }
 }
 
-Status Resolve(const JsonDocument& cx, json::Value& tree, const std::string& root_path) {
-  std::string path = root_path;
-  path.reserve(256);
-  return ResolveAt(cx, tree, path);
-}
-
-// Resolves `v` in place and requires that it was a blob object.
-Result<SourcePtr> RequireBlob(const JsonDocument& cx, json::Value& v, const std::string& path) {
+// `v` must be a blob object.
+Result<SourcePtr> RequireBlob(const JsonDocument& cx, const json::Value& v,
+                              const std::string& path) {
   if (!IsBlobObject(v)) {
     return cx.BadValue(path, v,
                        "is not a blob ({\"base64\": ..., \"size\": N} or {\"file\": ...})");
   }
-  ETPACK_RETURN_IF_ERROR(Resolve(cx, v, path));
-  return v.blob();
+  return BlobAt(cx, v, path);
+}
+
+// Takes the [ubyte] member `field` of every object in the program's array
+// `array` out of the tree into `out`, by index: a blob, an array of byte
+// values, or nothing (empty). Malformed entries are left for the planner,
+// which names them.
+Status TakeBytes(const JsonDocument& cx, json::Value& program, const char* array,
+                 const char* field, std::vector<SourcePtr>& out) {
+  json::Value* entries = program.Find(array);
+  if (entries == nullptr || entries->kind() != json::Kind::kArray) return Status::OK();
+  const std::string array_path = JoinPath("program", array);
+  out.reserve(entries->items().size());
+  for (size_t i = 0; i < entries->items().size(); ++i) {
+    json::Value& item = entries->items()[i];
+    if (item.kind() != json::Kind::kObject) return Status::OK();
+    json::Value* bytes = item.Find(field);
+    const std::string path = JoinPath(IndexPath(array_path, i), field);
+    if (bytes == nullptr || bytes->is_null()) {
+      out.push_back(OwnedSource({}));
+      continue;
+    }
+    if (IsBlobObject(*bytes)) {
+      ETPACK_ASSIGN_OR_RETURN(SourcePtr src, BlobAt(cx, *bytes, path));
+      out.push_back(std::move(src));
+    } else if (bytes->kind() == json::Kind::kArray) {
+      std::vector<uint8_t> b;
+      b.reserve(bytes->items().size());
+      for (size_t k = 0; k < bytes->items().size(); ++k) {
+        const json::Value& x = bytes->items()[k];
+        if (!x.is_integer() || x.as_double() < 0 || x.as_double() > 255) {
+          return cx.BadValue(IndexPath(path, k), x, "is not a byte value 0..255");
+        }
+        b.push_back(static_cast<uint8_t>(x.as_uint()));
+      }
+      out.push_back(OwnedSource(std::move(b)));
+    } else {
+      return cx.BadValue(path, *bytes, "is not a blob or an array of bytes");
+    }
+    item.Set(field, json::Value::Null());
+  }
+  return Status::OK();
 }
 
 Status ReadOptions(const JsonDocument& cx, const json::Value* opts, PteOptions& out) {
@@ -184,7 +230,7 @@ Status ReadMutableData(const JsonDocument& cx, json::Value* md, PteInput& input)
       return cx.BadValue(item_path, item, "is not an object {\"storage\": BLOB}");
     }
     ETPACK_RETURN_IF_ERROR(cx.CheckMembers(item, item_path, {"storage"}));
-    json::Value* storage = item.Find("storage");
+    const json::Value* storage = item.Find("storage");
     if (storage == nullptr) return cx.Error(item_path, "has no \"storage\"");
     ETPACK_ASSIGN_OR_RETURN(SourcePtr src, RequireBlob(cx, *storage, JoinPath(item_path, "storage")));
     input.mutable_data.push_back(std::move(src));
@@ -335,12 +381,14 @@ Status ReadNamedData(const JsonDocument& cx, json::Value* nd, PteInput& input) {
   ETPACK_RETURN_IF_ERROR(cx.CheckMembers(*nd, path, {"buffers", "entries"}));
   // tensor_layout describes .ptd tensors; a .pte stores named data as
   // plain bytes, so it is accepted and ignored.
+  // Entries that share a buffer_index share its source, and so its segment.
+  std::vector<SourcePtr> buffers;
   std::vector<PtdEntry> entries;
   ETPACK_RETURN_IF_ERROR(
-      ReadBuffersAndEntries(cx, *nd, path, /*layouts=*/false, input.named_buffers, entries));
-  input.named_entries.reserve(entries.size());
+      ReadBuffersAndEntries(cx, *nd, path, /*layouts=*/false, buffers, entries));
+  input.named_data.reserve(entries.size());
   for (PtdEntry& e : entries) {
-    input.named_entries.push_back({std::move(e.key), e.buffer_index, e.alignment});
+    input.named_data.push_back({std::move(e.key), buffers[e.buffer_index], e.alignment});
   }
   return Status::OK();
 }
@@ -370,8 +418,14 @@ Result<PteManifest> FromJson(json::Value& doc, const std::string& base_dir,
   if (program->kind() != json::Kind::kObject) {
     return cx.BadValue("program", *program, "is not an object");
   }
-  ETPACK_RETURN_IF_ERROR(Resolve(cx, *program, "program"));
-  m.input.program = std::move(*program);
+  // Constants and delegate payloads go beside the tree, by index.
+  ETPACK_RETURN_IF_ERROR(
+      TakeBytes(cx, *program, "constant_buffer", "storage", m.input.constants));
+  ETPACK_RETURN_IF_ERROR(
+      TakeBytes(cx, *program, "backend_delegate_data", "data", m.input.delegates));
+  std::string path = "program";
+  ETPACK_RETURN_IF_ERROR(ResolveAt(cx, *program, path));
+  m.input.program = ProgramStructure::FromTree(std::move(*program));
 
   ETPACK_RETURN_IF_ERROR(ReadMutableData(cx, doc.Find("mutable_data"), m.input));
   ETPACK_RETURN_IF_ERROR(ReadNamedData(cx, doc.Find("named_data"), m.input));
@@ -412,8 +466,9 @@ std::string DirName(const std::string& path) {
 
 }  // namespace
 
-Status ResolveBlobs(json::Value& tree, const std::string& base_dir, const std::string& origin) {
-  return Resolve(JsonDocument(origin, base_dir), tree, "");
+Result<SourcePtr> BlobSource(const json::Value& blob, const std::string& base_dir,
+                             const std::string& origin, const std::string& path) {
+  return RequireBlob(JsonDocument(origin, base_dir), blob, path);
 }
 
 Result<PteManifest> PteManifestFromJson(const json::Value& doc, const std::string& base_dir,

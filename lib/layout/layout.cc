@@ -74,16 +74,12 @@ Result<Segment> PackSegment(std::vector<SourcePtr> sources, uint64_t alignment) 
   return out;
 }
 
-Result<size_t> SegmentPerBuffer::SegmentOf(uint32_t buffer_index, uint64_t alignment,
+Result<size_t> SegmentPerBuffer::SegmentOf(const SourcePtr& buffer, uint64_t alignment,
                                            const std::string& what) {
-  if (buffer_index >= buffers_.size() || buffers_[buffer_index] == nullptr) {
-    return InvalidArgument(what + ": buffer_index = " + std::to_string(buffer_index) +
-                           " is out of range: there are " + std::to_string(buffers_.size()) +
-                           " buffers");
-  }
+  if (buffer == nullptr) return InvalidArgument(what + ": the data source is null");
   ETPACK_RETURN_IF_ERROR(CheckAlignment(alignment, what + ": alignment"));
-  auto [it, added] = segment_of_buffer_.emplace(buffer_index, segments_.size());
-  if (added) segments_.push_back(SourceSegment(buffers_[buffer_index], alignment));
+  auto [it, added] = segment_of_buffer_.emplace(buffer.get(), segments_.size());
+  if (added) segments_.push_back(SourceSegment(buffer, alignment));
   return it->second;
 }
 

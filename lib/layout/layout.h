@@ -83,22 +83,18 @@ Result<Segment> PackSegment(std::vector<SourcePtr> sources, uint64_t alignment);
 // segment per distinct buffer, in order of first use. The first key that
 // uses a buffer decides its segment's alignment, as in the reference
 // serializer; later keys' alignments are checked but not consulted.
+// A buffer is one Source object: keys that share a SourcePtr share a segment.
 class SegmentPerBuffer {
  public:
-  // `buffers` must outlive this object.
-  explicit SegmentPerBuffer(const std::vector<SourcePtr>& buffers) : buffers_(buffers) {}
-
-  // The index into segments() of the segment holding buffers[buffer_index],
-  // added on the buffer's first use. Fails with kInvalidArgument naming
-  // `what` (the key) for an index out of range or a null buffer, or an
-  // alignment that is not a power of two.
-  Result<size_t> SegmentOf(uint32_t buffer_index, uint64_t alignment, const std::string& what);
+  // The index into segments() of the segment holding `buffer`, added on the
+  // buffer's first use. Fails with kInvalidArgument naming `what` (the key)
+  // for a null buffer or an alignment that is not a power of two.
+  Result<size_t> SegmentOf(const SourcePtr& buffer, uint64_t alignment, const std::string& what);
 
   const std::vector<Segment>& segments() const { return segments_; }
 
  private:
-  const std::vector<SourcePtr>& buffers_;
-  std::map<uint32_t, size_t> segment_of_buffer_;
+  std::map<const Source*, size_t> segment_of_buffer_;
   std::vector<Segment> segments_;
 };
 

@@ -135,7 +135,7 @@ Result<PtdPlan> PlanPtd(const PtdInput& input, const PtdOptions& options) {
   ETPACK_RETURN_IF_ERROR(CheckFlatbufferFits(input));
 
   std::set<std::string_view> keys;
-  SegmentPerBuffer per_buffer(input.buffers);
+  SegmentPerBuffer per_buffer;
   std::vector<PlannedEntry> entries;
   entries.reserve(input.entries.size());
   for (size_t i = 0; i < input.entries.size(); ++i) {
@@ -143,10 +143,14 @@ Result<PtdPlan> PlanPtd(const PtdInput& input, const PtdOptions& options) {
     const std::string what = "entries[" + std::to_string(i) + "] '" + e.key + "'";
     if (e.key.empty()) return InvalidArgument("entries[" + std::to_string(i) + "]: empty key");
     if (!keys.insert(e.key).second) return InvalidArgument(what + ": duplicate key");
-    ETPACK_ASSIGN_OR_RETURN(size_t segment,
-                            per_buffer.SegmentOf(e.buffer_index, e.alignment, what));
+    if (e.buffer_index >= input.buffers.size()) {
+      return InvalidArgument(what + ": buffer_index = " + std::to_string(e.buffer_index) +
+                             " is out of range: there are " +
+                             std::to_string(input.buffers.size()) + " buffers");
+    }
+    const SourcePtr& buffer = input.buffers[e.buffer_index];
+    ETPACK_ASSIGN_OR_RETURN(size_t segment, per_buffer.SegmentOf(buffer, e.alignment, what));
     if (e.layout) {
-      const SourcePtr& buffer = input.buffers[e.buffer_index];
       ETPACK_ASSIGN_OR_RETURN(uint64_t nbytes, LayoutNbytes(*e.layout, what));
       if (buffer->size() < nbytes) {
         // The runtime loads nbytes from the segment without comparing it

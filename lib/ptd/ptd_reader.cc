@@ -9,7 +9,7 @@
 
 #include "etpack/ptd_file.h"
 #include "flat_tensor_etpack_generated.h"
-#include "flatbuffer/flatbuffer_tree.h"
+#include "flatbuffer/tree_reader.h"
 #include "layout/header_insert.h"
 #include "ptd/ptd_format.h"
 #include "ptd/ptd_header.h"

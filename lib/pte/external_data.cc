@@ -45,21 +45,6 @@ Result<TensorLayout> LayoutOf(const fb::Tensor& t, const std::string& what) {
   return l;
 }
 
-// A [ubyte] field of the tree as a source: ToInput gives blobs, but a tree
-// may also spell bytes out as an array.
-Result<SourcePtr> BytesOf(const json::Value* v, const std::string& what) {
-  if (v == nullptr || v->is_null()) return OwnedSource({});
-  if (v->kind() == json::Kind::kBlob) return v->blob();
-  if (v->kind() != json::Kind::kArray) return Corrupt(what + " is neither bytes nor a blob");
-  std::vector<uint8_t> bytes;
-  bytes.reserve(v->items().size());
-  for (const json::Value& b : v->items()) {
-    if (!b.is_integer() || b.as_uint() > 255) return Corrupt(what + " holds a non-byte value");
-    bytes.push_back(static_cast<uint8_t>(b.as_uint()));
-  }
-  return OwnedSource(std::move(bytes));
-}
-
 }  // namespace
 
 Status CheckExternalReferences(const PteFile& pte, const std::vector<const PtdFile*>& data,
@@ -132,10 +117,8 @@ Result<std::pair<PteInput, PtdInput>> ExternalizeConstants(const PteFile& pte,
   const fb::Program& prog = pte.program();
   const std::string& name = pte.name();
 
-  json::Value* buffers = in.program.Find("constant_buffer");
-  const size_t nbuffers =
-      buffers != nullptr && buffers->kind() == json::Kind::kArray ? buffers->items().size() : 0;
-  json::Value* plans = in.program.Find("execution_plan");
+  const size_t nbuffers = in.constants.size();
+  json::Value* plans = in.program.tree().Find("execution_plan");
 
   // Generated keys must not collide with a name the exporter gave, whether
   // for a constant here or for data already in another .ptd.
@@ -185,13 +168,7 @@ Result<std::pair<PteInput, PtdInput>> ExternalizeConstants(const PteFile& pte,
     }
     auto [buf, fresh_buffer] =
         ptd_buffer_of_constant.emplace(idx, static_cast<uint32_t>(ptd.buffers.size()));
-    if (fresh_buffer) {
-      const std::string storage_path = "constant_buffer[" + std::to_string(idx) + "].storage";
-      ETPACK_ASSIGN_OR_RETURN(SourcePtr src,
-                              BytesOf(buffers->items()[idx].Find("storage"),
-                                      name + ": " + storage_path));
-      ptd.buffers.push_back(std::move(src));
-    }
+    if (fresh_buffer) ptd.buffers.push_back(in.constants[idx]);
 
     auto it = key_info.find(key);
     if (it == key_info.end()) {
@@ -230,10 +207,7 @@ Result<std::pair<PteInput, PtdInput>> ExternalizeConstants(const PteFile& pte,
     return Status::OK();
   }));
 
-  if (buffers != nullptr && nbuffers > 0) {
-    buffers->items().resize(1);
-    buffers->items()[0] = json::Value::Object({{"storage", json::Value::Array()}});
-  }
+  if (nbuffers > 0) in.constants = {OwnedSource({})};
   return std::make_pair(std::move(in), std::move(ptd));
 }
 

@@ -1,11 +1,10 @@
-// Pass one for .pte: turns an exporter's program tree plus data sources into
-// an ArtifactPlan. The tree is read, never copied: the fields that change
-// (constant_buffer emptied, delegates re-pointed, segment tables filled) are
-// handed to the flatbuffer builder as overrides. Bulk bytes never enter it.
+// Pass one for .pte: turns an exporter's program structure plus data sources
+// into an ArtifactPlan. The planner owns the tree and edits the few fields
+// that change (constant_buffer emptied, delegates re-pointed, segment tables
+// filled) in place. Bulk bytes never enter it.
 
 #include <algorithm>
 #include <cstring>
-#include <deque>
 #include <map>
 #include <optional>
 #include <string>
@@ -15,7 +14,7 @@
 
 #include "etpack/pte.h"
 #include "etpack/writer.h"
-#include "flatbuffer/flatbuffer_tree.h"
+#include "flatbuffer/tree_builder.h"
 #include "layout/assembler.h"
 #include "layout/layout.h"
 #include "pte/pte_format.h"
@@ -38,48 +37,32 @@ namespace {
 
 constexpr uint64_t kMaxInlineAlignment = 65536;
 
-// A [ubyte] field of the tree as a source: a blob, an array of byte
-// values, or nothing (null/absent = empty).
-template <typename PathFn>
-Result<SourcePtr> BytesOf(const json::Value* v, const PathFn& path) {
-  if (v == nullptr || v->is_null()) return OwnedSource({});
-  if (v->kind() == json::Kind::kBlob) return v->blob();
-  if (v->kind() != json::Kind::kArray) {
-    return InvalidArgument(path() + ": expected a byte blob or an array of bytes");
-  }
-  std::vector<uint8_t> bytes;
-  bytes.reserve(v->items().size());
-  for (size_t i = 0; i < v->items().size(); ++i) {
-    const json::Value& b = v->items()[i];
-    if (!b.is_integer() || b.as_double() < 0 || b.as_double() > 255) {
-      return InvalidArgument(path() + "[" + std::to_string(i) +
-                             "]: expected a byte value 0..255, got " + json::Print(b));
-    }
-    bytes.push_back(static_cast<uint8_t>(b.as_uint()));
-  }
-  return OwnedSource(std::move(bytes));
-}
-
-// The [ubyte] member `field` of every `table` object in the Program's array
-// `array` (absent: none), as sources. Paths are spelled only on failure: a
-// program can have 10^5 entries.
-Result<std::vector<SourcePtr>> BytesOfEach(const std::vector<json::Value>* entries,
-                                           const char* array, const char* table,
-                                           const char* field) {
-  std::vector<SourcePtr> out;
-  if (entries == nullptr) return out;
-  out.reserve(entries->size());
+// Checks that the [ubyte] member `field` of every `table` object in the
+// Program's array `array` is empty: the bytes travel beside the tree, in
+// PteInput::`list`. Paths are spelled only on failure: a program can have
+// 10^5 entries.
+Status CheckNoBytes(const std::vector<json::Value>* entries, const char* array,
+                    const char* table, const char* field, const char* list) {
+  if (entries == nullptr) return Status::OK();
   for (size_t i = 0; i < entries->size(); ++i) {
-    auto path = [&] { return std::string(array) + "[" + std::to_string(i) + "]"; };
     const json::Value& e = (*entries)[i];
+    auto path = [&] { return std::string(array) + "[" + std::to_string(i) + "]"; };
     if (e.kind() != json::Kind::kObject) {
       return InvalidArgument(path() + ": expected a " + table + " object");
     }
-    ETPACK_ASSIGN_OR_RETURN(
-        SourcePtr s, BytesOf(e.Find(field), [&] { return path() + "." + field; }));
-    out.push_back(std::move(s));
+    const json::Value* bytes = e.Find(field);
+    if (bytes == nullptr || bytes->is_null() ||
+        (bytes->kind() == json::Kind::kArray && bytes->items().empty())) {
+      continue;
+    }
+    const std::string held = bytes->kind() == json::Kind::kArray
+                                 ? std::to_string(bytes->items().size()) + " bytes"
+                                 : json::Print(*bytes);
+    return InvalidArgument(path() + "." + field + " holds " + held + ": the bytes go in " +
+                           "PteInput::" + list + "[" + std::to_string(i) +
+                           "], beside the program; leave the field empty");
   }
-  return out;
+  return Status::OK();
 }
 
 // The array member `key` of `obj`, or nullptr when absent or null.
@@ -113,8 +96,8 @@ using DedupIndex = std::map<uint64_t, std::vector<DedupCandidate>>;
 
 class PtePlanner {
  public:
-  PtePlanner(const PteInput& input, const PteOptions& options)
-      : input_(input), program_(input.program), options_(options) {}
+  PtePlanner(PteInput input, const PteOptions& options)
+      : input_(std::move(input)), options_(options) {}
 
   Result<PtePlan> Plan() {
     ETPACK_RETURN_IF_ERROR(CheckAlignment(options_.segment_alignment, "segment_alignment"));
@@ -130,6 +113,7 @@ class PtePlanner {
                                " exceeds the maximum of " + std::to_string(kMaxInlineAlignment));
       }
     }
+    ETPACK_ASSIGN_OR_RETURN(program_, std::move(input_.program).TakeTree());
     if (program_.kind() != json::Kind::kObject) {
       return InvalidArgument("program: expected an object (the Program table)");
     }
@@ -144,29 +128,35 @@ class PtePlanner {
  private:
   Status PlanConstants() {
     ETPACK_ASSIGN_OR_RETURN(auto entries, OptionalArray(program_, "constant_buffer", ""));
-    ETPACK_ASSIGN_OR_RETURN(std::vector<SourcePtr> sources,
-                            BytesOfEach(entries, "constant_buffer", "Buffer", "storage"));
+    ETPACK_RETURN_IF_ERROR(
+        CheckNoBytes(entries, "constant_buffer", "Buffer", "storage", "constants"));
+    std::vector<SourcePtr> sources = std::move(input_.constants);
+    for (size_t i = 0; i < sources.size(); ++i) {
+      if (sources[i] == nullptr) {
+        return InvalidArgument("constants[" + std::to_string(i) + "]: null source");
+      }
+    }
     // Index 0 is the runtime's "no data" placeholder; a program without it
     // still gets one so constant_segment.offsets is never empty.
     if (sources.empty()) sources.push_back(OwnedSource({}));
 
     ETPACK_ASSIGN_OR_RETURN(Segment seg,
                             PackSegment(std::move(sources), options_.constant_tensor_alignment));
-    Override(program_, "constant_buffer", json::Value::Array());
-    Override(program_, "constant_segment", SubsegmentOffsets(segments_.size(), seg.pieces));
+    program_.Set("constant_buffer", json::Value::Array());
+    program_.Set("constant_segment", SubsegmentOffsets(segments_.size(), seg.pieces));
     AddSegment(SegmentRole::kConstants, std::move(seg));
     return Status::OK();
   }
 
   Status PlanMutable() {
-    Override(program_, "mutable_data_segments", json::Value::Null());
+    program_.Set("mutable_data_segments", json::Value::Null());
     for (const auto& s : input_.mutable_data) {
       if (s == nullptr) return InvalidArgument("mutable_data: null source");
     }
     ETPACK_ASSIGN_OR_RETURN(Segment seg, PackSegment(input_.mutable_data, 1));
     if (seg.size == 0) return Status::OK();  // the reference writes no segment then
-    Override(program_, "mutable_data_segments",
-             json::Value::Array({SubsegmentOffsets(segments_.size(), seg.pieces)}));
+    program_.Set("mutable_data_segments",
+                 json::Value::Array({SubsegmentOffsets(segments_.size(), seg.pieces)}));
     AddSegment(SegmentRole::kMutable, std::move(seg));
     return Status::OK();
   }
@@ -174,11 +164,16 @@ class PtePlanner {
   Status PlanDelegates() {
     ETPACK_ASSIGN_OR_RETURN(auto inline_data,
                             OptionalArray(program_, "backend_delegate_data", ""));
-    ETPACK_ASSIGN_OR_RETURN(
-        std::vector<SourcePtr> payloads,
-        BytesOfEach(inline_data, "backend_delegate_data", "BackendDelegateInlineData", "data"));
+    ETPACK_RETURN_IF_ERROR(CheckNoBytes(inline_data, "backend_delegate_data",
+                                        "BackendDelegateInlineData", "data", "delegates"));
+    const std::vector<SourcePtr>& payloads = input_.delegates;
+    for (size_t i = 0; i < payloads.size(); ++i) {
+      if (payloads[i] == nullptr) {
+        return InvalidArgument("delegates[" + std::to_string(i) + "]: null source");
+      }
+    }
 
-    const json::Value* plans = program_.Find("execution_plan");
+    json::Value* plans = program_.Find("execution_plan");
     if (plans == nullptr || plans->kind() != json::Kind::kArray) {
       return InvalidArgument("execution_plan: expected an array of ExecutionPlan");
     }
@@ -188,19 +183,19 @@ class PtePlanner {
     DedupIndex by_size;
     std::vector<bool> referenced(payloads.size(), false);
     for (size_t p = 0; p < plans->items().size(); ++p) {
-      const json::Value& plan = plans->items()[p];
+      json::Value& plan = plans->items()[p];
       const std::string ppath = "execution_plan[" + std::to_string(p) + "]";
       if (plan.kind() != json::Kind::kObject) {
         return InvalidArgument(ppath + ": expected an ExecutionPlan object");
       }
-      const json::Value* delegates = plan.Find("delegates");
+      json::Value* delegates = plan.Find("delegates");
       if (delegates == nullptr || delegates->is_null()) continue;
       if (delegates->kind() != json::Kind::kArray) {
         return InvalidArgument(ppath + ".delegates: expected an array");
       }
       for (size_t d = 0; d < delegates->items().size(); ++d) {
         const std::string dpath = ppath + ".delegates[" + std::to_string(d) + "].processed";
-        const json::Value& delegate = delegates->items()[d];
+        json::Value& delegate = delegates->items()[d];
         const json::Value* ref =
             delegate.kind() == json::Kind::kObject ? delegate.Find("processed") : nullptr;
         if (ref == nullptr || ref->kind() != json::Kind::kObject) {
@@ -212,24 +207,36 @@ class PtePlanner {
         if (!options_.extract_delegate_segments) continue;
         const SourcePtr& payload = payloads[index];
         if (payload->size() == 0) {
-          Override(delegate, "processed", DataReference(pte::kLocationInline, kept.size()));
-          kept.push_back(json::Value::Object({{"data", json::Value::Blob(payload)}}));
+          delegate.Set("processed", DataReference(pte::kLocationInline, kept.size()));
+          kept.push_back(json::Value::Object({{"data", json::Value::Array()}}));
           continue;
         }
         ETPACK_ASSIGN_OR_RETURN(size_t seg, DelegateSegment(payload, by_size));
-        Override(delegate, "processed", DataReference(pte::kLocationSegment, seg));
+        delegate.Set("processed", DataReference(pte::kLocationSegment, seg));
       }
     }
-    if (!options_.extract_delegate_segments) return Status::OK();
+    if (!options_.extract_delegate_segments) {
+      // References stay as given; the table is rebuilt to hold the payloads,
+      // read inline by the builder.
+      kept.reserve(payloads.size());
+      for (size_t i = 0; i < payloads.size(); ++i) {
+        kept.push_back(json::Value::Object(
+            {{"data", json::Value::Object({{"source", json::Value::UInt(i)}})}}));
+      }
+      if (inline_data != nullptr || !kept.empty()) {
+        program_.Set("backend_delegate_data", json::Value::Array(std::move(kept)));
+      }
+      return Status::OK();
+    }
     for (size_t i = 0; i < referenced.size(); ++i) {
       // Extraction rebuilds the table from the references; an entry nothing
       // refers to would be lost silently (the reference writer refuses too).
       if (!referenced[i]) {
-        return InvalidArgument("backend_delegate_data[" + std::to_string(i) +
+        return InvalidArgument("delegates[" + std::to_string(i) +
                                "] is not referenced by any delegate");
       }
     }
-    Override(program_, "backend_delegate_data", json::Value::Array(std::move(kept)));
+    program_.Set("backend_delegate_data", json::Value::Array(std::move(kept)));
     return Status::OK();
   }
 
@@ -249,7 +256,7 @@ class PtePlanner {
     if (!is_inline) {
       return InvalidArgument(path + ".location = " + json::Print(*loc) +
                              ": delegates must be given INLINE (payload in "
-                             "backend_delegate_data); the planner assigns segments");
+                             "PteInput::delegates); the planner assigns segments");
     }
     const json::Value* idx = ref.Find("index");
     uint64_t index = 0;
@@ -262,8 +269,8 @@ class PtePlanner {
     }
     if (index >= count) {
       return InvalidArgument(path + ".index = " + std::to_string(index) +
-                             " is out of range: backend_delegate_data has " +
-                             std::to_string(count) + " entries");
+                             " is out of range: there are " + std::to_string(count) +
+                             " delegate payloads (PteInput::delegates)");
     }
     return index;
   }
@@ -296,23 +303,23 @@ class PtePlanner {
 
 
   Status PlanNamedData() {
-    Override(program_, "named_data", json::Value::Null());
-    if (input_.named_entries.empty()) return Status::OK();
+    program_.Set("named_data", json::Value::Null());
+    if (input_.named_data.empty()) return Status::OK();
     // Named data segments follow all the others.
     const size_t first = segments_.size();
-    SegmentPerBuffer per_buffer(input_.named_buffers);
+    SegmentPerBuffer per_buffer;
     std::vector<json::Value> named;
-    named.reserve(input_.named_entries.size());
-    for (size_t i = 0; i < input_.named_entries.size(); ++i) {
-      const NamedDataEntry& e = input_.named_entries[i];
+    named.reserve(input_.named_data.size());
+    for (size_t i = 0; i < input_.named_data.size(); ++i) {
+      const NamedData& e = input_.named_data[i];
       ETPACK_ASSIGN_OR_RETURN(
-          size_t seg, per_buffer.SegmentOf(e.buffer_index, e.alignment,
-                                           "named_data.entries[" + std::to_string(i) + "]"));
+          size_t seg,
+          per_buffer.SegmentOf(e.source, e.alignment, "named_data[" + std::to_string(i) + "]"));
       named.push_back(json::Value::Object({{"key", json::Value::String(e.key)},
                                            {"segment_index", json::Value::UInt(first + seg)}}));
     }
     for (const Segment& s : per_buffer.segments()) AddSegment(SegmentRole::kNamedData, s);
-    Override(program_, "named_data", json::Value::Array(std::move(named)));
+    program_.Set("named_data", json::Value::Array(std::move(named)));
     return Status::OK();
   }
 
@@ -327,12 +334,12 @@ class PtePlanner {
           {{"offset", json::Value::UInt(seg_layout.offsets[j])},
            {"size", json::Value::UInt(segments_[j].size)}}));
     }
-    Override(program_, "segments", json::Value::Array(std::move(table)));
+    program_.Set("segments", json::Value::Array(std::move(table)));
 
     TreeBuildOptions build;
     build.vector_alignment = {{"Buffer.storage", options_.constant_tensor_alignment},
                               {"BackendDelegateInlineData.data", options_.delegate_alignment}};
-    build.overrides = std::move(overrides_);
+    if (!options_.extract_delegate_segments) build.sources = std::move(input_.delegates);
     ETPACK_ASSIGN_OR_RETURN(std::vector<uint8_t> fb,
                             BuildFlatbuffer(SchemaId::kProgram, program_, build));
 
@@ -369,19 +376,9 @@ class PtePlanner {
     segments_.push_back(std::move(segment));
   }
 
-  // The program tree can hold 10^5 tensors: rather than copy it to change a
-  // few fields, the planner records the new values and the builder reads
-  // them in place of the old ones.
-  void Override(const json::Value& table, std::string_view field, json::Value value) {
-    override_values_.push_back(std::move(value));
-    overrides_.push_back({&table, field, &override_values_.back()});
-  }
-
-  const PteInput& input_;
-  const json::Value& program_;
+  PteInput input_;
+  json::Value program_;  // taken from input_.program
   const PteOptions& options_;
-  std::deque<json::Value> override_values_;  // stable addresses for overrides_
-  std::vector<FieldOverride> overrides_;
   // What pass one decides, before offsets are absolute: segment j holds
   // segments_[j] and plays roles_[j].
   std::vector<Segment> segments_;
@@ -390,13 +387,13 @@ class PtePlanner {
 
 }  // namespace
 
-Result<PtePlan> PlanPte(const PteInput& input, const PteOptions& options) {
-  return PtePlanner(input, options).Plan();
+Result<PtePlan> PlanPte(PteInput input, const PteOptions& options) {
+  return PtePlanner(std::move(input), options).Plan();
 }
 
-Status WritePte(const std::string& path, const PteInput& input,
-                const PteOptions& options, const ProgressFn& progress) {
-  ETPACK_ASSIGN_OR_RETURN(PtePlan plan, PlanPte(input, options));
+Status WritePte(const std::string& path, PteInput input, const PteOptions& options,
+                const ProgressFn& progress) {
+  ETPACK_ASSIGN_OR_RETURN(PtePlan plan, PlanPte(std::move(input), options));
   return WriteArtifactFile(path, plan.artifact, FileSinkOptions{}, progress);
 }
 

@@ -10,7 +10,7 @@
 #include <cstring>
 #include <map>
 
-#include "flatbuffer/flatbuffer_tree.h"
+#include "flatbuffer/tree_reader.h"
 #include "program_etpack_generated.h"
 #include "pte/program_walk.h"
 #include "pte/pte_format.h"
@@ -464,10 +464,18 @@ Result<PteInput> PteFile::ToInput() const {
 }
 
 Result<PteInput> PteFile::ToInputImpl() const {
+  // Bulk bytes come out as sources of this file, never through the tree.
+  TreeReadOptions read;
+  read.omit = {"Buffer.storage", "BackendDelegateInlineData.data"};
+  ETPACK_ASSIGN_OR_RETURN(json::Value tree, FlatbufferToTree(SchemaId::kProgram, head(),
+                                                             layout_.program_size, read));
   PteInput in;
-  ETPACK_ASSIGN_OR_RETURN(in.program, FlatbufferToTree(SchemaId::kProgram, head(),
-                                                       layout_.program_size, keep_alive()));
   const fb::Program& prog = *program_;
+  // Inline bytes of the flatbuffer, as a source; absent = empty.
+  auto inline_bytes = [&](const flatbuffers::Vector<uint8_t>* v) {
+    if (v == nullptr) return OwnedSource({});
+    return RangeSource(static_cast<uint64_t>(v->data() - head()), v->size());
+  };
   const auto* segments = prog.segments();
 
   // Splits a sub-buffer table into one source per buffer. A buffer used by
@@ -496,11 +504,10 @@ Result<PteInput> PteFile::ToInputImpl() const {
   const auto* cs = prog.constant_segment();
   if (cs && cs->offsets() && cs->offsets()->size() > 1) {
     ETPACK_ASSIGN_OR_RETURN(auto need, NeededBytes(prog, cs->offsets()->size(), IsConstantTensor));
-    std::vector<json::Value> buffers;
-    for (auto& s : split(*cs, need)) {
-      buffers.push_back(json::Value::Object({{"storage", json::Value::Blob(std::move(s))}}));
-    }
-    in.program.Set("constant_buffer", json::Value::Array(std::move(buffers)));
+    in.constants = split(*cs, need);
+  } else if (const auto* cb = prog.constant_buffer()) {
+    // Constants kept inline (a file without a constant segment).
+    for (const fb::Buffer* b : *cb) in.constants.push_back(inline_bytes(b->storage()));
   }
 
   if (const auto* mds = prog.mutable_data_segments(); mds && mds->size() > 0) {
@@ -509,15 +516,15 @@ Result<PteInput> PteFile::ToInputImpl() const {
     in.mutable_data = split(sub, need);
   }
 
-  // Every delegate payload goes back inline; segments shared by several
-  // delegates stay shared (one inline entry, deduplicated again on write).
-  json::Value* inline_data = in.program.Find("backend_delegate_data");
-  if (inline_data == nullptr || inline_data->is_null()) {
-    in.program.Set("backend_delegate_data", json::Value::Array());
-    inline_data = in.program.Find("backend_delegate_data");
+  // Every delegate payload goes back INLINE by index; segments shared by
+  // several delegates stay shared (one entry, deduplicated again on write).
+  if (const auto* bdd = prog.backend_delegate_data()) {
+    for (const fb::BackendDelegateInlineData* d : *bdd) {
+      in.delegates.push_back(inline_bytes(d->data()));
+    }
   }
   std::map<uint32_t, uint64_t> inline_of_segment;
-  json::Value* plans = in.program.Find("execution_plan");
+  json::Value* plans = tree.Find("execution_plan");
   for (uint32_t p = 0; p < prog.execution_plan()->size(); ++p) {
     const auto* delegates = prog.execution_plan()->Get(p)->delegates();
     if (delegates == nullptr) continue;
@@ -527,9 +534,8 @@ Result<PteInput> PteFile::ToInputImpl() const {
       if (ref->location() != fb::DataLocation::SEGMENT) continue;
       auto it = inline_of_segment.find(ref->index());
       if (it == inline_of_segment.end()) {
-        it = inline_of_segment.emplace(ref->index(), inline_data->items().size()).first;
-        inline_data->items().push_back(
-            json::Value::Object({{"data", json::Value::Blob(SegmentSource(ref->index()))}}));
+        it = inline_of_segment.emplace(ref->index(), in.delegates.size()).first;
+        in.delegates.push_back(SegmentSource(ref->index()));
       }
       tree_delegates.items()[d].Set(
           "processed", json::Value::Object({{"location", json::Value::Int(pte::kLocationInline)},
@@ -540,19 +546,17 @@ Result<PteInput> PteFile::ToInputImpl() const {
   // Named data: one buffer per distinct segment. The original alignment is
   // not recorded in the file; keep whatever alignment the segment had.
   if (const auto* named = prog.named_data()) {
-    std::map<uint32_t, uint32_t> buffer_of_segment;
+    std::map<uint32_t, SourcePtr> source_of_segment;
     for (uint32_t i = 0; i < named->size(); ++i) {
       const uint32_t seg = named->Get(i)->segment_index();
-      auto it = buffer_of_segment.find(seg);
-      if (it == buffer_of_segment.end()) {
-        it = buffer_of_segment.emplace(seg, static_cast<uint32_t>(in.named_buffers.size())).first;
-        in.named_buffers.push_back(SegmentSource(seg));
-      }
+      SourcePtr& source = source_of_segment[seg];
+      if (source == nullptr) source = SegmentSource(seg);
       const uint64_t rel = segments->Get(seg)->offset();
-      in.named_entries.push_back({named->Get(i)->key()->str(), it->second,
-                                  rel == 0 ? 1 : OffsetAlignment(rel)});
+      in.named_data.push_back(
+          {named->Get(i)->key()->str(), source, rel == 0 ? 1 : OffsetAlignment(rel)});
     }
   }
+  in.program = ProgramStructure::FromTree(std::move(tree));
   return in;
 }
 

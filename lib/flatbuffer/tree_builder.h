@@ -1,0 +1,50 @@
+// flatbuffer/tree_builder.h (internal) — builds a flatbuffer from a JSON tree
+// in flatc form (etpack/json.h), driven by the embedded binary schema.
+//
+// Why not flatc's object API: its Pack() drops empty vectors, but for
+// ExecuTorch an absent vector and a present empty one differ (a plan's
+// `delegates: []` must be present, `compile_specs` may be either). Why not
+// flatc's JSON parser: bulk [ubyte] fields are filled from sources, which
+// JSON cannot name.
+
+#ifndef ETPACK_FLATBUFFER_TREE_BUILDER_H_
+#define ETPACK_FLATBUFFER_TREE_BUILDER_H_
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "etpack/json.h"
+#include "etpack/source.h"
+#include "etpack/status.h"
+#include "flatbuffer/schema_info.h"
+
+namespace etpack {
+
+struct TreeBuildOptions {
+  // Data alignment of [ubyte] vectors, by "Table.field" (e.g.
+  // "Buffer.storage"), overriding the schema's force_align. This is how
+  // constant_tensor_alignment and delegate_alignment take effect.
+  std::vector<std::pair<std::string, uint64_t>> vector_alignment;
+  // Bytes for [ubyte] fields given as {"source": i} (see BuildFlatbuffer):
+  // how a planner puts bulk data inline without copying it into the tree.
+  std::vector<SourcePtr> sources;
+};
+
+// Builds a finished flatbuffer (root + file identifier) from `root`, a tree
+// in flatc form for the schema's root table. Accepted forms:
+//   scalars: JSON numbers or booleans; enums also by name; float fields also
+//     "inf", "-inf", "nan"; out-of-range integers are errors
+//   [ubyte]: an array of byte values, or {"source": i}: the bytes of
+//     options.sources[i], read into the buffer
+//   unions: "<field>_type" (member table name, or its integer code) + "<field>"
+//   null or missing member: field absent
+// Errors name the path: "execution_plan[0].values[3].val.sizes[1]: ...".
+// Unknown members are errors. The result is below 2 GiB or an error.
+Result<std::vector<uint8_t>> BuildFlatbuffer(SchemaId schema, const json::Value& root,
+                                             const TreeBuildOptions& options = {});
+
+}  // namespace etpack
+
+#endif  // ETPACK_FLATBUFFER_TREE_BUILDER_H_
