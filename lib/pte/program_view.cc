@@ -3,6 +3,7 @@
 // generated FlatBuffers types.
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -27,14 +28,27 @@ std::vector<int32_t> Ints(const flatbuffers::Vector<int32_t>* v) {
   return v ? std::vector<int32_t>(v->begin(), v->end()) : std::vector<int32_t>();
 }
 
+// The offsets as stored. The verifier aligns a vector only to its 4-byte
+// length, so 8-byte elements are copied out, never read through a pointer.
+std::vector<uint64_t> Offsets(const flatbuffers::Vector<uint64_t>& v) {
+  std::vector<uint64_t> out(v.size());
+  for (uint32_t i = 0; i < v.size(); ++i) {
+    uint64_t x;
+    std::memcpy(&x, v.Data() + uint64_t{i} * sizeof x, sizeof x);
+    out[i] = flatbuffers::EndianScalar(x);
+  }
+  return out;
+}
+
 // Each sub-buffer of a segment as a file range: from its offset to the next
 // larger offset, or to the segment's end.
 std::vector<ByteRange> SubBuffers(const fb::SubsegmentOffsets& sub, uint64_t segment_start,
                                   uint64_t segment_size) {
-  std::vector<uint64_t> sorted(sub.offsets()->begin(), sub.offsets()->end());
+  const std::vector<uint64_t> offsets = Offsets(*sub.offsets());
+  std::vector<uint64_t> sorted = offsets;
   std::sort(sorted.begin(), sorted.end());
   std::vector<ByteRange> out;
-  for (uint64_t off : *sub.offsets()) {
+  for (uint64_t off : offsets) {
     auto next = std::upper_bound(sorted.begin(), sorted.end(), off);
     const uint64_t end = next == sorted.end() ? segment_size : std::min(*next, segment_size);
     out.push_back({segment_start + off, end - off});
