@@ -20,18 +20,18 @@
 #include "commands.h"
 #include "etpack/program_builder.h"
 #include "etpack/pte.h"
-#include "etpack/pte_reader.h"
+#include "etpack/pte_file.h"
 #include "etpack/source.h"
+#include "etpack/tensor_layout.h"
 #include "etpack/writer.h"
-#include "program_etpack_generated.h"
 #include "progress.h"
 
 namespace etpack::cli {
 namespace {
 
-constexpr int kLong = static_cast<int>(etpack::pte_fb::ScalarType::LONG);
-constexpr int kFloat = static_cast<int>(etpack::pte_fb::ScalarType::FLOAT);
-constexpr int kBFloat16 = static_cast<int>(etpack::pte_fb::ScalarType::BFLOAT16);
+constexpr int kLong = dtype::kLong;
+constexpr int kFloat = dtype::kFloat;
+constexpr int kBFloat16 = dtype::kBFloat16;
 
 constexpr uint64_t kDefaultSize = uint64_t{512} << 20;
 // Also keeps every tensor dimension far below the schema's int32 limit.
@@ -303,35 +303,29 @@ Demo BuildDemo(const Config& config) {
 // compares them with the generator; also checks that the method's values
 // still point at the right constants.
 Status SpotCheck(const PteFile& file, const Demo& demo) {
-  namespace fb = etpack::pte_fb;
-  const fb::Program& p = file.program();
-  const fb::ExecutionPlan* plan = p.execution_plan()->Get(0);
-  const auto* cs = p.constant_segment();
-  if (!cs || !cs->offsets() || cs->offsets()->size() != demo.weights.size() + 1) {
-    return Corrupt(file.name() + ": constant_segment.offsets has " +
-                   std::to_string(cs && cs->offsets() ? cs->offsets()->size() : 0) +
-                   " entries, expected " + std::to_string(demo.weights.size() + 1));
+  if (file.constant_buffers().size() != demo.weights.size() + 1) {
+    return Corrupt(file.name() + ": " + std::to_string(file.constant_buffers().size()) +
+                   " constant buffers, expected " + std::to_string(demo.weights.size() + 1));
   }
-  const PteLayout::Segment& seg = file.layout().segments.at(cs->segment_index());
-  const uint64_t seg_start = file.header().segment_base_offset + seg.offset;
-
-  const SourcePtr bytes = file.SegmentSource(cs->segment_index());
+  const std::vector<PteTensor> tensors = file.Tensors();
   const size_t n = demo.weights.size();
   const size_t picks[] = {0, 1, 2, n / 2, n - 2, n - 1};
   std::vector<uint8_t> expected, actual;
   for (size_t i : picks) {
     const Weight& w = demo.weights[i];
-    const auto vi = static_cast<flatbuffers::uoffset_t>(demo.first_weight_value) +
-                    static_cast<flatbuffers::uoffset_t>(i);
-    const fb::Tensor* t = plan->values()->Get(vi)->val_as_Tensor();
-    if (!t || t->data_buffer_idx() != i + 1) {
+    const uint64_t vi = demo.first_weight_value + i;
+    auto t = std::find_if(tensors.begin(), tensors.end(), [&](const PteTensor& x) {
+      return x.method == 0 && x.value == vi;
+    });
+    if (t == tensors.end() || t->data != TensorData::kConstant || t->buffer_index != i + 1) {
       return Corrupt(file.name() + ": values[" + std::to_string(vi) +
                      "] is not the tensor of constant " + std::to_string(i + 1) + " (" +
                      w.name + ")");
     }
-    const uint64_t start = seg_start + cs->offsets()->Get(static_cast<flatbuffers::uoffset_t>(i + 1));
-    if (start + w.bytes > seg_start + seg.size) {
-      return Corrupt(file.name() + ": " + w.name + " runs past its segment");
+    ETPACK_ASSIGN_OR_RETURN(const SourcePtr bytes, file.TensorSource(*t));
+    if (bytes->size() != w.bytes) {
+      return Corrupt(file.name() + ": " + w.name + " has " + std::to_string(bytes->size()) +
+                     " bytes, expected " + std::to_string(w.bytes));
     }
     const uint64_t chunk = std::min<uint64_t>(w.bytes, 4096);
     for (uint64_t off : {uint64_t{0}, (w.bytes - chunk) / 2 / 8 * 8 + 3, w.bytes - chunk}) {
@@ -339,7 +333,7 @@ Status SpotCheck(const PteFile& file, const Demo& demo) {
       expected.resize(static_cast<size_t>(len));
       Fill(PatternFor(i, w.scalar_type), off, expected.data(), expected.size());
       actual.resize(expected.size());
-      ETPACK_RETURN_IF_ERROR(bytes->ReadAt(start - seg_start + off, actual.data(), actual.size()));
+      ETPACK_RETURN_IF_ERROR(bytes->ReadAt(off, actual.data(), actual.size()));
       if (actual != expected) {
         return Corrupt(file.name() + ": bytes [" + std::to_string(off) + ", +" +
                        std::to_string(len) + ") of " + w.name +
@@ -383,10 +377,11 @@ Status RunDemo(const Config& config, const std::string& dir) {
   const Clock::time_point t3 = Clock::now();
 
   const ExtendedHeader& hdr = file->header();
-  const auto* cs = file->program().constant_segment();
-  const uint64_t constants = cs && cs->offsets() ? cs->offsets()->size() - 1 : 0;
-  const uint64_t constant_bytes =
-      cs ? file->layout().segments.at(cs->segment_index()).size : 0;
+  const uint64_t constants = file->constant_buffers().size() - 1;
+  uint64_t constant_bytes = 0;
+  for (const PteLayout::Segment& s : file->layout().segments) {
+    if (s.role == SegmentRole::kConstants) constant_bytes += s.size;
+  }
   const double write_s = Seconds(t2 - t1);
   const double mib_s =
       write_s > 0 ? static_cast<double>(file->size()) / (1024.0 * 1024.0) / write_s : 0;

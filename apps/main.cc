@@ -4,7 +4,6 @@
 #include <string>
 #include <vector>
 
-#include "bundle_commands.h"
 #include "commands.h"
 
 int main(int argc, char** argv) {

@@ -13,10 +13,10 @@
 #include "bpte/bpte_format.h"
 #include "bpte/bpte_header.h"
 #include "bundled_program_etpack_generated.h"
-#include "etpack/bpte.h"
+#include "etpack/bpte_file.h"
 #include "etpack/json.h"
 #include "etpack/manifest.h"
-#include "etpack/pte_reader.h"
+#include "etpack/pte_file.h"
 #include "layout/header_insert.h"
 #include "test_files.h"
 #include "test_programs.h"
@@ -146,7 +146,7 @@ std::vector<uint64_t> InlineTensorOffsets(const BpteFile& f) {
         for (const auto* v : *list) {
           const auto* t = v->val_as_Tensor();
           if (t && t->data_segment() < 0) {
-            out.push_back(static_cast<uint64_t>(t->data()->data() - f.data()));
+            out.push_back(static_cast<uint64_t>(t->data()->data() - f.head()));
           }
         }
       }

@@ -10,9 +10,9 @@
 
 #include "etpack/external_data.h"
 #include "etpack/manifest.h"
-#include "etpack/ptd.h"
+#include "etpack/ptd_file.h"
 #include "etpack/pte.h"
-#include "etpack/pte_reader.h"
+#include "etpack/pte_file.h"
 #include "flat_tensor_etpack_generated.h"
 #include "layout/header_insert.h"
 #include "program_etpack_generated.h"
@@ -100,7 +100,7 @@ std::vector<uint8_t> ConstantBytes(const PteFile& f, const fb::Tensor& t) {
                          p.segments()->Get(cs->segment_index())->offset() +
                          cs->offsets()->Get(t.data_buffer_idx());
   REQUIRE(start + n <= f.size());
-  return std::vector<uint8_t>(f.data() + start, f.data() + start + n);
+  return std::vector<uint8_t>(f.head() + start, f.head() + start + n);
 }
 
 const fb::Tensor& TensorAt(const PteFile& f, uint32_t plan, uint32_t value) {

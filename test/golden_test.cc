@@ -11,9 +11,9 @@
 
 #include "etpack/external_data.h"
 #include "etpack/manifest.h"
-#include "etpack/ptd.h"
+#include "etpack/ptd_file.h"
 #include "etpack/pte.h"
-#include "etpack/pte_reader.h"
+#include "etpack/pte_file.h"
 #include "program_etpack_generated.h"
 #include "flatbuffer/scalar_type.h"
 #include "flatbuffer/tree_builder.h"
@@ -140,14 +140,14 @@ TEST_CASE("writing each golden input reproduces the reference artifact") {
             Range(**ref, rh.segment_base_offset, rh.segment_data_size));
 
       // 3. Header rules.
-      CHECK(std::memcmp(mine->data() + 4, "ET12", 4) == 0);
+      CHECK(std::memcmp(mine->head() + 4, "ET12", 4) == 0);
       if (h.present) {
         CHECK(h.length == 32);
         const uint64_t seg_align = manifest->options.segment_alignment;
         CHECK(h.segment_base_offset == ((h.program_size + seg_align - 1) & ~(seg_align - 1)));
         CHECK(mine->size() == h.segment_base_offset + h.segment_data_size);
         for (uint64_t i = h.program_size; i < h.segment_base_offset; ++i) {
-          REQUIRE(mine->data()[i] == 0);
+          REQUIRE(mine->head()[i] == 0);
         }
       } else {
         CHECK(h.segment_data_size == 0);
@@ -241,7 +241,7 @@ std::unique_ptr<PtdFile> PtdFromBytes(const std::string& name, std::vector<uint8
 
 std::vector<uint8_t> Range(const PtdFile& f, uint64_t off, uint64_t len) {
   REQUIRE(off + len <= f.size());
-  return std::vector<uint8_t>(f.data() + off, f.data() + off + len);
+  return std::vector<uint8_t>(f.head() + off, f.head() + off + len);
 }
 
 uint32_t LE32(const uint8_t* p) {
@@ -280,7 +280,7 @@ TEST_CASE("writing each golden .ptd input reproduces the reference artifact") {
             Range(**ref, rh.segment_base_offset, rh.segment_data_size));
 
       // 3. Header rules, read from the raw bytes.
-      const uint8_t* d = mine->data();
+      const uint8_t* d = mine->head();
       CHECK(std::memcmp(d + 4, "FT01", 4) == 0);
       CHECK(std::memcmp(d + 8, "FH01", 4) == 0);
       CHECK(LE32(d + 12) == 40);

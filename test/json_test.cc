@@ -275,9 +275,12 @@ TEST_CASE("ParseFile reads a file and names it in errors", "[json]") {
 
   r = ParseFile(missing);
   REQUIRE_FALSE(r.ok());
-  CHECK(r.status().code() == Code::kIoError);
+  CHECK(r.status().code() == Code::kNotFound);
   CHECK(r.status().message().find(missing) != std::string::npos);
   CHECK(r.status().message().find("No such file") != std::string::npos);
+  // A directory is a wrong request, not an I/O failure.
+  r = ParseFile(dir);
+  CHECK(r.status().code() == Code::kInvalidArgument);
 
   std::remove(path.c_str());
   rmdir(dir);

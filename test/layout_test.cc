@@ -8,7 +8,7 @@
 #include <utility>
 
 #include "bpte/bpte_header.h"
-#include "etpack/pte_reader.h"
+#include "etpack/pte_file.h"
 #include "layout/assembler.h"
 #include "layout/header_insert.h"
 #include "ptd/ptd_header.h"

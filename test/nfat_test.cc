@@ -16,7 +16,7 @@
 #include "etpack/json.h"
 #include "etpack/plan_source.h"
 #include "etpack/pte.h"
-#include "etpack/pte_reader.h"
+#include "etpack/pte_file.h"
 #include "layout/assembler.h"
 #include "test_files.h"
 #include "test_programs.h"

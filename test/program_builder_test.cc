@@ -4,7 +4,7 @@
 
 #include "etpack/program_builder.h"
 #include "etpack/pte.h"
-#include "etpack/pte_reader.h"
+#include "etpack/pte_file.h"
 #include "program_etpack_generated.h"
 #include "test_programs.h"
 

@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "etpack/json.h"
-#include "etpack/ptd.h"
+#include "etpack/ptd_file.h"
 #include "flat_tensor_etpack_generated.h"
 #include "flatbuffer/tree_builder.h"
 #include "layout/header_insert.h"

@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "etpack/pte.h"
-#include "etpack/pte_reader.h"
+#include "etpack/pte_file.h"
 #include "program_etpack_generated.h"
 #include "test_programs.h"
 
@@ -160,7 +160,7 @@ TEST_CASE("delegates stay inline, aligned, when extraction is off") {
   REQUIRE(bdd->size() == 2);  // no deduplication inline
   for (uint32_t i = 0; i < 2; ++i) {
     const uint8_t* p = bdd->Get(i)->data()->data();
-    CHECK((p - f->data()) % 32 == 0);
+    CHECK((p - f->head()) % 32 == 0);
   }
 }
 

@@ -4,8 +4,9 @@
 #include <cstring>
 
 #include "etpack/pte.h"
-#include "etpack/pte_reader.h"
+#include "etpack/pte_file.h"
 #include "program_etpack_generated.h"
+#include "pte/pte_header.h"
 #include "pte/pte_format.h"
 #include "layout/header_insert.h"
 #include "test_programs.h"
@@ -231,7 +232,7 @@ TEST_CASE("repack keeps constants whose offsets alias or run backwards") {
       const auto* t = file.program().execution_plan()->Get(0)->values()->Get(v)->val_as_Tensor();
       const uint64_t off = file.program().constant_segment()->offsets()->Get(t->data_buffer_idx());
       const uint64_t n = t->sizes()->Get(0);
-      const uint8_t* p = file.data() + file.header().segment_base_offset + off;
+      const uint8_t* p = file.head() + file.header().segment_base_offset + off;
       return std::vector<uint8_t>(p, p + n);
     };
     CHECK(read(**g) == read(**f));

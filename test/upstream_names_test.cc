@@ -20,7 +20,7 @@
 #include "etpack/bpte.h"
 #include "etpack/ptd.h"
 #include "etpack/pte.h"
-#include "etpack/pte_reader.h"
+#include "etpack/pte_file.h"
 #include "flat_tensor_etpack_generated.h"
 #include "program_etpack_generated.h"
 

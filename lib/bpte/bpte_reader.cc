@@ -7,16 +7,15 @@
 
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <string>
 #include <utility>
 
 #include "bpte/bpte_format.h"
 #include "bpte/bpte_header.h"
 #include "bundled_program_etpack_generated.h"
-#include "etpack/bpte.h"
+#include "etpack/bpte_file.h"
 #include "flatbuffer/tree_reader.h"
-#include "io/mapped_file.h"
-#include "program_etpack_generated.h"
 #include "flatbuffer/scalar_type.h"
 #include "layout/segment_table.h"
 
@@ -66,48 +65,58 @@ TensorLayout LayoutOf(const bfb::Tensor& t) {
 }  // namespace
 
 Result<std::unique_ptr<BpteFile>> BpteFile::Open(const std::string& path) {
-  return ReaderFactory::Open<BpteFile>(path);
+  ETPACK_ASSIGN_OR_RETURN(SourcePtr file, FileSource(path));
+  return Open(path, std::move(file));
+}
+
+Result<std::unique_ptr<BpteFile>> BpteFile::Open(std::string name, SourcePtr file) {
+  std::unique_ptr<BpteFile> f(new BpteFile());
+  ETPACK_RETURN_IF_ERROR(f->InitFromFile(std::move(name), std::move(file)));
+  return f;
 }
 
 Result<std::unique_ptr<BpteFile>> BpteFile::FromMemory(std::string name, const uint8_t* data,
                                                        uint64_t size,
                                                        std::shared_ptr<const void> keep_alive) {
-  return ReaderFactory::FromMemory<BpteFile>(std::move(name), data, size, std::move(keep_alive));
+  std::unique_ptr<BpteFile> f(new BpteFile());
+  ETPACK_RETURN_IF_ERROR(f->InitFromMemory(std::move(name), data, size, std::move(keep_alive)));
+  return f;
 }
 
 // The segmented layout keeps the flatbuffer [0, flatbuffer_size) in memory
 // and opens the embedded program (and reads test data) through the file.
 // The standard layout is one flatbuffer, program included: all of it.
-uint64_t BpteFile::MappedPrefix(const uint8_t* head, uint64_t head_size, uint64_t file_size) {
-  Result<bpte::Header> h = bpte::ParseHeader(head, head_size);
-  if (!h.ok()) return head_size;
-  if (!h->present) return file_size < FLATBUFFERS_MAX_BUFFER_SIZE ? file_size : head_size;
-  return h->flatbuffer_size <= file_size ? h->flatbuffer_size : head_size;
+uint64_t BpteFile::MappedPrefix(const uint8_t* peek, uint64_t peek_size,
+                                uint64_t file_size) const {
+  Result<bpte::Header> h = bpte::ParseHeader(peek, peek_size);
+  if (!h.ok()) return peek_size;
+  if (!h->present) return file_size < FLATBUFFERS_MAX_BUFFER_SIZE ? file_size : peek_size;
+  return h->flatbuffer_size <= file_size ? h->flatbuffer_size : peek_size;
 }
 
 BpteFile::~BpteFile() = default;
 
 Status BpteFile::Validate() {
-  if (size_ < 8 || std::memcmp(data_ + 4, bpte::kFileIdentifier, 4) != 0) {
-    return Corrupt(size_ < 8 ? "file is " + std::to_string(size_) +
+  if (size() < 8 || std::memcmp(head() + 4, bpte::kFileIdentifier, 4) != 0) {
+    return Corrupt(size() < 8 ? "file is " + std::to_string(size()) +
                                    " bytes, too short for a bundled program"
                              : "file identifier is not 'BP08' (not a bundled program)");
   }
-  ETPACK_ASSIGN_OR_RETURN(bpte::Header h, bpte::ParseHeader(data_, size_));
-  flatbuffer_size_ = size_;
+  ETPACK_ASSIGN_OR_RETURN(bpte::Header h, bpte::ParseHeader(head(), size()));
+  flatbuffer_size_ = size();
   if (h.present) {
     const uint64_t min_fb = bpte::kHeaderOffset + h.length;
-    if (h.flatbuffer_size < min_fb || h.flatbuffer_size > size_) {
+    if (h.flatbuffer_size < min_fb || h.flatbuffer_size > size()) {
       return Corrupt("bh00 header flatbuffer size = " + std::to_string(h.flatbuffer_size) +
                      " is outside [" + std::to_string(min_fb) + ", file size " +
-                     std::to_string(size_) + "]");
+                     std::to_string(size()) + "]");
     }
-    if (h.segment_base_offset < h.flatbuffer_size || h.segment_base_offset > size_ ||
-        h.segment_data_size > size_ - h.segment_base_offset) {
+    if (h.segment_base_offset < h.flatbuffer_size || h.segment_base_offset > size() ||
+        h.segment_data_size > size() - h.segment_base_offset) {
       return Corrupt("bh00 segment data [" + std::to_string(h.segment_base_offset) + ", +" +
                      std::to_string(h.segment_data_size) + ") is not between the flatbuffer end (" +
                      std::to_string(h.flatbuffer_size) + ") and the file end (" +
-                     std::to_string(size_) + "); the file is truncated or corrupt");
+                     std::to_string(size()) + "); the file is truncated or corrupt");
     }
     flatbuffer_size_ = h.flatbuffer_size;
     segment_base_offset_ = h.segment_base_offset;
@@ -117,14 +126,14 @@ Status BpteFile::Validate() {
                    " bytes exceeds the 2 GiB FlatBuffers limit" +
                    (h.present ? "" : " (a larger bundle needs the segmented layout)"));
   }
-  ETPACK_RETURN_IF_ERROR(CheckInHead(flatbuffer_size_, mapped_));
-  flatbuffers::Verifier verifier(data_, static_cast<size_t>(flatbuffer_size_));
+  ETPACK_RETURN_IF_ERROR(CheckInHead(flatbuffer_size_));
+  flatbuffers::Verifier verifier(head(), static_cast<size_t>(flatbuffer_size_));
   if (!bfb::VerifyBundledProgramBuffer(verifier)) {
     return Corrupt("the BundledProgram flatbuffer (bytes [0, " +
                    std::to_string(flatbuffer_size_) +
                    ")) fails verification: truncated or corrupt");
   }
-  root_ = bfb::GetBundledProgram(data_);
+  root_ = bfb::GetBundledProgram(head());
   const bfb::BundledProgram& root = *root_;
   const auto* program = root.program();
   const int32_t ps = root.program_segment();
@@ -174,7 +183,7 @@ Status BpteFile::Validate() {
     // Without a header there is no segment data for a table to point into.
     ETPACK_RETURN_IF_ERROR(CheckSegmentTable(segments, 0, 0));
     layout_ = BpteLayout::kStandard;
-    program_offset_ = static_cast<uint64_t>(program->data() - data_);
+    program_offset_ = static_cast<uint64_t>(program->data() - head());
     program_size_ = program->size();
     if (program_offset_ % bpte::kProgramVectorAlignment != 0) {
       return Corrupt("program data at file offset " + std::to_string(program_offset_) +
@@ -183,18 +192,12 @@ Status BpteFile::Validate() {
     }
   }
   if (program_size_ == 0) return Corrupt("the embedded program is empty");
-  if (file_ == nullptr &&
-      reinterpret_cast<uintptr_t>(data_ + program_offset_) % bpte::kMinProgramSegmentAlignment) {
-    return InvalidArgument("the embedded program is not 16-byte aligned in memory: the "
-                           "buffer holding the file must be 16-byte aligned");
-  }
-  // Opened from a file, the program may lie past the mapped head.
+  // Opened from a file, the program may lie past the mapped head. In
+  // memory it is 16-byte aligned: the buffer is, and so is its offset.
   Result<std::unique_ptr<PteFile>> pte =
-      file_ != nullptr
-          ? ReaderFactory::Open<PteFile>("embedded program",
-                                         SliceSource(file_, program_offset_, program_size_))
-          : PteFile::FromMemory("embedded program", data_ + program_offset_, program_size_,
-                                keep_alive_);
+      from_file() ? PteFile::Open("embedded program", ProgramSource())
+                  : PteFile::FromMemory("embedded program", head() + program_offset_,
+                                        program_size_, keep_alive());
   if (!pte.ok()) return pte.status();
   program_ = std::move(pte).value();
 
@@ -234,7 +237,7 @@ Status BpteFile::Validate() {
     uint64_t offset = 0, have = 0;
     if (ds == bpte::kNoSegment) {
       if (t->data() == nullptr) return Corrupt(path + ".data is missing");
-      offset = static_cast<uint64_t>(t->data()->data() - data_);
+      offset = static_cast<uint64_t>(t->data()->data() - head());
       have = t->data()->size();
     } else {
       if (layout_ != BpteLayout::kSegmented) {
@@ -271,12 +274,7 @@ Status BpteFile::Validate() {
   });
 }
 
-SourcePtr BpteFile::Range(uint64_t offset, uint64_t length) const {
-  if (file_ != nullptr) return SliceSource(file_, offset, length);
-  return MemorySource(data_ + offset, length, keep_alive_);
-}
-
-SourcePtr BpteFile::ProgramSource() const { return Range(program_offset_, program_size_); }
+SourcePtr BpteFile::ProgramSource() const { return RangeSource(program_offset_, program_size_); }
 
 Result<std::vector<BundledTestSuite>> BpteFile::Suites() const {
   const bfb::BundledProgram& root = *root_;
@@ -300,10 +298,10 @@ Result<std::vector<BundledTestSuite>> BpteFile::Suites() const {
         out.kind = BundledValue::Kind::kTensor;
         out.layout = LayoutOf(t);
         if (t.data_segment() == bpte::kNoSegment) {
-          out.data = Range(static_cast<uint64_t>(t.data()->data() - data_), t.data()->size());
+          out.data = RangeSource(static_cast<uint64_t>(t.data()->data() - head()), t.data()->size());
         } else {
           const auto* seg = root.segments()->Get(static_cast<uint32_t>(t.data_segment()));
-          out.data = Range(segment_base_offset_ + seg->offset(), seg->size());
+          out.data = RangeSource(segment_base_offset_ + seg->offset(), seg->size());
         }
       }
     }
@@ -325,7 +323,7 @@ Result<std::vector<BundledTestSuite>> BpteFile::Suites() const {
 }
 
 Result<std::string> BpteFile::ToFlatcJson() const {
-  return FlatbufferToFlatcJson(SchemaId::kBundledProgram, data_, flatbuffer_size_);
+  return FlatbufferToFlatcJson(SchemaId::kBundledProgram, head(), flatbuffer_size_);
 }
 
 namespace {
@@ -355,24 +353,28 @@ Status CheckTensorBytes(const BundledValue& v, const std::string& path) {
 }  // namespace
 
 Status CheckAgainstProgram(const std::vector<BundledTestSuite>& suites, const PteFile& program) {
-  namespace pfb = etpack::pte_fb;
-  const auto& plans = *program.program().execution_plan();
+  std::map<std::pair<uint32_t, uint32_t>, const PteTensor*> tensor_at;  // (method, value)
+  const std::vector<PteTensor> tensors = program.Tensors();
+  for (const PteTensor& t : tensors) tensor_at[{t.method, t.value}] = &t;
+  const std::vector<PteMethod>& methods = program.methods();
   for (size_t s = 0; s < suites.size(); ++s) {
     const BundledTestSuite& suite = suites[s];
     const std::string spath = "suite " + std::to_string(s) + " '" + suite.method_name + "'";
-    const pfb::ExecutionPlan* plan = nullptr;
-    std::string methods;
-    for (const auto* p : plans) {
-      const std::string name = p->name() ? p->name()->str() : "";
-      if (name == suite.method_name) plan = p;
-      methods += (methods.empty() ? "" : ", ") + name;
+    const PteMethod* method = nullptr;
+    uint32_t method_index = 0;
+    std::string names;
+    for (uint32_t m = 0; m < methods.size(); ++m) {
+      if (methods[m].name == suite.method_name) {
+        method = &methods[m];
+        method_index = m;
+      }
+      names += (names.empty() ? "" : ", ") + methods[m].name;
     }
-    if (plan == nullptr) {
+    if (method == nullptr) {
       return NotFound(spath + ": " + program.name() + " has no method '" + suite.method_name +
-                      "' (methods: " + methods + ")");
+                      "' (methods: " + names + ")");
     }
-    const uint32_t ninputs = plan->inputs() ? plan->inputs()->size() : 0;
-    const uint32_t nvalues = plan->values() ? plan->values()->size() : 0;
+    const size_t ninputs = method->inputs.size();
     for (size_t c = 0; c < suite.test_cases.size(); ++c) {
       const BundledTestCase& tc = suite.test_cases[c];
       const std::string cpath = spath + " test_cases[" + std::to_string(c) + "]";
@@ -385,10 +387,10 @@ Status CheckAgainstProgram(const std::vector<BundledTestSuite>& suites, const Pt
         const BundledValue& v = tc.inputs[i];
         const std::string path = cpath + " inputs[" + std::to_string(i) + "]";
         ETPACK_RETURN_IF_ERROR(CheckTensorBytes(v, path));
-        const int32_t vi = plan->inputs()->Get(static_cast<uint32_t>(i));
-        if (vi < 0 || static_cast<uint32_t>(vi) >= nvalues) continue;  // not ours to judge
-        const pfb::Tensor* mt = plan->values()->Get(static_cast<uint32_t>(vi))->val_as_Tensor();
-        if (mt == nullptr) continue;
+        const int32_t vi = method->inputs[i];
+        if (vi < 0) continue;  // not ours to judge
+        auto it = tensor_at.find({method_index, static_cast<uint32_t>(vi)});
+        if (it == tensor_at.end()) continue;  // not a tensor, or out of range
         const std::string method_input = "method '" + suite.method_name + "' input " +
                                          std::to_string(i) + " (values[" + std::to_string(vi) +
                                          "])";
@@ -396,13 +398,12 @@ Status CheckAgainstProgram(const std::vector<BundledTestSuite>& suites, const Pt
           return InvalidArgument(path + " is " + KindName(v.kind) + " but " + method_input +
                                  " is a Tensor");
         }
-        const int mtype = static_cast<int>(mt->scalar_type());
-        const size_t mrank = mt->sizes() ? mt->sizes()->size() : 0;
-        if (v.layout.scalar_type != mtype || v.layout.sizes.size() != mrank) {
+        const TensorLayout& ml = it->second->layout;
+        if (v.layout.scalar_type != ml.scalar_type || v.layout.sizes.size() != ml.sizes.size()) {
           return InvalidArgument(path + ": tensor " + DescribeLayout(v.layout) +
                                  " does not match " + method_input + ", a " +
-                                 ScalarTypeName(mtype) + " tensor of rank " +
-                                 std::to_string(mrank));
+                                 ScalarTypeName(ml.scalar_type) + " tensor of rank " +
+                                 std::to_string(ml.sizes.size()));
         }
       }
       for (size_t i = 0; i < tc.expected_outputs.size(); ++i) {

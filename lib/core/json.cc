@@ -613,14 +613,18 @@ Result<Value> Parse(std::string_view text, std::string_view origin) {
 
 Result<Value> ParseFile(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return IoError("cannot open " + path, errno);
+  if (fd < 0) {
+    const int err = errno;
+    Status s = IoError("cannot open " + path, err);
+    return err == ENOENT ? NotFound(s.message()) : s;
+  }
   struct FdCloser {
     int fd;
     ~FdCloser() { ::close(fd); }
   } closer{fd};
   struct stat st;
   if (::fstat(fd, &st) != 0) return IoError("cannot stat " + path, errno);
-  if (S_ISDIR(st.st_mode)) return IoError("cannot read " + path, EISDIR);
+  if (S_ISDIR(st.st_mode)) return InvalidArgument(path + " is a directory, not a JSON file");
   std::string text;
   try {
     // st_size is a hint (the file may be a pipe or change); read to EOF.

@@ -15,6 +15,7 @@
 //              program can be mapped in place. No size limit.
 //
 // Writing: PlanBpte(input, options) -> WriteArtifactFile(path, plan.artifact).
+// Reading: etpack/bpte_file.h.
 
 #ifndef ETPACK_BPTE_H_
 #define ETPACK_BPTE_H_
@@ -24,17 +25,14 @@
 #include <string>
 #include <vector>
 
-#include "etpack/ptd.h"  // TensorLayout
-#include "etpack/pte_reader.h"
 #include "etpack/source.h"
 #include "etpack/status.h"
+#include "etpack/tensor_layout.h"
 #include "etpack/writer.h"
 
-namespace etpack::bpte_fb {
-struct BundledProgram;
-}
-
 namespace etpack {
+
+class PteFile;  // etpack/pte_file.h
 
 // One test input or expected output.
 struct BundledValue {
@@ -97,70 +95,9 @@ Result<BptePlan> PlanBpte(const BpteInput& input, const BpteOptions& options = {
 
 // Checks test cases against the program they test: every suite's method
 // exists, each case has exactly as many inputs as the method, and tensor
-// sizes are consistent. Errors name suite, case and value.
+// sizes are consistent. Errors name suite, case and value: kNotFound for a
+// method the program lacks, kInvalidArgument for a case that does not fit.
 Status CheckAgainstProgram(const std::vector<BundledTestSuite>& suites, const PteFile& program);
-
-// A mapped, validated .bpte of either layout. Validation includes the
-// embedded program (PteFile) and every test tensor.
-class BpteFile {
- public:
-  // Validates `path`. Only the file's head (headers and flatbuffer) is
-  // mapped; segment bytes are read through the file, so opening an 8 GiB
-  // file costs neither 8 GiB of address space nor of page cache. A missing
-  // file is kNotFound; a malformed one kInvalidArgument naming the field.
-  static Result<std::unique_ptr<BpteFile>> Open(const std::string& path);
-  static Result<std::unique_ptr<BpteFile>> FromMemory(std::string name, const uint8_t* data,
-                                                      uint64_t size,
-                                                      std::shared_ptr<const void> keep_alive);
-  ~BpteFile();
-  BpteFile(const BpteFile&) = delete;
-  BpteFile& operator=(const BpteFile&) = delete;
-
-  const std::string& name() const { return name_; }
-  // The head of the file, [0, head_size()): at least its headers and
-  // flatbuffer; all of it for FromMemory. Bulk bytes are not here: read
-  // them through the sources.
-  const uint8_t* data() const { return data_; }
-  uint64_t head_size() const { return mapped_; }
-  uint64_t size() const { return size_; }
-  BpteLayout layout() const { return layout_; }
-  const etpack::bpte_fb::BundledProgram& bundled() const { return *root_; }
-
-  uint64_t program_offset() const { return program_offset_; }
-  uint64_t program_size() const { return program_size_; }
-  // The embedded .pte bytes (a file range when opened from a path).
-  SourcePtr ProgramSource() const;
-  // The embedded program, validated.
-  const PteFile& program() const { return *program_; }
-
-  // The test suites with tensor data as sources (for re-bundling).
-  Result<std::vector<BundledTestSuite>> Suites() const;
-
-  // The flatbuffer region rendered like flatc --json --strict-json --defaults-json.
-  Result<std::string> ToFlatcJson() const;
-
- private:
-  BpteFile() = default;
-  friend class ReaderFactory;  // the only way in: Open() and FromMemory()
-  // Open() maps only this much of the file's start (see ReaderFactory).
-  static uint64_t MappedPrefix(const uint8_t* head, uint64_t head_size, uint64_t file_size);
-  Status Validate();
-  SourcePtr Range(uint64_t offset, uint64_t length) const;
-
-  std::string name_;
-  const uint8_t* data_ = nullptr;
-  uint64_t size_ = 0;    // the whole file
-  uint64_t mapped_ = 0;  // data_ holds [0, mapped_)
-  std::shared_ptr<const void> keep_alive_;
-  SourcePtr file_;  // set when opened from a path
-  BpteLayout layout_ = BpteLayout::kStandard;
-  const etpack::bpte_fb::BundledProgram* root_ = nullptr;
-  uint64_t flatbuffer_size_ = 0;
-  uint64_t segment_base_offset_ = 0;
-  uint64_t program_offset_ = 0;
-  uint64_t program_size_ = 0;
-  std::unique_ptr<PteFile> program_;
-};
 
 }  // namespace etpack
 

@@ -14,9 +14,9 @@
 #include <utility>
 #include <vector>
 
-#include "etpack/ptd.h"
+#include "etpack/ptd_file.h"
 #include "etpack/pte.h"
-#include "etpack/pte_reader.h"
+#include "etpack/pte_file.h"
 #include "etpack/status.h"
 
 namespace etpack {
@@ -28,7 +28,10 @@ namespace etpack {
 // a tensor_layout, its scalar_type, sizes and dim_order equal the tensor's,
 // and its segment holds at least the tensor's nbytes. The first failure is
 // returned; it names the .pte, the tensor (execution_plan[p].values[v]),
-// the key, the .ptd and both layouts where they differ.
+// the key, the .ptd and both layouts where they differ. kNotFound for a key
+// in none of the files; kInvalidArgument when the files do not fit together
+// (a key in two files, an EXTERNAL tensor without a key, no layout or a
+// different one); kCorrupt for an entry too small for its tensor.
 // `resolved`, when given, receives the number of EXTERNAL tensors checked.
 Status CheckExternalReferences(const PteFile& pte, const std::vector<const PtdFile*>& data,
                                uint64_t* resolved = nullptr);

@@ -88,7 +88,8 @@ class Value {
 
 // Parses RFC 8259 JSON. Integers without fraction or exponent become kInt
 // or kUInt (exact); other numbers kDouble; an integer outside 64 bits is an
-// error. Errors name `origin` (a file name) with line and column.
+// error. Errors (kInvalidArgument; kOutOfRange for a number beyond 64 bits)
+// name `origin` (a file name) with line and column.
 // Limits: nesting depth 512.
 Result<Value> Parse(std::string_view text, std::string_view origin = "<json>");
 
@@ -97,7 +98,9 @@ Result<Value> Parse(std::string_view text, std::string_view origin = "<json>");
 // "inf", "-inf", "nan".
 std::string Print(const Value& value, int indent = -1);
 
-// Reads and parses a whole file; errors name the file.
+// Reads and parses a whole file; errors name the file: kNotFound when it
+// does not exist, kInvalidArgument for a directory, kIoError when it cannot
+// be read, else as Parse.
 Result<Value> ParseFile(const std::string& path);
 
 }  // namespace etpack::json

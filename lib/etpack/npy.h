@@ -55,7 +55,7 @@ int ScalarTypeForNpyDescr(const std::string& descr);
 // than kMaxNpyHeader or past the end of the file, a malformed dict literal,
 // missing/unknown/duplicate keys, an unsupported descr, a dimension above
 // INT32_MAX, or data shorter than the shape needs (expected and actual
-// byte counts).
+// byte counts). kCorrupt for all of these; kNotFound for a missing file.
 Result<NpyArray> ReadNpy(const std::string& path);
 
 }  // namespace etpack

@@ -142,7 +142,9 @@ struct PtePlan {
 // kInvalidArgument naming the field and value for a malformed program
 // (unknown field, wrong type, index out of range, bytes in a data field), a
 // null source, a non-power-of-two alignment, or a delegate not given
-// INLINE; with kCorrupt for a flatbuffer structure that fails verification.
+// INLINE; with kCorrupt for a flatbuffer structure that fails verification;
+// with kOutOfRange when the layout does not fit in 64 bits or a flatbuffer
+// exceeds 2 GiB.
 Result<PtePlan> PlanPte(PteInput input, const PteOptions& options = {});
 
 // Plan and write `path` atomically (see WriteArtifactFile).

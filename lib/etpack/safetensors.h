@@ -40,14 +40,17 @@ int ScalarTypeForSafetensorsDtype(const std::string& dtype);
 // Reads one .safetensors file's header and validates it: header length
 // inside the file and <= kMaxSafetensorsHeader, valid JSON, known dtype,
 // shape x element size == end - begin, offsets inside the data, begin <= end,
-// no two tensors overlapping. Errors name the file, the tensor and the value.
+// no two tensors overlapping. Errors name the file, the tensor and the value:
+// kNotFound for a missing file, kCorrupt for a malformed one (kOutOfRange
+// for a dimension beyond int32).
 // Tensors come back in data order.
 Result<std::vector<SafetensorsTensor>> ReadSafetensors(const std::string& path);
 
 // Reads a checkpoint given as any mix of .safetensors files and sharded
 // indexes (model.safetensors.index.json: {"weight_map": {tensor: shard}}).
 // Every index entry must be found in the shard it names; a tensor name
-// appearing twice across the inputs is an error naming both files.
+// appearing twice across the inputs is an error naming both files
+// (kInvalidArgument); an index entry missing from its shard is kNotFound.
 Result<std::vector<SafetensorsTensor>> ReadCheckpoint(const std::vector<std::string>& paths);
 
 // The .ptd input for a checkpoint: one entry and one buffer per tensor, in

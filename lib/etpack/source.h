@@ -74,8 +74,9 @@ SourcePtr MemorySource(const void* data, uint64_t size,
 // Owned bytes (small items: inline blobs decoded from a manifest, tests).
 SourcePtr OwnedSource(std::vector<uint8_t> bytes);
 
-// A range of a file. Opens the file now, so a missing file or a range past
-// its end is reported here, naming the file, the range and the file size.
+// A range of a file. Opens the file now, so a missing file (kNotFound) or a
+// range past its end (kOutOfRange) is reported here, naming the file, the
+// range and the file size.
 // length == kToEnd takes everything from offset to the end of the file.
 // Anything but a regular file (a FIFO, a directory, a device) is refused
 // with kInvalidArgument, without blocking. All sources of one file (same

@@ -27,7 +27,7 @@ class Mapping {
 
 Result<std::shared_ptr<const void>> MapFileHead(const Source& file, uint64_t length,
                                                 const uint8_t** data) {
-  static const uint8_t kEmpty[16] = {};
+  alignas(16) static const uint8_t kEmpty[16] = {};
   const FileRange* range = file.file_range();
   assert(range != nullptr && length <= range->length);
   if (length == 0) {

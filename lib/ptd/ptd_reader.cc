@@ -4,20 +4,13 @@
 // tensor's nbytes without comparing them with its segment (formats.md
 // §4.4), so this reader is where a bad file gets caught.
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstring>
 #include <set>
 
-#include "etpack/ptd.h"
+#include "etpack/ptd_file.h"
 #include "flat_tensor_etpack_generated.h"
 #include "flatbuffer/tree_reader.h"
 #include "layout/header_insert.h"
-#include "io/mapped_file.h"
 #include "ptd/ptd_format.h"
 #include "ptd/ptd_header.h"
 #include "layout/segment_table.h"
@@ -27,22 +20,32 @@ namespace etpack {
 namespace ftb = etpack::ptd_fb;
 
 Result<std::unique_ptr<PtdFile>> PtdFile::Open(const std::string& path) {
-  return ReaderFactory::Open<PtdFile>(path);
+  ETPACK_ASSIGN_OR_RETURN(SourcePtr file, FileSource(path));
+  return Open(path, std::move(file));
+}
+
+Result<std::unique_ptr<PtdFile>> PtdFile::Open(std::string name, SourcePtr file) {
+  std::unique_ptr<PtdFile> f(new PtdFile());
+  ETPACK_RETURN_IF_ERROR(f->InitFromFile(std::move(name), std::move(file)));
+  return f;
 }
 
 Result<std::unique_ptr<PtdFile>> PtdFile::FromMemory(std::string name, const uint8_t* data,
                                                      uint64_t size,
                                                      std::shared_ptr<const void> keep_alive) {
-  return ReaderFactory::FromMemory<PtdFile>(std::move(name), data, size, std::move(keep_alive));
+  std::unique_ptr<PtdFile> f(new PtdFile());
+  ETPACK_RETURN_IF_ERROR(f->InitFromMemory(std::move(name), data, size, std::move(keep_alive)));
+  return f;
 }
 
 // Validate() reads the FH01 header and the flatbuffer up to its end;
 // segments go through the file.
-uint64_t PtdFile::MappedPrefix(const uint8_t* head, uint64_t head_size, uint64_t file_size) {
-  Result<FlatTensorHeader> h = ptd::ParseHeader(head, head_size);
+uint64_t PtdFile::MappedPrefix(const uint8_t* peek, uint64_t peek_size,
+                               uint64_t file_size) const {
+  Result<FlatTensorHeader> h = ptd::ParseHeader(peek, peek_size);
   if (!h.ok() || h->flatbuffer_offset > file_size ||
       h->flatbuffer_size > file_size - h->flatbuffer_offset) {
-    return head_size;
+    return peek_size;
   }
   return h->flatbuffer_offset + h->flatbuffer_size;
 }
@@ -50,36 +53,36 @@ uint64_t PtdFile::MappedPrefix(const uint8_t* head, uint64_t head_size, uint64_t
 PtdFile::~PtdFile() = default;
 
 Status PtdFile::Validate() {
-  ETPACK_ASSIGN_OR_RETURN(header_, ptd::ParseHeader(data_, size_));
-  if (std::memcmp(data_ + 4, ptd::kFileIdentifier, 4) != 0) {
+  ETPACK_ASSIGN_OR_RETURN(header_, ptd::ParseHeader(head(), size()));
+  if (std::memcmp(head() + 4, ptd::kFileIdentifier, 4) != 0) {
     return Corrupt("file identifier is not 'FT01' (not a .ptd file)");
   }
   const FlatTensorHeader& h = header_;
-  if (h.flatbuffer_offset < kInsertedHeaderOffset + h.length || h.flatbuffer_offset > size_ ||
-      h.flatbuffer_size > size_ - h.flatbuffer_offset) {
+  if (h.flatbuffer_offset < kInsertedHeaderOffset + h.length || h.flatbuffer_offset > size() ||
+      h.flatbuffer_size > size() - h.flatbuffer_offset) {
     return Corrupt("FH01 flatbuffer [" + std::to_string(h.flatbuffer_offset) + ", +" +
                    std::to_string(h.flatbuffer_size) + ") does not fit the file (" +
-                   std::to_string(size_) + " bytes)");
+                   std::to_string(size()) + " bytes)");
   }
   const uint64_t fb_end = h.flatbuffer_offset + h.flatbuffer_size;
-  if (h.segment_base_offset < fb_end || h.segment_base_offset > size_ ||
-      h.segment_data_size > size_ - h.segment_base_offset) {
+  if (h.segment_base_offset < fb_end || h.segment_base_offset > size() ||
+      h.segment_data_size > size() - h.segment_base_offset) {
     return Corrupt("segment data [" + std::to_string(h.segment_base_offset) + ", +" +
                    std::to_string(h.segment_data_size) + ") is not between the flatbuffer end (" +
-                   std::to_string(fb_end) + ") and the file end (" + std::to_string(size_) +
+                   std::to_string(fb_end) + ") and the file end (" + std::to_string(size()) +
                    "); the file is truncated or corrupt");
   }
   if (fb_end >= FLATBUFFERS_MAX_BUFFER_SIZE) {
     return Corrupt("flatbuffer region of " + std::to_string(fb_end) +
                    " bytes exceeds the 2 GiB FlatBuffers limit");
   }
-  ETPACK_RETURN_IF_ERROR(CheckInHead(fb_end, mapped_));
-  flatbuffers::Verifier verifier(data_, static_cast<size_t>(fb_end));
+  ETPACK_RETURN_IF_ERROR(CheckInHead(fb_end));
+  flatbuffers::Verifier verifier(head(), static_cast<size_t>(fb_end));
   if (!ftb::VerifyFlatTensorBuffer(verifier)) {
     return Corrupt("the FlatTensor flatbuffer (bytes [0, " + std::to_string(fb_end) +
                    ")) fails verification: truncated or corrupt");
   }
-  root_ = ftb::GetFlatTensor(data_);
+  root_ = ftb::GetFlatTensor(head());
   if (root_->segments() == nullptr) return Corrupt("segments is missing");
   if (root_->named_data() == nullptr) return Corrupt("named_data is missing");
   ETPACK_RETURN_IF_ERROR(
@@ -140,13 +143,11 @@ int64_t PtdFile::Find(const std::string& key) const {
 
 SourcePtr PtdFile::EntrySource(size_t i) const {
   const auto& s = layout_.segments[entries_[i].segment_index];
-  const uint64_t offset = layout_.segment_base_offset + s.offset;
-  if (file_ != nullptr) return SliceSource(file_, offset, s.size);
-  return MemorySource(data_ + offset, s.size, keep_alive_);
+  return RangeSource(layout_.segment_base_offset + s.offset, s.size);
 }
 
 Result<std::string> PtdFile::ToFlatcJson() const {
-  return FlatbufferToFlatcJson(SchemaId::kFlatTensor, data_,
+  return FlatbufferToFlatcJson(SchemaId::kFlatTensor, head(),
                                layout_.flatbuffer_offset + layout_.flatbuffer_size);
 }
 

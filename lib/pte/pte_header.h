@@ -14,7 +14,7 @@
 
 #include <cstdint>
 
-#include "etpack/pte_reader.h"
+#include "etpack/pte_file.h"  // ExtendedHeader
 #include "etpack/status.h"
 #include "layout/assembler.h"
 #include "layout/header_insert.h"
@@ -32,9 +32,16 @@ inline constexpr uint32_t kMinHeaderLength = 24;  // legacy headers lack segment
 // power of two.
 Result<HeaderCodec> ExtendedHeaderCodec(uint64_t max_force_align);
 
-// Decoding: etpack::ParseExtendedHeader (etpack/pte_reader.h), defined in
-// pte_header.cc.
-
 }  // namespace etpack::pte
+
+namespace etpack {
+
+// Decoding: reads the extended header at offset 8 of a .pte head. `present`
+// is false when the magic is not there. Fails (kCorrupt) for a present
+// header that is malformed (length < 24) or a head shorter than the 64
+// bytes the runtime insists on.
+Result<ExtendedHeader> ParseExtendedHeader(const uint8_t* data, uint64_t size);
+
+}  // namespace etpack
 
 #endif  // ETPACK_PTE_HEADER_H_

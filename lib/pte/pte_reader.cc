@@ -4,14 +4,13 @@
 // segment table until a method touches it); a file that passes here loads
 // without out-of-bounds reads whatever method is executed.
 
-#include "etpack/pte_reader.h"
+#include "etpack/pte_file.h"
 
 #include <algorithm>
 #include <cstring>
 #include <map>
 
 #include "flatbuffer/tree_reader.h"
-#include "io/mapped_file.h"
 #include "program_etpack_generated.h"
 #include "pte/program_walk.h"
 #include "pte/pte_format.h"
@@ -159,40 +158,56 @@ Result<std::vector<uint64_t>> NeededBytes(const fb::Program& program, size_t cou
 }  // namespace
 
 Result<std::unique_ptr<PteFile>> PteFile::Open(const std::string& path) {
-  return ReaderFactory::Open<PteFile>(path);
+  ETPACK_ASSIGN_OR_RETURN(SourcePtr file, FileSource(path));
+  return Open(path, std::move(file));
+}
+
+Result<std::unique_ptr<PteFile>> PteFile::Open(std::string name, SourcePtr file) {
+  std::unique_ptr<PteFile> f(new PteFile());
+  ETPACK_RETURN_IF_ERROR(f->InitFromFile(std::move(name), std::move(file)));
+  return f;
 }
 
 Result<std::unique_ptr<PteFile>> PteFile::FromMemory(std::string name, const uint8_t* data,
                                                      uint64_t size,
                                                      std::shared_ptr<const void> keep_alive) {
-  return ReaderFactory::FromMemory<PteFile>(std::move(name), data, size, std::move(keep_alive));
+  std::unique_ptr<PteFile> f(new PteFile());
+  ETPACK_RETURN_IF_ERROR(f->InitFromMemory(std::move(name), data, size, std::move(keep_alive)));
+  return f;
 }
 
 // Validate() reads the extended header and the flatbuffer [0, program_size);
 // segments go through the file. Without a header the whole file is the
 // flatbuffer, which Validate() refuses from 2 GiB on from its size alone.
-uint64_t PteFile::MappedPrefix(const uint8_t* head, uint64_t head_size, uint64_t file_size) {
-  Result<ExtendedHeader> h = ParseExtendedHeader(head, head_size);
-  if (!h.ok()) return head_size;
-  if (!h->present) return file_size < FLATBUFFERS_MAX_BUFFER_SIZE ? file_size : head_size;
-  return h->program_size <= file_size ? h->program_size : head_size;
+uint64_t PteFile::MappedPrefix(const uint8_t* peek, uint64_t peek_size,
+                               uint64_t file_size) const {
+  Result<ExtendedHeader> h = ParseExtendedHeader(peek, peek_size);
+  if (!h.ok()) return peek_size;
+  if (!h->present) return file_size < FLATBUFFERS_MAX_BUFFER_SIZE ? file_size : peek_size;
+  return h->program_size <= file_size ? h->program_size : peek_size;
 }
 
 PteFile::~PteFile() = default;
 
 Status PteFile::Validate() {
-  ETPACK_ASSIGN_OR_RETURN(header_, ParseExtendedHeader(data_, size_));
-  if (std::memcmp(data_ + 4, pte::kFileIdentifier, 4) != 0) {
-    return Corrupt("file identifier is '" + Printable4(data_ + 4) +
+  ETPACK_RETURN_IF_ERROR(CheckFile());
+  BuildViews();
+  return Status::OK();
+}
+
+Status PteFile::CheckFile() {
+  ETPACK_ASSIGN_OR_RETURN(header_, ParseExtendedHeader(head(), size()));
+  if (std::memcmp(head() + 4, pte::kFileIdentifier, 4) != 0) {
+    return Corrupt("file identifier is '" + Printable4(head() + 4) +
                    "', expected 'ET12' (not an ExecuTorch program, or an incompatible version)");
   }
-  uint64_t fb_size = size_;
+  uint64_t fb_size = size();
   if (header_.present) {
     const uint64_t min_program = pte::kHeaderOffset + header_.length;
-    if (header_.program_size < min_program || header_.program_size > size_) {
+    if (header_.program_size < min_program || header_.program_size > size()) {
       return Corrupt("extended header program_size = " + std::to_string(header_.program_size) +
                      " is outside [" + std::to_string(min_program) + ", file size " +
-                     std::to_string(size_) + "]");
+                     std::to_string(size()) + "]");
     }
     fb_size = header_.program_size;
     if (header_.segment_base_offset == 0 && header_.segment_data_size != 0) {
@@ -207,11 +222,11 @@ Status PteFile::Validate() {
                        " lies inside the flatbuffer (program_size = " +
                        std::to_string(header_.program_size) + ")");
       }
-      if (header_.segment_base_offset > size_ ||
-          header_.segment_data_size > size_ - header_.segment_base_offset) {
+      if (header_.segment_base_offset > size() ||
+          header_.segment_data_size > size() - header_.segment_base_offset) {
         return Corrupt("segment data [" + std::to_string(header_.segment_base_offset) + ", +" +
                        std::to_string(header_.segment_data_size) +
-                       ") runs past the end of the file (" + std::to_string(size_) +
+                       ") runs past the end of the file (" + std::to_string(size()) +
                        " bytes); the file is truncated");
       }
     }
@@ -222,19 +237,19 @@ Status PteFile::Validate() {
   }
   // A legacy 24-byte header has no segment_data_size: the runtime skips its
   // size check, so the segment data runs to the end of the file (base <=
-  // size_ was checked above).
+  // size() was checked above).
   uint64_t segment_data_size = header_.segment_data_size;
   if (header_.present && header_.length < pte::kHeaderLength &&
       header_.segment_base_offset != 0) {
-    segment_data_size = size_ - header_.segment_base_offset;
+    segment_data_size = size() - header_.segment_base_offset;
   }
-  ETPACK_RETURN_IF_ERROR(CheckInHead(fb_size, mapped_));
-  flatbuffers::Verifier verifier(data_, static_cast<size_t>(fb_size));
+  ETPACK_RETURN_IF_ERROR(CheckInHead(fb_size));
+  flatbuffers::Verifier verifier(head(), static_cast<size_t>(fb_size));
   if (!fb::VerifyProgramBuffer(verifier)) {
     return Corrupt("the Program flatbuffer (bytes [0, " + std::to_string(fb_size) +
                    ")) fails verification: truncated or not a program");
   }
-  program_ = fb::GetProgram(data_);
+  program_ = fb::GetProgram(head());
   const fb::Program& prog = *program_;
   ETPACK_RETURN_IF_ERROR(CheckStructure(prog));
 
@@ -252,7 +267,7 @@ Status PteFile::Validate() {
     return Corrupt("segment_base_offset = " + std::to_string(header_.segment_base_offset) +
                    " is not 16-byte aligned; segment data cannot be used in place");
   }
-  layout_.program_size = header_.present ? header_.program_size : size_;
+  layout_.program_size = header_.present ? header_.program_size : size();
   layout_.segment_base_offset = header_.segment_base_offset;
   layout_.segment_data_size = segment_data_size;
 
@@ -401,11 +416,6 @@ Status PteFile::Validate() {
   return Status::OK();
 }
 
-SourcePtr PteFile::RangeSource(uint64_t offset, uint64_t length) const {
-  if (file_ != nullptr) return SliceSource(file_, offset, length);
-  return MemorySource(data_ + offset, length, keep_alive_);
-}
-
 SourcePtr PteFile::SegmentSource(size_t i) const {
   const auto& s = layout_.segments[i];
   return RangeSource(header_.segment_base_offset + s.offset, s.size);
@@ -435,7 +445,7 @@ PteOptions PteFile::InferredOptions() const {
   if (const auto* bdd = prog.backend_delegate_data()) {
     for (const auto* d : *bdd) {
       if (d->data() == nullptr || d->data()->size() == 0) continue;
-      delegate.Add(static_cast<uint64_t>(d->data()->data() - data_));
+      delegate.Add(static_cast<uint64_t>(d->data()->data() - head()));
       o.extract_delegate_segments = false;
     }
   }
@@ -444,12 +454,12 @@ PteOptions PteFile::InferredOptions() const {
 }
 
 Result<std::string> PteFile::ToFlatcJson() const {
-  return FlatbufferToFlatcJson(SchemaId::kProgram, data_, layout_.program_size);
+  return FlatbufferToFlatcJson(SchemaId::kProgram, head(), layout_.program_size);
 }
 
 Result<PteInput> PteFile::ToInput() const {
   Result<PteInput> in = ToInputImpl();
-  if (!in.ok()) return in.status().WithContext(name_);
+  if (!in.ok()) return in.status().WithContext(name());
   return in;
 }
 
@@ -457,14 +467,14 @@ Result<PteInput> PteFile::ToInputImpl() const {
   // Bulk bytes come out as sources of this file, never through the tree.
   TreeReadOptions read;
   read.omit = {"Buffer.storage", "BackendDelegateInlineData.data"};
-  ETPACK_ASSIGN_OR_RETURN(json::Value tree, FlatbufferToTree(SchemaId::kProgram, data_,
+  ETPACK_ASSIGN_OR_RETURN(json::Value tree, FlatbufferToTree(SchemaId::kProgram, head(),
                                                              layout_.program_size, read));
   PteInput in;
   const fb::Program& prog = *program_;
   // Inline bytes of the flatbuffer, as a source; absent = empty.
   auto inline_bytes = [&](const flatbuffers::Vector<uint8_t>* v) {
     if (v == nullptr) return OwnedSource({});
-    return RangeSource(static_cast<uint64_t>(v->data() - data_), v->size());
+    return RangeSource(static_cast<uint64_t>(v->data() - head()), v->size());
   };
   const auto* segments = prog.segments();
 

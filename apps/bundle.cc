@@ -1,7 +1,5 @@
 // `etpack bundle` and `etpack unbundle`: .pte + CASES.json <-> .bpte.
 
-#include "bundle_commands.h"
-
 #include <algorithm>
 #include <chrono>
 #include <cinttypes>
@@ -12,14 +10,13 @@
 
 #include "commands.h"
 #include "etpack/bpte.h"
+#include "etpack/bpte_file.h"
 #include "etpack/bundle_cases.h"
-#include "layout/layout.h"
-#include "etpack/pte_reader.h"
+#include "etpack/pte_file.h"
 #include "etpack/source.h"
 #include "etpack/writer.h"
+#include "measure.h"
 #include "progress.h"
-#include "bundled_program_etpack_generated.h"
-#include "program_etpack_generated.h"
 
 namespace etpack::cli {
 
@@ -28,11 +25,6 @@ namespace {
 // The most a program's segments can ask of the default program alignment:
 // beyond the largest page size in use there is nothing left to gain.
 constexpr uint64_t kMaxInferredAlignment = 16384;
-
-const std::string* OutputOf(const Args& args) {
-  const std::string* out = args.Value("-o");
-  return out ? out : args.Value("--output");
-}
 
 // The alignment every segment of `pte` has in its file (capped), so that
 // embedding the program at a multiple of it keeps each segment as aligned
@@ -73,7 +65,7 @@ int Bundle(const std::vector<std::string>& argv_list) {
   const std::string input = args->positional[0];
   const std::string* cases = args->Value("--cases");
   if (!cases || cases->empty()) return usage("missing --cases CASES.json");
-  const std::string* out = OutputOf(*args);
+  const std::string* out = args->Output();
   if (!out || out->empty()) return usage("missing -o OUT.bpte");
 
   BpteOptions options;
@@ -92,9 +84,8 @@ int Bundle(const std::vector<std::string>& argv_list) {
       return usage("--program-alignment applies to --layout segmented only (the standard "
                    "layout places the program where the format says)");
     }
-    Result<uint64_t> a = ParseByteSize(*alignment_text, "--program-alignment");
+    Result<uint64_t> a = ParseAlignment(*alignment_text, "--program-alignment");
     if (!a.ok()) return usage(a.status().message());
-    if (Status s = CheckAlignment(*a, "--program-alignment"); !s.ok()) return usage(s.message());
     if (*a < 128) {
       return usage("--program-alignment = " + std::to_string(*a) +
                    " is below 128, the alignment of a .pte's own segments");
@@ -135,7 +126,7 @@ int Bundle(const std::vector<std::string>& argv_list) {
   const auto write_start = std::chrono::steady_clock::now();
   {
     ProgressLine progress("writing " + *out);
-    Status s = WriteArtifactFile(*out, plan->artifact, FileSinkOptions{}, progress.callback());
+    Status s = WriteArtifactFile(*out, plan->artifact, OutputOptions{}, progress.callback());
     if (!s.ok()) return Failure(s);
   }
   const double write_s = SecondsSince(write_start);
@@ -169,7 +160,7 @@ int Unbundle(const std::vector<std::string>& argv_list) {
     return usage("expected exactly one IN.bpte, got " + std::to_string(args->positional.size()));
   }
   const std::string input = args->positional[0];
-  const std::string* out = OutputOf(*args);
+  const std::string* out = args->Output();
   if (!out || out->empty()) return usage("missing -o OUT.pte");
 
   const auto start = std::chrono::steady_clock::now();
@@ -181,7 +172,7 @@ int Unbundle(const std::vector<std::string>& argv_list) {
   const ArtifactPlan plan = PlanOfSource((*bpte)->ProgramSource());
   {
     ProgressLine progress("writing " + *out);
-    Status s = WriteArtifactFile(*out, plan, FileSinkOptions{}, progress.callback());
+    Status s = WriteArtifactFile(*out, plan, OutputOptions{}, progress.callback());
     if (!s.ok()) return Failure(s);
   }
   const double write_s = SecondsSince(write_start);
@@ -194,65 +185,6 @@ int Unbundle(const std::vector<std::string>& argv_list) {
   std::printf("time:    open + verify %.3f s, write %.3f s (%.0f MiB/s), total %.3f s\n", open_s,
               write_s, MiBPerSecond(plan.file_size, write_s), SecondsSince(start));
   std::printf("memory:  peak RSS %.1f MiB\n", PeakRssMiB());
-  return kExitOk;
-}
-
-int InspectBpte(const std::string& path, bool as_json) {
-  Result<std::unique_ptr<BpteFile>> file = BpteFile::Open(path);
-  if (!file.ok()) return Failure(file.status());
-  const BpteFile& f = **file;
-  const char* layout = f.layout() == BpteLayout::kStandard ? "standard" : "segmented";
-  const auto* suites = f.bundled().method_test_suites();
-  if (as_json) {
-    std::vector<json::Value> list;
-    for (uint32_t i = 0; suites && i < suites->size(); ++i) {
-      const auto* s = suites->Get(i);
-      const std::string method = s->method_name() ? s->method_name()->str() : "";
-      const uint64_t cases = s->test_cases() ? s->test_cases()->size() : 0;
-      list.push_back(json::Value::Object({{"method", json::Value::String(method)},
-                                          {"cases", json::Value::UInt(cases)}}));
-    }
-    json::Value out = json::Value::Object(
-        {{"file", json::Value::String(path)},
-         {"format", json::Value::String("bpte")},
-         {"file_size", json::Value::UInt(f.size())},
-         {"layout", json::Value::String(layout)},
-         {"program_offset", json::Value::UInt(f.program_offset())},
-         {"program_size", json::Value::UInt(f.program_size())},
-         {"test_suites", json::Value::Array(std::move(list))},
-         {"program", PteReportJson(f.program())}});
-    std::printf("%s\n", json::Print(out, 2).c_str());
-    return kExitOk;
-  }
-  std::printf("file:                %s (%" PRIu64 " bytes)\n", path.c_str(), f.size());
-  std::printf("format:              bundled program (BP08), %s layout\n", layout);
-  std::printf("embedded program:    offset %" PRIu64 ", %" PRIu64 " bytes\n", f.program_offset(),
-              f.program_size());
-  std::printf("\ntest suites (%u):\n", suites ? suites->size() : 0);
-  for (uint32_t i = 0; suites && i < suites->size(); ++i) {
-    const auto* s = suites->Get(i);
-    std::printf("  %-24s %u cases\n", s->method_name() ? s->method_name()->c_str() : "",
-                s->test_cases() ? s->test_cases()->size() : 0);
-  }
-  std::printf("\n--- embedded program ---\n");
-  PrintPteReport(f.program());
-  return kExitOk;
-}
-
-int VerifyBpte(const std::string& path) {
-  Result<std::unique_ptr<BpteFile>> file = BpteFile::Open(path);
-  if (!file.ok()) return Invalid(path, file.status());
-  const BpteFile& f = **file;
-  uint64_t cases = 0;
-  const auto* suites = f.bundled().method_test_suites();
-  for (uint32_t i = 0; suites && i < suites->size(); ++i) {
-    cases += suites->Get(i)->test_cases() ? suites->Get(i)->test_cases()->size() : 0;
-  }
-  std::printf("%s: ok (.bpte, %s layout, %u suites, %" PRIu64
-              " cases; embedded program %" PRIu64 " bytes, %u methods)\n",
-              path.c_str(), f.layout() == BpteLayout::kStandard ? "standard" : "segmented",
-              suites ? suites->size() : 0, cases, f.program_size(),
-              f.program().program().execution_plan()->size());
   return kExitOk;
 }
 

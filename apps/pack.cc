@@ -1,0 +1,52 @@
+// `etpack pack MANIFEST.json -o OUT`: a .pte or .ptd from a JSON manifest.
+
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "commands.h"
+#include "etpack/manifest.h"
+#include "etpack/ptd.h"
+#include "etpack/pte.h"
+#include "write_job.h"
+
+namespace etpack::cli {
+
+int Pack(const std::vector<std::string>& argv) {
+  Result<WriteJob> job = ParseWriteJob(argv, "MANIFEST.json", "OUT");
+  if (!job.ok()) return UsageError("pack: " + job.status().message());
+  // Validate the flags before touching any file so a typo costs nothing.
+  PteOptions flag_check;
+  if (Status s = ApplyAlignmentFlags(job->args, &flag_check); !s.ok()) {
+    return UsageError("pack: " + s.message());
+  }
+  Result<AnyManifest> manifest = LoadManifest(job->input);
+  if (!manifest.ok()) return Failure(manifest.status());
+
+  if (auto* pte = std::get_if<PteManifest>(&*manifest)) {
+    PteOptions options = pte->options;
+    if (Status s = ApplyAlignmentFlags(job->args, &options); !s.ok()) return Failure(s);
+    if (Status s = PlanAndWrite(job->output, std::move(pte->input), options); !s.ok()) {
+      return Failure(s);
+    }
+    return kExitOk;
+  }
+
+  const PtdManifest& ptd = std::get<PtdManifest>(*manifest);
+  if (job->args.Value("--constant-alignment") != nullptr) {
+    return UsageError("pack: --constant-alignment does not apply to a .ptd manifest (" +
+                      job->input + " has format \"ptd\")");
+  }
+  PtdOptions options = ptd.options;
+  if (job->args.Value("--segment-alignment") != nullptr) {
+    options.segment_alignment = flag_check.segment_alignment;
+  }
+  Result<PtdPlan> plan = PlanPtd(ptd.input, options);
+  if (!plan.ok()) return Failure(plan.status().WithContext(job->input));
+  if (Status s = WritePlanned(job->output, plan->artifact); !s.ok()) return Failure(s);
+  ReportPtd(job->output, *plan, ptd.input, options);
+  return kExitOk;
+}
+
+}  // namespace etpack::cli

@@ -1,0 +1,78 @@
+// `etpack ptd WEIGHTS.safetensors ... -o OUT.ptd [--align N]`: a
+// safetensors checkpoint to a .ptd, streamed file to file.
+
+#include <algorithm>
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+#include "etpack/ptd.h"
+#include "etpack/safetensors.h"
+#include "etpack/writer.h"
+#include "measure.h"
+#include "progress.h"
+
+namespace etpack::cli {
+
+int Ptd(const std::vector<std::string>& argv) {
+  Result<Args> args = ParseArgs(argv, {"-o", "--output", "--align"}, {});
+  if (!args.ok()) return UsageError("ptd: " + args.status().message());
+  if (args->positional.empty()) {
+    return UsageError("ptd: give at least one .safetensors file or model.safetensors.index.json");
+  }
+  const std::string* out = args->Output();
+  if (!out || out->empty()) return UsageError("ptd: missing -o OUT.ptd");
+  uint64_t align = 1;
+  if (const std::string* text = args->Value("--align")) {
+    Result<uint64_t> parsed = ParseAlignment(*text, "--align");
+    if (!parsed.ok()) return UsageError("ptd: " + parsed.status().message());
+    align = *parsed;
+  }
+
+  const auto start = std::chrono::steady_clock::now();
+  Result<std::vector<SafetensorsTensor>> tensors = ReadCheckpoint(args->positional);
+  if (!tensors.ok()) return Failure(tensors.status());
+  const PtdInput input = PtdInputFromCheckpoint(*tensors, align);
+  // The segment base and every segment start are multiples of the segment
+  // alignment, so raising it to N places each tensor N-aligned in the file.
+  PtdOptions options;
+  options.segment_alignment = std::max<uint64_t>(128, align);
+  Result<PtdPlan> plan = PlanPtd(input, options);
+  if (!plan.ok()) return Failure(plan.status().WithContext(*out));
+  const double read_s = SecondsSince(start);
+
+  uint64_t tensor_bytes = 0;
+  std::set<std::string> shards;
+  for (const SafetensorsTensor& t : *tensors) {
+    tensor_bytes += t.data->size();
+    shards.insert(t.file);
+  }
+  const auto write_start = std::chrono::steady_clock::now();
+  {
+    ProgressLine progress("writing " + *out);
+    Status s = WriteArtifactFile(*out, plan->artifact, OutputOptions{}, progress.callback());
+    if (!s.ok()) return Failure(s);
+  }
+  const double write_s = SecondsSince(write_start);
+  const double mib_s =
+      write_s > 0 ? static_cast<double>(tensor_bytes) / (1024.0 * 1024.0) / write_s : 0;
+
+  std::printf("read:    %zu tensors from %zu safetensors files, %s of tensor data\n",
+              tensors->size(), shards.size(), BytesText(tensor_bytes).c_str());
+  std::printf("wrote:   %s\n", out->c_str());
+  std::printf("  file size:           %s\n", BytesText(plan->artifact.file_size).c_str());
+  std::printf("  segments:            %zu, segment alignment %" PRIu64
+              ", tensor alignment %" PRIu64 "\n",
+              plan->layout.segments.size(), options.segment_alignment, align);
+  std::printf("  segment base offset: %" PRIu64 "\n", plan->layout.segment_base_offset);
+  std::printf("time:    read headers + plan %.3f s, write %.3f s (%.0f MiB/s), total %.3f s\n",
+              read_s, write_s, mib_s, SecondsSince(start));
+  std::printf("memory:  peak RSS %.1f MiB\n", PeakRssMiB());
+  return kExitOk;
+}
+
+}  // namespace etpack::cli

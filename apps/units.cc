@@ -1,0 +1,80 @@
+#include "units.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cinttypes>
+#include <cstdio>
+#include <iterator>
+#include <utility>
+
+namespace etpack::cli {
+
+Result<uint64_t> ParseByteSize(std::string_view text, std::string_view what) {
+  auto bad = [&] {
+    return InvalidArgument(std::string(what) + " = '" + std::string(text) +
+                           "' is not a byte count (e.g. 4096, 64K, 512MiB, 6GiB)");
+  };
+  size_t digits = 0;
+  uint64_t value = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') {
+    const uint64_t d = static_cast<uint64_t>(text[digits] - '0');
+    if (value > (UINT64_MAX - d) / 10) return bad();
+    value = value * 10 + d;
+    ++digits;
+  }
+  if (digits == 0) return bad();
+  std::string suffix(text.substr(digits));
+  for (char& c : suffix) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  static const std::pair<const char*, int> kSuffixes[] = {
+      {"", 0},   {"b", 0},    {"k", 10},   {"kib", 10}, {"m", 20},
+      {"mib", 20}, {"g", 30}, {"gib", 30}, {"t", 40},   {"tib", 40}};
+  for (const auto& [name, shift] : kSuffixes) {
+    if (suffix != name) continue;
+    if (shift > 0 && value > (UINT64_MAX >> shift)) {
+      return OutOfRange(std::string(what) + " = '" + std::string(text) +
+                        "' does not fit in 64 bits");
+    }
+    return value << shift;
+  }
+  return bad();
+}
+
+std::string BytesText(uint64_t bytes) {
+  std::string text = std::to_string(bytes) + " bytes";
+  if (bytes >= 1024) text += " (" + HumanBytes(bytes) + ")";
+  return text;
+}
+
+std::string HumanBytes(uint64_t bytes) {
+  static const char* const kUnits[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  char buf[48];
+  if (bytes < 1024) {
+    std::snprintf(buf, sizeof buf, "%" PRIu64 " bytes", bytes);
+    return buf;
+  }
+  double v = static_cast<double>(bytes) / 1024.0;
+  size_t unit = 0;
+  while (v >= 1024.0 && unit + 1 < std::size(kUnits)) {
+    v /= 1024.0;
+    ++unit;
+  }
+  std::snprintf(buf, sizeof buf, "%.1f %s", v, kUnits[unit]);
+  return buf;
+}
+
+Result<uint64_t> ParseAlignment(std::string_view text, std::string_view what) {
+  ETPACK_ASSIGN_OR_RETURN(uint64_t value, ParseByteSize(text, what));
+  if (value == 0 || (value & (value - 1)) != 0) {
+    return InvalidArgument(std::string(what) + " = " + std::to_string(value) +
+                           " is not a power of two");
+  }
+  return value;
+}
+
+uint64_t OffsetAlignment(uint64_t offset) {
+  constexpr uint64_t kCap = 65536;
+  if (offset == 0) return kCap;
+  return std::min(offset & (~offset + 1), kCap);
+}
+
+}  // namespace etpack::cli

@@ -1,0 +1,34 @@
+// apps/units.h — byte counts and alignments as people write and read them.
+
+#ifndef ETPACK_APPS_UNITS_H_
+#define ETPACK_APPS_UNITS_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "etpack/status.h"
+
+namespace etpack::cli {
+
+// A byte count: plain digits, or digits followed by K, M, G, T, KiB, MiB,
+// GiB or TiB (all 1024-based; case-insensitive). `what` names the option
+// in errors.
+Result<uint64_t> ParseByteSize(std::string_view text, std::string_view what);
+
+// A byte count that must be a power of two ("<what> = N is not a power of
+// two" otherwise).
+Result<uint64_t> ParseAlignment(std::string_view text, std::string_view what);
+
+// "1.5 GiB", "512 MiB", "123 bytes".
+std::string HumanBytes(uint64_t bytes);
+// "123 bytes", or "5368709120 bytes (5.0 GiB)" from 1 KiB on.
+std::string BytesText(uint64_t bytes);
+
+// The largest power of two dividing `offset` (offset 0 divides by all),
+// capped at 64 KiB: what a zero-copy loader can count on for data there.
+uint64_t OffsetAlignment(uint64_t offset);
+
+}  // namespace etpack::cli
+
+#endif  // ETPACK_APPS_UNITS_H_

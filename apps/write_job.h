@@ -1,0 +1,49 @@
+// apps/write_job.h — what `repack` and `pack` share: one input, -o, the
+// alignment flags, writing a plan with a progress line, and the one-line
+// summary of what was written.
+
+#ifndef ETPACK_APPS_WRITE_JOB_H_
+#define ETPACK_APPS_WRITE_JOB_H_
+
+#include <string>
+#include <vector>
+
+#include "args.h"
+#include "etpack/ptd.h"
+#include "etpack/pte.h"
+#include "etpack/status.h"
+#include "etpack/writer.h"
+
+namespace etpack::cli {
+
+struct WriteJob {
+  std::string input;
+  std::string output;
+  Args args;
+};
+
+// Splits the arguments: exactly one `what`, -o `output_name`, the
+// alignment flags and the command's `extra` value options. A failure is a
+// usage error (its message says what is wrong).
+Result<WriteJob> ParseWriteJob(const std::vector<std::string>& argv, const char* what,
+                               const char* output_name,
+                               const std::vector<std::string>& extra = {});
+
+// Reads "--segment-alignment" / "--constant-alignment" into `options`.
+// A bad value is an error whose message names the flag.
+Status ApplyAlignmentFlags(const Args& args, PteOptions* options);
+
+// Writes `plan` to `output` atomically with a progress line.
+Status WritePlanned(const std::string& output, const ArtifactPlan& plan);
+
+// "wrote OUT (N bytes, ...)" on stdout.
+void ReportPte(const std::string& output, const PtePlan& plan, const PteOptions& options);
+void ReportPtd(const std::string& output, const PtdPlan& plan, const PtdInput& input,
+               const PtdOptions& options);
+
+// PlanPte, WritePlanned, ReportPte.
+Status PlanAndWrite(const std::string& output, PteInput input, const PteOptions& options);
+
+}  // namespace etpack::cli
+
+#endif  // ETPACK_APPS_WRITE_JOB_H_

@@ -1,0 +1,124 @@
+// etpack/etpack.h — the etpack library in one include, and its manual.
+//
+// etpack writes ExecuTorch artifacts — programs (.pte), external data
+// (.ptd) and bundled programs (.bpte) — byte-compatible with the reference
+// serializer, for models far larger than memory, and reads them back with
+// full validation.
+//
+// WRITING: PLAN, THEN STREAM
+//
+//   1. Describe the bytes. Every weight, payload or test tensor is a Source
+//      (source.h) that knows its size and can copy any range of itself:
+//        FileSource(path, offset, length)   bytes already in a file
+//        MemorySource(data, size)           bytes you hold (borrowed)
+//        GeneratorSource(name, size, fill)  bytes produced on demand
+//      A program's structure carries no data: build it with ProgramBuilder
+//      (program_builder.h), give it as a json::Value in flatc form
+//      (json.h) or as Program flatbuffer bytes. Its data travels beside it
+//      in PteInput's lists (pte.h), referred to by index as the format
+//      does: constants[i] for data_buffer_idx = i, mutable_data[i],
+//      delegates[i] for a delegate {INLINE, i}, named data by key.
+//
+//   2. Plan (pass one). PlanPte (pte.h), PlanPtd (ptd.h) or PlanBpte
+//      (bpte.h) computes where every byte goes and returns an ArtifactPlan
+//      (writer.h): the small head (headers + flatbuffer) and a list of
+//      placements, each a source at a fixed offset. Planning reads no bulk
+//      data (only delegate payloads of equal size are compared to share
+//      them). A plan can be nested: PlanBpte embeds a PtePlan's artifact
+//      without materializing it; PlanNfat (nfat.h) packs several lowered
+//      programs into one fat delegate payload, which PlanSource
+//      (plan_source.h) turns into a Source for PteInput::delegates.
+//
+//   3. Write (pass two). WriteArtifactFile(path, plan) (writer.h) reserves
+//      the file, streams each source into place through bounded windows and
+//      puts the finished file in place under `path`. On failure `path` is
+//      untouched and nothing is left behind. WriteArtifactFiles publishes
+//      several files as one unit (a .ptd before the .pte that needs it).
+//      WritePte / WritePtd do steps 2 and 3 in one call. All output goes
+//      through one seam (output.h), with POSIX and in-memory file systems.
+//
+//     etpack::PteInput input;
+//     input.program = std::move(builder).Build();
+//     input.constants = {etpack::OwnedSource({}), weights};  // 0: the placeholder
+//     ETPACK_ASSIGN_OR_RETURN(etpack::PtePlan plan, etpack::PlanPte(std::move(input)));
+//     ETPACK_RETURN_IF_ERROR(etpack::WriteArtifactFile("model.pte", plan.artifact));
+//
+// READING
+//
+//   PteFile, PtdFile and BpteFile (pte_file.h, ptd_file.h, bpte_file.h) are
+//   ArtifactFiles (artifact_file.h): Open(path) maps only the head and
+//   validates the whole artifact before returning, so every accessor of a
+//   returned reader is safe. A PteFile describes its program with plain
+//   values (methods(), Tensors(), layout(), named_data()) and hands out
+//   the bytes as sources (TensorSource, SegmentSource, RangeSource), which
+//   can feed a new plan directly: PteFile::ToInput() is a repack's input.
+//
+// IMPORTING
+//
+//   From files other tools write, to the inputs above, without reading
+//   bulk data: ReadCheckpoint / PtdInputFromCheckpoint (safetensors.h),
+//   ReadNpy (npy.h), LoadManifest (manifest.h: the `etpack pack` document),
+//   LoadBundleCases (bundle_cases.h: test cases for a .bpte);
+//   CheckExternalReferences / ExternalizeConstants (external_data.h) relate
+//   a program to its .ptd files.
+//
+// WHO OWNS WHAT
+//
+//   - Sources are shared (SourcePtr). Memory behind MemorySource(data,
+//     size) is borrowed: it must stay valid and unchanged until the last
+//     write using it has returned. The keep_alive overload, OwnedSource and
+//     every source a reader hands out own what they need.
+//   - A plan holds sources, not bytes; it may be written more than once.
+//   - Readers own their mapping; the sources they hand out outlive them.
+//   - FromMemory readers borrow their bytes the same way; the keep_alive
+//     they are given owns them.
+//   - No function throws. Distinct objects may be used from distinct
+//     threads; a reader, a plan and a source may be shared read-only.
+//
+// ERRORS
+//
+//   Every fallible call returns Status or Result<T> (status.h) whose
+//   message names the file, the field and the value. Codes:
+//     kInvalidArgument  the request is wrong: bad options, a malformed
+//                       program tree, manifest or CASES.json (documents a
+//                       caller writes), plan inputs that do not fit
+//                       together, a precondition the library can check;
+//     kNotFound         a named file, key or method does not exist;
+//     kCorrupt          an artifact or data file a program wrote (.pte,
+//                       .ptd, .bpte, safetensors, .npy) is malformed;
+//     kOutOfRange       a size, offset or count does not fit (64 bits,
+//                       FlatBuffers' 2 GiB, a read past a source's end);
+//     kIoError          the operating system refused (errno text included);
+//     kUnimplemented    a valid request this version does not support.
+//
+// UNITS AND LIMITS
+//
+//   Every size and offset is a uint64_t count of bytes, and every addition
+//   that could overflow is checked. Alignments are powers of two.
+
+#ifndef ETPACK_ETPACK_H_
+#define ETPACK_ETPACK_H_
+
+#include "etpack/artifact_file.h"
+#include "etpack/bpte.h"
+#include "etpack/bpte_file.h"
+#include "etpack/bundle_cases.h"
+#include "etpack/external_data.h"
+#include "etpack/json.h"
+#include "etpack/manifest.h"
+#include "etpack/nfat.h"
+#include "etpack/npy.h"
+#include "etpack/output.h"
+#include "etpack/plan_source.h"
+#include "etpack/program_builder.h"
+#include "etpack/ptd.h"
+#include "etpack/ptd_file.h"
+#include "etpack/pte.h"
+#include "etpack/pte_file.h"
+#include "etpack/safetensors.h"
+#include "etpack/source.h"
+#include "etpack/status.h"
+#include "etpack/tensor_layout.h"
+#include "etpack/writer.h"
+
+#endif  // ETPACK_ETPACK_H_

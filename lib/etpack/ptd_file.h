@@ -1,0 +1,78 @@
+// etpack/ptd_file.h — open, validate and read a .ptd (external data).
+//
+// PtdFile::Open validates all of the file before it returns (see
+// etpack/artifact_file.h for the ways to open and the error codes). Beyond
+// the runtime's own checks it requires (formats.md §4.4): every segment
+// inside the data, every key unique and non-empty, every tensor entry with a
+// valid layout, and every tensor's segment at least as large as the tensor.
+
+#ifndef ETPACK_PTD_FILE_H_
+#define ETPACK_PTD_FILE_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "etpack/artifact_file.h"
+#include "etpack/ptd.h"
+#include "etpack/source.h"
+#include "etpack/status.h"
+#include "etpack/tensor_layout.h"
+
+namespace etpack::ptd_fb {
+struct FlatTensor;
+}
+
+namespace etpack {
+
+class PtdFile : public ArtifactFile {
+ public:
+  static Result<std::unique_ptr<PtdFile>> Open(const std::string& path);
+  // REQUIRES: file is a file source (or a slice of one).
+  static Result<std::unique_ptr<PtdFile>> Open(std::string name, SourcePtr file);
+  // REQUIRES: data 16-byte aligned; `keep_alive` owns it.
+  static Result<std::unique_ptr<PtdFile>> FromMemory(std::string name, const uint8_t* data,
+                                                     uint64_t size,
+                                                     std::shared_ptr<const void> keep_alive);
+  ~PtdFile() override;
+
+  const FlatTensorHeader& header() const { return header_; }
+
+  struct Entry {
+    std::string key;
+    uint32_t segment_index = 0;
+    std::optional<TensorLayout> layout;  // absent for opaque blobs
+  };
+  const std::vector<Entry>& entries() const { return entries_; }
+  const PtdLayout& layout() const { return layout_; }
+
+  // Index into entries() of `key`, or -1.
+  int64_t Find(const std::string& key) const;
+  // The bytes of entry i's segment (see RangeSource()).
+  // REQUIRES: i < entries().size().
+  SourcePtr EntrySource(size_t i) const;
+
+  // The FlatTensor rendered like flatc --json --strict-json --defaults-json.
+  Result<std::string> ToFlatcJson() const;
+
+  // The FlatBuffers root, for a field the views above lack. Using it needs
+  // the generated "flat_tensor_etpack_generated.h"; prefer the views.
+  const ptd_fb::FlatTensor& flat_tensor() const { return *root_; }
+
+ private:
+  PtdFile() = default;
+  uint64_t MappedPrefix(const uint8_t* peek, uint64_t peek_size,
+                        uint64_t file_size) const override;
+  Status Validate() override;
+
+  FlatTensorHeader header_;
+  const ptd_fb::FlatTensor* root_ = nullptr;
+  std::vector<Entry> entries_;
+  PtdLayout layout_;
+};
+
+}  // namespace etpack
+
+#endif  // ETPACK_PTD_FILE_H_

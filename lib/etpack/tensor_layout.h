@@ -1,0 +1,53 @@
+// etpack/tensor_layout.h — a tensor's dtype, shape and dimension order, as
+// .ptd entries, .pte tensors and bundled test values all describe it.
+
+#ifndef ETPACK_TENSOR_LAYOUT_H_
+#define ETPACK_TENSOR_LAYOUT_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "etpack/status.h"
+
+namespace etpack {
+
+// ExecuTorch ScalarType codes: the values TensorLayout::scalar_type holds.
+namespace dtype {
+inline constexpr int kByte = 0;  // uint8
+inline constexpr int kChar = 1;  // int8
+inline constexpr int kShort = 2;
+inline constexpr int kInt = 3;
+inline constexpr int kLong = 4;
+inline constexpr int kHalf = 5;
+inline constexpr int kFloat = 6;
+inline constexpr int kDouble = 7;
+inline constexpr int kBool = 11;
+inline constexpr int kBFloat16 = 15;
+inline constexpr int kUInt16 = 27;
+inline constexpr int kUInt32 = 28;
+inline constexpr int kUInt64 = 29;
+}  // namespace dtype
+
+struct TensorLayout {
+  int scalar_type = 0;             // an ExecuTorch ScalarType code (dtype::k...)
+  std::vector<int32_t> sizes;      // each >= 0
+  std::vector<uint8_t> dim_order;  // a permutation of 0..rank-1
+
+  bool operator==(const TensorLayout& o) const {
+    return scalar_type == o.scalar_type && sizes == o.sizes && dim_order == o.dim_order;
+  }
+  bool operator!=(const TensorLayout& o) const { return !(*this == o); }
+};
+
+// "FLOAT[4, 3] dim_order [0, 1]", for messages.
+std::string DescribeLayout(const TensorLayout& layout);
+
+// Bytes a tensor of this layout occupies. kInvalidArgument naming `what`
+// for a layout that is not valid (negative size, dim_order not a
+// permutation, unknown dtype, a byte count beyond 64 bits).
+Result<uint64_t> LayoutNbytes(const TensorLayout& layout, const std::string& what);
+
+}  // namespace etpack
+
+#endif  // ETPACK_TENSOR_LAYOUT_H_
