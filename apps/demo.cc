@@ -351,6 +351,10 @@ double Seconds(std::chrono::steady_clock::duration d) {
 Status RunDemo(const Config& config, const std::string& dir) {
   using Clock = std::chrono::steady_clock;
   const std::string path = (std::filesystem::path(dir) / "demo.pte").string();
+  // -o names a folder to write into: make it, as `mkdir -p` would.
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return IoError("cannot create the folder " + dir, ec.value());
 
   const Clock::time_point t0 = Clock::now();
   Demo demo = BuildDemo(config);
@@ -369,7 +373,7 @@ Status RunDemo(const Config& config, const std::string& dir) {
   {
     ProgressLine progress("writing " + path);
     ETPACK_RETURN_IF_ERROR(
-        WriteArtifactFile(path, plan.artifact, FileSinkOptions{}, progress.callback()));
+        WriteArtifactFile(path, plan.artifact, OutputOptions{}, progress.callback()));
   }
   const Clock::time_point t2 = Clock::now();
   ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PteFile> file, PteFile::Open(path));

@@ -165,7 +165,7 @@ void RemoveScratchDir() {
 // (create, write, publish are all timed), then deletes the file untimed. On
 // failure marks the benchmark skipped and returns false; the caller breaks.
 bool WriteOnce(benchmark::State& state, const etpack::ArtifactPlan& plan,
-               const etpack::FileSinkOptions& options) {
+               const etpack::OutputOptions& options) {
   auto dir = ScratchDir();
   etpack::Status s = dir.status();
   const std::string path = dir.ok() ? *dir + "/out.pte" : std::string();
@@ -255,7 +255,7 @@ uint64_t ResetPeakRss() {
 // many finished windows may be in write-back at once? sync stays on, so the
 // figure includes getting the bytes to stable storage, as the tool does.
 void BM_SinkWrite(benchmark::State& state) {
-  etpack::FileSinkOptions options;
+  etpack::OutputOptions options;
   options.mmap = state.range(0) != 0;
   options.window_bytes = static_cast<uint64_t>(state.range(1)) * kMiB;
   options.writeback_windows = static_cast<int>(state.range(2));
@@ -340,7 +340,7 @@ etpack::Status DropFromCache(const std::string& path) {
 // input only, posix_fadvise DONTNEED), not globally: the rest of the page
 // cache, including other processes' files, stays as it is.
 void BM_FileCopy(benchmark::State& state) {
-  etpack::FileSinkOptions options;
+  etpack::OutputOptions options;
   options.copy_file_range = state.range(0) != 0;
   auto input = InputFile();
   etpack::Result<etpack::SourcePtr> source =

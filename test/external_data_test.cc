@@ -31,11 +31,7 @@ std::unique_ptr<PtdFile> PtdOf(const PtdInput& input, const std::string& name) {
   auto plan = PlanPtd(input);
   INFO(plan.status().ToString());
   REQUIRE(plan.ok());
-  auto owner = std::make_shared<std::vector<uint8_t>>(Materialize(plan->artifact));
-  auto f = PtdFile::FromMemory(name, owner->data(), owner->size(), owner);
-  INFO(f.status().ToString());
-  REQUIRE(f.ok());
-  return std::move(f).value();
+  return Read<PtdFile>(name, Materialize(plan->artifact));
 }
 
 std::unique_ptr<PteFile> PteOf(const PteInput& input, const std::string& name,
@@ -43,11 +39,7 @@ std::unique_ptr<PteFile> PteOf(const PteInput& input, const std::string& name,
   auto plan = PlanPte(input, options);
   INFO(plan.status().ToString());
   REQUIRE(plan.ok());
-  auto owner = std::make_shared<std::vector<uint8_t>>(Materialize(plan->artifact));
-  auto f = PteFile::FromMemory(name, owner->data(), owner->size(), owner);
-  INFO(f.status().ToString());
-  REQUIRE(f.ok());
-  return std::move(f).value();
+  return Read<PteFile>(name, Materialize(plan->artifact));
 }
 
 PtdInput BasicInput() {
@@ -210,8 +202,7 @@ TEST_CASE("a segment shorter than its tensor never gets as far as a program") {
   const size_t size_at = reinterpret_cast<const flatbuffers::Table*>(seg)->GetAddressOf(
                              ftb::DataSegment::VT_SIZE) - bytes.data();
   StoreLE64(bytes.data() + size_at, 47);
-  auto owner = std::make_shared<std::vector<uint8_t>>(std::move(bytes));
-  auto f = PtdFile::FromMemory("short.ptd", owner->data(), owner->size(), owner);
+  auto f = TryRead<PtdFile>("short.ptd", std::move(bytes));
   REQUIRE_FALSE(f.ok());
   CHECK(Contains(f.status().message(), "'linear.weight'"));
   CHECK(Contains(f.status().message(), "needs 48 bytes but segment 0 holds 47"));

@@ -35,11 +35,7 @@ std::string Slurp(const std::string& path) {
 }
 
 std::unique_ptr<PteFile> FromBytes(const std::string& name, std::vector<uint8_t> bytes) {
-  auto owner = std::make_shared<std::vector<uint8_t>>(std::move(bytes));
-  auto f = PteFile::FromMemory(name, owner->data(), owner->size(), owner);
-  INFO(f.status().ToString());
-  REQUIRE(f.ok());
-  return std::move(f).value();
+  return Read<PteFile>(name, std::move(bytes));
 }
 
 // Through the file's sources: Open() maps only the flatbuffer.
@@ -232,11 +228,7 @@ namespace {
 const char* kPtdCases[] = {"ptd_basic", "ptd_shared_blob"};
 
 std::unique_ptr<PtdFile> PtdFromBytes(const std::string& name, std::vector<uint8_t> bytes) {
-  auto owner = std::make_shared<std::vector<uint8_t>>(std::move(bytes));
-  auto f = PtdFile::FromMemory(name, owner->data(), owner->size(), owner);
-  INFO(f.status().ToString());
-  REQUIRE(f.ok());
-  return std::move(f).value();
+  return Read<PtdFile>(name, std::move(bytes));
 }
 
 std::vector<uint8_t> Range(const PtdFile& f, uint64_t off, uint64_t len) {

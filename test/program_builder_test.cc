@@ -14,12 +14,8 @@ namespace fb = etpack::pte_fb;
 
 namespace {
 
-std::unique_ptr<PteFile> ReadBack(const std::vector<uint8_t>& bytes) {
-  auto owner = std::make_shared<std::vector<uint8_t>>(bytes);
-  auto f = PteFile::FromMemory("built.pte", owner->data(), owner->size(), owner);
-  INFO(f.status().ToString());
-  REQUIRE(f.ok());
-  return std::move(f).value();
+std::unique_ptr<PteFile> ReadBack(std::vector<uint8_t> bytes) {
+  return Read<PteFile>("built.pte", std::move(bytes));
 }
 
 }  // namespace

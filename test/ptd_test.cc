@@ -33,17 +33,12 @@ PtdInput Basic() {
   return in;
 }
 
-std::unique_ptr<PtdFile> ReadBack(const std::vector<uint8_t>& bytes) {
-  auto owner = std::make_shared<std::vector<uint8_t>>(bytes);
-  auto f = PtdFile::FromMemory("mem.ptd", owner->data(), owner->size(), owner);
-  INFO(f.status().ToString());
-  REQUIRE(f.ok());
-  return std::move(f).value();
+std::unique_ptr<PtdFile> ReadBack(std::vector<uint8_t> bytes) {
+  return Read<PtdFile>("mem.ptd", std::move(bytes));
 }
 
 void ExpectError(const std::vector<uint8_t>& bytes, const std::string& fragment) {
-  auto owner = std::make_shared<std::vector<uint8_t>>(bytes);
-  auto f = PtdFile::FromMemory("bad.ptd", owner->data(), owner->size(), owner);
+  auto f = TryRead<PtdFile>("bad.ptd", bytes);
   INFO(f.status().ToString());
   REQUIRE_FALSE(f.ok());
   CHECK(f.status().message().rfind("bad.ptd: ", 0) == 0);

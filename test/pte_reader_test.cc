@@ -34,9 +34,7 @@ std::vector<uint8_t> ValidFile() {
 }
 
 Status Validate(const std::vector<uint8_t>& bytes) {
-  auto owner = std::make_shared<std::vector<uint8_t>>(bytes);
-  auto f = PteFile::FromMemory("bad.pte", owner->data(), owner->size(), owner);
-  return f.status();
+  return TryRead<PteFile>("bad.pte", bytes).status();
 }
 
 const fb::Program* ProgramOf(std::vector<uint8_t>& bytes) { return fb::GetProgram(bytes.data()); }

@@ -2,8 +2,11 @@
 #ifndef ETPACK_TEST_PROGRAMS_H_
 #define ETPACK_TEST_PROGRAMS_H_
 
+#include <catch2/catch.hpp>
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "etpack/json.h"
@@ -74,6 +77,22 @@ inline std::vector<uint8_t> Materialize(const ArtifactPlan& plan) {
   Result<std::vector<uint8_t>> out = WriteArtifactToMemory(plan);
   if (!out.ok()) throw std::runtime_error(out.status().ToString());
   return std::move(out).value();
+}
+
+// A reader (PteFile, PtdFile, BpteFile) over `bytes`, which it keeps alive.
+template <typename File>
+Result<std::unique_ptr<File>> TryRead(const std::string& name, std::vector<uint8_t> bytes) {
+  auto owner = std::make_shared<std::vector<uint8_t>>(std::move(bytes));
+  return File::FromMemory(name, owner->data(), owner->size(), owner);
+}
+
+// The same, required to succeed.
+template <typename File>
+std::unique_ptr<File> Read(const std::string& name, std::vector<uint8_t> bytes) {
+  auto f = TryRead<File>(name, std::move(bytes));
+  INFO(f.status().ToString());
+  REQUIRE(f.ok());
+  return std::move(f).value();
 }
 
 }  // namespace etpack::testing

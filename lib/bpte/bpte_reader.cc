@@ -64,25 +64,6 @@ TensorLayout LayoutOf(const bfb::Tensor& t) {
 
 }  // namespace
 
-Result<std::unique_ptr<BpteFile>> BpteFile::Open(const std::string& path) {
-  ETPACK_ASSIGN_OR_RETURN(SourcePtr file, FileSource(path));
-  return Open(path, std::move(file));
-}
-
-Result<std::unique_ptr<BpteFile>> BpteFile::Open(std::string name, SourcePtr file) {
-  std::unique_ptr<BpteFile> f(new BpteFile());
-  ETPACK_RETURN_IF_ERROR(f->InitFromFile(std::move(name), std::move(file)));
-  return f;
-}
-
-Result<std::unique_ptr<BpteFile>> BpteFile::FromMemory(std::string name, const uint8_t* data,
-                                                       uint64_t size,
-                                                       std::shared_ptr<const void> keep_alive) {
-  std::unique_ptr<BpteFile> f(new BpteFile());
-  ETPACK_RETURN_IF_ERROR(f->InitFromMemory(std::move(name), data, size, std::move(keep_alive)));
-  return f;
-}
-
 // The segmented layout keeps the flatbuffer [0, flatbuffer_size) in memory
 // and opens the embedded program (and reads test data) through the file.
 // The standard layout is one flatbuffer, program included: all of it.

@@ -1,5 +1,5 @@
 // range_text.h (internal) — the "[offset, +length)" notation that source and
-// sink messages share, so a range reads the same wherever it is reported.
+// output messages share, so a range reads the same wherever it is reported.
 
 #ifndef ETPACK_RANGE_TEXT_H_
 #define ETPACK_RANGE_TEXT_H_

@@ -327,7 +327,7 @@ SourcePtr SliceSource(SourcePtr base, uint64_t offset, uint64_t length) {
     return std::make_shared<SliceSourceImpl>(std::move(base), offset, length);
   }
   if (offset == 0 && length == base->size()) return base;
-  // Slices of files and memory stay files and memory, so the sink keeps its
+  // Slices of files and memory stay files and memory, so the output file keeps its
   // fast paths (copy_file_range, direct memcpy) and messages keep the path.
   if (auto* file = dynamic_cast<const FileSourceImpl*>(base.get())) {
     return std::make_shared<FileSourceImpl>(

@@ -36,6 +36,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "etpack/source.h"
 #include "etpack/status.h"
@@ -102,6 +103,36 @@ class ArtifactFile {
   uint64_t head_size_ = 0;
   std::shared_ptr<const void> keep_alive_;
   SourcePtr file_;  // set when opened from a file: bulk reads go through it
+};
+
+// The three ways in, for a reader `File` (PteFile, PtdFile, BpteFile):
+// `class File : public ArtifactFileOf<File>`, with a private default
+// constructor and `friend class ArtifactFileOf<File>`.
+template <typename File>
+class ArtifactFileOf : public ArtifactFile {
+ public:
+  static Result<std::unique_ptr<File>> Open(const std::string& path) {
+    ETPACK_ASSIGN_OR_RETURN(SourcePtr file, FileSource(path));
+    return Open(path, std::move(file));
+  }
+  // REQUIRES: file is a file source (or a slice of one).
+  static Result<std::unique_ptr<File>> Open(std::string name, SourcePtr file) {
+    std::unique_ptr<File> f(new File());
+    ETPACK_RETURN_IF_ERROR(f->InitFromFile(std::move(name), std::move(file)));
+    return f;
+  }
+  // REQUIRES: data 16-byte aligned; `keep_alive` owns it.
+  static Result<std::unique_ptr<File>> FromMemory(std::string name, const uint8_t* data,
+                                                  uint64_t size,
+                                                  std::shared_ptr<const void> keep_alive) {
+    std::unique_ptr<File> f(new File());
+    ETPACK_RETURN_IF_ERROR(
+        f->InitFromMemory(std::move(name), data, size, std::move(keep_alive)));
+    return f;
+  }
+
+ protected:
+  ArtifactFileOf() = default;
 };
 
 }  // namespace etpack

@@ -25,15 +25,9 @@ struct BundledProgram;
 
 namespace etpack {
 
-class BpteFile : public ArtifactFile {
+class BpteFile : public ArtifactFileOf<BpteFile> {
  public:
-  static Result<std::unique_ptr<BpteFile>> Open(const std::string& path);
-  // REQUIRES: file is a file source (or a slice of one).
-  static Result<std::unique_ptr<BpteFile>> Open(std::string name, SourcePtr file);
-  // REQUIRES: data 16-byte aligned; `keep_alive` owns it.
-  static Result<std::unique_ptr<BpteFile>> FromMemory(std::string name, const uint8_t* data,
-                                                      uint64_t size,
-                                                      std::shared_ptr<const void> keep_alive);
+  // Open(path), Open(name, file) and FromMemory(...): see ArtifactFileOf.
   ~BpteFile() override;
 
   BpteLayout layout() const { return layout_; }
@@ -56,6 +50,7 @@ class BpteFile : public ArtifactFile {
   const bpte_fb::BundledProgram& bundled() const { return *root_; }
 
  private:
+  friend class ArtifactFileOf<BpteFile>;
   BpteFile() = default;
   uint64_t MappedPrefix(const uint8_t* peek, uint64_t peek_size,
                         uint64_t file_size) const override;

@@ -145,9 +145,6 @@ struct OutputOptions {
   bool sync = true;
 };
 
-// The former name of OutputOptions, kept for callers.
-using FileSinkOptions = OutputOptions;
-
 // Files. Each output is an unnamed temporary file (O_TMPFILE) in its
 // destination's directory until Publish(), so a process killed mid-write
 // leaves nothing behind. Where the file system has no O_TMPFILE (or /proc

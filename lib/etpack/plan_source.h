@@ -6,7 +6,7 @@
 // range copies the head bytes it covers, reads the placements it covers from
 // their own sources and zero-fills the padding between them. Nothing is
 // materialized, so a planned program or NFAT container of any size can be
-// the payload of a delegate (a json::Value::Blob) or of anything else that
+// the payload of a delegate (PteInput::delegates) or of anything else that
 // takes a SourcePtr, and is streamed when the outer artifact is written.
 
 #ifndef ETPACK_PLAN_SOURCE_H_
@@ -26,7 +26,7 @@ namespace etpack {
 // (2304 bytes)"). Fails with kInvalidArgument when `plan` breaks the
 // ArtifactPlan invariants (see ValidateArtifactPlan in layout/assembler.h).
 // A plan that is one source and nothing else (PlanOfSource) gives back that
-// source itself, so a file range stays a file range for the sink.
+// source itself, so a file range stays a file range for the output file.
 //
 // A read costs one binary search over the placements plus the reads of the
 // placements it overlaps; ReadAt on distinct ranges may run concurrently

@@ -27,15 +27,9 @@ struct FlatTensor;
 
 namespace etpack {
 
-class PtdFile : public ArtifactFile {
+class PtdFile : public ArtifactFileOf<PtdFile> {
  public:
-  static Result<std::unique_ptr<PtdFile>> Open(const std::string& path);
-  // REQUIRES: file is a file source (or a slice of one).
-  static Result<std::unique_ptr<PtdFile>> Open(std::string name, SourcePtr file);
-  // REQUIRES: data 16-byte aligned; `keep_alive` owns it.
-  static Result<std::unique_ptr<PtdFile>> FromMemory(std::string name, const uint8_t* data,
-                                                     uint64_t size,
-                                                     std::shared_ptr<const void> keep_alive);
+  // Open(path), Open(name, file) and FromMemory(...): see ArtifactFileOf.
   ~PtdFile() override;
 
   const FlatTensorHeader& header() const { return header_; }
@@ -62,6 +56,7 @@ class PtdFile : public ArtifactFile {
   const ptd_fb::FlatTensor& flat_tensor() const { return *root_; }
 
  private:
+  friend class ArtifactFileOf<PtdFile>;
   PtdFile() = default;
   uint64_t MappedPrefix(const uint8_t* peek, uint64_t peek_size,
                         uint64_t file_size) const override;

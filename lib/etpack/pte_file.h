@@ -94,15 +94,9 @@ struct PteNamedData {
   uint32_t segment_index = 0;
 };
 
-class PteFile : public ArtifactFile {
+class PteFile : public ArtifactFileOf<PteFile> {
  public:
-  static Result<std::unique_ptr<PteFile>> Open(const std::string& path);
-  // REQUIRES: file is a file source (or a slice of one).
-  static Result<std::unique_ptr<PteFile>> Open(std::string name, SourcePtr file);
-  // REQUIRES: data 16-byte aligned; `keep_alive` owns it.
-  static Result<std::unique_ptr<PteFile>> FromMemory(std::string name, const uint8_t* data,
-                                                     uint64_t size,
-                                                     std::shared_ptr<const void> keep_alive);
+  // Open(path), Open(name, file) and FromMemory(...): see ArtifactFileOf.
   ~PteFile() override;
 
   const ExtendedHeader& header() const { return header_; }
@@ -148,6 +142,7 @@ class PteFile : public ArtifactFile {
   const pte_fb::Program& program() const { return *program_; }
 
  private:
+  friend class ArtifactFileOf<PteFile>;
   PteFile() = default;
   uint64_t MappedPrefix(const uint8_t* peek, uint64_t peek_size,
                         uint64_t file_size) const override;

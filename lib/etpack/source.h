@@ -52,7 +52,7 @@ class Source {
   virtual const uint8_t* contiguous() const { return nullptr; }
 
   // The backing file range, when there is one; nullptr otherwise. Lets the
-  // sink try an in-kernel copy first.
+  // output file try an in-kernel copy first.
   virtual const FileRange* file_range() const { return nullptr; }
 
   // What this source is, for error messages: "file w.bin [4096, +100)",

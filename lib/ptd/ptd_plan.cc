@@ -80,7 +80,7 @@ Status CheckFlatbufferFits(const PtdInput& input) {
 }
 
 // The FlatTensor laid out byte for byte as the schema-driven tree builder
-// (flatbuffer_tree.cc) would: a table's strings, vectors and subtables
+// (flatbuffer/tree_builder.cc) would: a table's strings, vectors and subtables
 // first in field order, then its scalars in field order, then its offsets.
 // (The generated Create* functions add fields by size instead.)
 std::vector<uint8_t> BuildFlatTensor(const std::vector<PlannedEntry>& entries,
@@ -191,7 +191,7 @@ Result<PtdPlan> PlanPtd(const PtdInput& input, const PtdOptions& options) {
 Status WritePtd(const std::string& path, const PtdInput& input, const PtdOptions& options,
                 const ProgressFn& progress) {
   ETPACK_ASSIGN_OR_RETURN(PtdPlan plan, PlanPtd(input, options));
-  return WriteArtifactFile(path, plan.artifact, FileSinkOptions{}, progress);
+  return WriteArtifactFile(path, plan.artifact, OutputOptions{}, progress);
 }
 
 }  // namespace etpack

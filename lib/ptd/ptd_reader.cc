@@ -19,25 +19,6 @@ namespace etpack {
 
 namespace ftb = etpack::ptd_fb;
 
-Result<std::unique_ptr<PtdFile>> PtdFile::Open(const std::string& path) {
-  ETPACK_ASSIGN_OR_RETURN(SourcePtr file, FileSource(path));
-  return Open(path, std::move(file));
-}
-
-Result<std::unique_ptr<PtdFile>> PtdFile::Open(std::string name, SourcePtr file) {
-  std::unique_ptr<PtdFile> f(new PtdFile());
-  ETPACK_RETURN_IF_ERROR(f->InitFromFile(std::move(name), std::move(file)));
-  return f;
-}
-
-Result<std::unique_ptr<PtdFile>> PtdFile::FromMemory(std::string name, const uint8_t* data,
-                                                     uint64_t size,
-                                                     std::shared_ptr<const void> keep_alive) {
-  std::unique_ptr<PtdFile> f(new PtdFile());
-  ETPACK_RETURN_IF_ERROR(f->InitFromMemory(std::move(name), data, size, std::move(keep_alive)));
-  return f;
-}
-
 // Validate() reads the FH01 header and the flatbuffer up to its end;
 // segments go through the file.
 uint64_t PtdFile::MappedPrefix(const uint8_t* peek, uint64_t peek_size,

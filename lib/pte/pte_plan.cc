@@ -394,7 +394,7 @@ Result<PtePlan> PlanPte(PteInput input, const PteOptions& options) {
 Status WritePte(const std::string& path, PteInput input, const PteOptions& options,
                 const ProgressFn& progress) {
   ETPACK_ASSIGN_OR_RETURN(PtePlan plan, PlanPte(std::move(input), options));
-  return WriteArtifactFile(path, plan.artifact, FileSinkOptions{}, progress);
+  return WriteArtifactFile(path, plan.artifact, OutputOptions{}, progress);
 }
 
 }  // namespace etpack

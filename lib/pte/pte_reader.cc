@@ -157,25 +157,6 @@ Result<std::vector<uint64_t>> NeededBytes(const fb::Program& program, size_t cou
 
 }  // namespace
 
-Result<std::unique_ptr<PteFile>> PteFile::Open(const std::string& path) {
-  ETPACK_ASSIGN_OR_RETURN(SourcePtr file, FileSource(path));
-  return Open(path, std::move(file));
-}
-
-Result<std::unique_ptr<PteFile>> PteFile::Open(std::string name, SourcePtr file) {
-  std::unique_ptr<PteFile> f(new PteFile());
-  ETPACK_RETURN_IF_ERROR(f->InitFromFile(std::move(name), std::move(file)));
-  return f;
-}
-
-Result<std::unique_ptr<PteFile>> PteFile::FromMemory(std::string name, const uint8_t* data,
-                                                     uint64_t size,
-                                                     std::shared_ptr<const void> keep_alive) {
-  std::unique_ptr<PteFile> f(new PteFile());
-  ETPACK_RETURN_IF_ERROR(f->InitFromMemory(std::move(name), data, size, std::move(keep_alive)));
-  return f;
-}
-
 // Validate() reads the extended header and the flatbuffer [0, program_size);
 // segments go through the file. Without a header the whole file is the
 // flatbuffer, which Validate() refuses from 2 GiB on from its size alone.
