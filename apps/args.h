@@ -16,7 +16,7 @@ struct Args {
   std::vector<std::string> positional;
   std::map<std::string, std::string> values;  // options that take a value (last wins)
   std::vector<std::pair<std::string, std::string>> all_values;  // every one, in order
-  std::vector<std::string> flags;             // options without a value
+  std::vector<std::string> flags;                               // options without a value
 
   bool Has(const std::string& flag) const;
   // The value of `option`, or nullptr when not given.

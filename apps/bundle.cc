@@ -56,8 +56,8 @@ const char* LayoutName(BpteLayout layout) {
 
 int Bundle(const std::vector<std::string>& argv_list) {
   auto usage = [](const std::string& m) { return UsageError("bundle: " + m); };
-  Result<Args> args = ParseArgs(
-      argv_list, {"-o", "--output", "--cases", "--layout", "--program-alignment"}, {});
+  Result<Args> args =
+      ParseArgs(argv_list, {"-o", "--output", "--cases", "--layout", "--program-alignment"}, {});
   if (!args.ok()) return usage(args.status().message());
   if (args->positional.size() != 1) {
     return usage("expected exactly one IN.pte, got " + std::to_string(args->positional.size()));
@@ -81,8 +81,9 @@ int Bundle(const std::vector<std::string>& argv_list) {
   const std::string* alignment_text = args->Value("--program-alignment");
   if (alignment_text) {
     if (options.layout != BpteLayout::kSegmented) {
-      return usage("--program-alignment applies to --layout segmented only (the standard "
-                   "layout places the program where the format says)");
+      return usage(
+          "--program-alignment applies to --layout segmented only (the standard "
+          "layout places the program where the format says)");
     }
     Result<uint64_t> a = ParseAlignment(*alignment_text, "--program-alignment");
     if (!a.ok()) return usage(a.status().message());

@@ -113,9 +113,8 @@ Result<Config> ChooseConfig(uint64_t target) {
   c.layers = min_layers;
   c.vocab = BaseVocab(c.dim);
   if (TotalBytes(c) > target) {
-    return InvalidArgument("--size " + BytesText(target) +
-                           " is below the smallest demo model (" + BytesText(TotalBytes(c)) +
-                           ")");
+    return InvalidArgument("--size " + BytesText(target) + " is below the smallest demo model (" +
+                           BytesText(TotalBytes(c)) + ")");
   }
   for (;;) {
     Config wider = c;
@@ -248,8 +247,8 @@ Demo BuildDemo(const Config& config) {
         forward.ConstantTensor(Shape(w.scalar_type, w.sizes), static_cast<uint32_t>(i + 1));
     if (i == 0) demo.first_weight_value = index;
     const Pattern pattern = PatternFor(i, w.scalar_type);
-    demo.input.constants.push_back(GeneratorSource(
-        w.name, w.bytes, [pattern](uint64_t off, uint8_t* dst, size_t n) {
+    demo.input.constants.push_back(
+        GeneratorSource(w.name, w.bytes, [pattern](uint64_t off, uint8_t* dst, size_t n) {
           Fill(pattern, off, dst, n);
           return Status::OK();
         }));
@@ -314,13 +313,12 @@ Status SpotCheck(const PteFile& file, const Demo& demo) {
   for (size_t i : picks) {
     const Weight& w = demo.weights[i];
     const uint64_t vi = demo.first_weight_value + i;
-    auto t = std::find_if(tensors.begin(), tensors.end(), [&](const PteTensor& x) {
-      return x.method == 0 && x.value == vi;
-    });
+    auto t = std::find_if(tensors.begin(), tensors.end(),
+                          [&](const PteTensor& x) { return x.method == 0 && x.value == vi; });
     if (t == tensors.end() || t->data != TensorData::kConstant || t->buffer_index != i + 1) {
       return Corrupt(file.name() + ": values[" + std::to_string(vi) +
-                     "] is not the tensor of constant " + std::to_string(i + 1) + " (" +
-                     w.name + ")");
+                     "] is not the tensor of constant " + std::to_string(i + 1) + " (" + w.name +
+                     ")");
     }
     ETPACK_ASSIGN_OR_RETURN(const SourcePtr bytes, file.TensorSource(*t));
     if (bytes->size() != w.bytes) {
@@ -364,8 +362,8 @@ Status RunDemo(const Config& config, const std::string& dir) {
               " heads (%" PRId64 " kv), ffn %" PRId64 ", vocab %" PRId64 "\n",
               config.layers, config.dim, config.heads(), config.kv_heads(), config.hidden(),
               config.vocab);
-  std::printf("weights: %zu tensors (BFLOAT16 matrices, FLOAT norms), %s\n",
-              demo.weights.size(), BytesText(weight_bytes).c_str());
+  std::printf("weights: %zu tensors (BFLOAT16 matrices, FLOAT norms), %s\n", demo.weights.size(),
+              BytesText(weight_bytes).c_str());
   std::fflush(stdout);
 
   ETPACK_ASSIGN_OR_RETURN(PtePlan plan, PlanPte(std::move(demo.input), PteOptions{}));

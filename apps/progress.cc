@@ -63,8 +63,7 @@ void ProgressLine::Update(uint64_t done, uint64_t total) {
 
   const double elapsed = std::chrono::duration<double>(now - start_).count();
   const double rate = elapsed > 0 ? static_cast<double>(done) / elapsed : 0;
-  std::string line = "\r\033[K" + label_ + "  " + HumanBytes(done) + " / " +
-                     HumanBytes(total);
+  std::string line = "\r\033[K" + label_ + "  " + HumanBytes(done) + " / " + HumanBytes(total);
   char buf[64];
   std::snprintf(buf, sizeof buf, "  %.0f MiB/s", rate / (1024.0 * 1024.0));
   line += buf;

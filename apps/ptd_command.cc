@@ -65,8 +65,8 @@ int Ptd(const std::vector<std::string>& argv) {
               tensors->size(), shards.size(), BytesText(tensor_bytes).c_str());
   std::printf("wrote:   %s\n", out->c_str());
   std::printf("  file size:           %s\n", BytesText(plan->artifact.file_size).c_str());
-  std::printf("  segments:            %zu, segment alignment %" PRIu64
-              ", tensor alignment %" PRIu64 "\n",
+  std::printf("  segments:            %zu, segment alignment %" PRIu64 ", tensor alignment %" PRIu64
+              "\n",
               plan->layout.segments.size(), options.segment_alignment, align);
   std::printf("  segment base offset: %" PRIu64 "\n", plan->layout.segment_base_offset);
   std::printf("time:    read headers + plan %.3f s, write %.3f s (%.0f MiB/s), total %.3f s\n",

@@ -64,9 +64,9 @@ int Repack(const std::vector<std::string>& argv) {
   if (!ptd_plan.ok()) return Failure(ptd_plan.status().WithContext(*ptd_path));
   // Published together, the .ptd first: a .pte never appears without its data.
   ProgressLine progress("writing " + *ptd_path + " and " + job->output);
-  if (Status s = WriteArtifactFiles({{*ptd_path, &ptd_plan->artifact},
-                                     {job->output, &pte_plan->artifact}},
-                                    OutputOptions{}, progress.callback());
+  if (Status s =
+          WriteArtifactFiles({{*ptd_path, &ptd_plan->artifact}, {job->output, &pte_plan->artifact}},
+                             OutputOptions{}, progress.callback());
       !s.ok()) {
     return Failure(s);
   }

@@ -146,9 +146,8 @@ json::Value ReportJson(const Report& r) {
                                        {"size", U(d.size)}}));
   }
   for (const NamedInfo& n : r.named) {
-    named.push_back(Value::Object({{"key", Value::String(n.key)},
-                                   {"segment", U(n.segment)},
-                                   {"size", U(n.size)}}));
+    named.push_back(Value::Object(
+        {{"key", Value::String(n.key)}, {"segment", U(n.segment)}, {"size", U(n.size)}}));
   }
   std::vector<Value> external;
   for (const ExternalInfo& e : r.external) {
@@ -162,16 +161,15 @@ json::Value ReportJson(const Report& r) {
       {"file", Value::String(r.file)},
       {"file_size", U(r.file_size)},
       {"identifier", Value::String(r.identifier)},
-      {"extended_header",
-       Value::Object({{"present", Value::Bool(r.header.present)},
-                      {"length", U(r.header.length)},
-                      {"program_size", U(r.header.program_size)},
-                      {"segment_base_offset", U(r.header.segment_base_offset)},
-                      {"segment_data_size", U(r.header.segment_data_size)}})},
+      {"extended_header", Value::Object({{"present", Value::Bool(r.header.present)},
+                                         {"length", U(r.header.length)},
+                                         {"program_size", U(r.header.program_size)},
+                                         {"segment_base_offset", U(r.header.segment_base_offset)},
+                                         {"segment_data_size", U(r.header.segment_data_size)}})},
       {"methods", Value::Array(std::move(methods))},
       {"segments", Value::Array(std::move(segments))},
-      {"constants", Value::Object({{"tensors", U(r.constant_tensors)},
-                                   {"bytes", U(r.constant_bytes)}})},
+      {"constants",
+       Value::Object({{"tensors", U(r.constant_tensors)}, {"bytes", U(r.constant_bytes)}})},
       {"delegates", Value::Array(std::move(delegates))},
       {"named_data", Value::Array(std::move(named))},
       {"external_tensors", Value::Array(std::move(external))},
@@ -201,11 +199,10 @@ void PrintReport(const Report& r) {
 
   std::printf("\nsegments (%zu):\n", r.segments.size());
   if (!r.segments.empty()) {
-    std::printf("  %5s  %-10s %14s %14s %14s %9s\n", "index", "role", "offset", "absolute",
-                "size", "alignment");
+    std::printf("  %5s  %-10s %14s %14s %14s %9s\n", "index", "role", "offset", "absolute", "size",
+                "alignment");
     for (const SegmentInfo& s : r.segments) {
-      std::printf("  %5" PRIu64 "  %-10s %14" PRIu64 " %14" PRIu64 " %14" PRIu64 " %9" PRIu64
-                  "\n",
+      std::printf("  %5" PRIu64 "  %-10s %14" PRIu64 " %14" PRIu64 " %14" PRIu64 " %9" PRIu64 "\n",
                   s.index, s.role.c_str(), s.offset, s.absolute, s.size, s.alignment);
     }
   }
@@ -215,8 +212,8 @@ void PrintReport(const Report& r) {
 
   std::printf("\ndelegates (%zu):\n", r.delegates.size());
   for (const DelegateInfo& d : r.delegates) {
-    std::printf("  %s[%" PRIu64 "]  %-24s %-12s %" PRIu64 " bytes\n", d.method.c_str(),
-                d.index, d.backend.c_str(), d.location.c_str(), d.size);
+    std::printf("  %s[%" PRIu64 "]  %-24s %-12s %" PRIu64 " bytes\n", d.method.c_str(), d.index,
+                d.backend.c_str(), d.location.c_str(), d.size);
   }
 
   std::printf("\nnamed data (%zu):\n", r.named.size());
@@ -258,11 +255,11 @@ json::Value PtdReportJson(const PtdFile& f) {
                                       {"alignment", U(OffsetAlignment(absolute))}}));
   }
   for (const PtdFile::Entry& e : f.entries()) {
-    entries.push_back(Value::Object(
-        {{"key", Value::String(e.key)},
-         {"segment", U(e.segment_index)},
-         {"size", U(l.segments[e.segment_index].size)},
-         {"tensor_layout", e.layout ? LayoutJson(*e.layout) : Value::Null()}}));
+    entries.push_back(
+        Value::Object({{"key", Value::String(e.key)},
+                       {"segment", U(e.segment_index)},
+                       {"size", U(l.segments[e.segment_index].size)},
+                       {"tensor_layout", e.layout ? LayoutJson(*e.layout) : Value::Null()}}));
   }
   return Value::Object({
       {"kind", Value::String("ptd")},

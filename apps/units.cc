@@ -26,7 +26,7 @@ Result<uint64_t> ParseByteSize(std::string_view text, std::string_view what) {
   std::string suffix(text.substr(digits));
   for (char& c : suffix) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   static const std::pair<const char*, int> kSuffixes[] = {
-      {"", 0},   {"b", 0},    {"k", 10},   {"kib", 10}, {"m", 20},
+      {"", 0},     {"b", 0},  {"k", 10},   {"kib", 10}, {"m", 20},
       {"mib", 20}, {"g", 30}, {"gib", 30}, {"t", 40},   {"tib", 40}};
   for (const auto& [name, shift] : kSuffixes) {
     if (suffix != name) continue;

@@ -44,8 +44,8 @@ int VerifyBpte(const std::string& path) {
   if (!suites.ok()) return Invalid(path, suites.status());
   uint64_t cases = 0;
   for (const BundledTestSuite& s : *suites) cases += s.test_cases.size();
-  std::printf("%s: ok (.bpte, %s layout, %zu suites, %" PRIu64
-              " cases; embedded program %" PRIu64 " bytes, %zu methods)\n",
+  std::printf("%s: ok (.bpte, %s layout, %zu suites, %" PRIu64 " cases; embedded program %" PRIu64
+              " bytes, %zu methods)\n",
               path.c_str(), LayoutName(f.layout()), suites->size(), cases, f.program_size(),
               f.program().methods().size());
   return kExitOk;

@@ -26,8 +26,7 @@ struct WriteJob {
 // alignment flags and the command's `extra` value options. A failure is a
 // usage error (its message says what is wrong).
 Result<WriteJob> ParseWriteJob(const std::vector<std::string>& argv, const char* what,
-                               const char* output_name,
-                               const std::vector<std::string>& extra = {});
+                               const char* output_name, const std::vector<std::string>& extra = {});
 
 // Reads "--segment-alignment" / "--constant-alignment" into `options`.
 // A bad value is an error whose message names the flag.

@@ -22,9 +22,9 @@
 #include <utility>
 #include <vector>
 
+#include "etpack/output.h"
 #include "etpack/program_builder.h"
 #include "etpack/pte.h"
-#include "etpack/output.h"
 #include "etpack/source.h"
 #include "etpack/writer.h"
 
@@ -143,8 +143,8 @@ std::string g_scratch;
 etpack::Result<std::string> ScratchDir() {
   if (g_scratch.empty()) {
     const char* base = std::getenv("TMPDIR");
-    std::string tmpl = std::string(base != nullptr && *base != '\0' ? base : "/tmp") +
-                       "/etpack-bench-XXXXXX";
+    std::string tmpl =
+        std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/etpack-bench-XXXXXX";
     if (::mkdtemp(tmpl.data()) == nullptr) return etpack::IoError("mkdtemp " + tmpl, errno);
     g_scratch = tmpl;
   }

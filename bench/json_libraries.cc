@@ -9,8 +9,8 @@
 #include <sstream>
 #include <string>
 
-#include <nlohmann/json.hpp>
 #include <simdjson.h>
+#include <nlohmann/json.hpp>
 
 #include "etpack/json.h"
 
@@ -30,7 +30,8 @@ std::string ProgramText(int n) {
     if (i) s += ",\n";
     s += "{\"val_type\": \"Tensor\", \"val\": {\"scalar_type\": 6, \"storage_offset\": 0, "
          "\"sizes\": [64, 128], \"dim_order\": [0, 1], \"requires_grad\": false, "
-         "\"data_buffer_idx\": " + std::to_string(i + 1) +
+         "\"data_buffer_idx\": " +
+         std::to_string(i + 1) +
          ", \"allocation_info\": null, \"layout\": 0, \"shape_dynamism\": 0}}";
   }
   return s + "], \"inputs\": [], \"outputs\": [], \"chains\": [], \"operators\": []}]}";
@@ -70,8 +71,10 @@ int main() {
     best[3] = std::min(best[3], MsSince(t));
     if (!ours.ok()) return 1;
   }
-  std::printf("etpack::json %.0f | nlohmann::json %.0f | nlohmann::ordered_json %.0f | "
-              "simdjson dom %.0f\n\n", best[0], best[1], best[2], best[3]);
+  std::printf(
+      "etpack::json %.0f | nlohmann::json %.0f | nlohmann::ordered_json %.0f | "
+      "simdjson dom %.0f\n\n",
+      best[0], best[1], best[2], best[3]);
 
   const char* cases[] = {
       "{\"a\": 1, \"a\": 2}",

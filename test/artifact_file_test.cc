@@ -96,10 +96,10 @@ TEST_CASE("malformed bytes are kCorrupt, from a file and from memory") {
     INFO(o.format);
     const std::vector<uint8_t> good = ReadFile(Golden(goldens[i]));
     std::vector<std::vector<uint8_t>> bad = {
-        {},                                                      // empty
-        std::vector<uint8_t>(good.begin(), good.begin() + 7),   // shorter than an identifier
-        std::vector<uint8_t>(good.begin(), good.end() - 1),     // truncated
-        std::vector<uint8_t>(4096, 0xAB),                       // garbage
+        {},                                                    // empty
+        std::vector<uint8_t>(good.begin(), good.begin() + 7),  // shorter than an identifier
+        std::vector<uint8_t>(good.begin(), good.end() - 1),    // truncated
+        std::vector<uint8_t>(4096, 0xAB),                      // garbage
     };
     REQUIRE(good.size() > 8);
     std::vector<uint8_t> wrong_id = good;

@@ -2,8 +2,8 @@
 // decodes like the reference output, the segmented layout round-trips at
 // every program alignment and beyond 4 GiB, and malformed files and cases
 // are refused with messages that name them.
-#include <catch2/catch.hpp>
 #include <stdlib.h>
+#include <catch2/catch.hpp>
 
 #include <cstdlib>
 #include <cstring>
@@ -179,14 +179,14 @@ SourcePtr Zeros(const std::string& name, uint64_t size) {
 
 // A hand-built BP08 file, for shapes PlanBpte never writes.
 struct RawBpte {
-  Bytes_ program;                 // inline program bytes
+  Bytes_ program;  // inline program bytes
   bool program_present = true;
   int32_t program_segment = -1;
   std::vector<std::pair<uint64_t, uint64_t>> segments;  // absent when empty
   Bytes_ tensor_data = Bytes_(24, 1);                   // FLOAT[2, 3] value
   int32_t data_segment = -1;
   bfb::ValueUnion val_type = bfb::ValueUnion::Tensor;
-  bool header = false;  // insert bh00
+  bool header = false;    // insert bh00
   uint64_t base_pad = 0;  // segment base = align_up(flatbuffer end, 128) + this
   Bytes_ segment_bytes;   // appended at the segment base
 
@@ -196,8 +196,8 @@ struct RawBpte {
     auto dims = fbb.CreateVector(std::vector<uint8_t>{0, 1});
     fbb.ForceVectorAlignment(tensor_data.size(), 1, 16);
     auto data = fbb.CreateVector(tensor_data);
-    auto t = bfb::CreateTensor(fbb, etpack::pte_fb::ScalarType::FLOAT, sizes, data, dims,
-                               data_segment);
+    auto t =
+        bfb::CreateTensor(fbb, etpack::pte_fb::ScalarType::FLOAT, sizes, data, dims, data_segment);
     auto v = bfb::CreateValue(fbb, val_type, t.Union());
     auto inputs = fbb.CreateVector(std::vector<flatbuffers::Offset<bfb::Value>>{v});
     auto outputs = fbb.CreateVector(std::vector<flatbuffers::Offset<bfb::Value>>{});
@@ -417,8 +417,14 @@ TEST_CASE("segmented layout round-trips at every program alignment") {
   CHECK(tc.expected_outputs[1].layout == ByteTensorValue(big).layout);
   CHECK(Same(*tc.inputs[0].data, *g.input.suites[0].test_cases[0].inputs[0].data));
   CHECK(tc.inputs[3].int_val == g.input.suites[0].test_cases[0].inputs[3].int_val);
-  const auto* t = f->bundled().method_test_suites()->Get(0)->test_cases()->Get(0)
-                      ->expected_outputs()->Get(1)->val_as_Tensor();
+  const auto* t = f->bundled()
+                      .method_test_suites()
+                      ->Get(0)
+                      ->test_cases()
+                      ->Get(0)
+                      ->expected_outputs()
+                      ->Get(1)
+                      ->val_as_Tensor();
   CHECK(t->data_segment() == 1);
   CHECK(t->data()->size() == 0);
 
@@ -475,9 +481,9 @@ TEST_CASE("segmented layout plans a program beyond 4 GiB with 64-bit offsets") {
 TEST_CASE("tensor_segment_threshold decides which tensors go to segments") {
   BpteInput in;
   in.program = PlanOfSource(OwnedSource(GoldenPte("pte_constants.pte")));
-  in.suites = {{"forward", {BundledTestCase{{ByteTensorValue(Pattern(100, 1)),
-                                             ByteTensorValue(Pattern(0, 1))},
-                                            {}}}}};
+  in.suites = {
+      {"forward",
+       {BundledTestCase{{ByteTensorValue(Pattern(100, 1)), ByteTensorValue(Pattern(0, 1))}, {}}}}};
   BpteOptions opt;
   opt.layout = BpteLayout::kSegmented;
   opt.tensor_segment_threshold = 0;  // every tensor, even an empty one

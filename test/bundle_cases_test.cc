@@ -57,7 +57,7 @@ TEST_CASE("bundle cases: every value kind, two methods in file order") {
   fs::create_directory(dir.File("data"));
   const auto npy_data = Iota(24, 1);
   WriteFile(dir.File("x.npy"),
-             Npy("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }", npy_data));
+            Npy("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }", npy_data));
   const auto raw = Iota(64, 100);
   WriteFile(dir.File("data/raw.bin"), raw);
   WriteFile(dir.File("whole.bin"), Iota(8, 50));
@@ -149,9 +149,9 @@ TEST_CASE("bundle cases: every value kind, two methods in file order") {
 std::string ErrorOf(const std::string& json, Code code = Code::kInvalidArgument) {
   TempDir dir;
   WriteFile(dir.File("x.npy"),
-             Npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", Iota(24, 0)));
+            Npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", Iota(24, 0)));
   WriteFile(dir.File("short.npy"),
-             Npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", Iota(20, 0)));
+            Npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", Iota(20, 0)));
   WriteFile(dir.File("raw.bin"), Iota(64, 0));
   const std::string path = dir.File("cases.json");
   WriteFile(path, json);
@@ -170,13 +170,15 @@ std::string ForwardInput(const std::string& value) {
 }
 
 TEST_CASE("bundle cases: missing .npy names the JSON path and the file") {
-  const std::string m = ErrorOf(ForwardInput(R"({"tensor": {"npy": "gone.npy"}})"), Code::kNotFound);
+  const std::string m =
+      ErrorOf(ForwardInput(R"({"tensor": {"npy": "gone.npy"}})"), Code::kNotFound);
   CHECK_THAT(m, Contains("methods.forward[1].inputs[0].tensor.npy"));
   CHECK_THAT(m, Contains("gone.npy"));
 }
 
 TEST_CASE("bundle cases: .npy errors carry the JSON path") {
-  const std::string m = ErrorOf(ForwardInput(R"({"tensor": {"npy": "short.npy"}})"), Code::kCorrupt);
+  const std::string m =
+      ErrorOf(ForwardInput(R"({"tensor": {"npy": "short.npy"}})"), Code::kCorrupt);
   CHECK_THAT(m, Contains("methods.forward[1].inputs[0].tensor.npy"));
   CHECK_THAT(m, Contains("truncated"));
   const std::string extra =
@@ -192,31 +194,36 @@ TEST_CASE("bundle cases: data size mismatches give both byte counts") {
   CHECK_THAT(m, Contains("\"raw.bin\" has 20 bytes from offset 0"));
 
   // Default length: the rest of the file (64 bytes), more than needed.
-  m = ErrorOf(ForwardInput(R"({"tensor": {"dtype": "FLOAT", "sizes": [2, 3], "file": "raw.bin"}})"));
+  m = ErrorOf(
+      ForwardInput(R"({"tensor": {"dtype": "FLOAT", "sizes": [2, 3], "file": "raw.bin"}})"));
   CHECK_THAT(m, Contains("has 64 bytes"));
   CHECK_THAT(m, Contains("\"length\""));
 
-  m = ErrorOf(ForwardInput(R"({"tensor": {"dtype": "FLOAT", "sizes": [3], "base64": "AACAPwAAAEA="}})"));
+  m = ErrorOf(
+      ForwardInput(R"({"tensor": {"dtype": "FLOAT", "sizes": [3], "base64": "AACAPwAAAEA="}})"));
   CHECK_THAT(m, Contains("methods.forward[1].inputs[0].tensor"));
   CHECK_THAT(m, Contains("FLOAT[3] dim_order [0] needs 12 bytes, but base64 decodes to 8 bytes"));
 
   // A range past the end of the file is the file layer's error, with the path.
-  m = ErrorOf(ForwardInput(
-                  R"({"tensor": {"dtype": "FLOAT", "sizes": [2, 3], "file": "raw.bin", "offset": 60, "length": 24}})"),
-              Code::kOutOfRange);
+  m = ErrorOf(
+      ForwardInput(
+          R"({"tensor": {"dtype": "FLOAT", "sizes": [2, 3], "file": "raw.bin", "offset": 60, "length": 24}})"),
+      Code::kOutOfRange);
   CHECK_THAT(m, Contains("methods.forward[1].inputs[0].tensor.file"));
   CHECK_THAT(m, Contains("past the end"));
 }
 
 TEST_CASE("bundle cases: bad dtype, sizes and dim_order") {
-  std::string m = ErrorOf(ForwardInput(R"({"tensor": {"dtype": "float", "sizes": [1], "base64": "AAAAAA=="}})"));
+  std::string m = ErrorOf(
+      ForwardInput(R"({"tensor": {"dtype": "float", "sizes": [1], "base64": "AAAAAA=="}})"));
   CHECK_THAT(m, Contains("methods.forward[1].inputs[0].tensor.dtype = \"float\""));
   CHECK_THAT(m, Contains("case-sensitive"));
   m = ErrorOf(ForwardInput(R"({"tensor": {"dtype": 8, "sizes": [1], "base64": "AAAAAA=="}})"));
   CHECK_THAT(m, Contains("tensor.dtype = 8"));
   m = ErrorOf(ForwardInput(R"({"tensor": {"dtype": "FLOAT", "sizes": [1, -2], "base64": ""}})"));
   CHECK_THAT(m, Contains("tensor.sizes[1] = -2"));
-  m = ErrorOf(ForwardInput(R"({"tensor": {"dtype": "FLOAT", "sizes": [2147483648], "base64": ""}})"));
+  m = ErrorOf(
+      ForwardInput(R"({"tensor": {"dtype": "FLOAT", "sizes": [2147483648], "base64": ""}})"));
   CHECK_THAT(m, Contains("tensor.sizes[0] = 2147483648"));
   m = ErrorOf(ForwardInput(
       R"({"tensor": {"dtype": "FLOAT", "sizes": [1, 1], "dim_order": [0, 0], "base64": "AAAAAA=="}})"));
@@ -240,7 +247,8 @@ TEST_CASE("bundle cases: malformed values and structure") {
   CHECK_THAT(m, Contains("methods.forward[1].inputs[0].bool = 1"));
   m = ErrorOf(ForwardInput(R"({"double": "infinity"})"));
   CHECK_THAT(m, Contains("methods.forward[1].inputs[0].double = \"infinity\""));
-  m = ErrorOf(ForwardInput(R"({"tensor": {"dtype": "FLOAT", "sizes": [0], "base64": "", "file": "raw.bin"}})"));
+  m = ErrorOf(ForwardInput(
+      R"({"tensor": {"dtype": "FLOAT", "sizes": [0], "base64": "", "file": "raw.bin"}})"));
   CHECK_THAT(m, Contains("exactly one of"));
   m = ErrorOf(ForwardInput(R"({"tensor": {"dtype": "FLOAT", "sizes": [1], "base64": "AAA*"}})"));
   CHECK_THAT(m, Contains("tensor.base64 = \"AAA*\" is not base64"));

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <sys/wait.h>
 
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -204,8 +204,8 @@ TEST_CASE("verify reports a missing file as invalid") {
 TEST_CASE("repack of a golden file verifies") {
   TempDir dir;
   const std::string out = dir / "repacked.pte";
-  Run run = Etpack({"repack", Golden("pte_constants.pte"), "-o", out, "--segment-alignment",
-                    "4096", "--constant-alignment", "64"});
+  Run run = Etpack({"repack", Golden("pte_constants.pte"), "-o", out, "--segment-alignment", "4096",
+                    "--constant-alignment", "64"});
   INFO(run.output);
   REQUIRE(run.exit_code == 0);
   Run verify = Etpack({"verify", out});
@@ -246,8 +246,9 @@ TEST_CASE("pack of a manifest naming a missing file fails cleanly") {
   REQUIRE(doc.ok());
   etpack::json::Value& buffers = *doc->Find("program")->Find("constant_buffer");
   REQUIRE(buffers.items().size() >= 2);
-  buffers.items()[1].Set("storage", etpack::json::Value::Object(
-                                        {{"file", etpack::json::Value::String("missing-weights.bin")}}));
+  buffers.items()[1].Set(
+      "storage",
+      etpack::json::Value::Object({{"file", etpack::json::Value::String("missing-weights.bin")}}));
   const std::string manifest = dir / "manifest.json";
   std::ofstream(manifest) << etpack::json::Print(*doc, 1);
 
@@ -311,7 +312,8 @@ namespace {
 std::vector<uint8_t> ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   REQUIRE(in.good());
-  return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)),
+                              std::istreambuf_iterator<char>());
 }
 
 etpack::json::Value InspectJson(const std::string& path) {
@@ -343,8 +345,8 @@ void WriteSafetensors(const std::string& path, const std::vector<StTensor>& tens
     header.emplace_back(
         t.name, Value::Object({{"dtype", Value::String(t.dtype)},
                                {"shape", Value::Array(std::move(shape))},
-                               {"data_offsets", Value::Array({Value::UInt(begin),
-                                                              Value::UInt(data.size())})}}));
+                               {"data_offsets",
+                                Value::Array({Value::UInt(begin), Value::UInt(data.size())})}}));
   }
   header.emplace_back("__metadata__", Value::Object({{"format", Value::String("pt")}}));
   const std::string text = etpack::json::Print(Value::Object(std::move(header)));
@@ -391,8 +393,8 @@ TEST_CASE("pack of a .ptd manifest verifies and serves pte_external") {
 
   SECTION("--segment-alignment overrides the manifest") {
     const std::string wide = dir / "wide.ptd";
-    Run r = Etpack({"pack", Golden("ptd_basic.input.json"), "-o", wide, "--segment-alignment",
-                    "4096"});
+    Run r =
+        Etpack({"pack", Golden("ptd_basic.input.json"), "-o", wide, "--segment-alignment", "4096"});
     INFO(r.output);
     REQUIRE(r.exit_code == 0);
     const etpack::json::Value doc = InspectJson(wide);
@@ -421,8 +423,8 @@ TEST_CASE("verify --data checks external references") {
   CHECK(Contains(wrong.output, pte + ": invalid: "));
   CHECK(Contains(wrong.output, "'linear.weight'"));
 
-  Run twice = Etpack({"verify", pte, "--data", Golden("ptd_basic.ptd"), "--data",
-                      Golden("ptd_basic.ptd")});
+  Run twice =
+      Etpack({"verify", pte, "--data", Golden("ptd_basic.ptd"), "--data", Golden("ptd_basic.ptd")});
   INFO(twice.output);
   CHECK(twice.exit_code == 1);
   CHECK(Contains(twice.output, "key 'linear.weight' is in both"));
@@ -564,8 +566,7 @@ TEST_CASE("ptd converts safetensors checkpoints") {
           "BFLOAT16[3, 4] dim_order [0, 1]");
     CHECK(entries[2].Find("tensor_layout")->Find("text")->as_string() ==
           "FLOAT[0, 7] dim_order [0, 1]");
-    CHECK(entries[3].Find("tensor_layout")->Find("text")->as_string() ==
-          "BYTE[1] dim_order [0]");
+    CHECK(entries[3].Find("tensor_layout")->Find("text")->as_string() == "BYTE[1] dim_order [0]");
   }
 
   SECTION("from a sharded index") {
@@ -659,8 +660,8 @@ TEST_CASE("bundle and unbundle round-trip in both layouts") {
 TEST_CASE("bundle refuses cases that do not fit the program, leaving nothing") {
   TempDir dir;
   std::ofstream(dir / "cases.json") << R"({"methods": {"forward": [{"inputs": [{"int": 1}]}]}})";
-  Run b = Etpack({"bundle", Golden("pte_constants.pte"), "--cases", dir / "cases.json", "-o",
-                  dir / "x.bpte"});
+  Run b = Etpack(
+      {"bundle", Golden("pte_constants.pte"), "--cases", dir / "cases.json", "-o", dir / "x.bpte"});
   CHECK(b.exit_code == 1);
   CHECK(Contains(b.output, "forward"));
   CHECK(Listing(dir.path()) == std::vector<std::string>{"cases.json"});
@@ -670,7 +671,8 @@ TEST_CASE("bundle refuses cases that do not fit the program, leaving nothing") {
 }
 
 TEST_CASE("verify and inspect read golden bundled programs") {
-  for (const char* f : {"bpte_basic.bpte", "bpte_multi_method.bpte", "upstream/bundled_program.bpte"}) {
+  for (const char* f :
+       {"bpte_basic.bpte", "bpte_multi_method.bpte", "upstream/bundled_program.bpte"}) {
     Run v = Etpack({"verify", Golden(f)});
     INFO(v.output);
     CHECK(v.exit_code == 0);

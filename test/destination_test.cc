@@ -57,7 +57,8 @@ TEST_CASE("a FIFO is not replaced") {
   REQUIRE(::mkfifo(fifo.c_str(), 0666) == 0);
   Status s = WriteNew(fifo);  // must not block opening it
   CHECK(s.code() == Code::kInvalidArgument);
-  CHECK(s.message() == fifo + ": is a FIFO, not a regular file; etpack replaces only regular files");
+  CHECK(s.message() ==
+        fifo + ": is a FIFO, not a regular file; etpack replaces only regular files");
   CHECK(S_ISFIFO(Mode(fifo)));
   CHECK(dir.List() == std::set<std::string>{"out.pte"});
 }

@@ -14,9 +14,9 @@
 #include "etpack/pte.h"
 #include "etpack/pte_file.h"
 #include "flat_tensor_etpack_generated.h"
+#include "flatbuffer/scalar_type.h"
 #include "layout/header_insert.h"
 #include "program_etpack_generated.h"
-#include "flatbuffer/scalar_type.h"
 #include "test_files.h"
 #include "test_programs.h"
 
@@ -96,7 +96,8 @@ std::vector<uint8_t> ConstantBytes(const PteFile& f, const fb::Tensor& t) {
 }
 
 const fb::Tensor& TensorAt(const PteFile& f, uint32_t plan, uint32_t value) {
-  const fb::Tensor* t = f.program().execution_plan()->Get(plan)->values()->Get(value)->val_as_Tensor();
+  const fb::Tensor* t =
+      f.program().execution_plan()->Get(plan)->values()->Get(value)->val_as_Tensor();
   REQUIRE(t != nullptr);
   return *t;
 }
@@ -120,8 +121,8 @@ TEST_CASE("external references resolve against the matching .ptd") {
 
   // Keys split over two files merge.
   PtdInput a = BasicInput(), b = BasicInput();
-  a.entries.erase(a.entries.begin() + 1);   // without linear.bias
-  b.entries = {b.entries[1]};               // only linear.bias
+  a.entries.erase(a.entries.begin() + 1);  // without linear.bias
+  b.entries = {b.entries[1]};              // only linear.bias
   auto fa = PtdOf(a, "a.ptd"), fbb = PtdOf(b, "b.ptd");
   s = CheckExternalReferences(*pte, {fa.get(), fbb.get()}, &resolved);
   INFO(s.ToString());
@@ -157,8 +158,9 @@ TEST_CASE("layout mismatches name both layouts") {
     Status s = CheckAgainst(in);
     REQUIRE_FALSE(s.ok());
     INFO(s.message());
-    CHECK(Contains(s.message(), "execution_plan[0].values[1]: tensor FLOAT[4, 3] dim_order [0, 1] "
-                                "but key 'linear.weight' in w.ptd is INT[4, 3] dim_order [0, 1]"));
+    CHECK(Contains(s.message(),
+                   "execution_plan[0].values[1]: tensor FLOAT[4, 3] dim_order [0, 1] "
+                   "but key 'linear.weight' in w.ptd is INT[4, 3] dim_order [0, 1]"));
   }
   SECTION("sizes") {
     EntryNamed(in, "linear.weight").layout->sizes = {3, 4};
@@ -179,15 +181,17 @@ TEST_CASE("layout mismatches name both layouts") {
     Status s = CheckAgainst(in);
     REQUIRE_FALSE(s.ok());
     INFO(s.message());
-    CHECK(Contains(s.message(), "execution_plan[0].values[3]: tensor BFLOAT16[2, 3, 2, 2] dim_order "
-                                "[0, 2, 3, 1] but key 'conv.weight' in w.ptd is BFLOAT16[2, 3, 2, 2] "
-                                "dim_order [0, 1, 2, 3]"));
+    CHECK(Contains(s.message(),
+                   "execution_plan[0].values[3]: tensor BFLOAT16[2, 3, 2, 2] dim_order "
+                   "[0, 2, 3, 1] but key 'conv.weight' in w.ptd is BFLOAT16[2, 3, 2, 2] "
+                   "dim_order [0, 1, 2, 3]"));
   }
   SECTION("no layout at all") {
     EntryNamed(in, "linear.bias").layout.reset();
     Status s = CheckAgainst(in);
     REQUIRE_FALSE(s.ok());
-    CHECK(Contains(s.message(), "key 'linear.bias' in w.ptd is an opaque blob without tensor_layout"));
+    CHECK(Contains(s.message(),
+                   "key 'linear.bias' in w.ptd is an opaque blob without tensor_layout"));
   }
 }
 
@@ -199,8 +203,9 @@ TEST_CASE("a segment shorter than its tensor never gets as far as a program") {
   REQUIRE(plan.ok());
   std::vector<uint8_t> bytes = Materialize(plan->artifact);
   const auto* seg = ftb::GetFlatTensor(bytes.data())->segments()->Get(0);
-  const size_t size_at = reinterpret_cast<const flatbuffers::Table*>(seg)->GetAddressOf(
-                             ftb::DataSegment::VT_SIZE) - bytes.data();
+  const size_t size_at =
+      reinterpret_cast<const flatbuffers::Table*>(seg)->GetAddressOf(ftb::DataSegment::VT_SIZE) -
+      bytes.data();
   StoreLE64(bytes.data() + size_at, 47);
   auto f = TryRead<PtdFile>("short.ptd", std::move(bytes));
   REQUIRE_FALSE(f.ok());
@@ -222,13 +227,15 @@ TEST_CASE("a key in two .ptd files is an error naming both") {
 TEST_CASE("an EXTERNAL tensor without a name is an error") {
   auto m = LoadPteManifest(GoldenDir() + "/pte_external.input.json");
   REQUIRE(m.ok());
-  json::Value& val = m->input.program.tree().Find("execution_plan")->items()[0].Find("values")->items()[2];
+  json::Value& val =
+      m->input.program.tree().Find("execution_plan")->items()[0].Find("values")->items()[2];
   val.Find("val")->Find("extra_tensor_info")->Set("fully_qualified_name", json::Value());
   auto pte = PteOf(m->input, "anon.pte", m->options);
   auto ptd = PtdOf(BasicInput(), "basic.ptd");
   Status s = CheckExternalReferences(*pte, {ptd.get()});
   REQUIRE_FALSE(s.ok());
-  CHECK(s.message() == "anon.pte: execution_plan[0].values[2] is EXTERNAL but has no fully_qualified_name");
+  CHECK(s.message() ==
+        "anon.pte: execution_plan[0].values[2] is EXTERNAL but has no fully_qualified_name");
 }
 
 TEST_CASE("ExternalizeConstants moves every constant and keeps its bytes") {
@@ -354,7 +361,8 @@ TEST_CASE("ExternalizeConstants: names, shared buffers and generated keys") {
     REQUIRE_FALSE(split.ok());
     INFO(split.status().message());
     CHECK(Contains(split.status().message(), "m.pte: execution_plan[0].values[2]"));
-    CHECK(Contains(split.status().message(), "'w.clash' is also the name of execution_plan[0].values[0]"));
+    CHECK(Contains(split.status().message(),
+                   "'w.clash' is also the name of execution_plan[0].values[0]"));
   }
 
   SECTION("alignment must be a power of two") {

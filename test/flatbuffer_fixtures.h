@@ -4,8 +4,8 @@
 #ifndef ETPACK_TEST_FLATBUFFER_FIXTURES_H_
 #define ETPACK_TEST_FLATBUFFER_FIXTURES_H_
 
-#include <catch2/catch.hpp>
 #include <flatbuffers/reflection_generated.h>
+#include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <filesystem>
@@ -87,7 +87,8 @@ inline TreeBuildOptions Alignments(uint64_t storage, uint64_t delegate_data) {
   return o;
 }
 
-inline std::vector<uint8_t> MustBuild(const json::Value& tree, const TreeBuildOptions& options = {}) {
+inline std::vector<uint8_t> MustBuild(const json::Value& tree,
+                                      const TreeBuildOptions& options = {}) {
   Result<std::vector<uint8_t>> b = BuildFlatbuffer(SchemaId::kProgram, tree, options);
   INFO(b.status().ToString());
   REQUIRE(b.ok());
@@ -130,7 +131,9 @@ inline const char* const kSmallProgram = R"({
 
 inline json::Value SmallProgram() { return ParseJson(kSmallProgram); }
 
-inline json::Value& Plan0(json::Value& program) { return program.Find("execution_plan")->items()[0]; }
+inline json::Value& Plan0(json::Value& program) {
+  return program.Find("execution_plan")->items()[0];
+}
 inline json::Value& Value1(json::Value& program) {
   return *Plan0(program).Find("values")->items()[1].Find("val");
 }

@@ -14,9 +14,9 @@
 #include "etpack/ptd_file.h"
 #include "etpack/pte.h"
 #include "etpack/pte_file.h"
-#include "program_etpack_generated.h"
 #include "flatbuffer/scalar_type.h"
 #include "flatbuffer/tree_builder.h"
+#include "program_etpack_generated.h"
 #include "test_files.h"
 #include "test_programs.h"
 
@@ -66,8 +66,8 @@ std::map<std::string, std::vector<uint8_t>> DataOf(const PteFile& f) {
       if (t->allocation_info() == nullptr) {
         const auto* cs = p.constant_segment();
         if (cs && cs->offsets() && cs->offsets()->size() > 1) {
-          out["constant " + name] =
-              Range(f, seg_start(cs->segment_index()) + cs->offsets()->Get(t->data_buffer_idx()), *n);
+          out["constant " + name] = Range(
+              f, seg_start(cs->segment_index()) + cs->offsets()->Get(t->data_buffer_idx()), *n);
         } else {
           const auto* st = p.constant_buffer()->Get(t->data_buffer_idx())->storage();
           out["constant " + name] = std::vector<uint8_t>(st->data(), st->data() + *n);
@@ -97,13 +97,16 @@ std::map<std::string, std::vector<uint8_t>> DataOf(const PteFile& f) {
   return out;
 }
 
-const char* kPteCases[] = {"pte_constants",    "pte_constants_align64", "pte_mutable",
-                           "pte_delegates",    "pte_delegates_inline",  "pte_named_data",
-                           "pte_no_segments",  "pte_multi_method",      "pte_all_kinds",
+const char* kPteCases[] = {"pte_constants",   "pte_constants_align64", "pte_mutable",
+                           "pte_delegates",   "pte_delegates_inline",  "pte_named_data",
+                           "pte_no_segments", "pte_multi_method",      "pte_all_kinds",
                            "pte_external"};
 
-const char* kUpstream[] = {"add", "ModuleLinear-no-constant-segment", "arduino_AddModel_model",
-                           "arduino_HelloExecuTorch_model", "arduino_KeywordSpotting_model",
+const char* kUpstream[] = {"add",
+                           "ModuleLinear-no-constant-segment",
+                           "arduino_AddModel_model",
+                           "arduino_HelloExecuTorch_model",
+                           "arduino_KeywordSpotting_model",
                            "stories260k_hybrid_llama_qnn"};
 
 }  // namespace

@@ -1,12 +1,12 @@
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
 #include <string>
-#include <unistd.h>
 
 #include "etpack/json.h"
 #include "test_files.h"
@@ -92,8 +92,8 @@ TEST_CASE("UInt normalizes and int kinds compare by value", "[json]") {
 }
 
 TEST_CASE("doubles round-trip through Print", "[json]") {
-  for (double d : {0.1, -1.0 / 3.0, 1e300, 5e-324, 2.5, 123456789.0, -0.0,
-                   1.7976931348623157e308}) {
+  for (double d :
+       {0.1, -1.0 / 3.0, 1e300, 5e-324, 2.5, 123456789.0, -0.0, 1.7976931348623157e308}) {
     Value v = Value::Double(d);
     std::string text = Print(v);
     INFO(text);
@@ -288,9 +288,9 @@ TEST_CASE("ParseFile reads a file and names it in errors", "[json]") {
 
 TEST_CASE("golden inputs parse and print back to equal trees", "[json]") {
   const std::string golden = etpack::testing::GoldenDir();
-  for (const char* name : {"pte_all_kinds.input.json", "pte_constants.input.json",
-                           "ptd_basic.input.json", "bpte_basic.input.json",
-                           "pte_constants.decoded.json"}) {
+  for (const char* name :
+       {"pte_all_kinds.input.json", "pte_constants.input.json", "ptd_basic.input.json",
+        "bpte_basic.input.json", "pte_constants.decoded.json"}) {
     INFO(name);
     Result<Value> r = ParseFile(std::string(golden) + "/" + name);
     REQUIRE(r.ok());

@@ -47,9 +47,8 @@ namespace {
 
 std::vector<SourcePtr> Sized(const std::vector<uint64_t>& sizes) {
   std::vector<SourcePtr> out;
-  for (uint64_t n : sizes) out.push_back(GeneratorSource("s", n, [](uint64_t, uint8_t*, size_t) {
-    return Status::OK();
-  }));
+  for (uint64_t n : sizes)
+    out.push_back(GeneratorSource("s", n, [](uint64_t, uint8_t*, size_t) { return Status::OK(); }));
   return out;
 }
 

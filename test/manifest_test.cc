@@ -248,7 +248,8 @@ TEST_CASE("file-referenced blobs resolve against the manifest folder", "[manifes
 }
 
 TEST_CASE("PteManifestFromJson leaves the document untouched", "[manifest]") {
-  json::Value doc = MustParse(Manifest(R"(, "constant_buffer": [{"storage": {"base64": "QUJD", "size": 3}}])"));
+  json::Value doc =
+      MustParse(Manifest(R"(, "constant_buffer": [{"storage": {"base64": "QUJD", "size": 3}}])"));
   const json::Value before = doc;
   Result<PteManifest> m = PteManifestFromJson(doc, "", "m.json");
   REQUIRE(m.ok());
@@ -276,8 +277,12 @@ TEST_CASE("the program becomes a plain tree; its bulk bytes go to typed lists", 
   CHECK(CountBlobObjects(tree) == 0);
   CHECK(tree.Find("backend_delegate_data")->items()[0].Find("data")->is_null());
   // A small [ubyte] field keeps its bytes in the tree, spelled out.
-  const json::Value& spec = tree.Find("execution_plan")->items()[0].Find("delegates")
-                                ->items()[0].Find("compile_specs")->items()[0];
+  const json::Value& spec = tree.Find("execution_plan")
+                                ->items()[0]
+                                .Find("delegates")
+                                ->items()[0]
+                                .Find("compile_specs")
+                                ->items()[0];
   CHECK(*spec.Find("value") == MustParse("[4, 0, 0, 0]"));
 
   CHECK(LoadError(Manifest(R"(, "constant_buffer": [{"storage": [1, 256]}])")) ==
@@ -289,8 +294,8 @@ TEST_CASE("the program becomes a plain tree; its bulk bytes go to typed lists", 
 
 TEST_CASE("base64 is strict RFC 4648 with padding", "[manifest]") {
   auto decode = [](const std::string& b64, uint64_t size) -> Result<std::vector<uint8_t>> {
-    json::Value blob = MustParse(R"({"base64": ")" + b64 + R"(", "size": )" +
-                                 std::to_string(size) + "}");
+    json::Value blob =
+        MustParse(R"({"base64": ")" + b64 + R"(", "size": )" + std::to_string(size) + "}");
     Result<SourcePtr> src = BlobSource(blob, "", "t.json", "b");
     if (!src.ok()) return src.status();
     return ReadAll(**src);
@@ -301,8 +306,8 @@ TEST_CASE("base64 is strict RFC 4648 with padding", "[manifest]") {
   CHECK(*decode("Zm9v", 3) == Bytes("foo"));
   CHECK(*decode("Zm9vYmFy", 6) == Bytes("foobar"));
   CHECK(*decode("+/+/", 3) == std::vector<uint8_t>{0xfb, 0xff, 0xbf});
-  for (const char* bad : {"Zg", "Zg=", "Zm9", "Zg==Zg==", "Z===", "====", "Zm=v", "Zm9v\\n",
-                          "Zm 9", "Zm-_", "Zh==", "Zm9=", "Zm8"}) {
+  for (const char* bad : {"Zg", "Zg=", "Zm9", "Zg==Zg==", "Z===", "====", "Zm=v", "Zm9v\\n", "Zm 9",
+                          "Zm-_", "Zh==", "Zm9=", "Zm8"}) {
     INFO(bad);
     Result<std::vector<uint8_t>> r = decode(bad, 1);
     REQUIRE_FALSE(r.ok());
@@ -338,8 +343,8 @@ TEST_CASE("blob errors name the JSON path and the value", "[manifest]") {
     CHECK(e.find("program.x.size = -3") != std::string::npos);
   }
   SECTION("long values are cut short") {
-    std::string e = LoadError(Manifest(R"(, "x": {"base64": ")" + std::string(4000, 'A') +
-                                       R"(!===", "size": 3})"));
+    std::string e = LoadError(
+        Manifest(R"(, "x": {"base64": ")" + std::string(4000, 'A') + R"(!===", "size": 3})"));
     CHECK(e.find("...") != std::string::npos);
     CHECK(e.size() < 300);
   }
@@ -352,7 +357,8 @@ TEST_CASE("blob errors name the JSON path and the value", "[manifest]") {
   }
   SECTION("range past the end of the file") {
     std::string e = LoadError(
-        Manifest("", R"(, "mutable_data": [{"storage": {"file": "w.bin", "offset": 8, "length": 3}}])"),
+        Manifest("",
+                 R"(, "mutable_data": [{"storage": {"file": "w.bin", "offset": 8, "length": 3}}])"),
         dir.path());
     CHECK(e.find("mutable_data[0].storage") != std::string::npos);
     CHECK(e.find("\"w.bin\"") != std::string::npos);
@@ -374,8 +380,8 @@ TEST_CASE("blob errors name the JSON path and the value", "[manifest]") {
 TEST_CASE("manifest-level errors name the field and value", "[manifest]") {
   const std::string blob = R"({"base64": "QUJD", "size": 3})";
   SECTION("alignment not a power of two") {
-    std::string e = LoadError(
-        Manifest("", R"(, "serializer_options": {"constant_tensor_alignment": 48})"));
+    std::string e =
+        LoadError(Manifest("", R"(, "serializer_options": {"constant_tensor_alignment": 48})"));
     CHECK(e.find("serializer_options.constant_tensor_alignment = 48") != std::string::npos);
     CHECK(e.find("power of two") != std::string::npos);
     e = LoadError(Manifest("", R"(, "serializer_options": {"segment_alignment": 0})"));
@@ -386,29 +392,32 @@ TEST_CASE("manifest-level errors name the field and value", "[manifest]") {
     CHECK(e.find("serializer_options.extract_delegate_segments = 1") != std::string::npos);
   }
   SECTION("named data alignment") {
-    std::string e = LoadError(Manifest(
-        "", R"(, "named_data": {"buffers": [)" + blob +
-                R"(], "entries": [{"key": "a", "buffer_index": 0, "alignment": 48}]})"));
+    std::string e = LoadError(
+        Manifest("", R"(, "named_data": {"buffers": [)" + blob +
+                         R"(], "entries": [{"key": "a", "buffer_index": 0, "alignment": 48}]})"));
     CHECK(e.find("named_data.entries[0].alignment = 48") != std::string::npos);
   }
   SECTION("bad buffer_index") {
-    std::string e = LoadError(Manifest(
-        "", R"(, "named_data": {"buffers": [)" + blob + "," + blob +
-                R"(], "entries": [{"key": "a", "buffer_index": 1, "alignment": 1},
+    std::string e = LoadError(
+        Manifest("", R"(, "named_data": {"buffers": [)" + blob + "," + blob +
+                         R"(], "entries": [{"key": "a", "buffer_index": 1, "alignment": 1},
                                   {"key": "b", "buffer_index": 2, "alignment": 1}]})"));
     CHECK(e.find("named_data.entries[1].buffer_index = 2") != std::string::npos);
     CHECK(e.find("2 buffers") != std::string::npos);
-    e = LoadError(Manifest("", R"(, "named_data": {"buffers": [], "entries": [{"key": "a", "buffer_index": -1}]})"));
+    e = LoadError(Manifest(
+        "", R"(, "named_data": {"buffers": [], "entries": [{"key": "a", "buffer_index": -1}]})"));
     CHECK(e.find("named_data.entries[0].buffer_index = -1") != std::string::npos);
   }
   SECTION("duplicate named data key") {
     std::string e = LoadError(Manifest(
-        "", R"(, "named_data": {"buffers": [)" + blob +
-                R"(], "entries": [{"key": "a", "buffer_index": 0}, {"key": "a", "buffer_index": 0}]})"));
+        "",
+        R"(, "named_data": {"buffers": [)" + blob +
+            R"(], "entries": [{"key": "a", "buffer_index": 0}, {"key": "a", "buffer_index": 0}]})"));
     CHECK(e.find("named_data.entries[1].key = \"a\"") != std::string::npos);
   }
   SECTION("named data buffer that is not a blob") {
-    std::string e = LoadError(Manifest("", R"(, "named_data": {"buffers": [[1, 2]], "entries": []})"));
+    std::string e =
+        LoadError(Manifest("", R"(, "named_data": {"buffers": [[1, 2]], "entries": []})"));
     CHECK(e.find("named_data.buffers[0] = [1,2]") != std::string::npos);
   }
   SECTION("mutable data storage that is not a blob") {
@@ -525,7 +534,8 @@ TEST_CASE("LoadManifest dispatches on format", "[manifest]") {
   CHECK(std::holds_alternative<PteManifest>(*pte));
 
   TempDir dir;
-  Result<AnyManifest> plain = LoadManifest(dir.Write("plain.json", R"({"program": {"version": 0}})"));
+  Result<AnyManifest> plain =
+      LoadManifest(dir.Write("plain.json", R"({"program": {"version": 0}})"));
   REQUIRE(plain.ok());
   CHECK(std::holds_alternative<PteManifest>(*plain));
   const std::string odd = dir.Write("odd.json", R"({"format": "bpte"})");
@@ -562,7 +572,8 @@ TEST_CASE(".ptd manifest: options, defaults and file blobs", "[manifest]") {
 }
 
 TEST_CASE(".ptd manifest errors name the field and value", "[manifest]") {
-  const std::string layout_f32_3 = R"("tensor_layout": {"scalar_type": 6, "sizes": [3], "dim_order": [0]})";
+  const std::string layout_f32_3 =
+      R"("tensor_layout": {"scalar_type": 6, "sizes": [3], "dim_order": [0]})";
   SECTION("format") {
     CHECK(PtdLoadError(R"({"format": "pte", "buffers": [], "entries": []})")
               .find("format = \"pte\"") != std::string::npos);
@@ -575,8 +586,10 @@ TEST_CASE(".ptd manifest errors name the field and value", "[manifest]") {
               .find("\"constant_tensor_alignment\"") != std::string::npos);
   }
   SECTION("missing sections") {
-    CHECK(PtdLoadError(R"({"format": "ptd", "entries": []})").find("\"buffers\"") != std::string::npos);
-    CHECK(PtdLoadError(R"({"format": "ptd", "buffers": []})").find("\"entries\"") != std::string::npos);
+    CHECK(PtdLoadError(R"({"format": "ptd", "entries": []})").find("\"buffers\"") !=
+          std::string::npos);
+    CHECK(PtdLoadError(R"({"format": "ptd", "buffers": []})").find("\"entries\"") !=
+          std::string::npos);
   }
   SECTION("segment alignment") {
     CHECK(PtdLoadError(PtdDoc("", R"(, "serializer_options": {"segment_alignment": 96})"))
@@ -585,8 +598,9 @@ TEST_CASE(".ptd manifest errors name the field and value", "[manifest]") {
   SECTION("keys") {
     CHECK(PtdLoadError(PtdDoc(R"({"key": "", "buffer_index": 0})"))
               .find("entries[0].key = \"\" is empty") != std::string::npos);
-    CHECK(PtdLoadError(PtdDoc(R"({"key": "a", "buffer_index": 0}, {"key": "a", "buffer_index": 0})"))
-              .find("entries[1].key = \"a\" repeats entries[0].key") != std::string::npos);
+    CHECK(
+        PtdLoadError(PtdDoc(R"({"key": "a", "buffer_index": 0}, {"key": "a", "buffer_index": 0})"))
+            .find("entries[1].key = \"a\" repeats entries[0].key") != std::string::npos);
   }
   SECTION("buffer index and alignment") {
     CHECK(PtdLoadError(PtdDoc(R"({"key": "a", "buffer_index": 1})"))
@@ -596,30 +610,52 @@ TEST_CASE(".ptd manifest errors name the field and value", "[manifest]") {
               .find("entries[0].alignment = 24") != std::string::npos);
   }
   SECTION("scalar type") {
-    CHECK(PtdLoadError(PtdDoc(R"({"key": "a", "buffer_index": 0, "tensor_layout": {"scalar_type": 99, "sizes": [1], "dim_order": [0]}})"))
-              .find("entries[0].tensor_layout.scalar_type = 99 is not a known scalar type") !=
-          std::string::npos);
-    CHECK(PtdLoadError(PtdDoc(R"({"key": "a", "buffer_index": 0, "tensor_layout": {"scalar_type": "FLOAT32", "sizes": [1], "dim_order": [0]}})"))
-              .find("scalar_type = \"FLOAT32\"") != std::string::npos);
+    CHECK(
+        PtdLoadError(
+            PtdDoc(
+                R"({"key": "a", "buffer_index": 0, "tensor_layout": {"scalar_type": 99, "sizes": [1], "dim_order": [0]}})"))
+            .find("entries[0].tensor_layout.scalar_type = 99 is not a known scalar type") !=
+        std::string::npos);
+    CHECK(
+        PtdLoadError(
+            PtdDoc(
+                R"({"key": "a", "buffer_index": 0, "tensor_layout": {"scalar_type": "FLOAT32", "sizes": [1], "dim_order": [0]}})"))
+            .find("scalar_type = \"FLOAT32\"") != std::string::npos);
   }
   SECTION("sizes and dim_order") {
-    CHECK(PtdLoadError(PtdDoc(R"({"key": "a", "buffer_index": 0, "tensor_layout": {"scalar_type": 0, "sizes": [-1], "dim_order": [0]}})"))
-              .find("entries[0].tensor_layout.sizes[0] = -1") != std::string::npos);
-    CHECK(PtdLoadError(PtdDoc(R"({"key": "a", "buffer_index": 0, "tensor_layout": {"scalar_type": 0, "sizes": [2147483648], "dim_order": [0]}})"))
-              .find("sizes[0] = 2147483648 does not fit in int32") != std::string::npos);
-    CHECK(PtdLoadError(PtdDoc(R"({"key": "a", "buffer_index": 0, "tensor_layout": {"scalar_type": 0, "sizes": [2, 2], "dim_order": [0, 0]}})"))
-              .find("entries[0].tensor_layout: dim_order [0, 0] is not a permutation") !=
-          std::string::npos);
-    CHECK(PtdLoadError(PtdDoc(R"({"key": "a", "buffer_index": 0, "tensor_layout": {"scalar_type": 0, "sizes": [2, 2], "dim_order": [0]}})"))
-              .find("dim_order has 1 entries for 2 dimensions") != std::string::npos);
-    CHECK(PtdLoadError(PtdDoc(R"({"key": "a", "buffer_index": 0, "tensor_layout": {"scalar_type": 0, "sizes": [2]}})"))
-              .find("entries[0].tensor_layout: has no \"dim_order\"") != std::string::npos);
+    CHECK(
+        PtdLoadError(
+            PtdDoc(
+                R"({"key": "a", "buffer_index": 0, "tensor_layout": {"scalar_type": 0, "sizes": [-1], "dim_order": [0]}})"))
+            .find("entries[0].tensor_layout.sizes[0] = -1") != std::string::npos);
+    CHECK(
+        PtdLoadError(
+            PtdDoc(
+                R"({"key": "a", "buffer_index": 0, "tensor_layout": {"scalar_type": 0, "sizes": [2147483648], "dim_order": [0]}})"))
+            .find("sizes[0] = 2147483648 does not fit in int32") != std::string::npos);
+    CHECK(
+        PtdLoadError(
+            PtdDoc(
+                R"({"key": "a", "buffer_index": 0, "tensor_layout": {"scalar_type": 0, "sizes": [2, 2], "dim_order": [0, 0]}})"))
+            .find("entries[0].tensor_layout: dim_order [0, 0] is not a permutation") !=
+        std::string::npos);
+    CHECK(
+        PtdLoadError(
+            PtdDoc(
+                R"({"key": "a", "buffer_index": 0, "tensor_layout": {"scalar_type": 0, "sizes": [2, 2], "dim_order": [0]}})"))
+            .find("dim_order has 1 entries for 2 dimensions") != std::string::npos);
+    CHECK(
+        PtdLoadError(
+            PtdDoc(
+                R"({"key": "a", "buffer_index": 0, "tensor_layout": {"scalar_type": 0, "sizes": [2]}})"))
+            .find("entries[0].tensor_layout: has no \"dim_order\"") != std::string::npos);
   }
   SECTION("buffer smaller than the tensor") {
     // f32[4] is 16 bytes; the buffer holds 12.
-    std::string e = PtdLoadError(PtdDoc(R"({"key": "a", "buffer_index": 0, "tensor_layout": {"scalar_type": 6, "sizes": [4], "dim_order": [0]}})"));
-    CHECK(e.find("entries[0]: tensor_layout FLOAT[4] dim_order [0] needs 16 bytes but buffers[0] holds 12") !=
-          std::string::npos);
+    std::string e = PtdLoadError(PtdDoc(
+        R"({"key": "a", "buffer_index": 0, "tensor_layout": {"scalar_type": 6, "sizes": [4], "dim_order": [0]}})"));
+    CHECK(e.find("entries[0]: tensor_layout FLOAT[4] dim_order [0] needs 16 bytes but buffers[0] "
+                 "holds 12") != std::string::npos);
     // Exactly enough is fine.
     json::Value ok = MustParse(PtdDoc(R"({"key": "a", "buffer_index": 0, )" + layout_f32_3 + "}"));
     CHECK(PtdManifestFromJson(ok, "", "w.json").ok());

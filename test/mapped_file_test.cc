@@ -3,10 +3,10 @@
 // they are allowed, and read that data through the file. Each check runs
 // in a forked child with RLIMIT_AS set a little above its current size.
 
-#include <catch2/catch.hpp>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <catch2/catch.hpp>
 
 #include <cstdint>
 #include <cstdio>
@@ -85,11 +85,13 @@ Status ReadLast(const SourcePtr& s) {
 
 // The control: mapping the whole file does not fit under the cap.
 void CheckCapBites(const std::string& path) {
-  CHECK_FALSE(PassesUnderCap([&]() -> Status {
-    ETPACK_ASSIGN_OR_RETURN(SourcePtr file, FileSource(path));
-    const uint8_t* data = nullptr;
-    return MapFileHead(*file, file->size(), &data).status();
-  }, /*expect_ok=*/false));
+  CHECK_FALSE(PassesUnderCap(
+      [&]() -> Status {
+        ETPACK_ASSIGN_OR_RETURN(SourcePtr file, FileSource(path));
+        const uint8_t* data = nullptr;
+        return MapFileHead(*file, file->size(), &data).status();
+      },
+      /*expect_ok=*/false));
 }
 
 TEST_CASE("a .pte larger than the address space allows opens and reads") {
@@ -216,10 +218,9 @@ TEST_CASE("a header that changes between the first read and validation is refuse
   };
   // The field offsets are the header's size field: eh00 program_size,
   // FH01 flatbuffer_size, bh00 flatbuffer_size (formats.md).
-  std::vector<Status> results = {
-      PteFile::Open(pte_path, lying(pte_path, 16)).status(),
-      PtdFile::Open(ptd_path, lying(ptd_path, 24)).status(),
-      BpteFile::Open(bpte_path, lying(bpte_path, 16)).status()};
+  std::vector<Status> results = {PteFile::Open(pte_path, lying(pte_path, 16)).status(),
+                                 PtdFile::Open(ptd_path, lying(ptd_path, 24)).status(),
+                                 BpteFile::Open(bpte_path, lying(bpte_path, 16)).status()};
   for (const Status& s : results) {
     INFO(s.ToString());
     CHECK(s.code() == Code::kCorrupt);

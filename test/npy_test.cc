@@ -24,7 +24,8 @@ namespace fs = std::filesystem;
 
 // A .npy file as numpy.save lays it out: the header padded with spaces and
 // a newline so the data starts at a multiple of 64.
-std::vector<uint8_t> NpyBytes(int major, const std::string& dict, const std::vector<uint8_t>& data) {
+std::vector<uint8_t> NpyBytes(int major, const std::string& dict,
+                              const std::vector<uint8_t>& data) {
   const size_t prefix = major == 1 ? 10 : 12;
   std::string header = dict;
   while ((prefix + header.size() + 1) % 64 != 0) header += ' ';
@@ -60,7 +61,8 @@ std::vector<uint8_t> Bytes(const Source& s) {
 }
 
 // Writes and reads a file expected to fail; returns the message.
-std::string ErrorOf(const TempDir& dir, const std::string& name, const std::vector<uint8_t>& bytes) {
+std::string ErrorOf(const TempDir& dir, const std::string& name,
+                    const std::vector<uint8_t>& bytes) {
   const std::string path = dir.File(name);
   WriteFile(path, bytes);
   Result<NpyArray> r = ReadNpy(path);
@@ -198,7 +200,8 @@ TEST_CASE("npy: header spelling variants numpy has written") {
 
 TEST_CASE("npy: truncated data names expected and actual sizes") {
   TempDir dir;
-  const std::string m = ErrorOf(dir, "trunc.npy", NpyBytes(1, Dict("<f4", false, "(2, 3)"), Iota(20)));
+  const std::string m =
+      ErrorOf(dir, "trunc.npy", NpyBytes(1, Dict("<f4", false, "(2, 3)"), Iota(20)));
   CHECK_THAT(m, Contains("truncated"));
   CHECK_THAT(m, Contains("needs 24 bytes"));
   CHECK_THAT(m, Contains("has 20"));
@@ -227,9 +230,9 @@ TEST_CASE("npy: unsupported descrs name the descr") {
   CHECK_THAT(m, Contains("not supported"));
   m = ErrorOf(dir, "obj.npy", NpyBytes(1, Dict("|O", false, "(2,)"), Iota(16)));
   CHECK_THAT(m, Contains("object array"));
-  m = ErrorOf(dir, "rec.npy",
-              NpyBytes(1, "{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (2,), }",
-                       Iota(8)));
+  m = ErrorOf(
+      dir, "rec.npy",
+      NpyBytes(1, "{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (2,), }", Iota(8)));
   CHECK_THAT(m, Contains("structured"));
 }
 
@@ -259,7 +262,8 @@ TEST_CASE("npy: malformed headers") {
       {"{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (2,)}", "repeats"},
       {"{'descr': '<f4', 'fortran_order': False, 'shape': (2)}", "not a tuple"},
       {"{'descr': '<f4', 'fortran_order': False, 'shape': (-2,)}", "negative"},
-      {"{'descr': '<f4', 'fortran_order': False, 'shape': (2147483648,)}", "2147483648 exceeds INT32_MAX"},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (2147483648,)}",
+       "2147483648 exceeds INT32_MAX"},
       {"{'descr': '<f4', 'fortran_order': 0, 'shape': (2,)}", "expected a string, True"},
       {"{'descr': '<f4', 'fortran_order': False, 'shape': '2'}", "'shape' is not a tuple"},
       {"{'descr': '<f4', 'fortran_order': Falsey, 'shape': (2,)}", "expected a string, True"},

@@ -3,8 +3,8 @@
 #ifndef ETPACK_TEST_OUTPUT_TEST_UTIL_H_
 #define ETPACK_TEST_OUTPUT_TEST_UTIL_H_
 
-#include <catch2/catch.hpp>
 #include <unistd.h>
+#include <catch2/catch.hpp>
 
 #include <cstdint>
 #include <cstring>
@@ -83,10 +83,12 @@ inline Job MixedJob(const std::string& data, const std::vector<uint8_t>& bytes) 
   // Generator, straight after.
   const uint64_t gen_at = 4 * page + 64 + 2 * page + 5;
   static const std::vector<uint8_t> gen = PatternBytes(page + 1, 9);
-  put(gen_at, GeneratorSource("g", gen.size(), [](uint64_t o, uint8_t* d, size_t n) {
-        std::memcpy(d, gen.data() + o, n);
-        return Status::OK();
-      }),
+  put(gen_at,
+      GeneratorSource("g", gen.size(),
+                      [](uint64_t o, uint8_t* d, size_t n) {
+                        std::memcpy(d, gen.data() + o, n);
+                        return Status::OK();
+                      }),
       gen.data());
   // The whole file, ending 5 bytes before the end of the output.
   auto whole = FileSource(data);

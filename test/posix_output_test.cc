@@ -70,7 +70,7 @@ class RecordingCalls : public PosixCalls {
   int populate_failures = 0;
   int fallocate_errno = 0;
   int pwrite_calls = 0;
-  int tmpfile_errno = 0;        // fail open(O_TMPFILE) with this
+  int tmpfile_errno = 0;  // fail open(O_TMPFILE) with this
 
   int OpenTmpfile(const char* dir, int flags, mode_t mode) override {
     if (tmpfile_errno != 0) return Fail(tmpfile_errno);
@@ -323,11 +323,11 @@ TEST_CASE("file size limit: reserving fails cleanly and the old file survives") 
   plan.head = PatternBytes(256, 12);
   plan.file_size = uint64_t{4} << 20;
   plan.placements.push_back(
-      {4096, 4096, GeneratorSource("big", plan.file_size - 8192,
-                                   [](uint64_t, uint8_t* d, size_t n) {
-                                     std::memset(d, 0x5a, n);
-                                     return Status::OK();
-                                   })});
+      {4096, 4096,
+       GeneratorSource("big", plan.file_size - 8192, [](uint64_t, uint8_t* d, size_t n) {
+         std::memset(d, 0x5a, n);
+         return Status::OK();
+       })});
 
   int pipe_fds[2];
   REQUIRE(::pipe(pipe_fds) == 0);
@@ -352,7 +352,7 @@ TEST_CASE("file size limit: reserving fails cleanly and the old file survives") 
   int wstatus = 0;
   REQUIRE(::waitpid(pid, &wstatus, 0) == pid);
   CAPTURE(message);
-  REQUIRE(WIFEXITED(wstatus));  // not killed by SIGXFSZ
+  REQUIRE(WIFEXITED(wstatus));       // not killed by SIGXFSZ
   CHECK(WEXITSTATUS(wstatus) == 1);  // failed with kOutOfRange
   CHECK(Contains(message, path));
   CHECK(Contains(message, "cannot reserve " + std::to_string(plan.file_size) + " bytes"));
@@ -493,7 +493,7 @@ TEST_CASE("posix output uses copy_file_range only for large file items") {
     job.writes.emplace_back(offset, SliceSource(*file, from, n));
   };
   for (uint64_t i = 0; i < 100; ++i) put(i * 8192, i * 4096, 4096);  // small: pread
-  put(uint64_t{1} << 20, 12345, (uint64_t{2} << 20) + 7);                // large: kernel
+  put(uint64_t{1} << 20, 12345, (uint64_t{2} << 20) + 7);            // large: kernel
 
   const std::string path = dir.File("out.pte");
   RecordingCalls calls;

@@ -1,7 +1,7 @@
 // .ptd planning and reading, with no files: layouts follow the reference
 // rules and every malformed file is refused with a message that names it.
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstring>
 
 #include "etpack/json.h"
@@ -77,8 +77,8 @@ TEST_CASE("ptd layout follows the reference rules") {
 TEST_CASE("keys sharing a buffer share a segment; blobs have no layout") {
   PtdInput in;
   in.buffers = {Pattern(16, 1), Pattern(20, 2)};
-  in.entries = {{"t.a", 0, 16, F32({2, 2})}, {"t.a_alias", 0, 512, F32({4})},
-                {"blob", 1, 256, std::nullopt}};
+  in.entries = {
+      {"t.a", 0, 16, F32({2, 2})}, {"t.a_alias", 0, 512, F32({4})}, {"blob", 1, 256, std::nullopt}};
   auto plan = PlanPtd(in);
   REQUIRE(plan.ok());
   REQUIRE(plan->layout.segments.size() == 2);
@@ -162,14 +162,17 @@ TEST_CASE("malformed .ptd files are refused") {
 
   // A segment past the data, and a tensor larger than its segment.
   const auto* seg = ftb::GetFlatTensor(good.data())->segments()->Get(2);
-  const size_t size_at = reinterpret_cast<const flatbuffers::Table*>(seg)->GetAddressOf(
-                             ftb::DataSegment::VT_SIZE) - good.data();
+  const size_t size_at =
+      reinterpret_cast<const flatbuffers::Table*>(seg)->GetAddressOf(ftb::DataSegment::VT_SIZE) -
+      good.data();
   b = good;
   StoreLE64(b.data() + size_at, 4096);
   ExpectError(b, "segments[2] = [256, +4096) runs past the segment data");
   b = good;
   StoreLE64(b.data() + size_at, 5);
-  ExpectError(b, "'conv.weight': tensor BFLOAT16[2, 3, 2, 2] dim_order [0, 2, 3, 1] needs 48 bytes but segment 2 holds 5");
+  ExpectError(b,
+              "'conv.weight': tensor BFLOAT16[2, 3, 2, 2] dim_order [0, 2, 3, 1] needs 48 bytes "
+              "but segment 2 holds 5");
 }
 
 TEST_CASE("flipped bytes never crash the reader") {
@@ -187,7 +190,7 @@ TEST_CASE("flipped bytes never crash the reader") {
 TEST_CASE("the FlatTensor is the one the schema-driven tree builder makes") {
   PtdInput shapes = Basic();
   shapes.buffers.push_back(Pattern(4, 4));
-  shapes.entries.push_back({"blob", 0, 16, std::nullopt});             // shares buffer 0
+  shapes.entries.push_back({"blob", 0, 16, std::nullopt});              // shares buffer 0
   shapes.entries.push_back({"scalar", 3, 4, TensorLayout{6, {}, {}}});  // rank 0
   for (const PtdInput& in : {Basic(), shapes, PtdInput{}}) {
     auto plan = PlanPtd(in);

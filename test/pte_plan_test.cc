@@ -116,13 +116,13 @@ TEST_CASE("delegates of one size are each read once to deduplicate, not once per
   std::vector<SourcePtr> payloads;
   for (int i = 0; i <= kDistinct; ++i) {
     const uint8_t seed = static_cast<uint8_t>(i % kDistinct);
-    payloads.push_back(GeneratorSource(
-        "payload " + std::to_string(i), kSize,
-        [bytes_read, seed](uint64_t offset, uint8_t* dst, size_t n) {
-          *bytes_read += n;
-          for (size_t k = 0; k < n; ++k) dst[k] = static_cast<uint8_t>(offset + k + seed);
-          return Status::OK();
-        }));
+    payloads.push_back(GeneratorSource("payload " + std::to_string(i), kSize,
+                                       [bytes_read, seed](uint64_t offset, uint8_t* dst, size_t n) {
+                                         *bytes_read += n;
+                                         for (size_t k = 0; k < n; ++k)
+                                           dst[k] = static_cast<uint8_t>(offset + k + seed);
+                                         return Status::OK();
+                                       }));
   }
   auto plan = PlanPte(SmallProgram({}, payloads));
   REQUIRE(plan.ok());
@@ -179,8 +179,8 @@ TEST_CASE("mutable data and named data segments") {
   PteInput in = SmallProgram({Pattern(24, 1)});
   in.mutable_data = {Bytes({}), Pattern(12, 2), Pattern(8, 3), Pattern(5, 4)};
   const SourcePtr a = Pattern(10, 5), b = Pattern(200, 6), c = Pattern(5, 7);
-  in.named_data = {{"blob.a", a, 1}, {"blob.b", b, 64}, {"blob.b_alias", b, 1024},
-                   {"blob.c", c, 512}};
+  in.named_data = {
+      {"blob.a", a, 1}, {"blob.b", b, 64}, {"blob.b_alias", b, 1024}, {"blob.c", c, 512}};
   auto plan = PlanPte(in);
   REQUIRE(plan.ok());
   const auto& s = plan->layout.segments;
@@ -188,9 +188,9 @@ TEST_CASE("mutable data and named data segments") {
   CHECK(s[1].role == SegmentRole::kMutable);
   CHECK(s[1].offset == 128);
   CHECK(s[1].size == 25);
-  CHECK(s[2].offset == 256);  // blob.a
-  CHECK(s[3].offset == 384);  // blob.b: first key's alignment (64), not the alias's 1024
-  CHECK(s[4].offset == 1024); // blob.c: 512-aligned
+  CHECK(s[2].offset == 256);   // blob.a
+  CHECK(s[3].offset == 384);   // blob.b: first key's alignment (64), not the alias's 1024
+  CHECK(s[4].offset == 1024);  // blob.c: 512-aligned
   auto f = ReadBack(Materialize(plan->artifact));
   const auto* nd = f->program().named_data();
   REQUIRE(nd->size() == 4);
@@ -226,16 +226,15 @@ TEST_CASE("beyond 4 GiB: planned without reading a byte; near 2^64: an error") {
     return Status::OK();
   };
   const uint64_t big = (uint64_t{5} << 30) + 3 * 65536;
-  auto plan = PlanPte(SmallProgram({GeneratorSource("big", big, never),
-                                    GeneratorSource("next", 16, never)}));
+  auto plan = PlanPte(
+      SmallProgram({GeneratorSource("big", big, never), GeneratorSource("next", 16, never)}));
   REQUIRE(plan.ok());
   CHECK(plan->layout.segments[0].size == big + 16);
-  CHECK(plan->artifact.placements[1].offset ==
-        plan->layout.segment_base_offset + big);
+  CHECK(plan->artifact.placements[1].offset == plan->layout.segment_base_offset + big);
   CHECK(plan->artifact.file_size > (uint64_t{5} << 30));
 
-  auto huge = PlanPte(SmallProgram({GeneratorSource("huge", UINT64_MAX - 8, never),
-                                    GeneratorSource("next", 16, never)}));
+  auto huge = PlanPte(SmallProgram(
+      {GeneratorSource("huge", UINT64_MAX - 8, never), GeneratorSource("next", 16, never)}));
   REQUIRE_FALSE(huge.ok());
   CHECK(huge.status().code() == Code::kOutOfRange);
 }
@@ -314,8 +313,8 @@ TEST_CASE("the structure as flatbuffer bytes plans like the tree") {
     o.extract_delegate_segments = extract;
     PteInput in = SmallProgram({Pattern(24, 1), Pattern(8, 2)}, {Pattern(100, 3), Bytes({})});
     in.named_data = {{"blob", Pattern(10, 5), 64}};
-    std::vector<uint8_t> fb = StructureFlatbuffer(SmallProgram({Pattern(24, 1), Pattern(8, 2)},
-                                                               {Pattern(100, 3), Bytes({})}));
+    std::vector<uint8_t> fb = StructureFlatbuffer(
+        SmallProgram({Pattern(24, 1), Pattern(8, 2)}, {Pattern(100, 3), Bytes({})}));
     auto from_tree = PlanPte(in, o);
     REQUIRE(from_tree.ok());
     in.program = ProgramStructure::FromFlatbuffer(OwnedSource(fb));
@@ -344,8 +343,8 @@ TEST_CASE("a malformed structure flatbuffer is refused, naming the field") {
   CHECK(plan.status().message().find("execution_plan[0].values[0].val.sizes: vector is outside "
                                      "the buffer") != std::string::npos);
 
-  in.program = ProgramStructure::FromFlatbuffer(OwnedSource({8, 0, 0, 0, 'N', 'O', 'P', 'E',
-                                                             0, 0, 0, 0}));
+  in.program =
+      ProgramStructure::FromFlatbuffer(OwnedSource({8, 0, 0, 0, 'N', 'O', 'P', 'E', 0, 0, 0, 0}));
   plan = PlanPte(in);
   REQUIRE_FALSE(plan.ok());
   CHECK(plan.status().message().find("not a Program flatbuffer") != std::string::npos);
@@ -356,5 +355,6 @@ TEST_CASE("inline alignments above 64 KiB are refused by name") {
   o.constant_tensor_alignment = 131072;
   auto plan = PlanPte(SmallProgram({}), o);
   REQUIRE_FALSE(plan.ok());
-  CHECK(plan.status().message() == "constant_tensor_alignment = 131072 exceeds the maximum of 65536");
+  CHECK(plan.status().message() ==
+        "constant_tensor_alignment = 131072 exceeds the maximum of 65536");
 }

@@ -5,10 +5,10 @@
 
 #include "etpack/pte.h"
 #include "etpack/pte_file.h"
-#include "program_etpack_generated.h"
-#include "pte/pte_header.h"
-#include "pte/pte_format.h"
 #include "layout/header_insert.h"
+#include "program_etpack_generated.h"
+#include "pte/pte_format.h"
+#include "pte/pte_header.h"
 #include "test_programs.h"
 
 using namespace etpack;
@@ -124,8 +124,7 @@ TEST_CASE("misaligned and out-of-range constant offsets are refused") {
 
 TEST_CASE("dangling references are refused") {
   auto bytes = ValidFile();
-  const auto* ref =
-      ProgramOf(bytes)->execution_plan()->Get(0)->delegates()->Get(0)->processed();
+  const auto* ref = ProgramOf(bytes)->execution_plan()->Get(0)->delegates()->Get(0)->processed();
   Poke<uint32_t>(bytes, ref, fb::BackendDelegateDataReference::VT_INDEX, 7);
   ExpectError(bytes, "delegates[0].processed.index = 7 is out of range: 2 segments");
 
@@ -140,8 +139,8 @@ TEST_CASE("a tensor larger than its constant is refused") {
   const auto* t = ProgramOf(bytes)->execution_plan()->Get(0)->values()->Get(1)->val_as_Tensor();
   const auto* sizes = t->sizes();
   int32_t big = 1000;
-  std::memcpy(bytes.data() + (reinterpret_cast<const uint8_t*>(sizes->Data()) - bytes.data()),
-              &big, 4);
+  std::memcpy(bytes.data() + (reinterpret_cast<const uint8_t*>(sizes->Data()) - bytes.data()), &big,
+              4);
   ExpectError(bytes, "4000 bytes at offset 32 run past the end of segment 0");
 }
 
@@ -187,8 +186,7 @@ TEST_CASE("union types without values and unknown enum values are refused") {
   ExpectError(bytes, "values[0].val_type = 42 is not a value type");
 
   bytes = ValidFile();
-  const auto* ref =
-      ProgramOf(bytes)->execution_plan()->Get(0)->delegates()->Get(0)->processed();
+  const auto* ref = ProgramOf(bytes)->execution_plan()->Get(0)->delegates()->Get(0)->processed();
   Poke<int8_t>(bytes, ref, fb::BackendDelegateDataReference::VT_LOCATION, 7);
   ExpectError(bytes, "processed.location = 7 is neither INLINE (0) nor SEGMENT (1)");
 }
@@ -202,7 +200,8 @@ TEST_CASE("tensors beyond the runtime's rank limit are refused before any size m
   t.Set("dim_order", IntArray(order));
   auto plan = PlanPte(in);
   REQUIRE(plan.ok());
-  ExpectError(Materialize(plan->artifact), "sizes has 17 dimensions; the runtime allows at most 16");
+  ExpectError(Materialize(plan->artifact),
+              "sizes has 17 dimensions; the runtime allows at most 16");
 }
 
 TEST_CASE("repack keeps constants whose offsets alias or run backwards") {

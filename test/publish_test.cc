@@ -90,11 +90,10 @@ TEST_CASE("several artifacts are published together, data first") {
   } calls;
   auto fs = NewPosixOutputFs(SmallWindows(), &calls);
   std::vector<std::pair<uint64_t, uint64_t>> progress;
-  REQUIRE(WriteArtifactFiles(*fs, {{ptd, &data.plan}, {pte, &program.plan}},
-                             [&](uint64_t done, uint64_t total) {
-                               progress.emplace_back(done, total);
-                             })
-              .ok());
+  REQUIRE(
+      WriteArtifactFiles(*fs, {{ptd, &data.plan}, {pte, &program.plan}},
+                         [&](uint64_t done, uint64_t total) { progress.emplace_back(done, total); })
+          .ok());
   CHECK(dir.List() == std::set<std::string>{"m.ptd", "m.pte"});
   CHECK(ReadFile(ptd) == data.bytes);
   CHECK(ReadFile(pte) == program.bytes);

@@ -52,8 +52,7 @@ std::string HeaderJson(const std::vector<Spec>& specs, const std::string& metada
 void WriteSafetensors(const std::string& path, std::string header,
                       const std::vector<uint8_t>& data) {
   header.append((8 - header.size() % 8) % 8, ' ');
-  WriteFile(path, LittleEndian64(header.size()) + header +
-                       std::string(data.begin(), data.end()));
+  WriteFile(path, LittleEndian64(header.size()) + header + std::string(data.begin(), data.end()));
 }
 
 uint64_t HeaderEnd(const std::string& header) { return 8 + (header.size() + 7) / 8 * 8; }
@@ -154,8 +153,7 @@ TEST_CASE("ReadSafetensors accepts empty files and empty tensors inside other ra
   REQUIRE(r.ok());
   CHECK(r->empty());
 
-  WriteSafetensors(path,
-                   HeaderJson({{"w", "I32", "[2]", 0, 8}, {"z", "I64", "[3, 0]", 4, 4}}),
+  WriteSafetensors(path, HeaderJson({{"w", "I32", "[2]", 0, 8}, {"z", "I64", "[3, 0]", 4, 4}}),
                    PatternBytes(8));
   r = ReadSafetensors(path);
   REQUIRE(r.ok());
@@ -262,10 +260,9 @@ TEST_CASE("ReadSafetensors rejects bad tensor entries naming file, tensor and va
                            "data_offsets [0, 8]");
 
   // Overlap with a tensor that is not the immediate predecessor.
-  s = ReadError(dir,
-                {{"big", "U8", "[10]", 0, 10}, {"mid", "U8", "[2]", 2, 4},
-                 {"late", "U8", "[2]", 6, 8}},
-                10);
+  s = ReadError(
+      dir, {{"big", "U8", "[10]", 0, 10}, {"mid", "U8", "[2]", 2, 4}, {"late", "U8", "[2]", 6, 8}},
+      10);
   CHECK_THAT(s.message(), Contains("tensor 'mid'") && Contains("overlap tensor 'big'"));
 
   s = ReadError(dir, {{"w", "F32", "[-1]", 0, 0}}, 0);
@@ -367,8 +364,8 @@ TEST_CASE("ReadCheckpoint rejects inconsistent indexes and duplicate tensors") {
   s.WriteIndex("{\"head\": \"model-00001-of-00002.safetensors\"}");
   auto r = ReadCheckpoint({s.index});
   REQUIRE_FALSE(r.ok());
-  CHECK(r.status().message() == s.index + ": weight_map places tensor 'head' in " + shard1 +
-                                    ", which does not hold it");
+  CHECK(r.status().message() ==
+        s.index + ": weight_map places tensor 'head' in " + shard1 + ", which does not hold it");
 
   s.WriteIndex("{\"head\": \"model-00003-of-00002.safetensors\"}");
   r = ReadCheckpoint({s.index});
@@ -381,8 +378,7 @@ TEST_CASE("ReadCheckpoint rejects inconsistent indexes and duplicate tensors") {
   s.WriteIndex("{\"head\": 7}");
   r = ReadCheckpoint({s.index});
   REQUIRE_FALSE(r.ok());
-  CHECK(r.status().message() ==
-        s.index + ": weight_map['head'] = 7 is not a shard file name");
+  CHECK(r.status().message() == s.index + ": weight_map['head'] = 7 is not a shard file name");
 
   WriteFile(s.index, "{\"metadata\": {}}");
   r = ReadCheckpoint({s.index});
@@ -395,9 +391,9 @@ TEST_CASE("ReadCheckpoint rejects inconsistent indexes and duplicate tensors") {
   CHECK_THAT(r.status().message(), Contains(s.index) && Contains("member \"a\" more than once"));
 
   // The same tensor in two shards of one index.
-  WriteSafetensors(
-      shard2, HeaderJson({{"head", "I16", "[5]", 0, 10}, {"norm", "U8", "[1]", 10, 11}}),
-      PatternBytes(11));
+  WriteSafetensors(shard2,
+                   HeaderJson({{"head", "I16", "[5]", 0, 10}, {"norm", "U8", "[1]", 10, 11}}),
+                   PatternBytes(11));
   s.WriteIndex(
       "{\"head\": \"model-00002-of-00002.safetensors\","
       " \"norm\": \"model-00001-of-00002.safetensors\"}");
@@ -416,11 +412,10 @@ TEST_CASE("ReadCheckpoint rejects inconsistent indexes and duplicate tensors") {
   s.WriteIndex("{\"embed\": \"model-00001-of-00002.safetensors\"}");
   r = ReadCheckpoint({s.index});
   REQUIRE_FALSE(r.ok());
-  CHECK(r.status().message() == s.index +
-                                    ": weight_map shard 'model-00001-of-00002.safetensors': " +
-                                    shard1 +
-                                    ": header length 1000 runs past the end of the file (8 "
-                                    "bytes)");
+  CHECK(r.status().message() ==
+        s.index + ": weight_map shard 'model-00001-of-00002.safetensors': " + shard1 +
+            ": header length 1000 runs past the end of the file (8 "
+            "bytes)");
 }
 
 }  // namespace

@@ -21,9 +21,9 @@
 namespace etpack {
 namespace {
 
+using testing::Contains;
 using testing::PatternBytes;
 using testing::ReadFile;
-using testing::Contains;
 using testing::TempDir;
 using testing::WriteFile;
 
@@ -177,14 +177,14 @@ TEST_CASE("FileSource owns its descriptor") {
 
 TEST_CASE("GeneratorSource calls its fill function") {
   int calls = 0;
-  SourcePtr s = GeneratorSource("layer.0.weight", 1000,
-                                [&](uint64_t offset, uint8_t* dst, size_t n) {
-                                  ++calls;
-                                  for (size_t i = 0; i < n; ++i) {
-                                    dst[i] = static_cast<uint8_t>((offset + i) % 251);
-                                  }
-                                  return Status::OK();
-                                });
+  SourcePtr s =
+      GeneratorSource("layer.0.weight", 1000, [&](uint64_t offset, uint8_t* dst, size_t n) {
+        ++calls;
+        for (size_t i = 0; i < n; ++i) {
+          dst[i] = static_cast<uint8_t>((offset + i) % 251);
+        }
+        return Status::OK();
+      });
   CHECK(s->size() == 1000);
   CHECK(s->Describe() == "generator 'layer.0.weight' (1000 bytes)");
   CHECK(s->contiguous() == nullptr);
@@ -195,9 +195,8 @@ TEST_CASE("GeneratorSource calls its fill function") {
   CHECK(b[3] == 503 % 251);
   CHECK(calls == 1);
 
-  SourcePtr failing = GeneratorSource("bad", 10, [](uint64_t, uint8_t*, size_t) {
-    return InvalidArgument("no data");
-  });
+  SourcePtr failing = GeneratorSource(
+      "bad", 10, [](uint64_t, uint8_t*, size_t) { return InvalidArgument("no data"); });
   Status st = failing->ReadAt(0, b, 4);
   CHECK(st.code() == Code::kInvalidArgument);
   CHECK(Contains(st.message(), "'bad'"));
@@ -290,9 +289,8 @@ TEST_CASE("SameBytes compares across kinds and chunks") {
   SourcePtr shorter = MemorySource(data.data(), data.size() - 1);
   CHECK_FALSE(*SameBytes(*mem, *shorter));
 
-  SourcePtr failing = GeneratorSource("broken", data.size(), [](uint64_t, uint8_t*, size_t) {
-    return Corrupt("boom");
-  });
+  SourcePtr failing = GeneratorSource("broken", data.size(),
+                                      [](uint64_t, uint8_t*, size_t) { return Corrupt("boom"); });
   auto err = SameBytes(*mem, *failing);
   REQUIRE(!err.ok());
   CHECK(Contains(err.status().message(), "boom"));
@@ -393,12 +391,12 @@ TEST_CASE("SliceSource past the end of its base fails every read") {
   WriteFile(path, data);
   auto file = FileSource(path);
   REQUIRE(file.ok());
-  const SourcePtr base = GENERATE_REF(
-      values<SourcePtr>({MemorySource(data.data(), data.size()), *file,
-                         GeneratorSource("g", 100, [](uint64_t, uint8_t* d, size_t n) {
-                           std::memset(d, 1, n);
-                           return Status::OK();
-                         })}));
+  const SourcePtr base =
+      GENERATE_REF(values<SourcePtr>({MemorySource(data.data(), data.size()), *file,
+                                      GeneratorSource("g", 100, [](uint64_t, uint8_t* d, size_t n) {
+                                        std::memset(d, 1, n);
+                                        return Status::OK();
+                                      })}));
   CAPTURE(base->Describe());
   const uint64_t offset = GENERATE(uint64_t{90}, uint64_t{101}, ~uint64_t{0} - 5);
   SourcePtr s = SliceSource(base, offset, 20);
@@ -408,8 +406,7 @@ TEST_CASE("SliceSource past the end of its base fails every read") {
   uint8_t b[4];
   Status st = s->ReadAt(0, b, 4);
   CHECK(st.code() == Code::kOutOfRange);
-  CHECK(Contains(st.message(), base->Describe() + " slice [" + std::to_string(offset) +
-                                   ", +20)"));
+  CHECK(Contains(st.message(), base->Describe() + " slice [" + std::to_string(offset) + ", +20)"));
   CHECK(Contains(st.message(), "100 bytes"));
   CHECK(!ReadAll(*s).ok());
 }

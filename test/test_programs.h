@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "etpack/json.h"
+#include "etpack/output.h"
 #include "etpack/program_builder.h"
 #include "etpack/pte.h"
-#include "etpack/output.h"
 #include "etpack/writer.h"
 
 namespace etpack::testing {

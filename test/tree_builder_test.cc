@@ -38,7 +38,11 @@ TEST_CASE("enums and unions by name or by number") {
   Value1(b).Set("scalar_type", json::Value::Int(9));
   buf = MustBuild(b);
   CHECK(static_cast<int>(efb::GetProgram(buf.data())
-                             ->execution_plan()->Get(0)->values()->Get(1)->val_as_Tensor()
+                             ->execution_plan()
+                             ->Get(0)
+                             ->values()
+                             ->Get(1)
+                             ->val_as_Tensor()
                              ->scalar_type()) == 9);
 }
 
@@ -65,8 +69,9 @@ TEST_CASE("build errors name the path and the value") {
                Catch::StartsWith("execution_plan[0].values[1].val.sizes: expected an array"));
     json::Value r = SmallProgram();
     Value1(r).Set("requires_grad", json::Value::String("yes"));
-    CHECK_THAT(BuildError(r),
-               Catch::StartsWith("execution_plan[0].values[1].val.requires_grad: expected a boolean"));
+    CHECK_THAT(
+        BuildError(r),
+        Catch::StartsWith("execution_plan[0].values[1].val.requires_grad: expected a boolean"));
     json::Value s = SmallProgram();
     s.Set("execution_plan", json::Value::Array({json::Value::Int(1)}));
     CHECK_THAT(BuildError(s),
@@ -229,9 +234,8 @@ TEST_CASE("[ubyte] from sources: any source; bad references and 2 GiB are refuse
   REQUIRE(storage->size() == 1000);
   CHECK(storage->Get(999) == static_cast<uint8_t>(999 * 7));
 
-  o.sources = {GeneratorSource("broken", 10, [](uint64_t, uint8_t*, size_t) {
-    return IoError("broken read", 5);
-  })};
+  o.sources = {GeneratorSource(
+      "broken", 10, [](uint64_t, uint8_t*, size_t) { return IoError("broken read", 5); })};
   CHECK_THAT(BuildError(p, o), Catch::StartsWith("constant_buffer[0].storage: "));
 
   p.Set("constant_buffer", ParseJson(R"([{"storage": {"source": 1}}])"));
@@ -270,8 +274,8 @@ TEST_CASE("a program with 100k tensor values builds (timing reported)") {
         {"shape_dynamism", json::Value::Int(0)},
         {"extra_tensor_info", json::Value::Null()},
     });
-    values.push_back(json::Value::Object(
-        {{"val_type", json::Value::String("Tensor")}, {"val", std::move(t)}}));
+    values.push_back(
+        json::Value::Object({{"val_type", json::Value::String("Tensor")}, {"val", std::move(t)}}));
   }
   Plan0(p).Set("values", json::Value::Array(std::move(values)));
 

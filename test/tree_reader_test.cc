@@ -107,7 +107,12 @@ TEST_CASE("verify mode names the first field outside the buffer") {
   REQUIRE(FlatbufferToTree(SchemaId::kProgram, buf.data(), buf.size(), o).ok());
 
   const auto* sizes = efb::GetProgram(buf.data())
-                          ->execution_plan()->Get(0)->values()->Get(1)->val_as_Tensor()->sizes();
+                          ->execution_plan()
+                          ->Get(0)
+                          ->values()
+                          ->Get(1)
+                          ->val_as_Tensor()
+                          ->sizes();
   const size_t at = static_cast<size_t>(reinterpret_cast<const uint8_t*>(sizes) - buf.data());
   buf[at + 2] = 0x7f;  // length far past the end
   Result<json::Value> t = FlatbufferToTree(SchemaId::kProgram, buf.data(), buf.size(), o);

@@ -5,8 +5,8 @@
 // are generated at build time from etpack's schemas with the namespaces
 // renamed back (test/upstream_schema.py).
 
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -33,9 +33,8 @@ TEST_CASE("a Program built with upstream-named code is read by etpack") {
   std::vector<flatbuffers::Offset<up::Operator>> operators;
   std::vector<flatbuffers::Offset<up::BackendDelegate>> delegates;
   std::vector<int64_t> buffer_sizes{0};
-  auto plan = up::CreateExecutionPlanDirect(b, "forward", /*container_meta_type=*/0, &values,
-                                            &none, &none, &chains, &operators, &delegates,
-                                            &buffer_sizes);
+  auto plan = up::CreateExecutionPlanDirect(b, "forward", /*container_meta_type=*/0, &values, &none,
+                                            &none, &chains, &operators, &delegates, &buffer_sizes);
   std::vector<flatbuffers::Offset<executorch_flatbuffer::ExecutionPlan>> plans{plan};
   auto program = executorch_flatbuffer::CreateProgramDirect(b, /*version=*/0, &plans);
   executorch_flatbuffer::FinishProgramBuffer(b, program);
@@ -43,9 +42,9 @@ TEST_CASE("a Program built with upstream-named code is read by etpack") {
   // The reader wants 16-aligned bytes, and at least the runtime's 64.
   auto bytes = std::make_shared<std::vector<uint64_t>>(std::max<size_t>(b.GetSize(), 64) / 8 + 2);
   std::memcpy(bytes->data(), b.GetBufferPointer(), b.GetSize());
-  auto file = etpack::PteFile::FromMemory("upstream.pte",
-                                          reinterpret_cast<const uint8_t*>(bytes->data()),
-                                          std::max<size_t>(b.GetSize(), 64), bytes);
+  auto file =
+      etpack::PteFile::FromMemory("upstream.pte", reinterpret_cast<const uint8_t*>(bytes->data()),
+                                  std::max<size_t>(b.GetSize(), 64), bytes);
   INFO(file.status().ToString());
   REQUIRE(file.ok());
   const etpack::pte_fb::Program& ours = (*file)->program();

@@ -21,9 +21,9 @@
 namespace etpack {
 namespace {
 
+using testing::Contains;
 using testing::PatternBytes;
 using testing::ReadFile;
-using testing::Contains;
 using testing::TempDir;
 using testing::WriteFile;
 
@@ -157,8 +157,7 @@ struct Fixture {
     REQUIRE(part.ok());
     add(15872, 16, *part);
     add(20224, 32, SliceSource(*whole, 7, 3000));
-    add(24576, 4096,
-        GeneratorSource("gen", 7777, [](uint64_t o, uint8_t* d, size_t n) {
+    add(24576, 4096, GeneratorSource("gen", 7777, [](uint64_t o, uint8_t* d, size_t n) {
           for (size_t i = 0; i < n; ++i) d[i] = static_cast<uint8_t>((o + i) * 7);
           return Status::OK();
         }));
@@ -223,10 +222,10 @@ TEST_CASE("large placements are written in slices with progress between") {
   ArtifactPlan plan;
   plan.head = PatternBytes(64);
   plan.file_size = 4096 + size;
-  plan.placements.push_back({4096, 4096, GeneratorSource("huge", size,
-                                                         [](uint64_t, uint8_t*, size_t) {
-                                                           return Corrupt("unexpected read");
-                                                         })});
+  plan.placements.push_back(
+      {4096, 4096, GeneratorSource("huge", size, [](uint64_t, uint8_t*, size_t) {
+         return Corrupt("unexpected read");
+       })});
   CountingOutput output;
   std::vector<uint64_t> done;
   REQUIRE(WriteArtifact(plan, output, [&](uint64_t d, uint64_t total) {

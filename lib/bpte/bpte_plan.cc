@@ -155,17 +155,16 @@ class BptePlanner {
       Result<std::vector<uint8_t>> bytes = ReadAll(*pv.value->data, kMaxInlineTensorBytes);
       if (!bytes.ok()) return bytes.status().WithContext(pv.path);
       if (bytes->size() != pv.nbytes) {
-        return InvalidArgument(pv.path + ": data source returned " +
-                               std::to_string(bytes->size()) + " bytes, expected " +
-                               std::to_string(pv.nbytes));
+        return InvalidArgument(pv.path + ": data source returned " + std::to_string(bytes->size()) +
+                               " bytes, expected " + std::to_string(pv.nbytes));
       }
       fbb.ForceVectorAlignment(bytes->size(), 1, bpte::kTensorDataAlignment);
       data = fbb.CreateVector(*bytes);
     } else {
       data = fbb.CreateVector(std::vector<uint8_t>{});
     }
-    return bfb::CreateTensor(fbb, static_cast<etpack::pte_fb::ScalarType>(l.scalar_type),
-                             sizes, data, dim_order, pv.segment);
+    return bfb::CreateTensor(fbb, static_cast<etpack::pte_fb::ScalarType>(l.scalar_type), sizes,
+                             data, dim_order, pv.segment);
   }
 
   Result<Offset<bfb::Value>> BuildValue(FlatBufferBuilder& fbb, const PlannedValue& pv) {
@@ -233,22 +232,20 @@ class BptePlanner {
     const uint64_t data_offset = static_cast<uint64_t>(vec->data() - head.data());
     if (data_offset + placeholder.size() != head.size() ||
         data_offset % bpte::kProgramVectorAlignment != 0) {
-      return InvalidArgument("internal: the program vector is not at the 32-aligned end of the "
-                             "BundledProgram flatbuffer (data at " +
-                             std::to_string(data_offset) + " of " +
-                             std::to_string(head.size()) + " bytes)");
+      return InvalidArgument(
+          "internal: the program vector is not at the 32-aligned end of the "
+          "BundledProgram flatbuffer (data at " +
+          std::to_string(data_offset) + " of " + std::to_string(head.size()) + " bytes)");
     }
     head.resize(data_offset);  // the program's bytes take the placeholder's place
     // The vector's length field sits right before its data.
-    StoreLE32(head.data() + data_offset - sizeof(flatbuffers::uoffset_t),
-              static_cast<uint32_t>(n));
+    StoreLE32(head.data() + data_offset - sizeof(flatbuffers::uoffset_t), static_cast<uint32_t>(n));
     // No header: the program follows the head as its only segment, at
     // data_offset since that is 32-aligned.
     ETPACK_ASSIGN_OR_RETURN(SegmentLayout layout,
                             LayoutSegments(segments_, bpte::kProgramVectorAlignment));
     ETPACK_ASSIGN_OR_RETURN(Assembly a, Assemble(std::move(head), nullptr,
-                                                 bpte::kProgramVectorAlignment, segments_,
-                                                 layout));
+                                                 bpte::kProgramVectorAlignment, segments_, layout));
     if (a.artifact.file_size >= kFlatbufferLimit) return TooLarge(a.artifact.file_size);
 
     BptePlan plan;
@@ -260,8 +257,8 @@ class BptePlanner {
   }
 
   Status TooLarge(uint64_t size) const {
-    return OutOfRange("a standard-layout .bpte holding a " +
-                      std::to_string(in_.program.file_size) + "-byte program would be " +
+    return OutOfRange("a standard-layout .bpte holding a " + std::to_string(in_.program.file_size) +
+                      "-byte program would be " +
                       (size == in_.program.file_size ? "at least " : "") + std::to_string(size) +
                       " bytes, beyond the 2 GiB FlatBuffers limit; use --layout segmented "
                       "(BpteLayout::kSegmented), which has no size limit");
@@ -282,9 +279,9 @@ class BptePlanner {
     for (size_t j = 0; j < segments_.size(); ++j) {
       table.push_back(bfb::CreateDataSegment(fbb, layout.offsets[j], segments_[j].size));
     }
-    fbb.Finish(bfb::CreateBundledProgram(fbb, in_.version, suites, program, 0,
-                                         fbb.CreateVector(table)),
-               bfb::BundledProgramIdentifier());
+    fbb.Finish(
+        bfb::CreateBundledProgram(fbb, in_.version, suites, program, 0, fbb.CreateVector(table)),
+        bfb::BundledProgramIdentifier());
     std::vector<uint8_t> head(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
     fbb.Clear();
 

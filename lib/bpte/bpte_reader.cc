@@ -15,8 +15,8 @@
 #include "bpte/bpte_header.h"
 #include "bundled_program_etpack_generated.h"
 #include "etpack/bpte_file.h"
-#include "flatbuffer/tree_reader.h"
 #include "flatbuffer/scalar_type.h"
+#include "flatbuffer/tree_reader.h"
 #include "layout/segment_table.h"
 
 namespace etpack {
@@ -67,8 +67,7 @@ TensorLayout LayoutOf(const bfb::Tensor& t) {
 // The segmented layout keeps the flatbuffer [0, flatbuffer_size) in memory
 // and opens the embedded program (and reads test data) through the file.
 // The standard layout is one flatbuffer, program included: all of it.
-uint64_t BpteFile::MappedPrefix(const uint8_t* peek, uint64_t peek_size,
-                                uint64_t file_size) const {
+uint64_t BpteFile::MappedPrefix(const uint8_t* peek, uint64_t peek_size, uint64_t file_size) const {
   Result<bpte::Header> h = bpte::ParseHeader(peek, peek_size);
   if (!h.ok()) return peek_size;
   if (!h->present) return file_size < FLATBUFFERS_MAX_BUFFER_SIZE ? file_size : peek_size;
@@ -80,8 +79,8 @@ BpteFile::~BpteFile() = default;
 Status BpteFile::Validate() {
   if (size() < 8 || std::memcmp(head() + 4, bpte::kFileIdentifier, 4) != 0) {
     return Corrupt(size() < 8 ? "file is " + std::to_string(size()) +
-                                   " bytes, too short for a bundled program"
-                             : "file identifier is not 'BP08' (not a bundled program)");
+                                    " bytes, too short for a bundled program"
+                              : "file identifier is not 'BP08' (not a bundled program)");
   }
   ETPACK_ASSIGN_OR_RETURN(bpte::Header h, bpte::ParseHeader(head(), size()));
   flatbuffer_size_ = size();
@@ -110,8 +109,7 @@ Status BpteFile::Validate() {
   ETPACK_RETURN_IF_ERROR(CheckInHead(flatbuffer_size_));
   flatbuffers::Verifier verifier(head(), static_cast<size_t>(flatbuffer_size_));
   if (!bfb::VerifyBundledProgramBuffer(verifier)) {
-    return Corrupt("the BundledProgram flatbuffer (bytes [0, " +
-                   std::to_string(flatbuffer_size_) +
+    return Corrupt("the BundledProgram flatbuffer (bytes [0, " + std::to_string(flatbuffer_size_) +
                    ")) fails verification: truncated or corrupt");
   }
   root_ = bfb::GetBundledProgram(head());
@@ -128,8 +126,9 @@ Status BpteFile::Validate() {
                      std::to_string(ps) + " (a segmented file names its program segment)");
     }
     if (program == nullptr) {
-      return Corrupt("segmented layout (bh00 header) but `program` is absent; it must be "
-                     "present and empty");
+      return Corrupt(
+          "segmented layout (bh00 header) but `program` is absent; it must be "
+          "present and empty");
     }
     if (program->size() != 0) {
       return Corrupt("ambiguous layout: bh00 header at offset 8 and program_segment = " +
@@ -138,11 +137,10 @@ Status BpteFile::Validate() {
     }
     layout_ = BpteLayout::kSegmented;
     if (segments == nullptr) return Corrupt("segmented layout but `segments` is missing");
-    ETPACK_RETURN_IF_ERROR(
-        CheckSegmentTable(segments, h.segment_base_offset, h.segment_data_size));
+    ETPACK_RETURN_IF_ERROR(CheckSegmentTable(segments, h.segment_base_offset, h.segment_data_size));
     if (static_cast<uint32_t>(ps) >= nseg) {
-      return Corrupt("program_segment = " + std::to_string(ps) + " is out of range: " +
-                     std::to_string(nseg) + " segments");
+      return Corrupt("program_segment = " + std::to_string(ps) +
+                     " is out of range: " + std::to_string(nseg) + " segments");
     }
     program_offset_ = h.segment_base_offset + segments->Get(ps)->offset();
     program_size_ = segments->Get(ps)->size();
@@ -158,8 +156,9 @@ Status BpteFile::Validate() {
     }
     if (program == nullptr) return Corrupt("program is missing");
     if (program->size() == 0) {
-      return Corrupt("program is empty (and there is no bh00 header, so the program is not "
-                     "in a segment either)");
+      return Corrupt(
+          "program is empty (and there is no bh00 header, so the program is not "
+          "in a segment either)");
     }
     // Without a header there is no segment data for a table to point into.
     ETPACK_RETURN_IF_ERROR(CheckSegmentTable(segments, 0, 0));
@@ -167,9 +166,8 @@ Status BpteFile::Validate() {
     program_offset_ = static_cast<uint64_t>(program->data() - head());
     program_size_ = program->size();
     if (program_offset_ % bpte::kProgramVectorAlignment != 0) {
-      return Corrupt("program data at file offset " + std::to_string(program_offset_) +
-                     " is not " + std::to_string(bpte::kProgramVectorAlignment) +
-                     "-byte aligned (force_align)");
+      return Corrupt("program data at file offset " + std::to_string(program_offset_) + " is not " +
+                     std::to_string(bpte::kProgramVectorAlignment) + "-byte aligned (force_align)");
     }
   }
   if (program_size_ == 0) return Corrupt("the embedded program is empty");
@@ -177,8 +175,8 @@ Status BpteFile::Validate() {
   // memory it is 16-byte aligned: the buffer is, and so is its offset.
   Result<std::unique_ptr<PteFile>> pte =
       from_file() ? PteFile::Open("embedded program", ProgramSource())
-                  : PteFile::FromMemory("embedded program", head() + program_offset_,
-                                        program_size_, keep_alive());
+                  : PteFile::FromMemory("embedded program", head() + program_offset_, program_size_,
+                                        keep_alive());
   if (!pte.ok()) return pte.status();
   program_ = std::move(pte).value();
 
@@ -226,8 +224,8 @@ Status BpteFile::Validate() {
                        " in a standard-layout file (no bh00 header)");
       }
       if (ds < 0 || static_cast<uint32_t>(ds) >= nseg) {
-        return Corrupt(path + ".data_segment = " + std::to_string(ds) + " is out of range: " +
-                       std::to_string(nseg) + " segments");
+        return Corrupt(path + ".data_segment = " + std::to_string(ds) +
+                       " is out of range: " + std::to_string(nseg) + " segments");
       }
       if (ds == ps) {
         return Corrupt(path + ".data_segment = " + std::to_string(ds) +
@@ -248,8 +246,8 @@ Status BpteFile::Validate() {
                      std::to_string(have));
     }
     if (have > 0 && offset % bpte::kTensorDataAlignment != 0) {
-      return Corrupt(path + ": tensor data at file offset " + std::to_string(offset) +
-                     " is not " + std::to_string(bpte::kTensorDataAlignment) + "-byte aligned");
+      return Corrupt(path + ": tensor data at file offset " + std::to_string(offset) + " is not " +
+                     std::to_string(bpte::kTensorDataAlignment) + "-byte aligned");
     }
     return Status::OK();
   });
@@ -279,7 +277,8 @@ Result<std::vector<BundledTestSuite>> BpteFile::Suites() const {
         out.kind = BundledValue::Kind::kTensor;
         out.layout = LayoutOf(t);
         if (t.data_segment() == bpte::kNoSegment) {
-          out.data = RangeSource(static_cast<uint64_t>(t.data()->data() - head()), t.data()->size());
+          out.data =
+              RangeSource(static_cast<uint64_t>(t.data()->data() - head()), t.data()->size());
         } else {
           const auto* seg = root.segments()->Get(static_cast<uint32_t>(t.data_segment()));
           out.data = RangeSource(segment_base_offset_ + seg->offset(), seg->size());

@@ -9,7 +9,8 @@ bool DecodeBase64(std::string_view s, std::vector<uint8_t>* out, std::string* wh
     std::array<int8_t, 256> t{};
     t.fill(-1);
     const char* alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    for (int i = 0; i < 64; ++i) t[static_cast<unsigned char>(alphabet[i])] = static_cast<int8_t>(i);
+    for (int i = 0; i < 64; ++i)
+      t[static_cast<unsigned char>(alphabet[i])] = static_cast<int8_t>(i);
     return t;
   }();
   if (s.size() % 4 != 0) {

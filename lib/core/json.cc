@@ -10,8 +10,8 @@
 #include <cerrno>
 #include <charconv>
 #include <cmath>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <new>
 #include <system_error>
@@ -34,9 +34,7 @@ Value Value::UInt(uint64_t u) {
 
 Value Value::Double(double d) { return Value(std::in_place_type<double>, d); }
 
-Value Value::String(std::string s) {
-  return Value(std::in_place_type<std::string>, std::move(s));
-}
+Value Value::String(std::string s) { return Value(std::in_place_type<std::string>, std::move(s)); }
 
 Value Value::Array(std::vector<Value> items) {
   return Value(std::in_place_type<std::vector<Value>>, std::move(items));
@@ -45,7 +43,6 @@ Value Value::Array(std::vector<Value> items) {
 Value Value::Object(std::vector<Member> members) {
   return Value(std::in_place_type<std::vector<Member>>, std::move(members));
 }
-
 
 bool Value::as_bool() const {
   assert(kind() == Kind::kBool);
@@ -226,8 +223,7 @@ void AppendUtf8(std::string& out, uint32_t cp) {
 class Parser {
  public:
   Parser(std::string_view text, std::string_view origin)
-      : begin_(text.data()), p_(text.data()), end_(text.data() + text.size()),
-        origin_(origin) {}
+      : begin_(text.data()), p_(text.data()), end_(text.data() + text.size()), origin_(origin) {}
 
   Result<Value> ParseDocument() {
     // RFC 8259 §8.1 lets a parser ignore a byte order mark.
@@ -237,8 +233,8 @@ class Parser {
     if (!ParseValue(v, 0)) return error_;
     SkipSpace();
     if (p_ != end_) {
-      Fail(p_, "unexpected " + DescribeChar(static_cast<unsigned char>(*p_)) +
-                   " after the JSON value");
+      Fail(p_,
+           "unexpected " + DescribeChar(static_cast<unsigned char>(*p_)) + " after the JSON value");
       return error_;
     }
     return v;
@@ -257,16 +253,16 @@ class Parser {
         ++col;
       }
     }
-    error_ = InvalidArgument(std::string(origin_) + ":" + std::to_string(line) +
-                             ":" + std::to_string(col) + ": " + what);
+    error_ = InvalidArgument(std::string(origin_) + ":" + std::to_string(line) + ":" +
+                             std::to_string(col) + ": " + what);
     return false;
   }
 
   bool FailUnexpected(const char* at, const char* expected) {
     if (at >= end_) return Fail(at, std::string("unexpected end of input, expected ") + expected);
     if (*at == '/') return Fail(at, "comments are not allowed in JSON");
-    return Fail(at, "unexpected " + DescribeChar(static_cast<unsigned char>(*at)) +
-                        ", expected " + expected);
+    return Fail(at, "unexpected " + DescribeChar(static_cast<unsigned char>(*at)) + ", expected " +
+                        expected);
   }
 
   void SkipSpace() {
@@ -294,8 +290,7 @@ class Parser {
   }
 
   bool ParseLiteral(std::string_view word, Value value, Value& out) {
-    if (static_cast<size_t>(end_ - p_) < word.size() ||
-        std::string_view(p_, word.size()) != word) {
+    if (static_cast<size_t>(end_ - p_) < word.size() || std::string_view(p_, word.size()) != word) {
       return FailUnexpected(p_, "a value");
     }
     p_ += word.size();
@@ -504,9 +499,7 @@ class Parser {
           AppendUtf8(out, cp);
           break;
         }
-        default:
-          return Fail(esc, "invalid escape \"\\" +
-                               std::string(1, e) + "\" in string");
+        default: return Fail(esc, "invalid escape \"\\" + std::string(1, e) + "\" in string");
       }
       run = p_;
     }
@@ -525,8 +518,7 @@ class Parser {
       ++p_;
       if (p_ < end_ && IsDigit(*p_)) {
         while (p_ < end_ && IsDigit(*p_)) ++p_;
-        return Fail(start, "number " + std::string(start, p_ - start) +
-                               " has a leading zero");
+        return Fail(start, "number " + std::string(start, p_ - start) + " has a leading zero");
       }
     } else {
       while (p_ < end_ && IsDigit(*p_)) ++p_;
@@ -692,8 +684,7 @@ void PrintDouble(std::string& out, double d) {
   }
   char buf[40];
   // Same digits as %.17g, but independent of the C locale.
-  const auto [ptr, ec] = std::to_chars(buf, buf + sizeof buf, d,
-                                       std::chars_format::general, 17);
+  const auto [ptr, ec] = std::to_chars(buf, buf + sizeof buf, d, std::chars_format::general, 17);
   assert(ec == std::errc());
   (void)ec;
   const std::string_view text(buf, ptr - buf);

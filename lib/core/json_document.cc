@@ -59,8 +59,8 @@ Status JsonDocument::CheckMembers(const json::Value& obj, const std::string& pat
       if (!list.empty()) list += ", ";
       list += k;
     }
-    return Error(path, "unknown member " + QuotedText(m.first) + " (expected one of: " + list +
-                           ")");
+    return Error(path,
+                 "unknown member " + QuotedText(m.first) + " (expected one of: " + list + ")");
   }
   return Status::OK();
 }

@@ -25,8 +25,7 @@ namespace {
 Status CheckRead(const Source& s, uint64_t offset, size_t n) {
   if (offset > s.size() || n > s.size() - offset) {
     return OutOfRange(s.Describe() + ": read " + RangeText(offset, n) +
-                      " runs past the end of the source (" +
-                      std::to_string(s.size()) + " bytes)");
+                      " runs past the end of the source (" + std::to_string(s.size()) + " bytes)");
   }
   return Status::OK();
 }
@@ -49,9 +48,7 @@ class MemorySourceImpl final : public Source {
     return Status::OK();
   }
   const uint8_t* contiguous() const override { return data_; }
-  std::string Describe() const override {
-    return "memory (" + std::to_string(size_) + " bytes)";
-  }
+  std::string Describe() const override { return "memory (" + std::to_string(size_) + " bytes)"; }
 
  private:
   std::vector<uint8_t> owned_;
@@ -67,9 +64,7 @@ class MemorySourceImpl final : public Source {
 struct FileId {
   dev_t dev;
   ino_t ino;
-  bool operator<(const FileId& o) const {
-    return dev != o.dev ? dev < o.dev : ino < o.ino;
-  }
+  bool operator<(const FileId& o) const { return dev != o.dev ? dev < o.dev : ino < o.ino; }
 };
 
 class OwnedFd;
@@ -143,8 +138,8 @@ Status NotRegular(const std::string& path, mode_t mode) {
 
 class FileSourceImpl final : public Source {
  public:
-  FileSourceImpl(std::shared_ptr<const OwnedFd> fd, std::string path,
-                 uint64_t offset, uint64_t length)
+  FileSourceImpl(std::shared_ptr<const OwnedFd> fd, std::string path, uint64_t offset,
+                 uint64_t length)
       : fd_(std::move(fd)), path_(std::move(path)) {
     range_.fd = fd_->fd();
     range_.offset = offset;
@@ -161,13 +156,10 @@ class FileSourceImpl final : public Source {
       ssize_t got = ::pread(range_.fd, out, n, static_cast<off_t>(pos));
       if (got < 0) {
         if (errno == EINTR) continue;
-        return IoError("read " + Describe() + " at file offset " +
-                           std::to_string(pos),
-                       errno);
+        return IoError("read " + Describe() + " at file offset " + std::to_string(pos), errno);
       }
       if (got == 0) {
-        return IoError(Describe() + ": file ended at offset " +
-                           std::to_string(pos) +
+        return IoError(Describe() + ": file ended at offset " + std::to_string(pos) +
                            " while reading (was it truncated after opening?)",
                        EIO);
       }
@@ -252,8 +244,7 @@ SourcePtr MemorySource(const void* data, uint64_t size) {
   return std::make_shared<MemorySourceImpl>(data, size);
 }
 
-SourcePtr MemorySource(const void* data, uint64_t size,
-                       std::shared_ptr<const void> keep_alive) {
+SourcePtr MemorySource(const void* data, uint64_t size, std::shared_ptr<const void> keep_alive) {
   return std::make_shared<MemorySourceImpl>(std::move(keep_alive), data, size);
 }
 
@@ -261,11 +252,9 @@ SourcePtr OwnedSource(std::vector<uint8_t> bytes) {
   return std::make_shared<MemorySourceImpl>(std::move(bytes));
 }
 
-Result<SourcePtr> FileSource(const std::string& path, uint64_t offset,
-                             uint64_t length) {
+Result<SourcePtr> FileSource(const std::string& path, uint64_t offset, uint64_t length) {
   const std::string what =
-      length == kToEnd ? "[" + std::to_string(offset) + ", end)"
-                       : RangeText(offset, length);
+      length == kToEnd ? "[" + std::to_string(offset) + ", end)" : RangeText(offset, length);
   auto open_error = [&](int err) -> Status {
     Status s = IoError("cannot open " + path + " to read " + what, err);
     return err == ENOENT ? NotFound(s.message()) : s;
@@ -302,23 +291,19 @@ Result<SourcePtr> FileSource(const std::string& path, uint64_t offset,
   // The size now, even when the descriptor is shared: the file may have grown.
   if (::fstat(owned->fd(), &st) != 0) return IoError("cannot stat " + path, errno);
   const uint64_t file_size = static_cast<uint64_t>(st.st_size);
-  if (offset > file_size ||
-      (length != kToEnd && length > file_size - offset)) {
-    return OutOfRange(path + ": range " + what +
-                      " runs past the end of the file (" +
+  if (offset > file_size || (length != kToEnd && length > file_size - offset)) {
+    return OutOfRange(path + ": range " + what + " runs past the end of the file (" +
                       std::to_string(file_size) + " bytes)");
   }
   if (length == kToEnd) length = file_size - offset;
   // Advisory only: a failure costs read-ahead, not correctness.
-  (void)::posix_fadvise(owned->fd(), static_cast<off_t>(offset),
-                        static_cast<off_t>(length), POSIX_FADV_SEQUENTIAL);
-  return SourcePtr(
-      std::make_shared<FileSourceImpl>(std::move(owned), path, offset, length));
+  (void)::posix_fadvise(owned->fd(), static_cast<off_t>(offset), static_cast<off_t>(length),
+                        POSIX_FADV_SEQUENTIAL);
+  return SourcePtr(std::make_shared<FileSourceImpl>(std::move(owned), path, offset, length));
 }
 
 SourcePtr GeneratorSource(std::string name, uint64_t size, FillFn fill) {
-  return std::make_shared<GeneratorSourceImpl>(std::move(name), size,
-                                               std::move(fill));
+  return std::make_shared<GeneratorSourceImpl>(std::move(name), size, std::move(fill));
 }
 
 SourcePtr SliceSource(SourcePtr base, uint64_t offset, uint64_t length) {
@@ -330,8 +315,8 @@ SourcePtr SliceSource(SourcePtr base, uint64_t offset, uint64_t length) {
   // Slices of files and memory stay files and memory, so the output file keeps its
   // fast paths (copy_file_range, direct memcpy) and messages keep the path.
   if (auto* file = dynamic_cast<const FileSourceImpl*>(base.get())) {
-    return std::make_shared<FileSourceImpl>(
-        file->fd(), file->path(), file->file_range()->offset + offset, length);
+    return std::make_shared<FileSourceImpl>(file->fd(), file->path(),
+                                            file->file_range()->offset + offset, length);
   }
   if (const uint8_t* bytes = base->contiguous()) {
     return std::make_shared<MemorySourceImpl>(base, bytes + offset, length);
@@ -342,16 +327,14 @@ SourcePtr SliceSource(SourcePtr base, uint64_t offset, uint64_t length) {
 Result<std::vector<uint8_t>> ReadAll(const Source& source, uint64_t max_bytes) {
   const uint64_t size = source.size();
   if (size > max_bytes || size > SIZE_MAX) {
-    return OutOfRange(source.Describe() + ": " + std::to_string(size) +
-                      " bytes is more than the " + std::to_string(max_bytes) +
-                      "-byte limit for reading into memory");
+    return OutOfRange(source.Describe() + ": " + std::to_string(size) + " bytes is more than the " +
+                      std::to_string(max_bytes) + "-byte limit for reading into memory");
   }
   std::vector<uint8_t> out;
   try {
     out.resize(static_cast<size_t>(size));
   } catch (const std::bad_alloc&) {
-    return OutOfRange(source.Describe() + ": cannot allocate " +
-                      std::to_string(size) + " bytes");
+    return OutOfRange(source.Describe() + ": cannot allocate " + std::to_string(size) + " bytes");
   }
   ETPACK_RETURN_IF_ERROR(source.ReadAt(0, out.data(), out.size()));
   return out;
@@ -369,8 +352,8 @@ Result<bool> SameBytes(const Source& a, const Source& b) {
     if (pa == nullptr) buf_a.resize(chunk);
     if (pb == nullptr) buf_b.resize(chunk);
   } catch (const std::bad_alloc&) {
-    return OutOfRange("cannot allocate buffers to compare " + a.Describe() +
-                      " with " + b.Describe());
+    return OutOfRange("cannot allocate buffers to compare " + a.Describe() + " with " +
+                      b.Describe());
   }
   for (uint64_t pos = 0; pos < size;) {
     const size_t n = static_cast<size_t>(std::min<uint64_t>(size - pos, kChunk));
@@ -396,7 +379,7 @@ Result<uint64_t> ContentHash(const Source& source) {
   }
   // The state is too large for the stack in some builds; own it.
   std::unique_ptr<XXH3_state_t, XXH_errorcode (*)(XXH3_state_t*)> state(XXH3_createState(),
-                                                                         XXH3_freeState);
+                                                                        XXH3_freeState);
   if (state == nullptr || XXH3_64bits_reset(state.get()) != XXH_OK) {
     return OutOfRange("cannot allocate a hash state for " + source.Describe());
   }

@@ -126,8 +126,7 @@ class ArtifactFileOf : public ArtifactFile {
                                                   uint64_t size,
                                                   std::shared_ptr<const void> keep_alive) {
     std::unique_ptr<File> f(new File());
-    ETPACK_RETURN_IF_ERROR(
-        f->InitFromMemory(std::move(name), data, size, std::move(keep_alive)));
+    ETPACK_RETURN_IF_ERROR(f->InitFromMemory(std::move(name), data, size, std::move(keep_alive)));
     return f;
   }
 

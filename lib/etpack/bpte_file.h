@@ -52,8 +52,7 @@ class BpteFile : public ArtifactFileOf<BpteFile> {
  private:
   friend class ArtifactFileOf<BpteFile>;
   BpteFile() = default;
-  uint64_t MappedPrefix(const uint8_t* peek, uint64_t peek_size,
-                        uint64_t file_size) const override;
+  uint64_t MappedPrefix(const uint8_t* peek, uint64_t peek_size, uint64_t file_size) const override;
   Status Validate() override;
 
   BpteLayout layout_ = BpteLayout::kStandard;

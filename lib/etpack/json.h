@@ -51,9 +51,9 @@ class Value {
 
   // Typed access. REQUIRES: the matching kind (asserted in debug builds).
   bool as_bool() const;
-  int64_t as_int() const;     // kInt only
-  uint64_t as_uint() const;   // kUInt, or kInt >= 0
-  double as_double() const;   // any number
+  int64_t as_int() const;    // kInt only
+  uint64_t as_uint() const;  // kUInt, or kInt >= 0
+  double as_double() const;  // any number
   const std::string& as_string() const;
   const std::vector<Value>& items() const;
   std::vector<Value>& items();

@@ -59,8 +59,7 @@ Result<PteManifest> LoadPteManifest(const std::string& path);
 
 // The same for a manifest already parsed; relative file references resolve
 // against `base_dir`; `origin` names the document in errors.
-Result<PteManifest> PteManifestFromJson(const json::Value& doc,
-                                        const std::string& base_dir,
+Result<PteManifest> PteManifestFromJson(const json::Value& doc, const std::string& base_dir,
                                         const std::string& origin);
 
 struct PtdManifest {
@@ -77,8 +76,7 @@ struct PtdManifest {
 Result<PtdManifest> LoadPtdManifest(const std::string& path);
 
 // The same for a manifest already parsed (see PteManifestFromJson).
-Result<PtdManifest> PtdManifestFromJson(const json::Value& doc,
-                                        const std::string& base_dir,
+Result<PtdManifest> PtdManifestFromJson(const json::Value& doc, const std::string& base_dir,
                                         const std::string& origin);
 
 // Reads a manifest of either format, chosen by its "format" member

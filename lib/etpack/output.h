@@ -107,10 +107,9 @@ class OutputFs {
 // (list data files before the program that refers to them: a program then
 // never appears without its data). Each output must be complete (reserved
 // and written). All are synced first, then all named (a free destination
-// taken directly), and only then moved over the files they replace; on failure none is in place, except when a later move fails
-// after an earlier output already replaced an existing file, which the
-// error then names. The outputs are consumed: on failure they are
-// discarded.
+// taken directly), and only then moved over the files they replace; on failure none is in place,
+// except when a later move fails after an earlier output already replaced an existing file, which
+// the error then names. The outputs are consumed: on failure they are discarded.
 //
 // While naming and moving, SIGINT, SIGTERM, SIGHUP and SIGQUIT are blocked
 // on the calling thread (a few system calls), so an interrupt lands before

@@ -79,8 +79,8 @@ struct PtdPlan {
 Result<PtdPlan> PlanPtd(const PtdInput& input, const PtdOptions& options = {});
 
 // Plan and write `path` atomically (see WriteArtifactFile).
-Status WritePtd(const std::string& path, const PtdInput& input,
-                const PtdOptions& options = {}, const ProgressFn& progress = {});
+Status WritePtd(const std::string& path, const PtdInput& input, const PtdOptions& options = {},
+                const ProgressFn& progress = {});
 
 // The FH01 header as read from a file (PtdFile::header()).
 struct FlatTensorHeader {

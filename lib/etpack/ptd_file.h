@@ -58,8 +58,7 @@ class PtdFile : public ArtifactFileOf<PtdFile> {
  private:
   friend class ArtifactFileOf<PtdFile>;
   PtdFile() = default;
-  uint64_t MappedPrefix(const uint8_t* peek, uint64_t peek_size,
-                        uint64_t file_size) const override;
+  uint64_t MappedPrefix(const uint8_t* peek, uint64_t peek_size, uint64_t file_size) const override;
   Status Validate() override;
 
   FlatTensorHeader header_;

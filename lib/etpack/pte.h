@@ -120,12 +120,12 @@ enum class SegmentRole { kConstants, kMutable, kDelegate, kNamedData, kUnreferen
 const char* SegmentRoleName(SegmentRole role);  // "constants", ...
 
 struct PteLayout {
-  uint64_t program_size = 0;          // [0, program_size) is the flatbuffer
-  uint64_t segment_base_offset = 0;   // 0 when there are no segment bytes
+  uint64_t program_size = 0;         // [0, program_size) is the flatbuffer
+  uint64_t segment_base_offset = 0;  // 0 when there are no segment bytes
   uint64_t segment_data_size = 0;
   struct Segment {
     SegmentRole role;
-    uint64_t offset = 0;     // from the segment base
+    uint64_t offset = 0;  // from the segment base
     uint64_t size = 0;
     uint64_t alignment = 1;  // what the offset was aligned to
   };
@@ -148,8 +148,8 @@ struct PtePlan {
 Result<PtePlan> PlanPte(PteInput input, const PteOptions& options = {});
 
 // Plan and write `path` atomically (see WriteArtifactFile).
-Status WritePte(const std::string& path, PteInput input,
-                const PteOptions& options = {}, const ProgressFn& progress = {});
+Status WritePte(const std::string& path, PteInput input, const PteOptions& options = {},
+                const ProgressFn& progress = {});
 
 }  // namespace etpack
 

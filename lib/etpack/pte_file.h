@@ -144,8 +144,7 @@ class PteFile : public ArtifactFileOf<PteFile> {
  private:
   friend class ArtifactFileOf<PteFile>;
   PteFile() = default;
-  uint64_t MappedPrefix(const uint8_t* peek, uint64_t peek_size,
-                        uint64_t file_size) const override;
+  uint64_t MappedPrefix(const uint8_t* peek, uint64_t peek_size, uint64_t file_size) const override;
   Status Validate() override;
   Status CheckFile();
   void BuildViews();

@@ -27,10 +27,10 @@ inline constexpr uint64_t kMaxSafetensorsHeader = 100'000'000;
 
 struct SafetensorsTensor {
   std::string name;
-  std::string dtype;     // as written: "F32", "BF16", ...
-  TensorLayout layout;   // mapped scalar type, shape, identity dim_order
-  SourcePtr data;        // the tensor's bytes in its shard
-  std::string file;      // the shard it lives in
+  std::string dtype;    // as written: "F32", "BF16", ...
+  TensorLayout layout;  // mapped scalar type, shape, identity dim_order
+  SourcePtr data;       // the tensor's bytes in its shard
+  std::string file;     // the shard it lives in
 };
 
 // The ExecuTorch ScalarType code for a safetensors dtype name, or -1 when

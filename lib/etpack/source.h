@@ -68,8 +68,7 @@ SourcePtr MemorySource(const void* data, uint64_t size);
 
 // Borrowed bytes kept alive by `keep_alive` (e.g. a file mapping shared by
 // every source that reads from it).
-SourcePtr MemorySource(const void* data, uint64_t size,
-                       std::shared_ptr<const void> keep_alive);
+SourcePtr MemorySource(const void* data, uint64_t size, std::shared_ptr<const void> keep_alive);
 
 // Owned bytes (small items: inline blobs decoded from a manifest, tests).
 SourcePtr OwnedSource(std::vector<uint8_t> bytes);
@@ -101,8 +100,7 @@ SourcePtr SliceSource(SourcePtr base, uint64_t offset, uint64_t length);
 
 // Reads a whole source into memory. For small items only (inline blobs,
 // comparisons in tests); fails with kOutOfRange above max_bytes.
-Result<std::vector<uint8_t>> ReadAll(const Source& source,
-                                     uint64_t max_bytes = uint64_t{1} << 30);
+Result<std::vector<uint8_t>> ReadAll(const Source& source, uint64_t max_bytes = uint64_t{1} << 30);
 
 // True when both sources hold identical bytes. Reads both in bounded chunks.
 Result<bool> SameBytes(const Source& a, const Source& b);

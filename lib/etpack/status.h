@@ -73,7 +73,7 @@ Status IoError(std::string what, int err);
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : value_(std::move(value)) {}         // NOLINT: implicit by design
   Result(Status status) : status_(std::move(status)) {  // NOLINT
     assert(!status_.ok() && "Result built from an OK Status has no value");
   }
@@ -82,9 +82,18 @@ class [[nodiscard]] Result {
   const Status& status() const { return status_; }
 
   // REQUIRES: ok().
-  T& value() & { assert(ok()); return *value_; }
-  const T& value() const& { assert(ok()); return *value_; }
-  T&& value() && { assert(ok()); return std::move(*value_); }
+  T& value() & {
+    assert(ok());
+    return *value_;
+  }
+  const T& value() const& {
+    assert(ok());
+    return *value_;
+  }
+  T&& value() && {
+    assert(ok());
+    return std::move(*value_);
+  }
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
   T& operator*() & { return value(); }
@@ -99,9 +108,9 @@ class [[nodiscard]] Result {
 
 // Evaluates a Status expression and returns it from the enclosing function
 // when it failed.
-#define ETPACK_RETURN_IF_ERROR(expr)            \
-  do {                                          \
-    ::etpack::Status etpack_status_ = (expr);   \
+#define ETPACK_RETURN_IF_ERROR(expr)                 \
+  do {                                               \
+    ::etpack::Status etpack_status_ = (expr);        \
     if (!etpack_status_.ok()) return etpack_status_; \
   } while (0)
 

@@ -43,8 +43,7 @@ using ProgressFn = std::function<void(uint64_t done, uint64_t total)>;
 // dropping) the output is the caller's. Checks the plan's invariants first
 // (order, bounds, sizes, alignment) and fails with kInvalidArgument on a
 // malformed plan rather than writing it.
-Status WriteArtifact(const ArtifactPlan& plan, OutputFile& output,
-                     const ProgressFn& progress = {});
+Status WriteArtifact(const ArtifactPlan& plan, OutputFile& output, const ProgressFn& progress = {});
 
 // Destination paths and their plans, published as one unit in this order
 // (data files before the program that refers to them).

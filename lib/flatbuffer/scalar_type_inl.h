@@ -8,8 +8,7 @@ template <typename Sizes>
 Result<uint64_t> TensorNbytes(int scalar_type, const Sizes& sizes, const std::string& what) {
   const uint32_t elem = ScalarTypeElementSize(scalar_type);
   if (elem == 0) {
-    return Corrupt(what + ": scalar_type " + std::to_string(scalar_type) +
-                   " has no element size");
+    return Corrupt(what + ": scalar_type " + std::to_string(scalar_type) + " has no element size");
   }
   uint64_t n = elem;
   for (auto dim : sizes) {

@@ -17,7 +17,6 @@ namespace etpack {
 namespace fbs {
 namespace {
 
-
 // "etpack.pte_fb.Tensor" -> "Tensor", the form flatc JSON uses.
 std::string_view Unqualified(const flatbuffers::String* name) {
   std::string_view v = View(name);
@@ -67,8 +66,8 @@ SchemaData LoadSchema(const unsigned char* bytes, size_t size) {
       fi.default_real = f->default_real();
       fi.present = !f->deprecated();
       fi.required = f->required();
-      const bool refers_to_object = fi.type == BaseType::Obj ||
-                                    (fi.type == BaseType::Vector && fi.element == BaseType::Obj);
+      const bool refers_to_object =
+          fi.type == BaseType::Obj || (fi.type == BaseType::Vector && fi.element == BaseType::Obj);
       fi.is_struct = refers_to_object && s->objects()->Get(fi.index)->is_struct();
       fi.force_align = ForceAlign(*f);
     }
@@ -118,8 +117,7 @@ const SchemaData& Decoded(SchemaId id) {
       return flat_tensor;
     }
     case SchemaId::kBundledProgram: {
-      static const SchemaData bundled =
-          LoadSchema(kBundledProgramBfbs, kBundledProgramBfbs_size);
+      static const SchemaData bundled = LoadSchema(kBundledProgramBfbs, kBundledProgramBfbs_size);
       return bundled;
     }
   }

@@ -35,20 +35,20 @@ struct FieldInfo {
   std::string_view name;
   BaseType type = BaseType::None;
   BaseType element = BaseType::None;  // vectors
-  int index = -1;  // enum (scalars, UType, Union) or object (Obj, vector of Obj)
+  int index = -1;                     // enum (scalars, UType, Union) or object (Obj, vector of Obj)
   voffset_t offset = 0;
   int64_t default_integer = 0;
   double default_real = 0;
   bool present = false;  // false: no field has this id (a gap) or deprecated
   bool required = false;
-  bool is_struct = false;     // Obj or vector of Obj that is a struct
-  int union_type_id = -1;     // Union: id of its "<name>_type" field
-  uint64_t force_align = 1;   // the schema's force_align attribute
+  bool is_struct = false;    // Obj or vector of Obj that is a struct
+  int union_type_id = -1;    // Union: id of its "<name>_type" field
+  uint64_t force_align = 1;  // the schema's force_align attribute
   const reflection::Field* field = nullptr;
 };
 
 struct ObjectInfo {
-  std::string_view name;  // unqualified, as flatc JSON names union members
+  std::string_view name;          // unqualified, as flatc JSON names union members
   std::vector<FieldInfo> fields;  // by id = declaration order
 
   int Lookup(std::string_view key) const {

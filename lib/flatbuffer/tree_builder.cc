@@ -168,8 +168,7 @@ Status TreeBuilder::Configure(const TreeBuildOptions& options) {
     }
     if (align == 0 || (align & (align - 1)) != 0 || align > kMaxVectorAlignment) {
       return InvalidArgument("vector_alignment: " + name + " = " + std::to_string(align) +
-                             " is not a power of two up to " +
-                             std::to_string(kMaxVectorAlignment));
+                             " is not a power of two up to " + std::to_string(kMaxVectorAlignment));
     }
     alignment_[found->field] = align;
   }
@@ -214,8 +213,8 @@ Result<uint64_t> TreeBuilder::Integer(BaseType t, int enum_index, const json::Va
     return v.as_uint();
   }
   const std::string expected = t == BaseType::Bool ? "a boolean"
-                               : e ? "an integer or a name of " + type_name()
-                                   : "an integer (" + type_name() + ")";
+                               : e                 ? "an integer or a name of " + type_name()
+                                                   : "an integer (" + type_name() + ")";
   return FailAt(index, "expected " + expected + ", got " + Show(v));
 }
 
@@ -345,9 +344,9 @@ Result<uoffset_t> TreeBuilder::Vector(const FieldInfo& f, const json::Value& v) 
   const bool bytes = et == BaseType::UByte && f.index < 0;
   if (bytes && v.kind() == json::Kind::kObject) return SourceVector(f, v);
   if (v.kind() != json::Kind::kArray) {
-    return Fail(std::string(bytes ? "expected an array of bytes or {\"source\": i}"
-                                  : "expected an array") +
-                ", got " + Show(v));
+    return Fail(
+        std::string(bytes ? "expected an array of bytes or {\"source\": i}" : "expected an array") +
+        ", got " + Show(v));
   }
   if (flatbuffers::IsScalar(et) && et != BaseType::UType) return ScalarVector(f, v);
   if ((et != BaseType::String && et != BaseType::Obj) || f.is_struct) {
@@ -383,8 +382,8 @@ Result<uoffset_t> TreeBuilder::UnionMember(const FieldInfo& f, const FieldInfo& 
     return uoffset_t{0};
   }
   if (!has_value) {
-    return Fail("missing, although " + std::string(type_field.name) +
-                " names a member of union " + std::string(e.name));
+    return Fail("missing, although " + std::string(type_field.name) + " names a member of union " +
+                std::string(e.name));
   }
   return Table(e.ByValue(code)->object, *value);
 }
@@ -444,9 +443,7 @@ Status TreeBuilder::AddScalar(const FieldInfo& f, const json::Value& v) {
     case BaseType::Long:
       fbb_.AddElement<int64_t>(off, static_cast<int64_t>(bits), static_cast<int64_t>(def));
       break;
-    default:
-      fbb_.AddElement<uint64_t>(off, bits, def);
-      break;
+    default: fbb_.AddElement<uint64_t>(off, bits, def); break;
   }
   return Status::OK();
 }
@@ -476,8 +473,8 @@ Result<uoffset_t> TreeBuilder::Table(int obj_index, const json::Value& v) {
     const json::Value* m = slots_[slots + id];
     if (f.type == BaseType::Union) {
       const size_t type_id = static_cast<size_t>(f.union_type_id);
-      ETPACK_ASSIGN_OR_RETURN(
-          uoffset_t o, UnionMember(f, obj.fields[type_id], slots_[slots + type_id], m));
+      ETPACK_ASSIGN_OR_RETURN(uoffset_t o,
+                              UnionMember(f, obj.fields[type_id], slots_[slots + type_id], m));
       if (o != 0) pending_.emplace_back(f.offset, o);
       continue;
     }

@@ -82,8 +82,8 @@ Result<json::Value> TreeReader::Vector(const FieldInfo& f, const flatbuffers::Ta
   const size_t elem_size = et == BaseType::String || et == BaseType::Obj
                                ? sizeof(uoffset_t)
                                : flatbuffers::GetTypeSize(et);
-  if (verifier_ && !verifier_->VerifyVectorOrString(reinterpret_cast<const uint8_t*>(vec),
-                                                    elem_size)) {
+  if (verifier_ &&
+      !verifier_->VerifyVectorOrString(reinterpret_cast<const uint8_t*>(vec), elem_size)) {
     return OutOfBounds("vector");
   }
   const size_t n = vec->size();
@@ -182,8 +182,8 @@ Result<json::Value> TreeReader::Table(int obj_index, const flatbuffers::Table& t
     } else if (f.type == BaseType::Vector) {
       ETPACK_ASSIGN_OR_RETURN(value, Vector(f, t));
     } else if (f.type == BaseType::Obj && !f.is_struct) {
-      ETPACK_ASSIGN_OR_RETURN(
-          value, Table(f.index, *t.GetPointer<const flatbuffers::Table*>(f.offset)));
+      ETPACK_ASSIGN_OR_RETURN(value,
+                              Table(f.index, *t.GetPointer<const flatbuffers::Table*>(f.offset)));
     } else if (f.type == BaseType::Union) {
       const EnumInfo& e = d_.enums[static_cast<size_t>(f.index)];
       const FieldInfo& tf = obj.fields[static_cast<size_t>(f.union_type_id)];

@@ -35,8 +35,7 @@ Result<json::Value> FlatbufferToTree(SchemaId schema, const uint8_t* data, uint6
 // Renders a flatbuffer exactly like
 //   flatc --json --strict-json --defaults-json --raw-binary SCHEMA -- FILE
 // (the golden CASE.flatc.json files). REQUIRES: verified buffer.
-Result<std::string> FlatbufferToFlatcJson(SchemaId schema, const uint8_t* data,
-                                          uint64_t size);
+Result<std::string> FlatbufferToFlatcJson(SchemaId schema, const uint8_t* data, uint64_t size);
 
 }  // namespace etpack
 

@@ -10,13 +10,13 @@
 #include <utility>
 #include <vector>
 
+#include "core/base64.h"
+#include "core/json_document.h"
 #include "etpack/json.h"
 #include "etpack/npy.h"
 #include "etpack/ptd.h"
 #include "etpack/source.h"
 #include "flatbuffer/scalar_type.h"
-#include "core/base64.h"
-#include "core/json_document.h"
 
 namespace etpack {
 namespace {
@@ -37,8 +37,9 @@ Result<int> GetDtype(const JsonDocument& cx, const json::Value& v, const std::st
       if (!names.empty()) names += ' ';
       names += ScalarTypeName(code);
     }
-    return cx.BadValue(path, v, "is not a scalar type name (names are case-sensitive: " + names +
-                                    "; or give the integer code)");
+    return cx.BadValue(path, v,
+                       "is not a scalar type name (names are case-sensitive: " + names +
+                           "; or give the integer code)");
   }
   if (v.kind() == json::Kind::kInt && v.as_int() >= 0 && v.as_int() < 30 &&
       ScalarTypeElementSize(static_cast<int>(v.as_int())) != 0) {
@@ -47,7 +48,8 @@ Result<int> GetDtype(const JsonDocument& cx, const json::Value& v, const std::st
   return cx.BadValue(path, v, "is not a scalar type with a known element size");
 }
 
-Result<TensorLayout> GetLayout(const JsonDocument& cx, const json::Value& t, const std::string& path) {
+Result<TensorLayout> GetLayout(const JsonDocument& cx, const json::Value& t,
+                               const std::string& path) {
   TensorLayout layout;
   const json::Value* dtype = t.Find("dtype");
   if (dtype == nullptr) return cx.Error(path, "tensor has no \"dtype\"");
@@ -56,7 +58,8 @@ Result<TensorLayout> GetLayout(const JsonDocument& cx, const json::Value& t, con
   const json::Value* sizes = t.Find("sizes");
   const std::string sizes_path = JoinPath(path, "sizes");
   if (sizes == nullptr) return cx.Error(path, "tensor has no \"sizes\" ([] for a scalar)");
-  if (sizes->kind() != json::Kind::kArray) return cx.BadValue(sizes_path, *sizes, "is not an array");
+  if (sizes->kind() != json::Kind::kArray)
+    return cx.BadValue(sizes_path, *sizes, "is not an array");
   if (sizes->items().size() > kMaxRank) {
     return cx.Error(sizes_path, std::to_string(sizes->items().size()) +
                                     " dimensions exceed the limit of " + std::to_string(kMaxRank));
@@ -77,7 +80,8 @@ Result<TensorLayout> GetLayout(const JsonDocument& cx, const json::Value& t, con
     for (size_t i = 0; i < rank; ++i) layout.dim_order.push_back(static_cast<uint8_t>(i));
     return layout;
   }
-  if (order->kind() != json::Kind::kArray) return cx.BadValue(order_path, *order, "is not an array");
+  if (order->kind() != json::Kind::kArray)
+    return cx.BadValue(order_path, *order, "is not an array");
   std::vector<bool> seen(rank, false);
   bool permutation = order->items().size() == rank;
   for (size_t i = 0; permutation && i < rank; ++i) {
@@ -92,13 +96,15 @@ Result<TensorLayout> GetLayout(const JsonDocument& cx, const json::Value& t, con
   }
   if (!permutation) {
     return cx.BadValue(order_path, *order,
-                       "is not a permutation of 0.." + std::to_string(static_cast<int64_t>(rank) - 1) +
-                           " (sizes has " + std::to_string(rank) + " dimensions)");
+                       "is not a permutation of 0.." +
+                           std::to_string(static_cast<int64_t>(rank) - 1) + " (sizes has " +
+                           std::to_string(rank) + " dimensions)");
   }
   return layout;
 }
 
-Result<BundledValue> GetTensor(const JsonDocument& cx, const json::Value& t, const std::string& path) {
+Result<BundledValue> GetTensor(const JsonDocument& cx, const json::Value& t,
+                               const std::string& path) {
   BundledValue out;
   out.kind = BundledValue::Kind::kTensor;
   if (t.kind() != json::Kind::kObject) return cx.BadValue(path, t, "is not an object");
@@ -125,8 +131,9 @@ Result<BundledValue> GetTensor(const JsonDocument& cx, const json::Value& t, con
   const json::Value* file = t.Find("file");
   const json::Value* b64 = t.Find("base64");
   if ((file == nullptr) == (b64 == nullptr)) {
-    return cx.Error(path, "a tensor takes its data from exactly one of \"npy\", \"file\" or "
-                          "\"base64\"");
+    return cx.Error(path,
+                    "a tensor takes its data from exactly one of \"npy\", \"file\" or "
+                    "\"base64\"");
   }
   std::string origin;  // where the bytes came from, for the size message
   if (b64 != nullptr) {
@@ -172,7 +179,8 @@ Result<BundledValue> GetTensor(const JsonDocument& cx, const json::Value& t, con
   return out;
 }
 
-Result<BundledValue> GetValue(const JsonDocument& cx, const json::Value& v, const std::string& path) {
+Result<BundledValue> GetValue(const JsonDocument& cx, const json::Value& v,
+                              const std::string& path) {
   if (v.kind() != json::Kind::kObject || v.members().size() != 1) {
     return cx.BadValue(path, v,
                        "is not a value: expected an object with exactly one of \"int\", "
@@ -183,7 +191,8 @@ Result<BundledValue> GetValue(const JsonDocument& cx, const json::Value& v, cons
   BundledValue out;
   if (kind == "int") {
     out.kind = BundledValue::Kind::kInt;
-    if (x.kind() != json::Kind::kInt) return cx.BadValue(x_path, x, "is not a 64-bit signed integer");
+    if (x.kind() != json::Kind::kInt)
+      return cx.BadValue(x_path, x, "is not a 64-bit signed integer");
     out.int_val = x.as_int();
     return out;
   }
@@ -225,7 +234,8 @@ Status GetValues(const JsonDocument& cx, const json::Value& arr, const std::stri
   return Status::OK();
 }
 
-Result<BundledTestCase> GetCase(const JsonDocument& cx, const json::Value& c, const std::string& path) {
+Result<BundledTestCase> GetCase(const JsonDocument& cx, const json::Value& c,
+                                const std::string& path) {
   if (c.kind() != json::Kind::kObject) return cx.BadValue(path, c, "is not an object");
   ETPACK_RETURN_IF_ERROR(cx.CheckMembers(c, path, {"inputs", "expected_outputs"}));
   BundledTestCase out;
@@ -245,7 +255,8 @@ Result<BundledTestCase> GetCase(const JsonDocument& cx, const json::Value& c, co
 Result<std::vector<BundledTestSuite>> LoadBundleCases(const std::string& path) {
   ETPACK_ASSIGN_OR_RETURN(const json::Value doc, json::ParseFile(path));
   const size_t slash = path.rfind('/');
-  const JsonDocument cx(path, slash == std::string::npos ? "" : path.substr(0, slash == 0 ? 1 : slash));
+  const JsonDocument cx(path,
+                        slash == std::string::npos ? "" : path.substr(0, slash == 0 ? 1 : slash));
 
   if (doc.kind() != json::Kind::kObject) return cx.BadValue("", doc, "is not a JSON object");
   ETPACK_RETURN_IF_ERROR(cx.CheckMembers(doc, "", {"methods"}));
@@ -270,7 +281,8 @@ Result<std::vector<BundledTestSuite>> LoadBundleCases(const std::string& path) {
     suite.method_name = name;
     suite.test_cases.reserve(cases.items().size());
     for (size_t i = 0; i < cases.items().size(); ++i) {
-      ETPACK_ASSIGN_OR_RETURN(BundledTestCase c, GetCase(cx, cases.items()[i], IndexPath(suite_path, i)));
+      ETPACK_ASSIGN_OR_RETURN(BundledTestCase c,
+                              GetCase(cx, cases.items()[i], IndexPath(suite_path, i)));
       suite.test_cases.push_back(std::move(c));
     }
     suites.push_back(std::move(suite));

@@ -10,18 +10,17 @@
 #include <utility>
 #include <vector>
 
-#include "layout/layout.h"
-#include "flatbuffer/scalar_type.h"
 #include "core/base64.h"
 #include "core/json_document.h"
+#include "flatbuffer/scalar_type.h"
+#include "layout/layout.h"
 
 namespace etpack {
 namespace {
 
 // Optional unsigned member: absent or null gives `fallback`.
 Result<uint64_t> GetUIntOr(const JsonDocument& cx, const json::Value& obj,
-                           const std::string& obj_path, std::string_view key,
-                           uint64_t fallback) {
+                           const std::string& obj_path, std::string_view key, uint64_t fallback) {
   const json::Value* v = obj.Find(key);
   if (v == nullptr || v->is_null()) return fallback;
   return cx.GetUInt(*v, JoinPath(obj_path, key));
@@ -50,7 +49,8 @@ bool IsBlobObject(const json::Value& v) {
          (v.Find("base64") != nullptr || v.Find("file") != nullptr);
 }
 
-Result<SourcePtr> InlineBlob(const JsonDocument& cx, const json::Value& obj, const std::string& path) {
+Result<SourcePtr> InlineBlob(const JsonDocument& cx, const json::Value& obj,
+                             const std::string& path) {
   ETPACK_RETURN_IF_ERROR(cx.CheckMembers(obj, path, {"base64", "size"}));
   const json::Value& b64 = *obj.Find("base64");
   const std::string b64_path = JoinPath(path, "base64");
@@ -69,7 +69,8 @@ Result<SourcePtr> InlineBlob(const JsonDocument& cx, const json::Value& obj, con
   return OwnedSource(std::move(bytes));
 }
 
-Result<SourcePtr> FileBlob(const JsonDocument& cx, const json::Value& obj, const std::string& path) {
+Result<SourcePtr> FileBlob(const JsonDocument& cx, const json::Value& obj,
+                           const std::string& path) {
   ETPACK_RETURN_IF_ERROR(cx.CheckMembers(obj, path, {"file", "offset", "length"}));
   const json::Value& file = *obj.Find("file");
   if (file.kind() != json::Kind::kString || file.as_string().empty()) {
@@ -80,7 +81,8 @@ Result<SourcePtr> FileBlob(const JsonDocument& cx, const json::Value& obj, const
   const std::string& name = file.as_string();
   Result<SourcePtr> src = FileSource(cx.Resolve(name), offset, length);
   if (!src.ok()) {
-    std::string what = cx.origin() + ": " + (path.empty() ? "" : path + ": ") + "file = " + QuotedText(name);
+    std::string what =
+        cx.origin() + ": " + (path.empty() ? "" : path + ": ") + "file = " + QuotedText(name);
     if (obj.Find("offset") != nullptr) what += ", offset = " + std::to_string(offset);
     if (length != kToEnd) what += ", length = " + std::to_string(length);
     return src.status().WithContext(what);
@@ -137,8 +139,7 @@ Status ResolveAt(const JsonDocument& cx, json::Value& v, std::string& path) {
       }
       return Status::OK();
     }
-    default:
-      return Status::OK();
+    default: return Status::OK();
   }
 }
 
@@ -156,8 +157,8 @@ Result<SourcePtr> RequireBlob(const JsonDocument& cx, const json::Value& v,
 // `array` out of the tree into `out`, by index: a blob, an array of byte
 // values, or nothing (empty). Malformed entries are left for the planner,
 // which names them.
-Status TakeBytes(const JsonDocument& cx, json::Value& program, const char* array,
-                 const char* field, std::vector<SourcePtr>& out) {
+Status TakeBytes(const JsonDocument& cx, json::Value& program, const char* array, const char* field,
+                 std::vector<SourcePtr>& out) {
   json::Value* entries = program.Find(array);
   if (entries == nullptr || entries->kind() != json::Kind::kArray) return Status::OK();
   const std::string array_path = JoinPath("program", array);
@@ -198,8 +199,8 @@ Status ReadOptions(const JsonDocument& cx, const json::Value* opts, PteOptions& 
   const std::string path = "serializer_options";
   if (opts->kind() != json::Kind::kObject) return cx.BadValue(path, *opts, "is not an object");
   ETPACK_RETURN_IF_ERROR(cx.CheckMembers(*opts, path,
-                                      {"segment_alignment", "constant_tensor_alignment",
-                                       "delegate_alignment", "extract_delegate_segments"}));
+                                         {"segment_alignment", "constant_tensor_alignment",
+                                          "delegate_alignment", "extract_delegate_segments"}));
   // null means "the serializer's default" for every option, as in the
   // reference serializer's options object.
   ETPACK_ASSIGN_OR_RETURN(out.segment_alignment,
@@ -211,7 +212,8 @@ Status ReadOptions(const JsonDocument& cx, const json::Value* opts, PteOptions& 
   const json::Value* extract = opts->Find("extract_delegate_segments");
   if (extract != nullptr && !extract->is_null()) {
     if (extract->kind() != json::Kind::kBool) {
-      return cx.BadValue(JoinPath(path, "extract_delegate_segments"), *extract, "is not true or false");
+      return cx.BadValue(JoinPath(path, "extract_delegate_segments"), *extract,
+                         "is not true or false");
     }
     out.extract_delegate_segments = extract->as_bool();
   }
@@ -232,7 +234,8 @@ Status ReadMutableData(const JsonDocument& cx, json::Value* md, PteInput& input)
     ETPACK_RETURN_IF_ERROR(cx.CheckMembers(item, item_path, {"storage"}));
     const json::Value* storage = item.Find("storage");
     if (storage == nullptr) return cx.Error(item_path, "has no \"storage\"");
-    ETPACK_ASSIGN_OR_RETURN(SourcePtr src, RequireBlob(cx, *storage, JoinPath(item_path, "storage")));
+    ETPACK_ASSIGN_OR_RETURN(SourcePtr src,
+                            RequireBlob(cx, *storage, JoinPath(item_path, "storage")));
     input.mutable_data.push_back(std::move(src));
   }
   return Status::OK();
@@ -243,7 +246,8 @@ Result<std::optional<TensorLayout>> ReadLayout(const JsonDocument& cx, const jso
                                                const std::string& path) {
   if (v == nullptr || v->is_null()) return std::optional<TensorLayout>();
   if (v->kind() != json::Kind::kObject) {
-    return cx.BadValue(path, *v, "is not an object {\"scalar_type\", \"sizes\", \"dim_order\"} or null");
+    return cx.BadValue(path, *v,
+                       "is not an object {\"scalar_type\", \"sizes\", \"dim_order\"} or null");
   }
   ETPACK_RETURN_IF_ERROR(cx.CheckMembers(*v, path, {"scalar_type", "sizes", "dim_order"}));
   TensorLayout layout;
@@ -271,7 +275,8 @@ Result<std::optional<TensorLayout>> ReadLayout(const JsonDocument& cx, const jso
   const json::Value* sizes = v->Find("sizes");
   const std::string sizes_path = JoinPath(path, "sizes");
   if (sizes == nullptr) return cx.Error(path, "has no \"sizes\"");
-  if (sizes->kind() != json::Kind::kArray) return cx.BadValue(sizes_path, *sizes, "is not an array");
+  if (sizes->kind() != json::Kind::kArray)
+    return cx.BadValue(sizes_path, *sizes, "is not an array");
   for (size_t i = 0; i < sizes->items().size(); ++i) {
     const json::Value& d = sizes->items()[i];
     ETPACK_ASSIGN_OR_RETURN(uint64_t n, cx.GetUInt(d, IndexPath(sizes_path, i)));
@@ -284,7 +289,8 @@ Result<std::optional<TensorLayout>> ReadLayout(const JsonDocument& cx, const jso
   const json::Value* order = v->Find("dim_order");
   const std::string order_path = JoinPath(path, "dim_order");
   if (order == nullptr) return cx.Error(path, "has no \"dim_order\"");
-  if (order->kind() != json::Kind::kArray) return cx.BadValue(order_path, *order, "is not an array");
+  if (order->kind() != json::Kind::kArray)
+    return cx.BadValue(order_path, *order, "is not an array");
   for (size_t i = 0; i < order->items().size(); ++i) {
     const json::Value& d = order->items()[i];
     ETPACK_ASSIGN_OR_RETURN(uint64_t n, cx.GetUInt(d, IndexPath(order_path, i)));
@@ -349,8 +355,8 @@ Status ReadBuffersAndEntries(const JsonDocument& cx, json::Value& obj, const std
     ETPACK_ASSIGN_OR_RETURN(uint64_t bi, cx.GetUInt(*index, index_path));
     if (bi >= buffers_out.size()) {
       return cx.BadValue(index_path, *index,
-                         "is out of range (" + std::to_string(buffers_out.size()) +
-                             " buffers in " + buffers_path + ")");
+                         "is out of range (" + std::to_string(buffers_out.size()) + " buffers in " +
+                             buffers_path + ")");
     }
     entry.buffer_index = static_cast<uint32_t>(bi);
     ETPACK_ASSIGN_OR_RETURN(entry.alignment, GetAlignmentOr(cx, e, e_path, "alignment", 1));
@@ -384,8 +390,7 @@ Status ReadNamedData(const JsonDocument& cx, json::Value* nd, PteInput& input) {
   // Entries that share a buffer_index share its source, and so its segment.
   std::vector<SourcePtr> buffers;
   std::vector<PtdEntry> entries;
-  ETPACK_RETURN_IF_ERROR(
-      ReadBuffersAndEntries(cx, *nd, path, /*layouts=*/false, buffers, entries));
+  ETPACK_RETURN_IF_ERROR(ReadBuffersAndEntries(cx, *nd, path, /*layouts=*/false, buffers, entries));
   input.named_data.reserve(entries.size());
   for (PtdEntry& e : entries) {
     input.named_data.push_back({std::move(e.key), buffers[e.buffer_index], e.alignment});
@@ -398,11 +403,11 @@ Result<PteManifest> FromJson(json::Value& doc, const std::string& base_dir,
                              const std::string& origin) {
   const JsonDocument cx(origin, base_dir);
   if (doc.kind() != json::Kind::kObject) return cx.BadValue("", doc, "is not a JSON object");
-  ETPACK_RETURN_IF_ERROR(cx.CheckMembers(
-      doc, "",
-      {"format", "serializer_options", "program", "mutable_data", "named_data",
-       // Descriptive members of the golden inputs; nothing to write.
-       "case", "description", "effective_alignments"}));
+  ETPACK_RETURN_IF_ERROR(
+      cx.CheckMembers(doc, "",
+                      {"format", "serializer_options", "program", "mutable_data", "named_data",
+                       // Descriptive members of the golden inputs; nothing to write.
+                       "case", "description", "effective_alignments"}));
 
   if (const json::Value* format = doc.Find("format")) {
     if (format->kind() != json::Kind::kString || format->as_string() != "pte") {
@@ -419,8 +424,7 @@ Result<PteManifest> FromJson(json::Value& doc, const std::string& base_dir,
     return cx.BadValue("program", *program, "is not an object");
   }
   // Constants and delegate payloads go beside the tree, by index.
-  ETPACK_RETURN_IF_ERROR(
-      TakeBytes(cx, *program, "constant_buffer", "storage", m.input.constants));
+  ETPACK_RETURN_IF_ERROR(TakeBytes(cx, *program, "constant_buffer", "storage", m.input.constants));
   ETPACK_RETURN_IF_ERROR(
       TakeBytes(cx, *program, "backend_delegate_data", "data", m.input.delegates));
   std::string path = "program";
@@ -436,9 +440,8 @@ Result<PtdManifest> PtdFromJson(json::Value& doc, const std::string& base_dir,
                                 const std::string& origin) {
   const JsonDocument cx(origin, base_dir);
   if (doc.kind() != json::Kind::kObject) return cx.BadValue("", doc, "is not a JSON object");
-  ETPACK_RETURN_IF_ERROR(cx.CheckMembers(doc, "",
-                                      {"format", "serializer_options", "buffers", "entries",
-                                       "case", "description"}));
+  ETPACK_RETURN_IF_ERROR(cx.CheckMembers(
+      doc, "", {"format", "serializer_options", "buffers", "entries", "case", "description"}));
   if (const json::Value* format = doc.Find("format")) {
     if (format->kind() != json::Kind::kString || format->as_string() != "ptd") {
       return cx.BadValue("format", *format, "is not supported here (expected \"ptd\")");
@@ -452,8 +455,8 @@ Result<PtdManifest> PtdFromJson(json::Value& doc, const std::string& base_dir,
     ETPACK_ASSIGN_OR_RETURN(m.options.segment_alignment,
                             GetAlignmentOr(cx, *opts, path, "segment_alignment", 128));
   }
-  ETPACK_RETURN_IF_ERROR(ReadBuffersAndEntries(cx, doc, "", /*layouts=*/true, m.input.buffers,
-                                               m.input.entries));
+  ETPACK_RETURN_IF_ERROR(
+      ReadBuffersAndEntries(cx, doc, "", /*layouts=*/true, m.input.buffers, m.input.entries));
   return m;
 }
 
@@ -495,8 +498,7 @@ Result<PtdManifest> LoadPtdManifest(const std::string& path) {
 
 Result<AnyManifest> LoadManifest(const std::string& path) {
   ETPACK_ASSIGN_OR_RETURN(json::Value doc, json::ParseFile(path));
-  const json::Value* format =
-      doc.kind() == json::Kind::kObject ? doc.Find("format") : nullptr;
+  const json::Value* format = doc.kind() == json::Kind::kObject ? doc.Find("format") : nullptr;
   if (format == nullptr ||
       (format->kind() == json::Kind::kString && format->as_string() == "pte")) {
     ETPACK_ASSIGN_OR_RETURN(PteManifest m, FromJson(doc, DirName(path), path));

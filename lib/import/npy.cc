@@ -25,10 +25,10 @@ struct DescrInfo {
 };
 
 constexpr DescrInfo kDescrs[] = {
-    {'f', 2, 5},  {'f', 4, 6},  {'f', 8, 7},                // HALF FLOAT DOUBLE
-    {'i', 1, 1},  {'i', 2, 2},  {'i', 4, 3},  {'i', 8, 4},  // CHAR SHORT INT LONG
+    {'f', 2, 5},  {'f', 4, 6},  {'f', 8, 7},                 // HALF FLOAT DOUBLE
+    {'i', 1, 1},  {'i', 2, 2},  {'i', 4, 3},  {'i', 8, 4},   // CHAR SHORT INT LONG
     {'u', 1, 0},  {'u', 2, 27}, {'u', 4, 28}, {'u', 8, 29},  // BYTE UINT16/32/64
-    {'b', 1, 11},                                           // BOOL
+    {'b', 1, 11},                                            // BOOL
 };
 
 const DescrInfo* FindDescr(char kind, std::string_view size_text) {
@@ -246,9 +246,9 @@ int ScalarTypeForNpyDescr(const std::string& descr) {
   if (d == nullptr) return -1;
   const char order = descr[0];
   // A byte order means nothing for one-byte items; numpy writes '|'.
-  const bool order_ok =
-      d->itemsize == 1 ? (order == '|' || order == '<' || order == '>' || order == '=')
-                       : order == '<';
+  const bool order_ok = d->itemsize == 1
+                            ? (order == '|' || order == '<' || order == '>' || order == '=')
+                            : order == '<';
   return order_ok ? d->scalar_type : -1;
 }
 
@@ -358,8 +358,7 @@ Result<NpyArray> ReadNpy(const std::string& path) {
     return Corrupt(path + ": truncated: shape " + ShapeText(out.layout.sizes) + " of '" +
                    out.descr + "' needs " + std::to_string(nbytes) + " bytes after the " +
                    std::to_string(header_end) + "-byte header, the file has " +
-                   std::to_string(available) + " (file size " + std::to_string(file_size) +
-                   ")");
+                   std::to_string(available) + " (file size " + std::to_string(file_size) + ")");
   }
   out.data = SliceSource(file, header_end, nbytes);
   return out;

@@ -59,8 +59,8 @@ struct Parsed {
 };
 
 // Validates one header member; `what` is "<file>: tensor '<name>'".
-Result<Parsed> ParseTensor(const std::string& name, const json::Value& v,
-                           const std::string& what, uint64_t data_size) {
+Result<Parsed> ParseTensor(const std::string& name, const json::Value& v, const std::string& what,
+                           uint64_t data_size) {
   if (v.kind() != json::Kind::kObject) {
     return Corrupt(what + ": expected an object with dtype, shape and data_offsets, got " +
                    Shown(v));
@@ -75,8 +75,7 @@ Result<Parsed> ParseTensor(const std::string& name, const json::Value& v,
   p.tensor.dtype = dtype->as_string();
   const int scalar_type = ScalarTypeForSafetensorsDtype(p.tensor.dtype);
   if (scalar_type < 0) {
-    return Corrupt(what + ": dtype " + Quoted(p.tensor.dtype) +
-                   " has no ExecuTorch scalar type");
+    return Corrupt(what + ": dtype " + Quoted(p.tensor.dtype) + " has no ExecuTorch scalar type");
   }
   p.tensor.layout.scalar_type = scalar_type;
 
@@ -112,8 +111,7 @@ Result<Parsed> ParseTensor(const std::string& name, const json::Value& v,
   p.begin = *NonNegative(offsets->items()[0]);
   p.end = *NonNegative(offsets->items()[1]);
   if (p.begin > p.end) {
-    return Corrupt(what + ": data_offsets " + OffsetsText(p.begin, p.end) +
-                   " begin after end");
+    return Corrupt(what + ": data_offsets " + OffsetsText(p.begin, p.end) + " begin after end");
   }
   if (p.end > data_size) {
     return Corrupt(what + ": data_offsets " + OffsetsText(p.begin, p.end) +
@@ -164,8 +162,8 @@ Result<std::vector<SafetensorsTensor>> ReadIndex(const std::string& index_path) 
     for (const auto& t : *read) present.emplace(t.name, true);
     for (const std::string& tensor : listed) {
       if (!present.count(tensor)) {
-        return NotFound(index_path + ": weight_map places tensor " + Quoted(tensor) +
-                        " in " + shard_path + ", which does not hold it");
+        return NotFound(index_path + ": weight_map places tensor " + Quoted(tensor) + " in " +
+                        shard_path + ", which does not hold it");
       }
     }
     // Tensors a shard holds beyond the index are kept: the shard is the
@@ -179,7 +177,7 @@ Result<std::vector<SafetensorsTensor>> ReadIndex(const std::string& index_path) 
 
 int ScalarTypeForSafetensorsDtype(const std::string& dtype) {
   static const std::pair<const char*, int> kTable[] = {
-      {"U8", 0},       {"I8", 1},       {"I16", 2},  {"I32", 3},  {"I64", 4},
+      {"U8", 0},       {"I8", 1},       {"I16", 2},  {"I32", 3},   {"I64", 4},
       {"F16", 5},      {"F32", 6},      {"F64", 7},  {"BOOL", 11}, {"BF16", 15},
       {"F8_E5M2", 23}, {"F8_E4M3", 24},  // safetensors' name for float8_e4m3fn
       {"U16", 27},     {"U32", 28},     {"U64", 29},
@@ -206,13 +204,11 @@ Result<std::vector<SafetensorsTensor>> ReadSafetensors(const std::string& path) 
   // more telling of the two complaints.
   if (header_len > file_size - 8) {
     return Corrupt(path + ": header length " + std::to_string(header_len) +
-                   " runs past the end of the file (" + std::to_string(file_size) +
-                   " bytes)");
+                   " runs past the end of the file (" + std::to_string(file_size) + " bytes)");
   }
   if (header_len > kMaxSafetensorsHeader) {
     return Corrupt(path + ": header length " + std::to_string(header_len) +
-                   " exceeds the limit of " + std::to_string(kMaxSafetensorsHeader) +
-                   " bytes");
+                   " exceeds the limit of " + std::to_string(kMaxSafetensorsHeader) + " bytes");
   }
   std::string text;
   try {
@@ -251,9 +247,8 @@ Result<std::vector<SafetensorsTensor>> ReadSafetensors(const std::string& path) 
     if (p.begin == p.end) continue;
     if (last && p.begin < last->end) {
       return Corrupt(path + ": tensor " + Quoted(p.tensor.name) + " data_offsets " +
-                     OffsetsText(p.begin, p.end) + " overlap tensor " +
-                     Quoted(last->tensor.name) + " data_offsets " +
-                     OffsetsText(last->begin, last->end));
+                     OffsetsText(p.begin, p.end) + " overlap tensor " + Quoted(last->tensor.name) +
+                     " data_offsets " + OffsetsText(last->begin, last->end));
     }
     last = &p;
   }
@@ -286,8 +281,7 @@ Result<std::vector<SafetensorsTensor>> ReadCheckpoint(const std::vector<std::str
   return out;
 }
 
-PtdInput PtdInputFromCheckpoint(const std::vector<SafetensorsTensor>& tensors,
-                                uint64_t alignment) {
+PtdInput PtdInputFromCheckpoint(const std::vector<SafetensorsTensor>& tensors, uint64_t alignment) {
   PtdInput input;
   input.buffers.reserve(tensors.size());
   input.entries.reserve(tensors.size());

@@ -34,8 +34,7 @@ Status ArtifactFile::InitFromFile(std::string name, SourcePtr file) {
   const uint64_t peek_size = std::min(size, kHeadPeek);
   Status s = file->ReadAt(0, peek, static_cast<size_t>(peek_size));
   if (!s.ok()) return s.WithContext(name);
-  const uint64_t prefix =
-      std::min(size, std::max(peek_size, MappedPrefix(peek, peek_size, size)));
+  const uint64_t prefix = std::min(size, std::max(peek_size, MappedPrefix(peek, peek_size, size)));
   Result<std::shared_ptr<const void>> mapping = MapFileHead(*file, prefix, &head_);
   if (!mapping.ok()) return mapping.status().WithContext(name);
   keep_alive_ = std::move(mapping).value();
@@ -63,9 +62,11 @@ Status ArtifactFile::InitFromMemory(std::string name, const uint8_t* data, uint6
 
 Status ArtifactFile::CheckInHead(uint64_t end) const {
   if (end <= head_size_) return Status::OK();
-  return Corrupt("the file changed while being opened: its header now puts the flatbuffer's end "
-                 "at " + std::to_string(end) + ", past the " + std::to_string(head_size_) +
-                 " bytes mapped when it was first read");
+  return Corrupt(
+      "the file changed while being opened: its header now puts the flatbuffer's end "
+      "at " +
+      std::to_string(end) + ", past the " + std::to_string(head_size_) +
+      " bytes mapped when it was first read");
 }
 
 }  // namespace etpack

@@ -27,8 +27,9 @@ class CheckedOutput : public OutputFile {
   Status Reserve(uint64_t size) final {
     if (!status_.ok()) return status_;
     if (stage_ != Stage::kCreated) {
-      return Fail(InvalidArgument(destination_ + ": Reserve called " +
-                                  (stage_ == Stage::kWriting ? "twice" : "after publishing began")));
+      return Fail(
+          InvalidArgument(destination_ + ": Reserve called " +
+                          (stage_ == Stage::kWriting ? "twice" : "after publishing began")));
     }
     ETPACK_RETURN_IF_ERROR(Fail(DoReserve(size)));
     size_ = size;
@@ -39,9 +40,9 @@ class CheckedOutput : public OutputFile {
   Status Write(uint64_t offset, const Source& source) final {
     if (!status_.ok()) return status_;
     if (stage_ != Stage::kWriting) {
-      return Fail(InvalidArgument(destination_ + ": Write called " +
-                                  (stage_ == Stage::kCreated ? "before Reserve"
-                                                             : "after publishing began")));
+      return Fail(InvalidArgument(
+          destination_ + ": Write called " +
+          (stage_ == Stage::kCreated ? "before Reserve" : "after publishing began")));
     }
     const uint64_t n = source.size();
     if (offset < next_offset_) {

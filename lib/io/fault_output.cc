@@ -14,7 +14,9 @@ class FaultInjectingOutput final : public OutputFile {
  public:
   FaultInjectingOutput(std::unique_ptr<OutputFile> inner, bool fails, FaultStep step,
                        uint64_t* budget, uint64_t limit)
-      : inner_(std::move(inner)), step_(fails ? step : FaultStep::kNone), budget_(budget),
+      : inner_(std::move(inner)),
+        step_(fails ? step : FaultStep::kNone),
+        budget_(budget),
         limit_(limit) {}
 
   const std::string& destination() const override { return inner_->destination(); }
@@ -40,13 +42,15 @@ class FaultInjectingOutput final : public OutputFile {
         *budget_ = 0;
       }
       return Status(Code::kIoError, destination() + ": injected fault: write of " +
-                                        source.Describe() + " at offset " +
-                                        std::to_string(offset) + " crosses the limit of " +
-                                        std::to_string(limit_) + " bytes");
+                                        source.Describe() + " at offset " + std::to_string(offset) +
+                                        " crosses the limit of " + std::to_string(limit_) +
+                                        " bytes");
     });
   }
 
-  Status Sync() override { return Step(FaultStep::kSync, [&] { return inner_->Sync(); }); }
+  Status Sync() override {
+    return Step(FaultStep::kSync, [&] { return inner_->Sync(); });
+  }
 
  protected:
   Status Link() override {
@@ -66,8 +70,8 @@ class FaultInjectingOutput final : public OutputFile {
   Status Step(FaultStep step, Fn&& forward) {
     if (!status_.ok()) return status_;
     if (step == step_) {
-      status_ = Status(Code::kIoError, destination() + ": injected fault at " +
-                                           FaultStepName(step));
+      status_ =
+          Status(Code::kIoError, destination() + ": injected fault at " + FaultStepName(step));
       return status_;
     }
     Status s = forward();
@@ -89,8 +93,9 @@ class FaultInjectingOutputFs final : public OutputFs {
 
   Result<std::unique_ptr<OutputFile>> Create(const std::string& destination) override {
     if (fault_.step == FaultStep::kMap) {
-      return InvalidArgument("fault-injecting outputs: a window mapping fails only inside "
-                             "the POSIX output (FaultyPosixCalls)");
+      return InvalidArgument(
+          "fault-injecting outputs: a window mapping fails only inside "
+          "the POSIX output (FaultyPosixCalls)");
     }
     ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<OutputFile> out, inner_->Create(destination));
     const bool fails = created_++ == fault_.output;

@@ -7,7 +7,6 @@
 #include <cerrno>
 #include <string>
 
-
 namespace etpack {
 namespace {
 

@@ -17,9 +17,7 @@ int PosixCalls::Fallocate(int fd, int mode, off_t offset, off_t len) {
 void* PosixCalls::Mmap(size_t len, int fd, off_t offset) {
   return ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, offset);
 }
-int PosixCalls::Madvise(void* addr, size_t len, int advice) {
-  return ::madvise(addr, len, advice);
-}
+int PosixCalls::Madvise(void* addr, size_t len, int advice) { return ::madvise(addr, len, advice); }
 ssize_t PosixCalls::Pwrite(int fd, const void* buf, size_t n, off_t offset) {
   return ::pwrite(fd, buf, n, offset);
 }

@@ -25,8 +25,7 @@ class PosixCalls {
   virtual void* Mmap(size_t len, int fd, off_t offset);  // shared, read-write
   virtual int Madvise(void* addr, size_t len, int advice);
   virtual ssize_t Pwrite(int fd, const void* buf, size_t n, off_t offset);
-  virtual ssize_t CopyFileRange(int in_fd, loff_t* in_off, int out_fd, loff_t* out_off,
-                                size_t len);
+  virtual ssize_t CopyFileRange(int in_fd, loff_t* in_off, int out_fd, loff_t* out_off, size_t len);
   virtual int SyncFileRange(int fd, off_t offset, off_t len, unsigned flags);
   virtual int Fdatasync(int fd);
   virtual int Linkat(const char* from, const char* to);  // AT_SYMLINK_FOLLOW, both AT_FDCWD

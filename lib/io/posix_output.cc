@@ -250,9 +250,9 @@ class PosixOutput final : public CheckedOutput {
   }
 
   Status ReserveError(uint64_t size, const char* call, int err) const {
-    Status s = IoError(path_ + ": cannot reserve " + std::to_string(size) +
-                           " bytes for the output (" + call + ")",
-                       err);
+    Status s = IoError(
+        path_ + ": cannot reserve " + std::to_string(size) + " bytes for the output (" + call + ")",
+        err);
     if (err == EFBIG) {
       return Status(s.code(), s.message() + " (larger than this file system allows)");
     }
@@ -260,9 +260,9 @@ class PosixOutput final : public CheckedOutput {
   }
 
   Status WriteError(const std::string& call, uint64_t offset, uint64_t n, int err) const {
-    return IoError(path_ + ": " + call + " of " + RangeText(offset, n) + " into " + TempText() +
-                       " failed",
-                   err);
+    return IoError(
+        path_ + ": " + call + " of " + RangeText(offset, n) + " into " + TempText() + " failed",
+        err);
   }
 
   uint64_t CellEnd(uint64_t pos) const {
@@ -280,8 +280,8 @@ class PosixOutput final : public CheckedOutput {
       loff_t in = static_cast<loff_t>(range.offset + done);
       loff_t out = static_cast<loff_t>(offset + done);
       // Up to the end of the cell, so write-behind keeps pace.
-      const size_t want = static_cast<size_t>(
-          std::min(n - done, CellEnd(offset + done) - (offset + done)));
+      const size_t want =
+          static_cast<size_t>(std::min(n - done, CellEnd(offset + done) - (offset + done)));
       const ssize_t got = calls_->CopyFileRange(range.fd, &in, fd_, &out, want);
       if (got < 0) {
         const int err = errno;
@@ -290,8 +290,8 @@ class PosixOutput final : public CheckedOutput {
           kernel_copy_ = false;  // the answer will not change for this output
           break;
         }
-        return WriteError("copy_file_range from " + source.Describe(), offset + done,
-                          n - done, err);
+        return WriteError("copy_file_range from " + source.Describe(), offset + done, n - done,
+                          err);
       }
       if (got == 0) {
         // Some file systems answer 0 rather than an error for "cannot";
@@ -309,8 +309,7 @@ class PosixOutput final : public CheckedOutput {
   // Copies source bytes [src_pos, src_pos + n) to file offset `pos` through
   // the mapped window. Returns the bytes copied: all of them, unless the
   // window cannot be populated and the output fell back to pwrite.
-  Result<uint64_t> CopyMapped(uint64_t pos, const Source& source, uint64_t src_pos,
-                              uint64_t n) {
+  Result<uint64_t> CopyMapped(uint64_t pos, const Source& source, uint64_t src_pos, uint64_t n) {
     const uint8_t* bytes = source.contiguous();
     uint64_t done = 0;
     while (done < n) {
@@ -339,8 +338,7 @@ class PosixOutput final : public CheckedOutput {
 
   // The same through pwrite, for file systems that cannot reserve space or
   // kernels that cannot populate a mapping.
-  Result<uint64_t> CopyBuffered(uint64_t pos, const Source& source, uint64_t src_pos,
-                                uint64_t n) {
+  Result<uint64_t> CopyBuffered(uint64_t pos, const Source& source, uint64_t src_pos, uint64_t n) {
     const uint8_t* bytes = source.contiguous();
     if (bytes == nullptr && buffer_.empty()) {
       try {
@@ -400,8 +398,9 @@ class PosixOutput final : public CheckedOutput {
     if (pos + n <= populated_end_) return Status::OK();
     const uint64_t page = PageSize();
     const uint64_t from = std::max(populated_end_, pos / page * page);
-    const uint64_t to = std::min(window_start_ + window_len_,
-                                 std::max((pos + n + page - 1) / page * page, from + kPopulateAhead));
+    const uint64_t to =
+        std::min(window_start_ + window_len_,
+                 std::max((pos + n + page - 1) / page * page, from + kPopulateAhead));
     for (int attempt = 0;; ++attempt) {
       if (calls_->Madvise(window_ + (from - window_start_), static_cast<size_t>(to - from),
                           MADV_POPULATE_WRITE) == 0) {
@@ -445,9 +444,9 @@ class PosixOutput final : public CheckedOutput {
     while (started_ - retired_ > max_inflight_) {
       const uint64_t start = retired_ * window_bytes_;
       const uint64_t len = std::min(size_, start + window_bytes_) - start;
-      ETPACK_RETURN_IF_ERROR(SyncRange(start, len,
-                                       SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
-                                           SYNC_FILE_RANGE_WAIT_AFTER));
+      ETPACK_RETURN_IF_ERROR(SyncRange(
+          start, len,
+          SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER));
       (void)::posix_fadvise(fd_, static_cast<off_t>(start), static_cast<off_t>(len),
                             POSIX_FADV_DONTNEED);
       ++retired_;
@@ -459,8 +458,8 @@ class PosixOutput final : public CheckedOutput {
   // again. So every error counts, except the ones that only say the call
   // cannot be made on this file (then fdatasync still checks everything).
   Status SyncRange(uint64_t start, uint64_t len, unsigned flags) {
-    while (calls_->SyncFileRange(fd_, static_cast<off_t>(start), static_cast<off_t>(len),
-                                 flags) != 0) {
+    while (calls_->SyncFileRange(fd_, static_cast<off_t>(start), static_cast<off_t>(len), flags) !=
+           0) {
       const int err = errno;
       if (err == EINTR) continue;
       if (err == EINVAL || err == ESPIPE || err == ENOSYS) return Status::OK();
@@ -539,7 +538,7 @@ class PosixOutput final : public CheckedOutput {
   uint64_t kernel_copy_min_;  // smallest file item handed to copy_file_range
 
   bool use_mmap_;
-  bool kernel_copy_;      // cleared for good by the first "not supported"
+  bool kernel_copy_;  // cleared for good by the first "not supported"
   uint64_t size_ = 0;
   uint64_t cells_ = 0;    // cells in the file; the last may be short
   uint64_t started_ = 0;  // cells [0, started_) have write-back started
@@ -550,7 +549,7 @@ class PosixOutput final : public CheckedOutput {
   uint64_t window_len_ = 0;
   uint64_t populated_end_ = 0;  // the window is populated up to here
 
-  int drop_fd_ = -1;  // source pages [drop_start_, drop_end_) of drop_fd_ are
+  int drop_fd_ = -1;         // source pages [drop_start_, drop_end_) of drop_fd_ are
   uint64_t drop_start_ = 0;  // copied and not yet dropped from the cache
   uint64_t drop_end_ = 0;
   std::vector<uint8_t> buffer_;  // pwrite path only

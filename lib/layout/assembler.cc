@@ -18,9 +18,7 @@ Status PlaceSegment(const Segment& s, size_t j, uint64_t start, uint64_t align,
   for (size_t i = 0; i < s.pieces.size(); ++i) {
     const Piece& p = s.pieces[i];
     // Built only on the way out: a segment can hold 10^5 pieces.
-    auto what = [&] {
-      return "segment " + std::to_string(j) + " piece " + std::to_string(i);
-    };
+    auto what = [&] { return "segment " + std::to_string(j) + " piece " + std::to_string(i); };
     if (p.source == nullptr) return InvalidArgument(what() + ": source is null");
     if (!IsPowerOfTwo(p.alignment)) return CheckAlignment(p.alignment, what() + " alignment");
     const uint64_t size = p.source->size();
@@ -31,8 +29,7 @@ Status PlaceSegment(const Segment& s, size_t j, uint64_t start, uint64_t align,
     }
     if (p.offset % p.alignment != 0) {
       return InvalidArgument(what() + " offset " + std::to_string(p.offset) +
-                             " is not a multiple of its alignment " +
-                             std::to_string(p.alignment));
+                             " is not a multiple of its alignment " + std::to_string(p.alignment));
     }
     prev_end = p.offset + size;
     if (size == 0) continue;
@@ -103,16 +100,14 @@ Status ValidateArtifactPlan(const ArtifactPlan& plan) {
     if (!IsPowerOfTwo(p.alignment)) return CheckAlignment(p.alignment, field() + ".alignment");
     if (p.offset % p.alignment != 0) {
       return InvalidArgument(field() + ".offset = " + std::to_string(p.offset) +
-                             " is not a multiple of its alignment " +
-                             std::to_string(p.alignment));
+                             " is not a multiple of its alignment " + std::to_string(p.alignment));
     }
     if (p.offset < prev_end) {
-      return InvalidArgument(
-          field() + ".offset = " + std::to_string(p.offset) +
-          (i == 0 ? " lies inside the head, which ends at "
-                  : " overlaps or precedes placements[" + std::to_string(i - 1) +
-                        "], which ends at ") +
-          std::to_string(prev_end));
+      return InvalidArgument(field() + ".offset = " + std::to_string(p.offset) +
+                             (i == 0 ? " lies inside the head, which ends at "
+                                     : " overlaps or precedes placements[" + std::to_string(i - 1) +
+                                           "], which ends at ") +
+                             std::to_string(prev_end));
     }
     const uint64_t size = p.source->size();
     if (p.offset > plan.file_size || size > plan.file_size - p.offset) {

@@ -7,8 +7,7 @@ namespace etpack {
 
 Status CheckAlignment(uint64_t a, std::string_view what) {
   if (IsPowerOfTwo(a)) return Status::OK();
-  return InvalidArgument(std::string(what) + " = " + std::to_string(a) +
-                         " is not a power of two");
+  return InvalidArgument(std::string(what) + " = " + std::to_string(a) + " is not a power of two");
 }
 
 Result<uint64_t> AlignUp(uint64_t offset, uint64_t alignment) {
@@ -22,8 +21,8 @@ Result<uint64_t> AlignUp(uint64_t offset, uint64_t alignment) {
 
 Result<uint64_t> CheckedAdd(uint64_t a, uint64_t b, std::string_view what) {
   if (a > UINT64_MAX - b) {
-    return OutOfRange(std::string(what) + ": " + std::to_string(a) + " + " +
-                      std::to_string(b) + " exceeds 2^64");
+    return OutOfRange(std::string(what) + ": " + std::to_string(a) + " + " + std::to_string(b) +
+                      " exceeds 2^64");
   }
   return a + b;
 }

@@ -145,8 +145,8 @@ Result<PtdPlan> PlanPtd(const PtdInput& input, const PtdOptions& options) {
     if (!keys.insert(e.key).second) return InvalidArgument(what + ": duplicate key");
     if (e.buffer_index >= input.buffers.size()) {
       return InvalidArgument(what + ": buffer_index = " + std::to_string(e.buffer_index) +
-                             " is out of range: there are " +
-                             std::to_string(input.buffers.size()) + " buffers");
+                             " is out of range: there are " + std::to_string(input.buffers.size()) +
+                             " buffers");
     }
     const SourcePtr& buffer = input.buffers[e.buffer_index];
     ETPACK_ASSIGN_OR_RETURN(size_t segment, per_buffer.SegmentOf(buffer, e.alignment, what));

@@ -11,9 +11,9 @@
 #include "flat_tensor_etpack_generated.h"
 #include "flatbuffer/tree_reader.h"
 #include "layout/header_insert.h"
+#include "layout/segment_table.h"
 #include "ptd/ptd_format.h"
 #include "ptd/ptd_header.h"
-#include "layout/segment_table.h"
 
 namespace etpack {
 
@@ -21,8 +21,7 @@ namespace ftb = etpack::ptd_fb;
 
 // Validate() reads the FH01 header and the flatbuffer up to its end;
 // segments go through the file.
-uint64_t PtdFile::MappedPrefix(const uint8_t* peek, uint64_t peek_size,
-                               uint64_t file_size) const {
+uint64_t PtdFile::MappedPrefix(const uint8_t* peek, uint64_t peek_size, uint64_t file_size) const {
   Result<FlatTensorHeader> h = ptd::ParseHeader(peek, peek_size);
   if (!h.ok() || h->flatbuffer_offset > file_size ||
       h->flatbuffer_size > file_size - h->flatbuffer_offset) {

@@ -6,10 +6,10 @@
 #include <unordered_map>
 
 #include "etpack/json.h"
+#include "flatbuffer/scalar_type.h"
 #include "layout/layout.h"
 #include "program_etpack_generated.h"
 #include "pte/program_walk.h"
-#include "flatbuffer/scalar_type.h"
 
 namespace etpack {
 
@@ -70,8 +70,8 @@ Status CheckExternalReferences(const PteFile& pte, const std::vector<const PtdFi
   }
 
   uint64_t count = 0;
-  ETPACK_RETURN_IF_ERROR(ForEachTensor(
-      pte.program(), [&](uint32_t p, uint32_t v, const fb::Tensor& t) -> Status {
+  ETPACK_RETURN_IF_ERROR(
+      ForEachTensor(pte.program(), [&](uint32_t p, uint32_t v, const fb::Tensor& t) -> Status {
         if (!IsExternal(t)) return Status::OK();
         const std::string what = pte.name() + ": " + TensorPath(p, v);
         const flatbuffers::String* fqn = t.extra_tensor_info()->fully_qualified_name();
@@ -88,8 +88,7 @@ Status CheckExternalReferences(const PteFile& pte, const std::vector<const PtdFi
         const PtdFile::Entry& e = f.entries()[it->second.entry];
         const std::string theirs = "key " + Quote(key) + " in " + f.name();
         if (!e.layout) {
-          return InvalidArgument(what + ": " + theirs +
-                                 " is an opaque blob without tensor_layout");
+          return InvalidArgument(what + ": " + theirs + " is an opaque blob without tensor_layout");
         }
         ETPACK_ASSIGN_OR_RETURN(TensorLayout mine, LayoutOf(t, what));
         if (mine != *e.layout) {
@@ -110,8 +109,7 @@ Status CheckExternalReferences(const PteFile& pte, const std::vector<const PtdFi
   return Status::OK();
 }
 
-Result<std::pair<PteInput, PtdInput>> ExternalizeConstants(const PteFile& pte,
-                                                           uint64_t alignment) {
+Result<std::pair<PteInput, PtdInput>> ExternalizeConstants(const PteFile& pte, uint64_t alignment) {
   ETPACK_RETURN_IF_ERROR(CheckAlignment(alignment, "external constant alignment"));
   ETPACK_ASSIGN_OR_RETURN(PteInput in, pte.ToInput());
   const fb::Program& prog = pte.program();
@@ -134,78 +132,78 @@ Result<std::pair<PteInput, PtdInput>> ExternalizeConstants(const PteFile& pte,
   PtdInput ptd;
   std::map<uint32_t, uint32_t> ptd_buffer_of_constant;
   struct KeyInfo {
-    size_t entry;       // into ptd.entries, = the key's position
-    std::string path;   // the first tensor that used it
+    size_t entry;      // into ptd.entries, = the key's position
+    std::string path;  // the first tensor that used it
   };
   std::map<std::string, KeyInfo> key_info;
 
-  ETPACK_RETURN_IF_ERROR(ForEachTensor(prog, [&](uint32_t p, uint32_t v,
-                                                 const fb::Tensor& t) -> Status {
-    if (!IsConstant(t)) return Status::OK();
-    const std::string path = TensorPath(p, v);
-    const std::string what = name + ": " + path;
-    ETPACK_ASSIGN_OR_RETURN(TensorLayout layout, LayoutOf(t, what));
+  ETPACK_RETURN_IF_ERROR(
+      ForEachTensor(prog, [&](uint32_t p, uint32_t v, const fb::Tensor& t) -> Status {
+        if (!IsConstant(t)) return Status::OK();
+        const std::string path = TensorPath(p, v);
+        const std::string what = name + ": " + path;
+        ETPACK_ASSIGN_OR_RETURN(TensorLayout layout, LayoutOf(t, what));
 
-    std::string key;
-    const auto* extra = t.extra_tensor_info();
-    if (extra != nullptr && extra->fully_qualified_name() != nullptr &&
-        extra->fully_qualified_name()->size() > 0) {
-      key = extra->fully_qualified_name()->str();
-    } else {
-      const auto* method = prog.execution_plan()->Get(p)->name();
-      const std::string base = "constant." + (method ? method->str() : std::to_string(p)) +
-                               "." + std::to_string(v);
-      key = base;
-      for (uint64_t n = 1; taken.count(key) != 0; ++n) key = base + "." + std::to_string(n);
-      taken.insert(key);
-    }
+        std::string key;
+        const auto* extra = t.extra_tensor_info();
+        if (extra != nullptr && extra->fully_qualified_name() != nullptr &&
+            extra->fully_qualified_name()->size() > 0) {
+          key = extra->fully_qualified_name()->str();
+        } else {
+          const auto* method = prog.execution_plan()->Get(p)->name();
+          const std::string base =
+              "constant." + (method ? method->str() : std::to_string(p)) + "." + std::to_string(v);
+          key = base;
+          for (uint64_t n = 1; taken.count(key) != 0; ++n) key = base + "." + std::to_string(n);
+          taken.insert(key);
+        }
 
-    const uint32_t idx = t.data_buffer_idx();
-    if (idx >= nbuffers) {
-      return Corrupt(what + ".data_buffer_idx = " + std::to_string(idx) +
-                     " is out of range: constant_buffer has " + std::to_string(nbuffers) +
-                     " entries");
-    }
-    auto [buf, fresh_buffer] =
-        ptd_buffer_of_constant.emplace(idx, static_cast<uint32_t>(ptd.buffers.size()));
-    if (fresh_buffer) ptd.buffers.push_back(in.constants[idx]);
+        const uint32_t idx = t.data_buffer_idx();
+        if (idx >= nbuffers) {
+          return Corrupt(what + ".data_buffer_idx = " + std::to_string(idx) +
+                         " is out of range: constant_buffer has " + std::to_string(nbuffers) +
+                         " entries");
+        }
+        auto [buf, fresh_buffer] =
+            ptd_buffer_of_constant.emplace(idx, static_cast<uint32_t>(ptd.buffers.size()));
+        if (fresh_buffer) ptd.buffers.push_back(in.constants[idx]);
 
-    auto it = key_info.find(key);
-    if (it == key_info.end()) {
-      it = key_info.emplace(key, KeyInfo{ptd.entries.size(), path}).first;
-      ptd.entries.push_back({key, buf->second, alignment, layout});
-    } else {
-      // One key names one tensor's data: a second tensor may use it only
-      // for the very same bytes and layout.
-      const PtdEntry& e = ptd.entries[it->second.entry];
-      if (e.buffer_index != buf->second || e.layout != layout) {
-        return InvalidArgument(what + ": fully_qualified_name " + Quote(key) +
-                               " is also the name of " + it->second.path + " (" +
-                               DescribeLayout(*e.layout) + "), which has different " +
-                               (e.buffer_index != buf->second ? "data" : "layout") +
-                               "; a .ptd key holds one tensor");
-      }
-    }
+        auto it = key_info.find(key);
+        if (it == key_info.end()) {
+          it = key_info.emplace(key, KeyInfo{ptd.entries.size(), path}).first;
+          ptd.entries.push_back({key, buf->second, alignment, layout});
+        } else {
+          // One key names one tensor's data: a second tensor may use it only
+          // for the very same bytes and layout.
+          const PtdEntry& e = ptd.entries[it->second.entry];
+          if (e.buffer_index != buf->second || e.layout != layout) {
+            return InvalidArgument(what + ": fully_qualified_name " + Quote(key) +
+                                   " is also the name of " + it->second.path + " (" +
+                                   DescribeLayout(*e.layout) + "), which has different " +
+                                   (e.buffer_index != buf->second ? "data" : "layout") +
+                                   "; a .ptd key holds one tensor");
+          }
+        }
 
-    json::Value* values = plans->items()[p].Find("values");
-    json::Value* val_ptr = values ? values->items()[v].Find("val") : nullptr;
-    if (val_ptr == nullptr) return Corrupt(what + ": not found in the program tree");
-    json::Value& val = *val_ptr;
-    json::Value* info = val.Find("extra_tensor_info");
-    if (info == nullptr || info->is_null()) {
-      val.Set("extra_tensor_info",
-              json::Value::Object({{"mutable_data_segments_idx", json::Value::Int(0)},
-                                   {"fully_qualified_name", json::Value::String(key)},
-                                   {"location", json::Value::Int(kExternal)},
-                                   {"device_type", json::Value::Int(0)},
-                                   {"device_index", json::Value::Int(0)}}));
-    } else {
-      info->Set("fully_qualified_name", json::Value::String(key));
-      info->Set("location", json::Value::Int(kExternal));
-    }
-    val.Set("data_buffer_idx", json::Value::UInt(it->second.entry));
-    return Status::OK();
-  }));
+        json::Value* values = plans->items()[p].Find("values");
+        json::Value* val_ptr = values ? values->items()[v].Find("val") : nullptr;
+        if (val_ptr == nullptr) return Corrupt(what + ": not found in the program tree");
+        json::Value& val = *val_ptr;
+        json::Value* info = val.Find("extra_tensor_info");
+        if (info == nullptr || info->is_null()) {
+          val.Set("extra_tensor_info",
+                  json::Value::Object({{"mutable_data_segments_idx", json::Value::Int(0)},
+                                       {"fully_qualified_name", json::Value::String(key)},
+                                       {"location", json::Value::Int(kExternal)},
+                                       {"device_type", json::Value::Int(0)},
+                                       {"device_index", json::Value::Int(0)}}));
+        } else {
+          info->Set("fully_qualified_name", json::Value::String(key));
+          info->Set("location", json::Value::Int(kExternal));
+        }
+        val.Set("data_buffer_idx", json::Value::UInt(it->second.entry));
+        return Status::OK();
+      }));
 
   if (nbuffers > 0) in.constants = {OwnedSource({})};
   return std::make_pair(std::move(in), std::move(ptd));

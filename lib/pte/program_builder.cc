@@ -30,8 +30,8 @@ Value IntArray(const std::vector<T>& v) {
 }
 
 Value Scalar(const char* type, const char* field, Value v) {
-  return Value::Object({{"val_type", Value::String(type)},
-                        {"val", Value::Object({{field, std::move(v)}})}});
+  return Value::Object(
+      {{"val_type", Value::String(type)}, {"val", Value::Object({{field, std::move(v)}})}});
 }
 
 }  // namespace
@@ -41,8 +41,8 @@ int32_t MethodBuilder::AddValue(Value value) {
   return static_cast<int32_t>(values_.size() - 1);
 }
 
-int32_t MethodBuilder::Tensor(const TensorShape& shape, uint32_t data_buffer_idx,
-                              Value allocation, Value extra) {
+int32_t MethodBuilder::Tensor(const TensorShape& shape, uint32_t data_buffer_idx, Value allocation,
+                              Value extra) {
   std::vector<uint8_t> order = shape.dim_order;
   if (order.empty()) {
     for (size_t d = 0; d < shape.sizes.size(); ++d) order.push_back(static_cast<uint8_t>(d));
@@ -54,16 +54,16 @@ int32_t MethodBuilder::Tensor(const TensorShape& shape, uint32_t data_buffer_idx
   // Absent members rather than nulls: a program can hold 10^5 tensors.
   if (!allocation.is_null()) tensor.emplace_back("allocation_info", std::move(allocation));
   if (!extra.is_null()) tensor.emplace_back("extra_tensor_info", std::move(extra));
-  return AddValue(Value::Object({{"val_type", Value::String("Tensor")},
-                                 {"val", Value::Object(std::move(tensor))}}));
+  return AddValue(Value::Object(
+      {{"val_type", Value::String("Tensor")}, {"val", Value::Object(std::move(tensor))}}));
 }
 
 int32_t MethodBuilder::ConstantTensor(const TensorShape& shape, uint32_t constant_index) {
   return Tensor(shape, constant_index, Value(), Value());
 }
 
-int32_t MethodBuilder::PlannedTensor(const TensorShape& shape, uint32_t memory_id,
-                                     uint64_t offset, uint32_t mutable_index) {
+int32_t MethodBuilder::PlannedTensor(const TensorShape& shape, uint32_t memory_id, uint64_t offset,
+                                     uint32_t mutable_index) {
   constexpr uint64_t kLow = std::numeric_limits<uint32_t>::max();
   return Tensor(shape, mutable_index,
                 Value::Object({{"memory_id", Value::UInt(memory_id)},
@@ -80,9 +80,7 @@ int32_t MethodBuilder::ExternalTensor(const TensorShape& shape, const std::strin
 
 int32_t MethodBuilder::Int(int64_t v) { return AddValue(Scalar("Int", "int_val", Value::Int(v))); }
 
-int32_t MethodBuilder::Bool(bool v) {
-  return AddValue(Scalar("Bool", "bool_val", Value::Bool(v)));
-}
+int32_t MethodBuilder::Bool(bool v) { return AddValue(Scalar("Bool", "bool_val", Value::Bool(v))); }
 
 int32_t MethodBuilder::Double(double v) {
   return AddValue(Scalar("Double", "double_val", Value::Double(v)));
@@ -97,16 +95,16 @@ int32_t MethodBuilder::Operator(const std::string& name, const std::string& over
 void MethodBuilder::KernelCall(int32_t op_index, const std::vector<int32_t>& args) {
   instructions_.push_back(Value::Object(
       {{"instr_args_type", Value::String("KernelCall")},
-       {"instr_args", Value::Object({{"op_index", Value::Int(op_index)},
-                                     {"args", IntArray(args)}})}}));
+       {"instr_args",
+        Value::Object({{"op_index", Value::Int(op_index)}, {"args", IntArray(args)}})}}));
 }
 
 int32_t MethodBuilder::Delegate(const std::string& backend_id, uint32_t delegate_index) {
-  delegates_.push_back(Value::Object(
-      {{"id", Value::String(backend_id)},
-       {"processed", Value::Object({{"location", Value::Int(pte::kLocationInline)},
-                                    {"index", Value::UInt(delegate_index)}})},
-       {"compile_specs", Value::Array()}}));
+  delegates_.push_back(
+      Value::Object({{"id", Value::String(backend_id)},
+                     {"processed", Value::Object({{"location", Value::Int(pte::kLocationInline)},
+                                                  {"index", Value::UInt(delegate_index)}})},
+                     {"compile_specs", Value::Array()}}));
   return static_cast<int32_t>(delegates_.size() - 1);
 }
 

@@ -107,8 +107,7 @@ void PteFile::BuildViews() {
   const auto* cs = p.constant_segment();
   if (cs && cs->offsets() && cs->offsets()->size() > 1) {
     const auto* seg = segments->Get(cs->segment_index());
-    constant_buffers_ =
-        SubBuffers(*cs, header_.segment_base_offset + seg->offset(), seg->size());
+    constant_buffers_ = SubBuffers(*cs, header_.segment_base_offset + seg->offset(), seg->size());
   } else if (const auto* cb = p.constant_buffer()) {
     for (const fb::Buffer* b : *cb) {
       const auto* storage = b->storage();
@@ -161,8 +160,8 @@ std::vector<PteTensor> PteFile::Tensors() const {
 }
 
 Result<SourcePtr> PteFile::TensorSource(const PteTensor& t) const {
-  const std::string what = name() + ": execution_plan[" + std::to_string(t.method) +
-                           "].values[" + std::to_string(t.value) + "]";
+  const std::string what = name() + ": execution_plan[" + std::to_string(t.method) + "].values[" +
+                           std::to_string(t.value) + "]";
   const std::vector<ByteRange>* buffers = nullptr;
   if (t.data == TensorData::kConstant) buffers = &constant_buffers_;
   if (t.data == TensorData::kMutable && t.buffer_index > 0) buffers = &mutable_buffers_;

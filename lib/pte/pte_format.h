@@ -12,7 +12,7 @@
 namespace etpack::pte {
 
 inline constexpr char kFileIdentifier[4] = {'E', 'T', '1', '2'};
-inline constexpr uint64_t kRuntimeHeadBytes = 64; // the runtime reads this much first
+inline constexpr uint64_t kRuntimeHeadBytes = 64;  // the runtime reads this much first
 
 // DataLocation values of BackendDelegateDataReference.
 inline constexpr int kLocationInline = 0;

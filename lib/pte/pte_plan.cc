@@ -41,8 +41,8 @@ constexpr uint64_t kMaxInlineAlignment = 65536;
 // Program's array `array` is empty: the bytes travel beside the tree, in
 // PteInput::`list`. Paths are spelled only on failure: a program can have
 // 10^5 entries.
-Status CheckNoBytes(const std::vector<json::Value>* entries, const char* array,
-                    const char* table, const char* field, const char* list) {
+Status CheckNoBytes(const std::vector<json::Value>* entries, const char* array, const char* table,
+                    const char* field, const char* list) {
   if (entries == nullptr) return Status::OK();
   for (size_t i = 0; i < entries->size(); ++i) {
     const json::Value& e = (*entries)[i];
@@ -66,14 +66,12 @@ Status CheckNoBytes(const std::vector<json::Value>* entries, const char* array,
 }
 
 // The array member `key` of `obj`, or nullptr when absent or null.
-Result<const std::vector<json::Value>*> OptionalArray(const json::Value& obj,
-                                                      std::string_view key,
+Result<const std::vector<json::Value>*> OptionalArray(const json::Value& obj, std::string_view key,
                                                       const std::string& path) {
   const json::Value* v = obj.Find(key);
   if (v == nullptr || v->is_null()) return nullptr;
   if (v->kind() != json::Kind::kArray) {
-    return InvalidArgument(path + std::string(key) + ": expected an array, got " +
-                           json::Print(*v));
+    return InvalidArgument(path + std::string(key) + ": expected an array, got " + json::Print(*v));
   }
   return &v->items();
 }
@@ -106,8 +104,9 @@ class PtePlanner {
     ETPACK_RETURN_IF_ERROR(CheckAlignment(options_.delegate_alignment, "delegate_alignment"));
     // Both also align data inside the flatbuffer and pad the extended
     // header, where more than 64 KiB is never useful.
-    for (auto [value, name] : {std::pair{options_.constant_tensor_alignment, "constant_tensor_alignment"},
-                               std::pair{options_.delegate_alignment, "delegate_alignment"}}) {
+    for (auto [value, name] :
+         {std::pair{options_.constant_tensor_alignment, "constant_tensor_alignment"},
+          std::pair{options_.delegate_alignment, "delegate_alignment"}}) {
       if (value > kMaxInlineAlignment) {
         return InvalidArgument(std::string(name) + " = " + std::to_string(value) +
                                " exceeds the maximum of " + std::to_string(kMaxInlineAlignment));
@@ -162,8 +161,7 @@ class PtePlanner {
   }
 
   Status PlanDelegates() {
-    ETPACK_ASSIGN_OR_RETURN(auto inline_data,
-                            OptionalArray(program_, "backend_delegate_data", ""));
+    ETPACK_ASSIGN_OR_RETURN(auto inline_data, OptionalArray(program_, "backend_delegate_data", ""));
     ETPACK_RETURN_IF_ERROR(CheckNoBytes(inline_data, "backend_delegate_data",
                                         "BackendDelegateInlineData", "data", "delegates"));
     const std::vector<SourcePtr>& payloads = input_.delegates;
@@ -241,18 +239,17 @@ class PtePlanner {
   }
 
   static json::Value DataReference(int location, uint64_t index) {
-    return json::Value::Object({{"location", json::Value::Int(location)},
-                                {"index", json::Value::UInt(index)}});
+    return json::Value::Object(
+        {{"location", json::Value::Int(location)}, {"index", json::Value::UInt(index)}});
   }
 
   // Validates an input reference (INLINE, index in range) and returns the index.
   static Result<uint64_t> InlineIndex(const json::Value& ref, const std::string& path,
                                       size_t count) {
     const json::Value* loc = ref.Find("location");
-    const bool is_inline =
-        loc == nullptr || loc->is_null() ||
-        (loc->is_integer() && loc->as_double() == pte::kLocationInline) ||
-        (loc->kind() == json::Kind::kString && loc->as_string() == "INLINE");
+    const bool is_inline = loc == nullptr || loc->is_null() ||
+                           (loc->is_integer() && loc->as_double() == pte::kLocationInline) ||
+                           (loc->kind() == json::Kind::kString && loc->as_string() == "INLINE");
     if (!is_inline) {
       return InvalidArgument(path + ".location = " + json::Print(*loc) +
                              ": delegates must be given INLINE (payload in "
@@ -301,7 +298,6 @@ class PtePlanner {
     return seg;
   }
 
-
   Status PlanNamedData() {
     program_.Set("named_data", json::Value::Null());
     if (input_.named_data.empty()) return Status::OK();
@@ -330,9 +326,8 @@ class PtePlanner {
     std::vector<json::Value> table;
     table.reserve(segments_.size());
     for (size_t j = 0; j < segments_.size(); ++j) {
-      table.push_back(json::Value::Object(
-          {{"offset", json::Value::UInt(seg_layout.offsets[j])},
-           {"size", json::Value::UInt(segments_[j].size)}}));
+      table.push_back(json::Value::Object({{"offset", json::Value::UInt(seg_layout.offsets[j])},
+                                           {"size", json::Value::UInt(segments_[j].size)}}));
     }
     program_.Set("segments", json::Value::Array(std::move(table)));
 
@@ -347,16 +342,16 @@ class PtePlanner {
     // extended header.
     std::optional<HeaderCodec> codec;
     if (seg_layout.data_size > 0) {
-      ETPACK_ASSIGN_OR_RETURN(codec, pte::ExtendedHeaderCodec(std::max(
-                                         options_.constant_tensor_alignment,
-                                         options_.delegate_alignment)));
+      ETPACK_ASSIGN_OR_RETURN(
+          codec, pte::ExtendedHeaderCodec(
+                     std::max(options_.constant_tensor_alignment, options_.delegate_alignment)));
     }
     // In the file, alignment holds only up to segment_alignment: the base
     // is aligned to that, and segment offsets are relative to the base (as
     // in the reference writer).
-    ETPACK_ASSIGN_OR_RETURN(Assembly a, Assemble(std::move(fb), codec ? &*codec : nullptr,
-                                                 options_.segment_alignment, segments_,
-                                                 seg_layout));
+    ETPACK_ASSIGN_OR_RETURN(
+        Assembly a, Assemble(std::move(fb), codec ? &*codec : nullptr, options_.segment_alignment,
+                             segments_, seg_layout));
     PtePlan plan;
     plan.artifact = std::move(a.artifact);
     PteLayout& layout = plan.layout;
@@ -365,8 +360,8 @@ class PtePlanner {
     layout.segment_data_size = a.head.segment_data_size;
     layout.segments.reserve(segments_.size());
     for (size_t j = 0; j < segments_.size(); ++j) {
-      layout.segments.push_back({roles_[j], seg_layout.offsets[j], segments_[j].size,
-                                 seg_layout.alignments[j]});
+      layout.segments.push_back(
+          {roles_[j], seg_layout.offsets[j], segments_[j].size, seg_layout.alignments[j]});
     }
     return plan;
   }

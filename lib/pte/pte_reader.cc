@@ -10,13 +10,13 @@
 #include <cstring>
 #include <map>
 
+#include "flatbuffer/scalar_type.h"
 #include "flatbuffer/tree_reader.h"
+#include "layout/segment_table.h"
 #include "program_etpack_generated.h"
 #include "pte/program_walk.h"
 #include "pte/pte_format.h"
 #include "pte/pte_header.h"
-#include "flatbuffer/scalar_type.h"
-#include "layout/segment_table.h"
 
 namespace etpack {
 
@@ -121,9 +121,8 @@ Status CheckStructure(const fb::Program& prog) {
         const auto* ref = plan->delegates()->Get(d)->processed();
         const int loc = ref ? static_cast<int>(ref->location()) : 0;
         if (loc != pte::kLocationInline && loc != pte::kLocationSegment) {
-          return Corrupt(ppath + ".delegates[" + std::to_string(d) +
-                         "].processed.location = " + std::to_string(loc) +
-                         " is neither INLINE (0) nor SEGMENT (1)");
+          return Corrupt(ppath + ".delegates[" + std::to_string(d) + "].processed.location = " +
+                         std::to_string(loc) + " is neither INLINE (0) nor SEGMENT (1)");
         }
       }
     }
@@ -134,24 +133,23 @@ Status CheckStructure(const fb::Program& prog) {
 // For every sub-buffer of a segment, the bytes the program needs from it:
 // the largest nbytes of the tensors that use it (0 when none does).
 template <typename Select>
-Result<std::vector<uint64_t>> NeededBytes(const fb::Program& program, size_t count,
-                                          Select select) {
+Result<std::vector<uint64_t>> NeededBytes(const fb::Program& program, size_t count, Select select) {
   std::vector<uint64_t> need(count, 0);
-  ETPACK_RETURN_IF_ERROR(ForEachTensor(program, [&](uint32_t p, uint32_t v,
-                                                    const fb::Tensor& t) -> Status {
-    if (!select(t)) return Status::OK();
-    const std::string path = TensorPath(p, v);
-    if (t.data_buffer_idx() >= count) {
-      return Corrupt(path + ".data_buffer_idx = " + std::to_string(t.data_buffer_idx()) +
-                     " is out of range: the segment has " + std::to_string(count) +
-                     " sub-buffers");
-    }
-    if (t.sizes() == nullptr) return Corrupt(path + ".sizes is missing");
-    ETPACK_ASSIGN_OR_RETURN(uint64_t n, TensorNbytes(static_cast<int>(t.scalar_type()),
-                                                     *t.sizes(), path));
-    need[t.data_buffer_idx()] = std::max(need[t.data_buffer_idx()], n);
-    return Status::OK();
-  }));
+  ETPACK_RETURN_IF_ERROR(
+      ForEachTensor(program, [&](uint32_t p, uint32_t v, const fb::Tensor& t) -> Status {
+        if (!select(t)) return Status::OK();
+        const std::string path = TensorPath(p, v);
+        if (t.data_buffer_idx() >= count) {
+          return Corrupt(path + ".data_buffer_idx = " + std::to_string(t.data_buffer_idx()) +
+                         " is out of range: the segment has " + std::to_string(count) +
+                         " sub-buffers");
+        }
+        if (t.sizes() == nullptr) return Corrupt(path + ".sizes is missing");
+        ETPACK_ASSIGN_OR_RETURN(uint64_t n,
+                                TensorNbytes(static_cast<int>(t.scalar_type()), *t.sizes(), path));
+        need[t.data_buffer_idx()] = std::max(need[t.data_buffer_idx()], n);
+        return Status::OK();
+      }));
   return need;
 }
 
@@ -160,8 +158,7 @@ Result<std::vector<uint64_t>> NeededBytes(const fb::Program& program, size_t cou
 // Validate() reads the extended header and the flatbuffer [0, program_size);
 // segments go through the file. Without a header the whole file is the
 // flatbuffer, which Validate() refuses from 2 GiB on from its size alone.
-uint64_t PteFile::MappedPrefix(const uint8_t* peek, uint64_t peek_size,
-                               uint64_t file_size) const {
+uint64_t PteFile::MappedPrefix(const uint8_t* peek, uint64_t peek_size, uint64_t file_size) const {
   Result<ExtendedHeader> h = ParseExtendedHeader(peek, peek_size);
   if (!h.ok()) return peek_size;
   if (!h->present) return file_size < FLATBUFFERS_MAX_BUFFER_SIZE ? file_size : peek_size;
@@ -193,15 +190,14 @@ Status PteFile::CheckFile() {
     fb_size = header_.program_size;
     if (header_.segment_base_offset == 0 && header_.segment_data_size != 0) {
       return Corrupt("extended header segment_data_size = " +
-                     std::to_string(header_.segment_data_size) +
-                     " with segment_base_offset = 0");
+                     std::to_string(header_.segment_data_size) + " with segment_base_offset = 0");
     }
     if (header_.segment_base_offset != 0) {
       if (header_.segment_base_offset < header_.program_size) {
-        return Corrupt("extended header segment_base_offset = " +
-                       std::to_string(header_.segment_base_offset) +
-                       " lies inside the flatbuffer (program_size = " +
-                       std::to_string(header_.program_size) + ")");
+        return Corrupt(
+            "extended header segment_base_offset = " + std::to_string(header_.segment_base_offset) +
+            " lies inside the flatbuffer (program_size = " + std::to_string(header_.program_size) +
+            ")");
       }
       if (header_.segment_base_offset > size() ||
           header_.segment_data_size > size() - header_.segment_base_offset) {
@@ -220,8 +216,7 @@ Status PteFile::CheckFile() {
   // size check, so the segment data runs to the end of the file (base <=
   // size() was checked above).
   uint64_t segment_data_size = header_.segment_data_size;
-  if (header_.present && header_.length < pte::kHeaderLength &&
-      header_.segment_base_offset != 0) {
+  if (header_.present && header_.length < pte::kHeaderLength && header_.segment_base_offset != 0) {
     segment_data_size = size() - header_.segment_base_offset;
   }
   ETPACK_RETURN_IF_ERROR(CheckInHead(fb_size));
@@ -254,8 +249,8 @@ Status PteFile::CheckFile() {
 
   auto check_segment_index = [&](uint64_t index, const std::string& what) -> Status {
     if (index >= nseg) {
-      return Corrupt(what + " = " + std::to_string(index) + " is out of range: " +
-                     std::to_string(nseg) + " segments");
+      return Corrupt(what + " = " + std::to_string(index) +
+                     " is out of range: " + std::to_string(nseg) + " segments");
     }
     return Status::OK();
   };
@@ -269,10 +264,10 @@ Status PteFile::CheckFile() {
     const auto* seg = segments->Get(sub.segment_index());
     for (uint32_t k = 0; k < sub.offsets()->size(); ++k) {
       if (sub.offsets()->Get(k) > seg->size()) {
-        return Corrupt(what + ".offsets[" + std::to_string(k) + "] = " +
-                       std::to_string(sub.offsets()->Get(k)) + " is past the end of segment " +
-                       std::to_string(sub.segment_index()) + " (" + std::to_string(seg->size()) +
-                       " bytes)");
+        return Corrupt(what + ".offsets[" + std::to_string(k) +
+                       "] = " + std::to_string(sub.offsets()->Get(k)) +
+                       " is past the end of segment " + std::to_string(sub.segment_index()) + " (" +
+                       std::to_string(seg->size()) + " bytes)");
       }
     }
     return ForEachTensor(prog, [&](uint32_t p, uint32_t v, const fb::Tensor& t) -> Status {
@@ -314,32 +309,34 @@ Status PteFile::CheckFile() {
                      " offsets) and inline constant_buffer (" +
                      std::to_string(prog.constant_buffer()->size()) + " entries) are present");
     }
-    ETPACK_RETURN_IF_ERROR(check_subsegments(*cs, "constant_segment", SegmentRole::kConstants,
-                                             IsConstantTensor));
+    ETPACK_RETURN_IF_ERROR(
+        check_subsegments(*cs, "constant_segment", SegmentRole::kConstants, IsConstantTensor));
   } else {
     if (cs && cs->segment_index() < nseg) {
       layout_.segments[cs->segment_index()].role = SegmentRole::kConstants;
     }
     const uint32_t n = prog.constant_buffer() ? prog.constant_buffer()->size() : 0;
-    ETPACK_RETURN_IF_ERROR(ForEachTensor(prog, [&](uint32_t p, uint32_t v,
-                                                   const fb::Tensor& t) -> Status {
-      if (!IsConstantTensor(t)) return Status::OK();
-      const std::string path = TensorPath(p, v);
-      if (t.data_buffer_idx() >= n) {
-        return Corrupt(path + ".data_buffer_idx = " + std::to_string(t.data_buffer_idx()) +
-                       " is out of range: constant_buffer has " + std::to_string(n) + " entries");
-      }
-      if (t.sizes() == nullptr) return Corrupt(path + ".sizes is missing");
-      ETPACK_ASSIGN_OR_RETURN(uint64_t nbytes, TensorNbytes(static_cast<int>(t.scalar_type()),
-                                                            *t.sizes(), path));
-      const auto* storage = prog.constant_buffer()->Get(t.data_buffer_idx())->storage();
-      const uint64_t have = storage ? storage->size() : 0;
-      if (have < nbytes) {
-        return Corrupt(path + ": needs " + std::to_string(nbytes) + " bytes but constant_buffer[" +
-                       std::to_string(t.data_buffer_idx()) + "] holds " + std::to_string(have));
-      }
-      return Status::OK();
-    }));
+    ETPACK_RETURN_IF_ERROR(
+        ForEachTensor(prog, [&](uint32_t p, uint32_t v, const fb::Tensor& t) -> Status {
+          if (!IsConstantTensor(t)) return Status::OK();
+          const std::string path = TensorPath(p, v);
+          if (t.data_buffer_idx() >= n) {
+            return Corrupt(path + ".data_buffer_idx = " + std::to_string(t.data_buffer_idx()) +
+                           " is out of range: constant_buffer has " + std::to_string(n) +
+                           " entries");
+          }
+          if (t.sizes() == nullptr) return Corrupt(path + ".sizes is missing");
+          ETPACK_ASSIGN_OR_RETURN(
+              uint64_t nbytes, TensorNbytes(static_cast<int>(t.scalar_type()), *t.sizes(), path));
+          const auto* storage = prog.constant_buffer()->Get(t.data_buffer_idx())->storage();
+          const uint64_t have = storage ? storage->size() : 0;
+          if (have < nbytes) {
+            return Corrupt(path + ": needs " + std::to_string(nbytes) +
+                           " bytes but constant_buffer[" + std::to_string(t.data_buffer_idx()) +
+                           "] holds " + std::to_string(have));
+          }
+          return Status::OK();
+        }));
   }
 
   // Mutable initial values: the runtime only ever reads entry 0.
@@ -347,8 +344,8 @@ Status PteFile::CheckFile() {
     for (uint32_t k = 0; k < mds->size(); ++k) {
       const std::string what = "mutable_data_segments[" + std::to_string(k) + "]";
       if (k == 0) {
-        ETPACK_RETURN_IF_ERROR(check_subsegments(*mds->Get(0), what, SegmentRole::kMutable,
-                                                 IsMutableWithInit));
+        ETPACK_RETURN_IF_ERROR(
+            check_subsegments(*mds->Get(0), what, SegmentRole::kMutable, IsMutableWithInit));
       } else {
         ETPACK_RETURN_IF_ERROR(
             check_segment_index(mds->Get(k)->segment_index(), what + ".segment_index"));
@@ -448,8 +445,8 @@ Result<PteInput> PteFile::ToInputImpl() const {
   // Bulk bytes come out as sources of this file, never through the tree.
   TreeReadOptions read;
   read.omit = {"Buffer.storage", "BackendDelegateInlineData.data"};
-  ETPACK_ASSIGN_OR_RETURN(json::Value tree, FlatbufferToTree(SchemaId::kProgram, head(),
-                                                             layout_.program_size, read));
+  ETPACK_ASSIGN_OR_RETURN(json::Value tree,
+                          FlatbufferToTree(SchemaId::kProgram, head(), layout_.program_size, read));
   PteInput in;
   const fb::Program& prog = *program_;
   // Inline bytes of the flatbuffer, as a source; absent = empty.
