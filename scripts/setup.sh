@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 pkgs=(flatbuffers-compiler libflatbuffers-dev libzstd-dev libxxhash-dev catch2
-      libbenchmark-dev meson ninja-build pkg-config g++ python3 time)
+      libbenchmark-dev meson ninja-build pkg-config g++ python3 time clang-format)
 read -r -a extra <<<"${SETUP_EXTRA_PACKAGES:-}"
 pkgs+=("${extra[@]}")
 missing=()
