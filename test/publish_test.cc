@@ -2,6 +2,7 @@
 // each step, leaving the destinations as they were and nothing behind.
 
 #include <catch2/catch.hpp>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -128,7 +129,18 @@ TEST_CASE("a unit with a bad plan, a bad destination or a repeated name writes n
   }
   SECTION("the same name twice") {
     s = WriteArtifactFiles({{dir.File("a"), &good.plan}, {dir.File("a"), &good.plan}});
-    needle = "named twice";
+    needle = "are the same file";
+  }
+  SECTION("the same file by another path") {
+    s = WriteArtifactFiles(
+        {{dir.File("a"), &good.plan}, {dir.path() + "/./a", &good.plan}});
+    needle = "are the same file";
+  }
+  SECTION("the same file through a link") {
+    REQUIRE(::symlink("a", dir.File("link").c_str()) == 0);
+    s = WriteArtifactFiles({{dir.File("a"), &good.plan}, {dir.File("link"), &good.plan}});
+    REQUIRE(::unlink(dir.File("link").c_str()) == 0);
+    needle = "are the same file";
   }
   CAPTURE(s.message());
   CHECK(!s.ok());

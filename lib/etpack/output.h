@@ -45,6 +45,11 @@ class OutputFile {
 
   // The path this output will be published at, as given to Create().
   virtual const std::string& destination() const = 0;
+  // The file it will replace or create: for the POSIX outputs destination()
+  // with links followed and its folder made absolute. Outputs published
+  // together must have distinct targets (Publish() refuses otherwise: one
+  // would silently replace the other).
+  virtual const std::string& target() const { return destination(); }
 
   // Called once, before any Write. The POSIX output fails with kOutOfRange,
   // before it creates anything that large, when `size` exceeds the

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,19 @@ Status Split(const std::string& given, const std::string& path, Destination* d) 
 
 }  // namespace
 
+// Fills d->key from the directory's real path. A directory that cannot be
+// resolved fails later, when the output is made in it.
+Destination WithKey(Destination d) {
+  char* real = ::realpath(d.dir.c_str(), nullptr);
+  if (real == nullptr) {
+    d.key = d.path;
+  } else {
+    d.key = std::string(real) + (std::string(real) == "/" ? "" : "/") + d.name;
+    ::free(real);
+  }
+  return d;
+}
+
 Result<Destination> ResolveDestination(const std::string& path) {
   Destination d;
   std::string current = path;
@@ -52,7 +66,7 @@ Result<Destination> ResolveDestination(const std::string& path) {
     const std::string shown = current == path ? path : path + " (a link to " + current + ")";
     struct stat st;
     if (::lstat(current.c_str(), &st) != 0) {
-      if (errno == ENOENT) return d;  // a new file; its directory is checked when it is made
+      if (errno == ENOENT) return WithKey(d);  // a new file; its directory is checked when it is made
       return IoError(shown + ": cannot examine the output path", errno);
     }
     if (S_ISLNK(st.st_mode)) {
@@ -78,7 +92,7 @@ Result<Destination> ResolveDestination(const std::string& path) {
     if (::faccessat(AT_FDCWD, current.c_str(), W_OK, AT_EACCESS) != 0) {
       return IoError(shown + ": cannot replace the existing file", errno);
     }
-    return d;
+    return WithKey(d);
   }
 }
 

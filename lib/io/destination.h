@@ -21,6 +21,9 @@ struct Destination {
   std::string path;  // the file to replace: the path given, or where its links lead
   std::string dir;   // the directory that holds `path` ("." for a bare name)
   std::string name;  // the last component of `path`
+  // `path` with its directory made absolute and free of links: two
+  // destinations with equal keys are the same file.
+  std::string key;
 };
 
 // Fails with kInvalidArgument for a destination that is not a regular file

@@ -20,6 +20,7 @@ class FaultInjectingOutput final : public OutputFile {
         limit_(limit) {}
 
   const std::string& destination() const override { return inner_->destination(); }
+  const std::string& target() const override { return inner_->target(); }
   uint64_t bytes_written() const override { return inner_->bytes_written(); }
 
   Status Reserve(uint64_t size) override {

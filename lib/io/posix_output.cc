@@ -104,6 +104,7 @@ class PosixOutput final : public CheckedOutput {
               std::string temp, int fd, const OutputOptions& options, PosixCalls* calls)
       : CheckedOutput(given),
         path_(target.path),
+        key_(target.key),
         dir_(target.dir),
         temp_prefix_(std::move(temp_prefix)),
         temp_(std::move(temp)),
@@ -128,6 +129,8 @@ class PosixOutput final : public CheckedOutput {
   }
 
  private:
+  const std::string& target() const override { return key_; }
+
   Status DoReserve(uint64_t size) override {
     if (size > static_cast<uint64_t>(INT64_MAX)) {
       return OutOfRange(path_ + ": cannot reserve " + std::to_string(size) +
@@ -527,6 +530,7 @@ class PosixOutput final : public CheckedOutput {
   }
 
   const std::string path_;
+  const std::string key_;  // Destination::key: which file this is
   const std::string dir_;
   const std::string temp_prefix_;
   std::string temp_;  // empty while unnamed, cleared once removed

@@ -66,10 +66,22 @@ Status Undo(const std::vector<std::unique_ptr<OutputFile>>& outputs, Status fail
 
 }  // namespace
 
-Status Publish(std::vector<std::unique_ptr<OutputFile>> outputs) {
-  for (const auto& out : outputs) {
-    if (out == nullptr) return InvalidArgument("Publish: an output is null");
+Status CheckOutputsDistinct(const std::vector<std::unique_ptr<OutputFile>>& outputs) {
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (outputs[i] == nullptr) return InvalidArgument("Publish: an output is null");
+    for (size_t j = 0; j < i; ++j) {
+      if (outputs[j]->target() == outputs[i]->target()) {
+        return InvalidArgument(outputs[i]->destination() + " and " + outputs[j]->destination() +
+                               " are the same file (" + outputs[i]->target() +
+                               "); each output of one unit needs its own");
+      }
+    }
   }
+  return Status::OK();
+}
+
+Status Publish(std::vector<std::unique_ptr<OutputFile>> outputs) {
+  ETPACK_RETURN_IF_ERROR(CheckOutputsDistinct(outputs));
   for (const auto& out : outputs) ETPACK_RETURN_IF_ERROR(out->Sync());
   {
     InterruptsHeld held;

@@ -4,6 +4,9 @@
 #ifndef ETPACK_IO_PUBLISH_STEPS_H_
 #define ETPACK_IO_PUBLISH_STEPS_H_
 
+#include <memory>
+#include <vector>
+
 #include "etpack/output.h"
 
 namespace etpack {
@@ -16,6 +19,11 @@ class PublishSteps {
   static Status SyncDirectory(OutputFile& out) { return out.SyncDirectory(); }
   static bool replaced_existing(const OutputFile& out) { return out.replaced_existing(); }
 };
+
+// kInvalidArgument when an output is null or two outputs would land on
+// the same file (the later one would replace the earlier, and the unit
+// would report success with one file missing).
+Status CheckOutputsDistinct(const std::vector<std::unique_ptr<OutputFile>>& outputs);
 
 }  // namespace etpack
 

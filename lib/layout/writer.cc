@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "io/publish_steps.h"
 #include "layout/assembler.h"
 
 namespace etpack {
@@ -85,11 +86,6 @@ Status WriteArtifactFiles(OutputFs& fs, const ArtifactFiles& files, const Progre
   for (size_t i = 0; i < files.size(); ++i) {
     const auto& [path, plan] = files[i];
     if (plan == nullptr) return InvalidArgument(path + ": no plan to write");
-    for (size_t j = 0; j < i; ++j) {
-      if (files[j].first == path) {
-        return InvalidArgument(path + ": named twice among the files to write");
-      }
-    }
     ETPACK_RETURN_IF_ERROR(ValidateArtifactPlan(*plan).WithContext(path));
     total += PayloadBytes(*plan);
   }
@@ -98,6 +94,7 @@ Status WriteArtifactFiles(OutputFs& fs, const ArtifactFiles& files, const Progre
     ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<OutputFile> out, fs.Create(file.first));
     outputs.push_back(std::move(out));
   }
+  ETPACK_RETURN_IF_ERROR(CheckOutputsDistinct(outputs));
   Progress p(progress, total);
   for (size_t i = 0; i < files.size(); ++i) {
     ETPACK_RETURN_IF_ERROR(WriteValidPlan(*files[i].second, *outputs[i], p));
