@@ -71,6 +71,9 @@ class RecordingCalls : public PosixCalls {
   int fallocate_errno = 0;
   int pwrite_calls = 0;
   int tmpfile_errno = 0;  // fail open(O_TMPFILE) with this
+  time_t now_offset = 0;  // seconds added to the clock
+
+  time_t Now() override { return PosixCalls::Now() + now_offset; }
 
   int OpenTmpfile(const char* dir, int flags, mode_t mode) override {
     if (tmpfile_errno != 0) return Fail(tmpfile_errno);
@@ -212,11 +215,14 @@ TEST_CASE("a writer killed mid-write leaves no file behind") {
   CHECK(ReadFile(path) == old);
 }
 
-TEST_CASE("posix output gives the output the usual mode") {
+TEST_CASE("posix output gives a new file the usual mode and a replaced one its old mode") {
   TempDir dir;
   const bool existing = GENERATE(true, false);
   const std::string path = dir.File("out.pte");
-  if (existing) WriteFile(path, std::string("old"));
+  if (existing) {
+    WriteFile(path, std::string("old"));
+    REQUIRE(::chmod(path.c_str(), 0604) == 0);
+  }
   const mode_t mask = ::umask(027);
   auto out = Open(*NewPosixOutputFs(), path);
   ::umask(mask);
@@ -224,9 +230,31 @@ TEST_CASE("posix output gives the output the usual mode") {
   REQUIRE(PublishOne(std::move(out)).ok());
   struct stat st;
   REQUIRE(::stat(path.c_str(), &st) == 0);
-  CHECK((st.st_mode & 0777) == 0640);
+  CHECK((st.st_mode & 0777) == (existing ? 0604 : 0640));
   CHECK(ReadFile(path) == std::vector<uint8_t>{'a', 'b', 'c'});
   CHECK(dir.List() == std::set<std::string>{"out.pte"});
+}
+
+TEST_CASE("hidden names left by a publish killed before its rename are removed later") {
+  TempDir dir;
+  const std::string path = dir.File("out.pte");
+  WriteFile(path, std::string("old"));
+  const std::set<std::string> others = {".out.pte.etpack-linked-toolong",  // not 6 characters
+                                        ".out.pte.etpack-AbC123",          // a write's temporary
+                                        ".other.etpack-linked-AbC123"};    // another output's
+  for (const std::string& n : others) WriteFile(dir.File(n), std::string("x"));
+  WriteFile(dir.File(".out.pte.etpack-linked-AbC123"), std::string("x"));
+  const bool long_ago = GENERATE(false, true);
+  CAPTURE(long_ago);
+  RecordingCalls calls;
+  calls.now_offset = long_ago ? 3600 : 0;  // "now" an hour on: every file is old
+  auto out = Open(*Fs(&calls), path);
+  REQUIRE(Fill(*out, {'a'}).ok());
+  REQUIRE(PublishOne(std::move(out)).ok());
+  std::set<std::string> want = others;
+  want.insert("out.pte");
+  if (!long_ago) want.insert(".out.pte.etpack-linked-AbC123");  // could be a live publish's
+  CHECK(dir.List() == want);
 }
 
 TEST_CASE("posix output of size zero makes an empty file") {
@@ -381,7 +409,7 @@ TEST_CASE("posix output handles a file name near NAME_MAX") {
   } else {
     REQUIRE(during.size() == 1);
     const std::string temp = *during.begin();
-    CHECK(temp.size() == NAME_MAX);
+    CHECK(temp.size() <= NAME_MAX);
     CHECK(temp.rfind("." + name.substr(0, 200), 0) == 0);
   }
   REQUIRE(PublishOne(std::move(out)).ok());

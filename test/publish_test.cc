@@ -1,8 +1,8 @@
 // Publishing: several outputs as one unit, and every failure, injected at
 // each step, leaving the destinations as they were and nothing behind.
 
-#include <catch2/catch.hpp>
 #include <unistd.h>
+#include <catch2/catch.hpp>
 
 #include <cerrno>
 #include <cstring>
@@ -132,8 +132,7 @@ TEST_CASE("a unit with a bad plan, a bad destination or a repeated name writes n
     needle = "are the same file";
   }
   SECTION("the same file by another path") {
-    s = WriteArtifactFiles(
-        {{dir.File("a"), &good.plan}, {dir.path() + "/./a", &good.plan}});
+    s = WriteArtifactFiles({{dir.File("a"), &good.plan}, {dir.path() + "/./a", &good.plan}});
     needle = "are the same file";
   }
   SECTION("the same file through a link") {

@@ -66,7 +66,8 @@ Result<Destination> ResolveDestination(const std::string& path) {
     const std::string shown = current == path ? path : path + " (a link to " + current + ")";
     struct stat st;
     if (::lstat(current.c_str(), &st) != 0) {
-      if (errno == ENOENT) return WithKey(d);  // a new file; its directory is checked when it is made
+      if (errno == ENOENT)
+        return WithKey(d);  // a new file; its directory is checked when it is made
       return IoError(shown + ": cannot examine the output path", errno);
     }
     if (S_ISLNK(st.st_mode)) {

@@ -40,4 +40,6 @@ PosixCalls* DefaultPosixCalls() {
   return calls;
 }
 
+time_t PosixCalls::Now() { return ::time(nullptr); }
+
 }  // namespace etpack

@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <ctime>
 
 namespace etpack {
 
@@ -31,6 +32,7 @@ class PosixCalls {
   virtual int Linkat(const char* from, const char* to);  // AT_SYMLINK_FOLLOW, both AT_FDCWD
   virtual int Rename(const char* from, const char* to);
   virtual int FsyncDirectory(int dir_fd);
+  virtual time_t Now();  // time(nullptr)
 };
 
 // The kernel's calls. Never null; lives for the whole process.

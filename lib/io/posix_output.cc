@@ -18,6 +18,7 @@
 // Write-back therefore costs a few system calls per cell, however many
 // items the cell holds.
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <sys/mman.h>
@@ -30,6 +31,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <new>
 #include <string>
 #include <utility>
@@ -60,7 +62,35 @@ constexpr uint64_t kKernelCopyMin = uint64_t{1} << 20;
 constexpr uint64_t kMaxWindow = uint64_t{1} << 40;
 
 // ".<name>.etpack-XXXXXX": what the temporary name adds to the output name.
-constexpr size_t kTempExtra = 1 + sizeof(".etpack-XXXXXX") - 1;
+// The longer of the two kinds of temporary name decides how much of the
+// output name fits.
+constexpr size_t kTempExtra = 1 + sizeof(".etpack-linked-XXXXXX") - 1;
+// A finished output that replaces a file is linked under a hidden name
+// ".<name>.etpack-linked-XXXXXX" and renamed onto the file a few system
+// calls later. A process killed between the two leaves that name behind;
+// the next output to the same destination removes it once its inode change
+// time (set by the link) is this old, which no live publish can be.
+constexpr time_t kOrphanAgeSeconds = 60;
+
+// Removes orphaned ".<name>.etpack-linked-XXXXXX" files of this user from
+// `dir`: only that pattern, only regular files, only ones linked long ago.
+void RemoveOrphanedLinks(const std::string& dir, const std::string& linked_prefix, time_t now) {
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return;
+  while (const dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    if (name.size() != linked_prefix.size() + 6 ||
+        name.compare(0, linked_prefix.size(), linked_prefix) != 0) {
+      continue;
+    }
+    struct stat st;
+    if (::fstatat(::dirfd(d), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    if (!S_ISREG(st.st_mode) || st.st_uid != ::geteuid()) continue;
+    if (now - st.st_ctime < kOrphanAgeSeconds) continue;
+    (void)::unlinkat(::dirfd(d), name.c_str(), 0);
+  }
+  ::closedir(d);
+}
 
 uint64_t PageSize() {
   static const uint64_t page = [] {
@@ -569,14 +599,21 @@ class PosixOutputFs final : public OutputFs {
     const std::string prefix = target.path.substr(0, target.path.size() - target.name.size());
     // Only a prefix of a long name goes into the temporary name, which must
     // fit NAME_MAX too.
-    const std::string temp_prefix =
-        prefix + "." + target.name.substr(0, NAME_MAX - kTempExtra) + ".etpack-";
-    // The mode is 0666 less the umask, as for any new file.
+    const std::string stem = "." + target.name.substr(0, NAME_MAX - kTempExtra);
+    const std::string temp_prefix = prefix + stem + ".etpack-";
+    RemoveOrphanedLinks(target.dir, stem + ".etpack-linked-", calls_->Now());
+    // A replaced file keeps its mode, as cp keeps it; a new one gets 0666
+    // less the umask, as for any new file.
+    struct stat old;
+    const mode_t mode = ::stat(target.path.c_str(), &old) == 0 && S_ISREG(old.st_mode)
+                            ? (old.st_mode & 07777)
+                            : (0666 & ~CurrentUmask());
     const int unnamed = calls_->OpenTmpfile(target.dir.c_str(), O_RDWR | O_CLOEXEC, 0666);
     if (unnamed >= 0) {
-      if (::access(ProcFdPath(unnamed).c_str(), F_OK) == 0) {
-        return std::unique_ptr<OutputFile>(std::make_unique<PosixOutput>(
-            destination, target, temp_prefix, std::string(), unnamed, options_, calls_));
+      if (::access(ProcFdPath(unnamed).c_str(), F_OK) == 0 && ::fchmod(unnamed, mode) == 0) {
+        return std::unique_ptr<OutputFile>(
+            std::make_unique<PosixOutput>(destination, target, temp_prefix + "linked-",
+                                          std::string(), unnamed, options_, calls_));
       }
       ::close(unnamed);  // could not be linked by Publish()
     }
@@ -591,7 +628,7 @@ class PosixOutputFs final : public OutputFs {
                      errno);
     }
     temp.assign(buf.data());
-    if (::fchmod(fd, 0666 & ~CurrentUmask()) != 0) {
+    if (::fchmod(fd, mode) != 0) {
       const int err = errno;
       ::close(fd);
       ::unlink(temp.c_str());
