@@ -249,11 +249,10 @@ TEST_CASE("Set replaces in place or appends", "[json]") {
 }
 
 TEST_CASE("ParseFile reads a file and names it in errors", "[json]") {
-  char dir_template[] = "/tmp/json_test.XXXXXX";
-  const char* dir = mkdtemp(dir_template);
-  REQUIRE(dir != nullptr);
-  const std::string path = std::string(dir) + "/m.json";
-  const std::string missing = std::string(dir) + "/missing.json";
+  etpack::testing::TempDir temp;
+  const std::string dir = temp.path();
+  const std::string path = temp.File("m.json");
+  const std::string missing = temp.File("missing.json");
   {
     FILE* f = std::fopen(path.c_str(), "w");
     REQUIRE(f != nullptr);
@@ -281,9 +280,6 @@ TEST_CASE("ParseFile reads a file and names it in errors", "[json]") {
   // A directory is a wrong request, not an I/O failure.
   r = ParseFile(dir);
   CHECK(r.status().code() == Code::kInvalidArgument);
-
-  std::remove(path.c_str());
-  rmdir(dir);
 }
 
 TEST_CASE("golden inputs parse and print back to equal trees", "[json]") {

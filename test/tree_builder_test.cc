@@ -187,6 +187,7 @@ TEST_CASE("vector alignment: options override the schema's force_align") {
   auto options = [&](uint64_t storage, uint64_t delegate_data) {
     TreeBuildOptions o = Alignments(storage, delegate_data);
     o.sources = {OwnedSource(bytes), OwnedSource({7})};
+    o.sources_fields = {"Buffer.storage", "BackendDelegateInlineData.data"};
     return o;
   };
 
@@ -212,6 +213,7 @@ TEST_CASE("vector alignment: options override the schema's force_align") {
   // chance if it were ignored.
   TreeBuildOptions sources_only;
   sources_only.sources = options(1, 1).sources;
+  sources_only.sources_fields = options(1, 1).sources_fields;
   for (int pad = 0; pad < 16; ++pad) {
     Plan0(p).Set("name", json::Value::String(std::string(static_cast<size_t>(pad), 'x')));
     std::vector<uint8_t> buf = MustBuild(p, sources_only);
@@ -225,6 +227,7 @@ TEST_CASE("[ubyte] from sources: any source; bad references and 2 GiB are refuse
   json::Value p = SmallProgram();
   p.Set("constant_buffer", ParseJson(R"([{"storage": {"source": 0}}])"));
   TreeBuildOptions o;
+  o.sources_fields = {"Buffer.storage"};
   o.sources = {GeneratorSource("gen", 1000, [](uint64_t offset, uint8_t* dst, size_t n) {
     for (size_t i = 0; i < n; ++i) dst[i] = static_cast<uint8_t>((offset + i) * 7);
     return Status::OK();
@@ -244,7 +247,13 @@ TEST_CASE("[ubyte] from sources: any source; bad references and 2 GiB are refuse
   p.Set("constant_buffer", ParseJson(R"([{"storage": {"source": 0, "more": 1}}])"));
   CHECK_THAT(BuildError(p, o), Catch::Contains("expected an array of bytes or {\"source\": i}"));
 
+  // Only the fields named in sources_fields take the form.
   p.Set("constant_buffer", ParseJson(R"([{"storage": {"source": 0}}])"));
+  TreeBuildOptions elsewhere = o;
+  elsewhere.sources_fields = {"BackendDelegateInlineData.data"};
+  CHECK(BuildError(p, elsewhere) ==
+        "constant_buffer[0].storage: expected an array of bytes, got an object");
+
   o.sources = {GeneratorSource("huge", uint64_t{1} << 31, [](uint64_t, uint8_t*, size_t) {
     FAIL("must not be read");
     return Status::OK();

@@ -24,7 +24,7 @@ namespace etpack {
 // for `plan`. The plan is kept (its head is copied; its sources are shared).
 // `name` appears in Describe() and in read errors ("nfat container
 // (2304 bytes)"). Fails with kInvalidArgument when `plan` breaks the
-// ArtifactPlan invariants (see ValidateArtifactPlan in layout/assembler.h).
+// ArtifactPlan invariants (etpack/writer.h).
 // A plan that is one source and nothing else (PlanOfSource) gives back that
 // source itself, so a file range stays a file range for the output file.
 //

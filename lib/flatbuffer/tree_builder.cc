@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace etpack {
@@ -146,26 +147,38 @@ class TreeBuilder {
   std::vector<std::pair<voffset_t, uoffset_t>> pending_;
   std::unordered_map<const reflection::Field*, uint64_t> alignment_;
   std::vector<SourcePtr> sources_;
+  std::unordered_set<const reflection::Field*> sources_fields_;  // TreeBuildOptions::sources_fields
 };
+
+// The vector field "Table.field" of the schema, or an error naming `option`.
+Result<const FieldInfo*> FindVectorField(const SchemaData& d, const std::string& name,
+                                         const char* option) {
+  const size_t dot = name.find('.');
+  const std::string_view table = std::string_view(name).substr(0, dot);
+  const std::string_view field =
+      dot == std::string::npos ? std::string_view() : std::string_view(name).substr(dot + 1);
+  const FieldInfo* found = nullptr;
+  for (const ObjectInfo& obj : d.objects) {
+    if (obj.name != table) continue;
+    const int id = obj.Lookup(field);
+    if (id >= 0) found = &obj.fields[static_cast<size_t>(id)];
+    break;
+  }
+  if (found == nullptr || found->type != BaseType::Vector) {
+    return InvalidArgument(std::string(option) + ": \"" + name +
+                           "\" is not a vector field (Table.field) of the schema");
+  }
+  return found;
+}
 
 Status TreeBuilder::Configure(const TreeBuildOptions& options) {
   sources_ = options.sources;
+  for (const std::string& name : options.sources_fields) {
+    ETPACK_ASSIGN_OR_RETURN(const FieldInfo* f, FindVectorField(d_, name, "sources_fields"));
+    sources_fields_.insert(f->field);
+  }
   for (const auto& [name, align] : options.vector_alignment) {
-    const size_t dot = name.find('.');
-    const std::string_view table = std::string_view(name).substr(0, dot);
-    const std::string_view field =
-        dot == std::string::npos ? std::string_view() : std::string_view(name).substr(dot + 1);
-    const FieldInfo* found = nullptr;
-    for (const ObjectInfo& obj : d_.objects) {
-      if (obj.name != table) continue;
-      const int id = obj.Lookup(field);
-      if (id >= 0) found = &obj.fields[static_cast<size_t>(id)];
-      break;
-    }
-    if (found == nullptr || found->type != BaseType::Vector) {
-      return InvalidArgument("vector_alignment: \"" + name +
-                             "\" is not a vector field (Table.field) of the schema");
-    }
+    ETPACK_ASSIGN_OR_RETURN(const FieldInfo* found, FindVectorField(d_, name, "vector_alignment"));
     if (align == 0 || (align & (align - 1)) != 0 || align > kMaxVectorAlignment) {
       return InvalidArgument("vector_alignment: " + name + " = " + std::to_string(align) +
                              " is not a power of two up to " + std::to_string(kMaxVectorAlignment));
@@ -281,6 +294,11 @@ Result<uoffset_t> TreeBuilder::OffsetVector(const std::vector<uoffset_t>& offset
 
 Result<uoffset_t> TreeBuilder::SourceVector(const FieldInfo& f, const json::Value& v) {
   const json::Value* index = v.Find("source");
+  // Only the planner's own field may pull bytes from sources: anywhere
+  // else in a caller's tree the form would embed data by accident.
+  if (sources_fields_.count(f.field) == 0) {
+    return Fail("expected an array of bytes, got " + Show(v));
+  }
   if (index == nullptr || v.members().size() != 1 || !index->is_integer() ||
       index->as_double() < 0 || index->as_uint() >= sources_.size()) {
     return Fail("expected an array of bytes or {\"source\": i} with i < " +

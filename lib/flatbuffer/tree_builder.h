@@ -27,17 +27,20 @@ struct TreeBuildOptions {
   // "Buffer.storage"), overriding the schema's force_align. This is how
   // constant_tensor_alignment and delegate_alignment take effect.
   std::vector<std::pair<std::string, uint64_t>> vector_alignment;
-  // Bytes for [ubyte] fields given as {"source": i} (see BuildFlatbuffer):
-  // how a planner puts bulk data inline without copying it into the tree.
+  // Bytes for the [ubyte] fields named in `sources_fields` ("Table.field")
+  // given as {"source": i} (see BuildFlatbuffer): how a planner puts bulk
+  // data inline without copying it into the tree. No other field accepts
+  // the form.
   std::vector<SourcePtr> sources;
+  std::vector<std::string> sources_fields;
 };
 
 // Builds a finished flatbuffer (root + file identifier) from `root`, a tree
 // in flatc form for the schema's root table. Accepted forms:
 //   scalars: JSON numbers or booleans; enums also by name; float fields also
 //     "inf", "-inf", "nan"; out-of-range integers are errors
-//   [ubyte]: an array of byte values, or {"source": i}: the bytes of
-//     options.sources[i], read into the buffer
+//   [ubyte]: an array of byte values, or, for options.sources_fields only,
+//     {"source": i}: the bytes of options.sources[i], read into the buffer
 //   unions: "<field>_type" (member table name, or its integer code) + "<field>"
 //   null or missing member: field absent
 // Errors name the path: "execution_plan[0].values[3].val.sizes[1]: ...".

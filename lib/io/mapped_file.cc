@@ -48,7 +48,8 @@ Result<std::shared_ptr<const void>> MapFileHead(const Source& file, uint64_t len
                            " bytes (the headers and flatbuffer)",
                        err);
     if (err != ENOMEM) return s;
-    return Status(s.code(), s.message() + "; is the address-space limit (ulimit -v) too low?");
+    // Out of address space: the head does not fit this process.
+    return OutOfRange(s.message() + "; is the address-space limit (ulimit -v) too low?");
   }
   *data = static_cast<const uint8_t*>(addr) + skip;
   return std::shared_ptr<const void>(

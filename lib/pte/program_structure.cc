@@ -34,8 +34,8 @@ Result<json::Value> ProgramStructure::TakeTree() && {
     return Corrupt(what + ": " + std::to_string(size) + " bytes is too short for a flatbuffer");
   }
   if (size > FLATBUFFERS_MAX_BUFFER_SIZE) {
-    return InvalidArgument(what + ": " + std::to_string(size) +
-                           " bytes exceed the 2 GiB flatbuffer limit");
+    return OutOfRange(what + ": " + std::to_string(size) +
+                      " bytes exceed the 2 GiB flatbuffer limit");
   }
   std::vector<uint8_t> copy;
   const uint8_t* data = flatbuffer_->contiguous();

@@ -334,7 +334,10 @@ class PtePlanner {
     TreeBuildOptions build;
     build.vector_alignment = {{"Buffer.storage", options_.constant_tensor_alignment},
                               {"BackendDelegateInlineData.data", options_.delegate_alignment}};
-    if (!options_.extract_delegate_segments) build.sources = std::move(input_.delegates);
+    if (!options_.extract_delegate_segments) {
+      build.sources = std::move(input_.delegates);
+      build.sources_fields = {"BackendDelegateInlineData.data"};
+    }
     ETPACK_ASSIGN_OR_RETURN(std::vector<uint8_t> fb,
                             BuildFlatbuffer(SchemaId::kProgram, program_, build));
 
