@@ -23,13 +23,6 @@
 
 namespace etpack {
 
-ArtifactPlan PlanOfSource(SourcePtr source) {
-  ArtifactPlan plan;
-  plan.file_size = source->size();
-  plan.placements.push_back({0, 1, std::move(source)});
-  return plan;
-}
-
 namespace {
 
 namespace bfb = etpack::bpte_fb;

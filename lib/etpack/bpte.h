@@ -64,9 +64,6 @@ struct BpteInput {
   uint32_t version = 2;
 };
 
-// An ArtifactPlan that is just the bytes of `source` (e.g. an existing file).
-ArtifactPlan PlanOfSource(SourcePtr source);
-
 enum class BpteLayout { kStandard, kSegmented };
 
 struct BpteOptions {

@@ -36,6 +36,11 @@ struct ArtifactPlan {
   std::vector<Placement> placements;
 };
 
+// An ArtifactPlan that is just the bytes of `source` (an existing file, a
+// payload): no head, one placement at 0 (none when the source is empty).
+// REQUIRES: source != nullptr.
+ArtifactPlan PlanOfSource(SourcePtr source);
+
 // Called now and then with bytes written so far and the total.
 using ProgressFn = std::function<void(uint64_t done, uint64_t total)>;
 

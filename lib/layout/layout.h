@@ -30,6 +30,12 @@ namespace etpack {
 // True for 1, 2, 4, ... 2^63.
 constexpr bool IsPowerOfTwo(uint64_t a) { return a != 0 && (a & (a - 1)) == 0; }
 
+// The alignment an offset achieves: the largest power of two dividing it
+// (2^63 for 0).
+constexpr uint64_t AlignmentOf(uint64_t offset) {
+  return offset == 0 ? uint64_t{1} << 63 : offset & (~offset + 1);
+}
+
 // kInvalidArgument "<what> = <a> is not a power of two" unless it is.
 Status CheckAlignment(uint64_t a, std::string_view what);
 

@@ -71,6 +71,13 @@ Status WriteValidPlan(const ArtifactPlan& plan, OutputFile& output, Progress& pr
 
 }  // namespace
 
+ArtifactPlan PlanOfSource(SourcePtr source) {
+  ArtifactPlan plan;
+  plan.file_size = source->size();
+  if (plan.file_size > 0) plan.placements.push_back({0, 1, std::move(source)});
+  return plan;
+}
+
 Status WriteArtifact(const ArtifactPlan& plan, OutputFile& output, const ProgressFn& progress) {
   ETPACK_RETURN_IF_ERROR(ValidateArtifactPlan(plan));
   Progress p(progress, PayloadBytes(plan));

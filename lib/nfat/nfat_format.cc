@@ -37,28 +37,4 @@ std::string ShownId(std::string_view id) {
   return out + "\"";
 }
 
-void PutU32(uint32_t v, uint8_t* out) {
-  for (int i = 0; i < 4; ++i) out[i] = static_cast<uint8_t>(v >> (8 * i));
-}
-
-void PutU64(uint64_t v, uint8_t* out) {
-  for (int i = 0; i < 8; ++i) out[i] = static_cast<uint8_t>(v >> (8 * i));
-}
-
-uint32_t GetU32(const uint8_t* in) {
-  uint32_t v = 0;
-  for (int i = 3; i >= 0; --i) v = (v << 8) | in[i];
-  return v;
-}
-
-uint64_t GetU64(const uint8_t* in) {
-  uint64_t v = 0;
-  for (int i = 7; i >= 0; --i) v = (v << 8) | in[i];
-  return v;
-}
-
-uint64_t AlignmentOf(uint64_t position) {
-  return position == 0 ? uint64_t{1} << 63 : position & (~position + 1);
-}
-
 }  // namespace etpack::nfat

@@ -24,14 +24,6 @@ std::string BackendIdProblem(std::string_view id);
 // else escaped as \xNN.
 std::string ShownId(std::string_view id);
 
-void PutU32(uint32_t v, uint8_t* out);
-void PutU64(uint64_t v, uint8_t* out);
-uint32_t GetU32(const uint8_t* in);
-uint64_t GetU64(const uint8_t* in);
-
-// The largest power of two that divides `position`; 2^63 for 0.
-uint64_t AlignmentOf(uint64_t position);
-
 }  // namespace etpack::nfat
 
 #endif  // ETPACK_NFAT_FORMAT_H_

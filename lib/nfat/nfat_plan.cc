@@ -10,6 +10,7 @@
 
 #include "etpack/nfat.h"
 #include "layout/assembler.h"
+#include "layout/header_insert.h"
 #include "layout/layout.h"
 #include "nfat/nfat_format.h"
 
@@ -18,8 +19,7 @@ namespace etpack {
 NfatEntryInput NfatBytes(std::string backend_id, SourcePtr bytes) {
   NfatEntryInput entry;
   entry.backend_id = std::move(backend_id);
-  entry.payload.file_size = bytes->size();
-  if (bytes->size() > 0) entry.payload.placements.push_back({0, 1, std::move(bytes)});
+  entry.payload = PlanOfSource(std::move(bytes));
   return entry;
 }
 
@@ -68,8 +68,8 @@ Result<NfatPlan> PlanNfat(const std::vector<NfatEntryInput>& entries, const Nfat
   NfatPlan out;
   std::vector<uint8_t>& head = assembly.artifact.head;
   std::memcpy(head.data(), nfat::kMagic, sizeof(nfat::kMagic));
-  nfat::PutU32(kNfatVersion, head.data() + 4);
-  nfat::PutU32(static_cast<uint32_t>(count), head.data() + 8);
+  StoreLE32(head.data() + 4, kNfatVersion);
+  StoreLE32(head.data() + 8, static_cast<uint32_t>(count));
   out.entries.reserve(count);
   for (size_t i = 0; i < count; ++i) {
     // Without any payload bytes there is no segment base: every entry sits
@@ -81,11 +81,11 @@ Result<NfatPlan> PlanNfat(const std::vector<NfatEntryInput>& entries, const Nfat
     e.offset = position - table_end;
     e.length = entries[i].payload.file_size;
     e.position = position;
-    e.alignment = nfat::AlignmentOf(position);
+    e.alignment = AlignmentOf(position);
     uint8_t* row = head.data() + nfat::kPreambleSize + nfat::kEntrySize * i;
     std::memcpy(row, e.backend_id.data(), e.backend_id.size());  // the rest stays NUL
-    nfat::PutU64(e.offset, row + nfat::kIdSize);
-    nfat::PutU64(e.length, row + nfat::kIdSize + 8);
+    StoreLE64(row + nfat::kIdSize, e.offset);
+    StoreLE64(row + nfat::kIdSize + 8, e.length);
     out.entries.push_back(std::move(e));
   }
   out.artifact = std::move(assembly.artifact);

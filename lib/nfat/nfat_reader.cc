@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "etpack/nfat.h"
+#include "layout/header_insert.h"
+#include "layout/layout.h"
 #include "nfat/nfat_format.h"
 
 namespace etpack {
@@ -54,12 +56,12 @@ Result<NfatContainer> NfatContainer::Open(SourcePtr payload, std::string name) {
         "magic = " + nfat::ShownId(std::string_view(reinterpret_cast<const char*>(pre), 4)) +
         " is not \"NFAT\"");
   }
-  const uint32_t version = nfat::GetU32(pre + 4);
+  const uint32_t version = LoadLE32(pre + 4);
   if (version != kNfatVersion) {
     return corrupt("version = " + std::to_string(version) + " is not " +
                    std::to_string(kNfatVersion) + ", the only NFAT version");
   }
-  const uint64_t count = nfat::GetU32(pre + 8);
+  const uint64_t count = LoadLE32(pre + 8);
   if (count == 0) return corrupt("count = 0: a container holds at least one entry");
   if (count > (size - nfat::kPreambleSize) / nfat::kEntrySize) {
     return corrupt("count = " + std::to_string(count) + " needs a table ending at " +
@@ -94,8 +96,8 @@ Result<NfatContainer> NfatContainer::Open(SourcePtr payload, std::string name) {
     }
     const std::string problem = nfat::BackendIdProblem(e.backend_id);
     if (!problem.empty()) return corrupt(what() + ": backend id " + problem);
-    e.offset = nfat::GetU64(row + nfat::kIdSize);
-    e.length = nfat::GetU64(row + nfat::kIdSize + 8);
+    e.offset = LoadLE64(row + nfat::kIdSize);
+    e.length = LoadLE64(row + nfat::kIdSize + 8);
     if (e.offset > data_size || e.length > data_size - e.offset) {
       return corrupt(what() + ": " + Range(e.offset, e.length) +
                      " runs past the data section, which holds " + std::to_string(data_size) +
@@ -103,7 +105,7 @@ Result<NfatContainer> NfatContainer::Open(SourcePtr payload, std::string name) {
                      std::to_string(c.data_offset_) + ")");
     }
     e.position = c.data_offset_ + e.offset;
-    e.alignment = nfat::AlignmentOf(e.position);
+    e.alignment = AlignmentOf(e.position);
     c.entries_.push_back(std::move(e));
   }
 

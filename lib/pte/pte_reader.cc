@@ -12,6 +12,7 @@
 
 #include "flatbuffer/scalar_type.h"
 #include "flatbuffer/tree_reader.h"
+#include "layout/layout.h"
 #include "layout/segment_table.h"
 #include "program_etpack_generated.h"
 #include "pte/program_walk.h"
@@ -44,8 +45,7 @@ std::string Printable4(const uint8_t* p) {
 // Largest power of two dividing `offset` (capped: 0 is aligned to anything).
 uint64_t OffsetAlignment(uint64_t offset) {
   constexpr uint64_t kCap = 65536;
-  if (offset == 0) return kCap;
-  return std::min(offset & (~offset + 1), kCap);
+  return std::min(AlignmentOf(offset), kCap);
 }
 
 bool IsConstantTensor(const fb::Tensor& t) {
@@ -405,7 +405,7 @@ PteOptions PteFile::InferredOptions() const {
     uint64_t bits = 0;
     void Add(uint64_t offset) { bits |= offset; }
     uint64_t Get(uint64_t fallback) const {
-      return bits == 0 ? fallback : std::min<uint64_t>(bits & (~bits + 1), 65536);
+      return bits == 0 ? fallback : std::min<uint64_t>(AlignmentOf(bits), 65536);
     }
   };
   const fb::Program& prog = *program_;
