@@ -25,6 +25,7 @@
 #include "etpack/pte.h"
 #include "etpack/pte_reader.h"
 #include "etpack/writer.h"
+#include "flatbuffer/unaligned_vector.h"
 #include "program_etpack_generated.h"
 #include "progress.h"
 
@@ -324,8 +325,8 @@ uint64_t ConstantBufferBytes(const fb::Program& p, uint32_t idx) {
   if (cs && cs->offsets() && cs->offsets()->size() > 1) {
     const auto* offs = cs->offsets();
     if (idx >= offs->size()) return 0;
-    const uint64_t start = offs->Get(idx);
-    const uint64_t end = idx + 1 < offs->size() ? offs->Get(idx + 1)
+    const uint64_t start = UnalignedAt(*offs, idx);
+    const uint64_t end = idx + 1 < offs->size() ? UnalignedAt(*offs, idx + 1)
                                                 : SegmentSize(p, cs->segment_index());
     return end > start ? end - start : 0;
   }

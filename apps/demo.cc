@@ -23,6 +23,7 @@
 #include "etpack/pte_reader.h"
 #include "etpack/source.h"
 #include "etpack/writer.h"
+#include "flatbuffer/unaligned_vector.h"
 #include "program_etpack_generated.h"
 #include "progress.h"
 
@@ -397,7 +398,8 @@ Status SpotCheck(const PteFile& file, const Demo& demo) {
                      "] is not the tensor of constant " + std::to_string(i + 1) + " (" +
                      w.name + ")");
     }
-    const uint64_t start = seg_start + cs->offsets()->Get(static_cast<flatbuffers::uoffset_t>(i + 1));
+    const uint64_t start =
+        seg_start + UnalignedAt(*cs->offsets(), static_cast<flatbuffers::uoffset_t>(i + 1));
     if (start + w.bytes > seg_start + seg.size) {
       return Corrupt(file.name() + ": " + w.name + " runs past its segment");
     }

@@ -828,8 +828,11 @@ Result<json::Value> TreeReader::Vector(const FieldInfo& f, const flatbuffers::Ta
   if (flatbuffers::IsScalar(et) && et != BaseType::UType) {
     const size_t elem_size = flatbuffers::GetTypeSize(et);
     const bool real = et == BaseType::Float || et == BaseType::Double;
+    // The verifier aligns vectors only to 4 bytes: read 8-byte elements
+    // from an aligned copy (see flatbuffer/unaligned_vector.h).
+    alignas(8) uint8_t p[8];
     for (size_t i = 0; i < n; ++i) {
-      const uint8_t* p = data + i * elem_size;
+      std::memcpy(p, data + i * elem_size, elem_size);
       items.push_back(real ? json::Value::Double(flatbuffers::GetAnyValueF(et, p)) : Int(et, p));
     }
   } else if (et == BaseType::String) {
