@@ -3,7 +3,7 @@
 #include "fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  auto bytes = etpack::fuzz::AlignedCopy(data, size);
+  auto bytes = etpack::fuzz::ExactCopy(data, size);
   (void)etpack::PtdFile::FromMemory("fuzz.ptd", bytes.get(), size, bytes);
   return 0;
 }
