@@ -1,13 +1,27 @@
 #!/usr/bin/env bash
 # Installs the Debian packages etpack builds with and configures the build
 # directory. Safe to run again: installs only what is missing, reconfigures
-# only when needed. Usage: scripts/setup.sh [BUILD_DIR]   (default: build)
+# only when needed. Usage: scripts/setup.sh [BUILD_DIR [KIND]]
+#   KIND plain (default; BUILD_DIR defaults to build): GCC, no instrumentation.
+#   KIND san: clang with AddressSanitizer + UndefinedBehaviorSanitizer, every
+#             UB report fatal (scripts/test.sh runs the suite in build-san).
+#   KIND fuzz: clang, the library instrumented for libFuzzer under ASan+UBSan,
+#             plus the targets in test/fuzz (-Dfuzz=true; see scripts/fuzz.sh).
+# san and fuzz also install clang, libclang-rt-14-dev (the sanitizer and
+# libFuzzer runtimes for clang 14) and llvm (llvm-symbolizer for reports).
 # SETUP_EXTRA_PACKAGES="pkg ..." installs those too (if missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 pkgs=(flatbuffers-compiler libflatbuffers-dev libzstd-dev libxxhash-dev catch2
       libbenchmark-dev meson ninja-build pkg-config g++ python3 time clang-format)
+build="${1:-build}"
+kind="${2:-plain}"
+case "$kind" in
+  plain) ;;
+  san|fuzz) pkgs+=(clang libclang-rt-14-dev llvm) ;;
+  *) echo "setup: unknown build kind '$kind' (plain, san or fuzz)" >&2; exit 2 ;;
+esac
 read -r -a extra <<<"${SETUP_EXTRA_PACKAGES:-}"
 pkgs+=("${extra[@]}")
 missing=()
@@ -26,9 +40,19 @@ if ((${#missing[@]})); then
   fi
 fi
 
-build="${1:-build}"
+# Sanitized builds: every UB report is fatal, so it fails the test that
+# caused it; frame pointers keep the reports' stacks readable; b_lundef is
+# off because meson's --no-undefined does not know clang's sanitizer runtimes.
+san_args=("-Db_sanitize=address,undefined" -Db_lundef=false)
+san_flags="-fno-sanitize-recover=undefined -fno-omit-frame-pointer"
+case "$kind" in
+  plain) args=() ;;
+  san) args=("${san_args[@]}" "-Dcpp_args=$san_flags") ;;
+  fuzz) args=("${san_args[@]}" -Dfuzz=true "-Dcpp_args=$san_flags -fsanitize=fuzzer-no-link") ;;
+esac
 if [ ! -f "$build/build.ninja" ]; then
-  if ! log=$(meson setup "$build" --buildtype=debugoptimized 2>&1); then
+  [ "$kind" = plain ] || export CXX=clang++
+  if ! log=$(meson setup "$build" --buildtype=debugoptimized "${args[@]}" 2>&1); then
     printf '%s\n' "$log" >&2
     echo "setup: configuring $build failed (output above)" >&2
     exit 1

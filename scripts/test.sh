@@ -1,16 +1,25 @@
 #!/usr/bin/env bash
-# Installs what is needed, builds, and runs every test.
+# Installs what is needed, builds, and runs every test: first the normal
+# build (GCC, build/), then the same suite under AddressSanitizer and
+# UndefinedBehaviorSanitizer (clang, build-san/; any report fails its test).
+# Arguments go to both `meson test` runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh build
 ninja -C build
 rc=0
 meson test -C build --print-errorlogs "$@" || rc=$?
-# One plain closing line for CI: counts of test programs.
-log=build/meson-logs/testlog.json
-if [ -f "$log" ]; then
-  ok=$(grep -c '"result": "OK"' "$log" || true)
-  bad=$(grep -vc '"result": "\(OK\|SKIP\)"' "$log" || true)
-  echo "tests: ${ok} passed, ${bad} failed"
-fi
+scripts/setup.sh build-san san
+ninja -C build-san
+# Sanitized code runs 2-3 times slower; the multiplier keeps the timeouts fair.
+meson test -C build-san --print-errorlogs --timeout-multiplier 3 "$@" || rc=$?
+# One plain closing line for CI: counts of test programs in both suites.
+ok=0
+bad=0
+for log in build/meson-logs/testlog.json build-san/meson-logs/testlog.json; do
+  [ -f "$log" ] || continue
+  ok=$((ok + $(grep -c '"result": "OK"' "$log" || true)))
+  bad=$((bad + $(grep -vc '"result": "\(OK\|SKIP\)"' "$log" || true)))
+done
+echo "tests: ${ok} passed, ${bad} failed"
 exit "$rc"

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <new>
 #include <optional>
@@ -92,8 +93,11 @@ Result<json::Value> TreeReader::Vector(const FieldInfo& f, const flatbuffers::Ta
   items.reserve(n);
   if (flatbuffers::IsScalar(et) && et != BaseType::UType) {
     const bool real = et == BaseType::Float || et == BaseType::Double;
+    // The verifier aligns vectors only to 4 bytes: read 8-byte elements
+    // from an aligned copy (see flatbuffer/unaligned_vector.h).
+    alignas(8) uint8_t p[8];
     for (size_t i = 0; i < n; ++i) {
-      const uint8_t* p = data + i * elem_size;
+      std::memcpy(p, data + i * elem_size, elem_size);
       items.push_back(real ? json::Value::Double(flatbuffers::GetAnyValueF(et, p)) : Int(et, p));
     }
   } else if (et == BaseType::String) {

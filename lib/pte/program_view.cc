@@ -9,6 +9,7 @@
 
 #include "etpack/pte_file.h"
 #include "flatbuffer/scalar_type.h"
+#include "flatbuffer/unaligned_vector.h"
 #include "program_etpack_generated.h"
 
 namespace etpack {
@@ -28,23 +29,11 @@ std::vector<int32_t> Ints(const flatbuffers::Vector<int32_t>* v) {
   return v ? std::vector<int32_t>(v->begin(), v->end()) : std::vector<int32_t>();
 }
 
-// The offsets as stored. The verifier aligns a vector only to its 4-byte
-// length, so 8-byte elements are copied out, never read through a pointer.
-std::vector<uint64_t> Offsets(const flatbuffers::Vector<uint64_t>& v) {
-  std::vector<uint64_t> out(v.size());
-  for (uint32_t i = 0; i < v.size(); ++i) {
-    uint64_t x;
-    std::memcpy(&x, v.Data() + uint64_t{i} * sizeof x, sizeof x);
-    out[i] = flatbuffers::EndianScalar(x);
-  }
-  return out;
-}
-
 // Each sub-buffer of a segment as a file range: from its offset to the next
 // larger offset, or to the segment's end.
 std::vector<ByteRange> SubBuffers(const fb::SubsegmentOffsets& sub, uint64_t segment_start,
                                   uint64_t segment_size) {
-  const std::vector<uint64_t> offsets = Offsets(*sub.offsets());
+  const std::vector<uint64_t> offsets = UnalignedCopy(*sub.offsets());
   std::vector<uint64_t> sorted = offsets;
   std::sort(sorted.begin(), sorted.end());
   std::vector<ByteRange> out;

@@ -12,6 +12,7 @@
 
 #include "flatbuffer/scalar_type.h"
 #include "flatbuffer/tree_reader.h"
+#include "flatbuffer/unaligned_vector.h"
 #include "layout/layout.h"
 #include "layout/segment_table.h"
 #include "program_etpack_generated.h"
@@ -263,9 +264,9 @@ Status PteFile::CheckFile() {
     layout_.segments[sub.segment_index()].role = role;
     const auto* seg = segments->Get(sub.segment_index());
     for (uint32_t k = 0; k < sub.offsets()->size(); ++k) {
-      if (sub.offsets()->Get(k) > seg->size()) {
-        return Corrupt(what + ".offsets[" + std::to_string(k) +
-                       "] = " + std::to_string(sub.offsets()->Get(k)) +
+      const uint64_t off = UnalignedAt(*sub.offsets(), k);
+      if (off > seg->size()) {
+        return Corrupt(what + ".offsets[" + std::to_string(k) + "] = " + std::to_string(off) +
                        " is past the end of segment " + std::to_string(sub.segment_index()) + " (" +
                        std::to_string(seg->size()) + " bytes)");
       }
@@ -281,7 +282,7 @@ Status PteFile::CheckFile() {
       if (t.sizes() == nullptr) return Corrupt(path + ".sizes is missing");
       const int type = static_cast<int>(t.scalar_type());
       ETPACK_ASSIGN_OR_RETURN(uint64_t nbytes, TensorNbytes(type, *t.sizes(), path));
-      const uint64_t off = sub.offsets()->Get(t.data_buffer_idx());
+      const uint64_t off = UnalignedAt(*sub.offsets(), t.data_buffer_idx());
       if (nbytes > seg->size() - off) {
         return Corrupt(path + ": " + std::to_string(nbytes) + " bytes at offset " +
                        std::to_string(off) + " run past the end of segment " +
@@ -417,7 +418,7 @@ PteOptions PteFile::InferredOptions() const {
   }
   o.segment_alignment = segment.Get(o.segment_alignment);
   if (const auto* cs = prog.constant_segment(); cs && cs->offsets()) {
-    for (uint64_t off : *cs->offsets()) constant.Add(off);
+    for (uint64_t off : UnalignedCopy(*cs->offsets())) constant.Add(off);
   }
   o.constant_tensor_alignment = std::max<uint64_t>(constant.Get(16), 16);
   if (const auto* bdd = prog.backend_delegate_data()) {
@@ -464,11 +465,11 @@ Result<PteInput> PteFile::ToInputImpl() const {
   auto split = [&](const fb::SubsegmentOffsets& sub, const std::vector<uint64_t>& need) {
     const auto* seg = segments->Get(sub.segment_index());
     const uint64_t start = header_.segment_base_offset + seg->offset();
-    std::vector<uint64_t> sorted(sub.offsets()->begin(), sub.offsets()->end());
+    std::vector<uint64_t> sorted = UnalignedCopy(*sub.offsets());
     std::sort(sorted.begin(), sorted.end());
     std::vector<SourcePtr> out;
     for (uint32_t k = 0; k < sub.offsets()->size(); ++k) {
-      const uint64_t off = sub.offsets()->Get(k);
+      const uint64_t off = UnalignedAt(*sub.offsets(), k);
       uint64_t len = need[k];
       if (len == 0 && k > 0) {  // entry 0 is the empty placeholder
         auto next = std::upper_bound(sorted.begin(), sorted.end(), off);
