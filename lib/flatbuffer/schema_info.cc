@@ -142,6 +142,19 @@ const char* TypeName(BaseType t) {
   }
 }
 
+const FieldInfo* FindField(const SchemaData& d, std::string_view qualified_name) {
+  const size_t dot = qualified_name.find('.');
+  if (dot == std::string_view::npos) return nullptr;
+  const std::string_view table = qualified_name.substr(0, dot);
+  const std::string_view field = qualified_name.substr(dot + 1);
+  for (const ObjectInfo& obj : d.objects) {
+    if (obj.name != table) continue;
+    const int id = obj.Lookup(field);
+    return id >= 0 ? &obj.fields[static_cast<size_t>(id)] : nullptr;
+  }
+  return nullptr;
+}
+
 }  // namespace fbs
 
 const reflection::Schema& GetSchema(SchemaId id) { return *fbs::Decoded(id).schema; }

@@ -90,6 +90,9 @@ struct SchemaData {
 // The decoded schema. Never fails: it is part of the build.
 const SchemaData& Decoded(SchemaId id);
 
+// The field "Table.field" of the schema, or nullptr when there is none.
+const FieldInfo* FindField(const SchemaData& d, std::string_view qualified_name);
+
 std::string_view View(const flatbuffers::String* s);
 // The schema type name of a scalar ("int", "ubyte", ...).
 const char* TypeName(BaseType t);

@@ -153,17 +153,7 @@ class TreeBuilder {
 // The vector field "Table.field" of the schema, or an error naming `option`.
 Result<const FieldInfo*> FindVectorField(const SchemaData& d, const std::string& name,
                                          const char* option) {
-  const size_t dot = name.find('.');
-  const std::string_view table = std::string_view(name).substr(0, dot);
-  const std::string_view field =
-      dot == std::string::npos ? std::string_view() : std::string_view(name).substr(dot + 1);
-  const FieldInfo* found = nullptr;
-  for (const ObjectInfo& obj : d.objects) {
-    if (obj.name != table) continue;
-    const int id = obj.Lookup(field);
-    if (id >= 0) found = &obj.fields[static_cast<size_t>(id)];
-    break;
-  }
+  const FieldInfo* found = FindField(d, name);
   if (found == nullptr || found->type != BaseType::Vector) {
     return InvalidArgument(std::string(option) + ": \"" + name +
                            "\" is not a vector field (Table.field) of the schema");

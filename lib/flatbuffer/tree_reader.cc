@@ -213,17 +213,7 @@ Result<std::vector<const FieldInfo*>> FieldsNamed(const SchemaData& d,
                                                   const std::vector<std::string>& names) {
   std::vector<const FieldInfo*> out;
   for (const std::string& name : names) {
-    const size_t dot = name.find('.');
-    const std::string_view table = std::string_view(name).substr(0, dot);
-    const std::string_view field =
-        dot == std::string::npos ? std::string_view() : std::string_view(name).substr(dot + 1);
-    const FieldInfo* found = nullptr;
-    for (const ObjectInfo& obj : d.objects) {
-      if (obj.name != table) continue;
-      const int id = obj.Lookup(field);
-      if (id >= 0) found = &obj.fields[static_cast<size_t>(id)];
-      break;
-    }
+    const FieldInfo* found = FindField(d, name);
     if (found == nullptr) {
       return InvalidArgument("omit: \"" + name + "\" is not a field (Table.field) of the schema");
     }
