@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Formats etpack's C++ with clang-format and the repository's .clang-format.
-# Usage: scripts/format.sh          rewrite every tracked .cc/.h in place
+# Formats etpack's C and C++ with clang-format and the repository's .clang-format.
+# Usage: scripts/format.sh          rewrite every tracked .cc/.c/.h in place
 #        scripts/format.sh --check  list files that differ; exit 1 if any
 set -euo pipefail
 cd "$(dirname "$0")/.."
-mapfile -t files < <(git ls-files '*.cc' '*.h')
+mapfile -t files < <(git ls-files '*.cc' '*.c' '*.h')
 if [ "${1:-}" = "--check" ]; then
   bad=()
   for f in "${files[@]}"; do

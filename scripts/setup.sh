@@ -52,7 +52,9 @@ case "$kind" in
 esac
 if [ ! -f "$build/build.ninja" ]; then
   [ "$kind" = plain ] || export CXX=clang++
-  if ! log=$(meson setup "$build" --buildtype=debugoptimized "${args[@]}" 2>&1); then
+  # -Dwerror=true: warnings fail CI builds, not the builds of projects that
+  # embed etpack (meson.build leaves werror off).
+  if ! log=$(meson setup "$build" --buildtype=debugoptimized -Dwerror=true "${args[@]}" 2>&1); then
     printf '%s\n' "$log" >&2
     echo "setup: configuring $build failed (output above)" >&2
     exit 1

@@ -1,0 +1,274 @@
+// The C API, driven from C (capi_cases.c): every golden case written through
+// it, its data items given as memory, file ranges and callbacks, gives the
+// same bytes as the C++ API and decodes like the golden; then the C side's
+// own checks of error paths, callbacks and progress.
+#include <catch2/catch.hpp>
+#include <deque>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "capi_cases.h"
+#include "etpack/bpte_file.h"
+#include "etpack/etpack_c.h"
+#include "etpack/manifest.h"
+#include "etpack/ptd_file.h"
+#include "etpack/pte_file.h"
+#include "flatbuffer/tree_builder.h"
+#include "test_files.h"
+#include "test_programs.h"
+
+using namespace etpack;
+using namespace etpack::testing;
+
+namespace {
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  REQUIRE(in.good());
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::vector<uint8_t> FileBytes(const std::string& path) {
+  const std::string s = Slurp(path);
+  return std::vector<uint8_t>(s.begin(), s.end());
+}
+
+// Owns the bytes of every item handed to C, each both in memory and at an
+// odd offset of one data file (for CAPI_FILE).
+class Items {
+ public:
+  explicit Items(std::string file) : file_(std::move(file)), out_(file_, std::ios::binary) {}
+
+  capi_bytes Add(const Source& source) {
+    Result<std::vector<uint8_t>> bytes = ReadAll(source);
+    REQUIRE(bytes.ok());
+    return Add(std::move(bytes).value());
+  }
+  capi_bytes Add(std::vector<uint8_t> bytes) {
+    out_.write("pad", 3);  // items never start at offset 0 or aligned
+    const uint64_t offset = static_cast<uint64_t>(out_.tellp());
+    out_.write(reinterpret_cast<const char*>(bytes.data()), static_cast<long>(bytes.size()));
+    out_.flush();
+    REQUIRE(out_.good());
+    const std::vector<uint8_t>& kept = held_.emplace_back(std::move(bytes));
+    return capi_bytes{kept.data(), kept.size(), file_.c_str(), offset};
+  }
+  std::vector<capi_bytes> AddAll(const std::vector<SourcePtr>& sources, size_t first) {
+    std::vector<capi_bytes> out;
+    for (size_t i = first; i < sources.size(); ++i) out.push_back(Add(*sources[i]));
+    return out;
+  }
+
+ private:
+  std::string file_;
+  std::ofstream out_;
+  std::deque<std::vector<uint8_t>> held_;  // stable addresses
+};
+
+capi_layout LayoutFor(const TensorLayout& layout) {
+  return capi_layout{layout.scalar_type, layout.sizes.size(), layout.sizes.data(),
+                     layout.dim_order.data()};
+}
+
+const capi_kind kKinds[] = {CAPI_MEMORY, CAPI_FILE, CAPI_CALLBACK};
+const char* KindName(capi_kind k) {
+  return k == CAPI_MEMORY ? "memory" : k == CAPI_FILE ? "file ranges" : "callbacks";
+}
+
+const char* kPteCases[] = {
+    "pte_constants",        "pte_constants_align64", "pte_mutable",     "pte_delegates",
+    "pte_delegates_inline", "pte_named_data",        "pte_no_segments", "pte_multi_method",
+    "pte_all_kinds",        "pte_external",          "pte_fat"};
+
+void RequireWritten(int status) {
+  INFO("status " << status << ": " << etpack_last_error());
+  REQUIRE(status == ETPACK_OK);
+}
+
+}  // namespace
+
+TEST_CASE("every golden .pte written through the C API") {
+  for (const char* name : kPteCases) {
+    SECTION(name) {
+      TempDir dir;
+      auto manifest = LoadPteManifest(Golden(std::string(name) + ".input.json"));
+      REQUIRE(manifest.ok());
+      const PteInput& in = manifest->input;
+      auto expected_plan = PlanPte(in, manifest->options);
+      REQUIRE(expected_plan.ok());
+      const std::vector<uint8_t> expected = Materialize(expected_plan->artifact);
+
+      Items items(dir.File("items.bin"));
+      // Entry 0 of constants and mutable data is the placeholder the C API
+      // puts in place itself.
+      for (size_t list : {0, 1}) {
+        const auto& sources = list == 0 ? in.constants : in.mutable_data;
+        if (!sources.empty()) REQUIRE(sources[0]->size() == 0);
+      }
+      const std::vector<capi_bytes> constants = items.AddAll(in.constants, 1);
+      const std::vector<capi_bytes> mutable_data = items.AddAll(in.mutable_data, 1);
+      const std::vector<capi_bytes> delegates = items.AddAll(in.delegates, 0);
+      std::vector<capi_bytes> buffers;
+      std::map<const Source*, size_t> buffer_of;
+      std::vector<capi_named> named;
+      for (const NamedData& nd : in.named_data) {
+        auto [it, added] = buffer_of.emplace(nd.source.get(), buffers.size());
+        if (added) buffers.push_back(items.Add(*nd.source));
+        named.push_back({nd.key.c_str(), it->second, nd.alignment});
+      }
+      const std::string json = json::Print(in.program.tree());
+      auto flatbuffer = BuildFlatbuffer(SchemaId::kProgram, in.program.tree());
+      REQUIRE(flatbuffer.ok());
+
+      capi_pte_case c{};
+      c.constants = constants.data();
+      c.constant_count = constants.size();
+      c.mutable_data = mutable_data.data();
+      c.mutable_count = mutable_data.size();
+      c.delegates = delegates.data();
+      c.delegate_count = delegates.size();
+      c.named_buffers = buffers.data();
+      c.named_buffer_count = buffers.size();
+      c.named = named.data();
+      c.named_count = named.size();
+      c.segment_alignment = manifest->options.segment_alignment;
+      c.constant_alignment = manifest->options.constant_tensor_alignment;
+      c.delegate_alignment = manifest->options.delegate_alignment;
+      c.extract_delegates = manifest->options.extract_delegate_segments;
+
+      for (int as_flatbuffer : {0, 1}) {
+        c.program_is_flatbuffer = as_flatbuffer;
+        c.program = as_flatbuffer ? reinterpret_cast<const char*>(flatbuffer->data()) : json.data();
+        c.program_size = as_flatbuffer ? flatbuffer->size() : json.size();
+        for (capi_kind kind : kKinds) {
+          INFO((as_flatbuffer ? "flatbuffer" : "JSON")
+               << " structure, data from " << KindName(kind));
+          const std::string path = dir.File("out.pte");
+          RequireWritten(capi_write_pte(&c, kind, path.c_str()));
+          CHECK(FileBytes(path) == expected);
+          auto written = PteFile::Open(path);
+          REQUIRE(written.ok());
+          auto text = (*written)->ToFlatcJson();
+          REQUIRE(text.ok());
+          CHECK(*text == Slurp(Golden(std::string(name) + ".flatc.json")));
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("every golden .ptd written through the C API") {
+  for (const char* name : {"ptd_basic", "ptd_shared_blob"}) {
+    SECTION(name) {
+      TempDir dir;
+      auto manifest = LoadPtdManifest(Golden(std::string(name) + ".input.json"));
+      REQUIRE(manifest.ok());
+      const PtdInput& in = manifest->input;
+      auto expected_plan = PlanPtd(in, manifest->options);
+      REQUIRE(expected_plan.ok());
+      const std::vector<uint8_t> expected = Materialize(expected_plan->artifact);
+
+      Items items(dir.File("items.bin"));
+      const std::vector<capi_bytes> buffers = items.AddAll(in.buffers, 0);
+      std::vector<capi_ptd_entry> entries;
+      for (const PtdEntry& e : in.entries) {
+        entries.push_back({e.key.c_str(), e.buffer_index, e.alignment, e.layout.has_value(),
+                           e.layout ? LayoutFor(*e.layout) : capi_layout{}});
+      }
+      const capi_ptd_case c{buffers.data(), buffers.size(), entries.data(), entries.size(),
+                            manifest->options.segment_alignment};
+      for (capi_kind kind : kKinds) {
+        INFO("data from " << KindName(kind));
+        const std::string path = dir.File("out.ptd");
+        RequireWritten(capi_write_ptd(&c, kind, path.c_str()));
+        CHECK(FileBytes(path) == expected);
+        auto written = PtdFile::Open(path);
+        REQUIRE(written.ok());
+        auto text = (*written)->ToFlatcJson();
+        REQUIRE(text.ok());
+        CHECK(*text == Slurp(Golden(std::string(name) + ".flatc.json")));
+      }
+    }
+  }
+}
+
+TEST_CASE("every golden .bpte written through the C API") {
+  const std::map<std::string, std::string> program_of = {
+      {"bpte_basic", "pte_constants.pte"}, {"bpte_multi_method", "pte_multi_method.pte"}};
+  for (const auto& [name, program] : program_of) {
+    SECTION(name) {
+      TempDir dir;
+      auto golden = BpteFile::Open(Golden(name + ".bpte"));
+      REQUIRE(golden.ok());
+      auto suites = (*golden)->Suites();
+      REQUIRE(suites.ok());
+
+      Items items(dir.File("items.bin"));
+      std::deque<std::vector<capi_value>> values;  // stable addresses
+      std::vector<capi_test_case> cases;
+      auto to_c = [&](const std::vector<BundledValue>& in) {
+        std::vector<capi_value>& out = values.emplace_back();
+        for (const BundledValue& v : in) {
+          capi_value c{};
+          switch (v.kind) {
+            case BundledValue::Kind::kTensor:
+              c.kind = CAPI_TENSOR;
+              c.layout = LayoutFor(v.layout);
+              c.data = items.Add(*v.data);
+              break;
+            case BundledValue::Kind::kInt:
+              c.kind = CAPI_INT;
+              c.int_val = v.int_val;
+              break;
+            case BundledValue::Kind::kBool:
+              c.kind = CAPI_BOOL;
+              c.bool_val = v.bool_val;
+              break;
+            case BundledValue::Kind::kDouble:
+              c.kind = CAPI_DOUBLE;
+              c.double_val = v.double_val;
+              break;
+          }
+          out.push_back(c);
+        }
+        return &out;
+      };
+      for (const BundledTestSuite& suite : *suites) {
+        for (const BundledTestCase& tc : suite.test_cases) {
+          const auto* inputs = to_c(tc.inputs);
+          const auto* outputs = to_c(tc.expected_outputs);
+          cases.push_back({suite.method_name.c_str(), inputs->data(), inputs->size(),
+                           outputs->data(), outputs->size()});
+        }
+      }
+      auto golden_text = (*golden)->ToFlatcJson();
+      REQUIRE(golden_text.ok());
+      for (capi_kind kind : kKinds) {
+        INFO("data from " << KindName(kind));
+        const std::string path = dir.File("out.bpte");
+        RequireWritten(capi_write_bpte(Golden(program).c_str(), cases.data(), cases.size(), kind,
+                                       path.c_str()));
+        auto written = BpteFile::Open(path);
+        REQUIRE(written.ok());
+        auto text = (*written)->ToFlatcJson();
+        REQUIRE(text.ok());
+        CHECK(*text == *golden_text);
+      }
+    }
+  }
+}
+
+TEST_CASE("the C API's error paths, callbacks and progress, checked in C") {
+  TempDir dir;
+  std::vector<char> log(1 << 16);
+  const int failures = capi_checks(dir.path().c_str(), log.data(), log.size());
+  INFO(log.data());
+  CHECK(failures == 0);
+  // Nothing is left behind by the failed writes.
+  CHECK(dir.List().empty());
+}
