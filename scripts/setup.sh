@@ -47,11 +47,12 @@ san_args=("-Db_sanitize=address,undefined" -Db_lundef=false)
 san_flags="-fno-sanitize-recover=undefined -fno-omit-frame-pointer"
 case "$kind" in
   plain) args=() ;;
-  san) args=("${san_args[@]}" "-Dcpp_args=$san_flags") ;;
-  fuzz) args=("${san_args[@]}" -Dfuzz=true "-Dcpp_args=$san_flags -fsanitize=fuzzer-no-link") ;;
+  san) args=("${san_args[@]}" "-Dcpp_args=$san_flags" "-Dc_args=$san_flags") ;;
+  fuzz) args=("${san_args[@]}" -Dfuzz=true "-Dcpp_args=$san_flags -fsanitize=fuzzer-no-link"
+              "-Dc_args=$san_flags") ;;
 esac
 if [ ! -f "$build/build.ninja" ]; then
-  [ "$kind" = plain ] || export CXX=clang++
+  [ "$kind" = plain ] || export CXX=clang++ CC=clang  # C: the C API's tests
   # -Dwerror=true: warnings fail CI builds, not the builds of projects that
   # embed etpack (meson.build leaves werror off).
   if ! log=$(meson setup "$build" --buildtype=debugoptimized -Dwerror=true "${args[@]}" 2>&1); then

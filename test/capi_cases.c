@@ -1,6 +1,9 @@
 /* Writes artifacts through the C API, as a C program would (C99, no C++). */
+#define _POSIX_C_SOURCE 200809L /* pthreads under -std=c99 */
+
 #include "capi_cases.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -476,6 +479,24 @@ static void CheckOneUnit(checker* ck, const char* dir) {
   etpack_source_free(src);
 }
 
+/* Each thread has its own last error. */
+static void* FailInThread(void* message) {
+  etpack_source* none = NULL;
+  etpack_source_file(NULL, 0, 0, &none);
+  strncpy((char*)message, etpack_last_error(), 255);
+  return NULL;
+}
+
+static void CheckThreadLocalError(checker* ck) {
+  char theirs[256] = {0};
+  pthread_t thread;
+  CHECK(etpack_pte_create(NULL) == ETPACK_INVALID_ARGUMENT);
+  CHECK(pthread_create(&thread, NULL, FailInThread, theirs) == 0);
+  CHECK(pthread_join(thread, NULL) == 0);
+  CHECK(strstr(theirs, "etpack_source_file: path is NULL") != NULL);
+  CHECK(strstr(etpack_last_error(), "etpack_pte_create: out is NULL") != NULL);
+}
+
 static void CheckNames(checker* ck) {
   CHECK(strcmp(etpack_status_name(ETPACK_OK), "ok") == 0);
   CHECK(strcmp(etpack_status_name(ETPACK_NOT_FOUND), "not found") == 0);
@@ -492,6 +513,7 @@ int capi_checks(const char* dir, char* log, size_t log_size) {
   if (log_size > 0) log[0] = '\0';
   CHECK(etpack_last_error() != NULL);
   CheckNames(ck);
+  CheckThreadLocalError(ck);
   CheckNullArguments(ck);
   CheckBadInput(ck, dir);
   CheckFailingCallback(ck, dir);

@@ -91,6 +91,11 @@
 //     kIoError          the operating system refused (errno text included);
 //     kUnimplemented    a valid request this version does not support.
 //
+// FROM C
+//
+//   etpack_c.h is this API in plain C99 for C and FFIs (docs/c-api.md); it
+//   is not included here.
+//
 // UNITS AND LIMITS
 //
 //   Every size and offset is a uint64_t count of bytes, and every addition
