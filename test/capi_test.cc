@@ -6,7 +6,6 @@
 #include <deque>
 #include <fstream>
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -25,17 +24,10 @@ using namespace etpack::testing;
 
 namespace {
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  REQUIRE(in.good());
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::vector<uint8_t> FileBytes(const std::string& path) {
-  const std::string s = Slurp(path);
-  return std::vector<uint8_t>(s.begin(), s.end());
+// A golden case's flatc rendering.
+std::string FlatcText(const std::string& name) {
+  const std::vector<uint8_t> bytes = ReadFile(Golden(name + ".flatc.json"));
+  return std::string(bytes.begin(), bytes.end());
 }
 
 // Owns the bytes of every item handed to C, each both in memory and at an
@@ -150,12 +142,12 @@ TEST_CASE("every golden .pte written through the C API") {
                << " structure, data from " << KindName(kind));
           const std::string path = dir.File("out.pte");
           RequireWritten(capi_write_pte(&c, kind, path.c_str()));
-          CHECK(FileBytes(path) == expected);
+          CHECK(ReadFile(path) == expected);
           auto written = PteFile::Open(path);
           REQUIRE(written.ok());
           auto text = (*written)->ToFlatcJson();
           REQUIRE(text.ok());
-          CHECK(*text == Slurp(Golden(std::string(name) + ".flatc.json")));
+          CHECK(*text == FlatcText(name));
         }
       }
     }
@@ -186,12 +178,12 @@ TEST_CASE("every golden .ptd written through the C API") {
         INFO("data from " << KindName(kind));
         const std::string path = dir.File("out.ptd");
         RequireWritten(capi_write_ptd(&c, kind, path.c_str()));
-        CHECK(FileBytes(path) == expected);
+        CHECK(ReadFile(path) == expected);
         auto written = PtdFile::Open(path);
         REQUIRE(written.ok());
         auto text = (*written)->ToFlatcJson();
         REQUIRE(text.ok());
-        CHECK(*text == Slurp(Golden(std::string(name) + ".flatc.json")));
+        CHECK(*text == FlatcText(name));
       }
     }
   }
