@@ -147,6 +147,15 @@ Status NewPlan(etpack::Result<etpack::ArtifactPlan> artifact, etpack_plan** out)
   return Status::OK();
 }
 
+Status AddPtdEntry(etpack_ptd* ptd, const char* key, const etpack_source* data, uint64_t alignment,
+                   std::optional<etpack::TensorLayout> layout) {
+  auto [it, added] =
+      ptd->buffer_of.emplace(data->source.get(), static_cast<uint32_t>(ptd->input.buffers.size()));
+  if (added) ptd->input.buffers.push_back(data->source);
+  ptd->input.entries.push_back({key, it->second, alignment, std::move(layout)});
+  return Status::OK();
+}
+
 Status AddBundledValue(etpack_bpte* bpte, etpack_bpte_value_role where,
                        etpack::BundledValue value) {
   if (bpte->current == nullptr) {
@@ -388,19 +397,6 @@ etpack_status etpack_pte_plan(const etpack_pte* pte, etpack_plan** out) {
 void etpack_pte_free(etpack_pte* pte) { delete pte; }
 
 // ---- .ptd -------------------------------------------------------------------
-
-namespace {
-
-Status AddPtdEntry(etpack_ptd* ptd, const char* key, const etpack_source* data, uint64_t alignment,
-                   std::optional<etpack::TensorLayout> layout) {
-  auto [it, added] =
-      ptd->buffer_of.emplace(data->source.get(), static_cast<uint32_t>(ptd->input.buffers.size()));
-  if (added) ptd->input.buffers.push_back(data->source);
-  ptd->input.entries.push_back({key, it->second, alignment, std::move(layout)});
-  return Status::OK();
-}
-
-}  // namespace
 
 etpack_status etpack_ptd_create(etpack_ptd** out) {
   return Guard(__func__, [&](const char* fn) -> Status {
