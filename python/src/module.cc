@@ -21,7 +21,6 @@
 #include "etpack/bundle_cases.h"
 #include "etpack/external_data.h"
 #include "etpack/inspect.h"
-#include "etpack/plan_source.h"
 #include "etpack/ptd.h"
 #include "etpack/ptd_file.h"
 #include "etpack/pte.h"
@@ -79,6 +78,21 @@ ProgramStructure ProgramOf(Items& items, py::handle program) {
       std::string(py::str(py::type::handle_of(program).attr("__name__"))));
 }
 
+// Writes `plan` to a hidden file next to `path`, opens it and removes its
+// name (the open file stays readable).
+Result<std::unique_ptr<PteFile>> WriteHidden(const std::string& path, const ArtifactPlan& plan) {
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
+  std::string temp = dir + "/.etpack-split-XXXXXX";
+  const int fd = mkstemp(temp.data());
+  if (fd < 0) return IoError(dir + ": creating a temporary file", errno);
+  close(fd);
+  Status written = WriteArtifactFile(temp, plan);
+  Result<std::unique_ptr<PteFile>> file = written.ok() ? PteFile::Open(temp) : written;
+  unlink(temp.c_str());
+  return file;
+}
+
 void SavePte(const std::string& path, py::handle program, py::handle constants,
              py::handle mutable_data, py::handle delegates, py::handle named_data,
              const PteOptions& options, py::handle progress, py::handle external_constants) {
@@ -104,11 +118,12 @@ void SavePte(const std::string& path, py::handle program, py::handle constants,
           *files = {{path, &pte_plan.artifact}};
           return Status::OK();
         }
-        // The program as it would be written, read back through its plan
-        // (no bytes are materialized), then split as `repack
-        // --external-constants` splits a file.
-        ETPACK_ASSIGN_OR_RETURN(SourcePtr whole, PlanSource(pte_plan.artifact, path));
-        ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PteFile> file, PteFile::Open(path, whole));
+        // ExternalizeConstants splits a .pte file (as `repack
+        // --external-constants` does), so the program is written once to a
+        // hidden file beside `path`, which is unlinked as soon as it is
+        // open: the split's sources keep it readable until they are gone.
+        ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PteFile> file,
+                                WriteHidden(path, pte_plan.artifact));
         ETPACK_ASSIGN_OR_RETURN(auto split,
                                 ExternalizeConstants(*file, options.constant_tensor_alignment));
         PtdOptions ptd_options;
@@ -209,6 +224,20 @@ std::vector<BundledTestSuite> SuitesOf(Items& items, py::handle cases) {
   return suites;
 }
 
+// The .pte to bundle, opened to check the cases against it: a file in
+// place; bytes in place when 16-aligned (the reader's requirement), else
+// through one copy.
+Result<std::unique_ptr<PteFile>> OpenProgram(const SourcePtr& pte) {
+  if (pte->file_range() != nullptr) return PteFile::Open("program_pte", pte);
+  const uint8_t* data = pte->contiguous();
+  if (reinterpret_cast<uintptr_t>(data) % 16 == 0) {
+    return PteFile::FromMemory("program_pte", data, pte->size(), nullptr);
+  }
+  ETPACK_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, ReadAll(*pte, pte->size()));
+  auto copy = std::make_shared<std::vector<uint8_t>>(std::move(bytes));
+  return PteFile::FromMemory("program_pte", copy->data(), copy->size(), copy);
+}
+
 void SaveBpte(const std::string& path, py::handle program, py::handle cases,
               const std::string& layout) {
   BpteOptions options;
@@ -227,7 +256,7 @@ void SaveBpte(const std::string& path, py::handle program, py::handle cases,
   BptePlan plan;
   PlanAndWrite(
       [&](ArtifactFiles* files) -> Status {
-        ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PteFile> file, PteFile::Open("program_pte", pte));
+        ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PteFile> file, OpenProgram(pte));
         ETPACK_RETURN_IF_ERROR(CheckAgainstProgram(input.suites, *file));
         Result<BptePlan> planned = PlanBpte(input, options);
         if (!planned.ok()) return planned.status().WithContext(path);
