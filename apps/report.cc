@@ -36,8 +36,8 @@ void PrintPte(const Value& r) {
               "instructions", "delegates");
   for (const Value& m : methods) {
     std::printf("  %-24s %8" PRIu64 " %7" PRIu64 " %8" PRIu64 " %13" PRIu64 " %10" PRIu64 "\n",
-                S(m, "name"), N(m, "values"), N(m, "inputs"), N(m, "outputs"),
-                N(m, "instructions"), N(m, "delegates"));
+                S(m, "name"), N(m, "values"), N(m, "inputs"), N(m, "outputs"), N(m, "instructions"),
+                N(m, "delegates"));
   }
 
   const auto& segments = At(r, "segments").items();
@@ -59,8 +59,8 @@ void PrintPte(const Value& r) {
   const auto& delegates = At(r, "delegates").items();
   std::printf("\ndelegates (%zu):\n", delegates.size());
   for (const Value& d : delegates) {
-    std::printf("  %s[%" PRIu64 "]  %-24s %-12s %" PRIu64 " bytes\n", S(d, "method"),
-                N(d, "index"), S(d, "backend"), S(d, "location"), N(d, "size"));
+    std::printf("  %s[%" PRIu64 "]  %-24s %-12s %" PRIu64 " bytes\n", S(d, "method"), N(d, "index"),
+                S(d, "backend"), S(d, "location"), N(d, "size"));
   }
 
   const auto& named = At(r, "named_data").items();

@@ -33,8 +33,9 @@ void DefineErrors(py::module_& module) {
   if (base_error == nullptr) throw py::error_already_set();
   module.attr("Error") = py::handle(base_error);
   for (ErrorClass& c : classes) {
-    py::tuple bases = c.extra_base ? py::make_tuple(py::handle(base_error), py::handle(c.extra_base))
-                                   : py::make_tuple(py::handle(base_error));
+    py::tuple bases = c.extra_base
+                          ? py::make_tuple(py::handle(base_error), py::handle(c.extra_base))
+                          : py::make_tuple(py::handle(base_error));
     const std::string qualified = std::string("etpack.") + c.name;
     c.type = PyErr_NewException(qualified.c_str(), bases.ptr(), nullptr);
     if (c.type == nullptr) throw py::error_already_set();

@@ -13,7 +13,9 @@ namespace {
 // Deeper than any program the schema allows; stops a self-containing dict.
 constexpr int kMaxDepth = 512;
 
-std::string TypeName(py::handle object) { return py::str(py::type::handle_of(object).attr("__name__")); }
+std::string TypeName(py::handle object) {
+  return py::str(py::type::handle_of(object).attr("__name__"));
+}
 
 // The message of the pending Python error, which is cleared.
 std::string TakeErrorMessage() {
@@ -36,9 +38,8 @@ uint64_t UInt64(py::handle value, const std::string& what) {
 
 json::Value Tree(py::handle o, const std::string& path, int depth) {
   if (depth > kMaxDepth) {
-    Raise(Code::kInvalidArgument,
-          path + ": nested more than " + std::to_string(kMaxDepth) +
-              " levels deep (does a dict or list contain itself?)");
+    Raise(Code::kInvalidArgument, path + ": nested more than " + std::to_string(kMaxDepth) +
+                                      " levels deep (does a dict or list contain itself?)");
   }
   PyObject* p = o.ptr();
   if (o.is_none()) return json::Value::Null();
@@ -80,9 +81,9 @@ json::Value Tree(py::handle o, const std::string& path, int depth) {
   }
   if (PyBytes_Check(p) || PyByteArray_Check(p)) {
     // Small [ubyte] fields (a CompileSpec value) as the tree holds them.
-    const std::string bytes = PyBytes_Check(p) ? std::string(o.cast<py::bytes>())
-                                               : std::string(PyByteArray_AsString(p),
-                                                             PyByteArray_Size(p));
+    const std::string bytes = PyBytes_Check(p)
+                                  ? std::string(o.cast<py::bytes>())
+                                  : std::string(PyByteArray_AsString(p), PyByteArray_Size(p));
     std::vector<json::Value> items;
     for (unsigned char c : bytes) items.push_back(json::Value::Int(c));
     return json::Value::Array(std::move(items));
@@ -115,10 +116,9 @@ SourcePtr Items::Borrow(py::handle object, const std::string& what) {
   // C-contiguous: the bytes in memory order are the item's bytes. Read-only
   // is enough, and a writable exporter still refuses to resize meanwhile.
   if (PyObject_GetBuffer(object.ptr(), &view, PyBUF_C_CONTIGUOUS) != 0) {
-    Raise(Code::kInvalidArgument,
-          what + ": the " + TypeName(object) +
-              " is not one C-contiguous block of memory (" + TakeErrorMessage() +
-              "); pass a contiguous copy");
+    Raise(Code::kInvalidArgument, what + ": the " + TypeName(object) +
+                                      " is not one C-contiguous block of memory (" +
+                                      TakeErrorMessage() + "); pass a contiguous copy");
   }
   views_.push_back(view);
   const auto key = std::make_pair(static_cast<const void*>(view.buf), view.len);

@@ -41,8 +41,8 @@ TensorLayout LayoutOf(py::handle layout, const std::string& what) {
   l.scalar_type = scalar_type;
   for (int64_t s : sizes) {
     if (s < 0 || s > INT32_MAX) {
-      Raise(Code::kOutOfRange, what + ": size " + std::to_string(s) +
-                                   " does not fit the format's int32 sizes");
+      Raise(Code::kOutOfRange,
+            what + ": size " + std::to_string(s) + " does not fit the format's int32 sizes");
     }
     l.sizes.push_back(static_cast<int32_t>(s));
   }
@@ -73,9 +73,8 @@ ProgramStructure ProgramOf(Items& items, py::handle program) {
   if (PyObject_CheckBuffer(program.ptr())) {
     return ProgramStructure::FromFlatbuffer(items.Source(program, "program"));
   }
-  RaiseTypeError(
-      "program must be flatc JSON (a str or a dict) or Program flatbuffer bytes, not " +
-      std::string(py::str(py::type::handle_of(program).attr("__name__"))));
+  RaiseTypeError("program must be flatc JSON (a str or a dict) or Program flatbuffer bytes, not " +
+                 std::string(py::str(py::type::handle_of(program).attr("__name__"))));
 }
 
 // Writes `plan` to a hidden file next to `path`, opens it and removes its
@@ -396,12 +395,8 @@ py::buffer_info ReadOnlyBytes(const void* data, py::ssize_t size) {
 }
 
 }  // namespace
-}  // namespace etpack::python
 
-using namespace etpack;          // NOLINT: the module's definition reads
-using namespace etpack::python;  // NOLINT: better without prefixes
-
-PYBIND11_MODULE(_etpack, m) {
+void DefineModule(py::module_& m) {
   m.doc() = "The C++ half of etpack; use the functions of the etpack package.";
   DefineErrors(m);
 
@@ -416,8 +411,8 @@ PYBIND11_MODULE(_etpack, m) {
   py::class_<Borrowed>(m, "_Borrowed", py::buffer_protocol())
       .def(py::init([](uintptr_t address, Py_ssize_t nbytes, py::object owner) {
         if (nbytes < 0 || (address == 0 && nbytes > 0)) {
-          Raise(Code::kInvalidArgument, "no memory behind a tensor of " +
-                                            std::to_string(nbytes) + " bytes");
+          Raise(Code::kInvalidArgument,
+                "no memory behind a tensor of " + std::to_string(nbytes) + " bytes");
         }
         return Borrowed{address, nbytes, std::move(owner)};
       }))
@@ -430,8 +425,8 @@ PYBIND11_MODULE(_etpack, m) {
   m.def("_save_pte",
         [](py::object path, py::object program, py::object constants, py::object mutable_data,
            py::object delegates, py::object named_data, uint64_t segment_alignment,
-           uint64_t constant_alignment, uint64_t delegate_alignment,
-           bool extract_delegate_segments, py::object progress, py::object external) {
+           uint64_t constant_alignment, uint64_t delegate_alignment, bool extract_delegate_segments,
+           py::object progress, py::object external) {
           PteOptions options;
           options.segment_alignment = segment_alignment;
           options.constant_tensor_alignment = constant_alignment;
@@ -440,14 +435,14 @@ PYBIND11_MODULE(_etpack, m) {
           SavePte(PathOf(path, "path"), program, constants, mutable_data, delegates, named_data,
                   options, progress, external);
         });
-  m.def("_save_ptd", [](py::object path, py::object entries, uint64_t segment_alignment,
-                        py::object progress) {
-    SavePtd(PathOf(path, "path"), entries, segment_alignment, progress);
-  });
-  m.def("_save_bpte", [](py::object path, py::object program, py::object cases,
-                         const std::string& layout) {
-    SaveBpte(PathOf(path, "path"), program, cases, layout);
-  });
+  m.def("_save_ptd",
+        [](py::object path, py::object entries, uint64_t segment_alignment, py::object progress) {
+          SavePtd(PathOf(path, "path"), entries, segment_alignment, progress);
+        });
+  m.def("_save_bpte",
+        [](py::object path, py::object program, py::object cases, const std::string& layout) {
+          SaveBpte(PathOf(path, "path"), program, cases, layout);
+        });
   m.def("_open_ptd", [](py::object path) { return OpenPtd(PathOf(path, "path")); });
   m.def("_inspect", [](py::object path) { return InspectJsonText(PathOf(path, "path")); });
   m.def("_verify", [](py::object path, py::object data) {
@@ -458,3 +453,7 @@ PYBIND11_MODULE(_etpack, m) {
   });
   m.def("_flatc_json", [](py::object path) { return FlatcJson(PathOf(path, "path")); });
 }
+
+}  // namespace etpack::python
+
+PYBIND11_MODULE(_etpack, m) { etpack::python::DefineModule(m); }
