@@ -240,7 +240,7 @@ if [[ " $jobs " == *" python "* ]]; then
   python_section=$(scripts/bench_python.py --module-dir build-release/python \
     --dir "$work/python" --size 2GiB --runs "$runs")
   rm -rf "$work/python"
-  jobs=$(tr ' ' '\n' <<<"$jobs" | grep -vx python | tr '\n' ' ' | xargs)
+  jobs=$(tr ' ' '\n' <<<"$jobs" | { grep -vx python || true; } | tr '\n' ' ' | xargs)
   if [ -z "$jobs" ]; then
     # Alone: replace the section in place (before the in-process one).
     touch "$out/RESULTS.md"

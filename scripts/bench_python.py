@@ -4,6 +4,8 @@ of SIZE of numpy arrays against ndarray.tofile + fsync of the same arrays,
 with numpy.savez and torch.save (+ fsync) as further comparisons.
 
   scripts/bench_python.py --module-dir build-release/python --dir DIR [--size 2GiB] [--runs 3]
+  scripts/bench_python.py --from-log LOG [--size 2GiB]   (the table again from a run's
+                                                         progress lines on stderr)
 
 Every run is a fresh /usr/bin/python3 under /usr/bin/time -v (peak RSS) on a
 cold page cache: it fills the arrays (untimed: 16 float32 arrays of SIZE/16,
@@ -95,21 +97,28 @@ def run(job, path, size, module_dir):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--module-dir", required=True)
-    ap.add_argument("--dir", required=True)
+    ap.add_argument("--module-dir")
+    ap.add_argument("--dir")
+    ap.add_argument("--from-log")
     ap.add_argument("--size", default="2GiB")
     ap.add_argument("--runs", type=int, default=3)
     args = ap.parse_args()
     size = parse_size(args.size)
     mib = 1 << 20
     results = {job: [] for job in JOBS}
-    for r in range(args.runs):
+    if args.from_log:
+        for m in re.finditer(r"run \d+: (\S+) ([\d.]+) s, RSS (\d+) MiB, (\d+) MiB",
+                             open(args.from_log).read()):
+            results[m.group(1)].append((float(m.group(2)), int(m.group(3)) * mib,
+                                        int(m.group(4)) * mib))
+        args.runs = len(results["tofile"])
+    for r in range(0 if args.from_log else args.runs):
         for job in JOBS:  # interleaved, so drift hits every job alike
             seconds, rss, file_size = run(job, os.path.join(args.dir, "out.bin"), size,
                                           args.module_dir)
             results[job].append((seconds, rss, file_size))
             print(f"   python {args.size} run {r + 1}: {job} {seconds:.2f} s, "
-                  f"RSS {rss / mib:.0f} MiB", file=sys.stderr)
+                  f"RSS {rss / mib:.0f} MiB, {file_size // mib} MiB", file=sys.stderr)
     arrays = size // 16 // 4 * 4 * 16
     base = statistics.median(s for s, _, _ in results["tofile"])
     lines = [
