@@ -71,10 +71,4 @@ Result<uint64_t> ParseAlignment(std::string_view text, std::string_view what) {
   return value;
 }
 
-uint64_t OffsetAlignment(uint64_t offset) {
-  constexpr uint64_t kCap = 65536;
-  if (offset == 0) return kCap;
-  return std::min(offset & (~offset + 1), kCap);
-}
-
 }  // namespace etpack::cli

@@ -25,10 +25,6 @@ std::string HumanBytes(uint64_t bytes);
 // "123 bytes", or "5368709120 bytes (5.0 GiB)" from 1 KiB on.
 std::string BytesText(uint64_t bytes);
 
-// The largest power of two dividing `offset` (offset 0 divides by all),
-// capped at 64 KiB: what a zero-copy loader can count on for data there.
-uint64_t OffsetAlignment(uint64_t offset);
-
 }  // namespace etpack::cli
 
 #endif  // ETPACK_APPS_UNITS_H_

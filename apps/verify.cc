@@ -10,9 +10,9 @@
 #include "commands.h"
 #include "etpack/bpte_file.h"
 #include "etpack/external_data.h"
+#include "etpack/inspect.h"
 #include "etpack/ptd_file.h"
 #include "etpack/pte_file.h"
-#include "file_kind.h"
 
 namespace etpack::cli {
 namespace {
@@ -21,7 +21,7 @@ const char* LayoutName(BpteLayout layout) {
   return layout == BpteLayout::kStandard ? "standard" : "segmented";
 }
 
-// DetectFileKind failed: a file that is too short or of no known kind is
+// DetectArtifactKind failed: a file that is too short or of no known kind is
 // invalid; a missing or unreadable one is not.
 int Unreadable(const std::string& path, const Status& status) {
   return status.code() == Code::kCorrupt ? Invalid(path, status) : CannotRead(path, status);
@@ -59,9 +59,9 @@ int VerifyPte(const std::string& path, const std::vector<std::string>& data_path
   std::vector<std::unique_ptr<PtdFile>> data;
   std::vector<const PtdFile*> views;
   for (const std::string& d : data_paths) {
-    Result<FileKind> dk = DetectFileKind(d);
+    Result<ArtifactKind> dk = DetectArtifactKind(d);
     if (!dk.ok()) return Unreadable(d, dk.status());
-    if (*dk != FileKind::kPtd) {
+    if (*dk != ArtifactKind::kPtd) {
       return Invalid(d, Corrupt("--data expects a .ptd file; this is a .pte"));
     }
     Result<std::unique_ptr<PtdFile>> ptd = PtdFile::Open(d);
@@ -98,14 +98,14 @@ int Verify(const std::vector<std::string>& argv) {
   if (args->positional.size() != 1) return UsageError("verify takes exactly one FILE");
   const std::string& path = args->positional[0];
   const std::vector<std::string> data_paths = args->Values("--data");
-  Result<FileKind> kind = DetectFileKind(path);
+  Result<ArtifactKind> kind = DetectArtifactKind(path);
   if (!kind.ok()) return Unreadable(path, kind.status());
-  if (*kind == FileKind::kPte) return VerifyPte(path, data_paths);
-  const char* ext = *kind == FileKind::kPtd ? ".ptd" : ".bpte";
+  if (*kind == ArtifactKind::kPte) return VerifyPte(path, data_paths);
+  const char* ext = *kind == ArtifactKind::kPtd ? ".ptd" : ".bpte";
   if (!data_paths.empty()) {
     return UsageError("verify: --data goes with a .pte; " + path + " is a " + ext);
   }
-  return *kind == FileKind::kPtd ? VerifyPtd(path) : VerifyBpte(path);
+  return *kind == ArtifactKind::kPtd ? VerifyPtd(path) : VerifyBpte(path);
 }
 
 }  // namespace etpack::cli

@@ -17,6 +17,10 @@
 #   bundle  etpack bundle demo.pte --cases (one small case) of a demo .pte
 #           of S; from 2 GiB on --layout segmented --program-alignment 4096
 #                                                      vs  cp of the .pte
+#   python  etpack.save_ptd / save_pte of 2 GiB of numpy arrays (not --sizes)
+#           vs  ndarray.tofile + fsync, numpy.savez, torch.save
+#           (scripts/bench_python.py; its own section of RESULTS.md, which
+#           `--jobs python` alone replaces in place)
 #
 # Both sides make the data durable: etpack syncs before its rename, so cp
 # is timed as `cp && sync`. Outputs are removed before every run and a
@@ -58,8 +62,8 @@ while (($#)); do
 done
 [[ "$runs" =~ ^[1-9][0-9]*$ ]] || { echo "bench: --runs $runs is not a positive integer" >&2; exit 2; }
 for job in $jobs; do
-  case "$job" in demo | pack | ptd | bundle) ;;
-    *) echo "bench: unknown job '$job' (jobs: demo pack ptd bundle)" >&2; exit 2 ;;
+  case "$job" in demo | pack | ptd | bundle | python) ;;
+    *) echo "bench: unknown job '$job' (jobs: demo pack ptd bundle python)" >&2; exit 2 ;;
   esac
 done
 
@@ -84,6 +88,11 @@ SETUP_EXTRA_PACKAGES="$extra" scripts/setup.sh build-release >/dev/null
 meson configure build-release -Dbuildtype=release >/dev/null
 ninja -C build-release apps/etpack bench/etpack_bench >/dev/null
 etpack="$PWD/build-release/apps/etpack"
+python_section=""
+if [[ " $jobs " == *" python "* ]]; then
+  ninja -C build-release python/etpack/_etpack$(/usr/bin/python3 -c \
+    'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))') >/dev/null
+fi
 
 work="$dir/etpack-bench"
 rm -rf "$work"
@@ -224,6 +233,31 @@ capped_run() {
     'BEGIN { printf "| %s | %s | %s | %.2f | %.1f | %s |", job, s, res, w, r / 1024, e }')")
 }
 
+if [[ " $jobs " == *" python "* ]]; then
+  echo "== python 2GiB ($(date +%T))" >&2
+  need_space "the python job" 2GiB
+  mkdir -p "$work/python"
+  python_section=$(scripts/bench_python.py --module-dir build-release/python \
+    --dir "$work/python" --size 2GiB --runs "$runs")
+  rm -rf "$work/python"
+  jobs=$(tr ' ' '\n' <<<"$jobs" | { grep -vx python || true; } | tr '\n' ' ' | xargs)
+  if [ -z "$jobs" ]; then
+    # Alone: replace the section in place (before the in-process one).
+    touch "$out/RESULTS.md"
+    PY_SECTION="$python_section" /usr/bin/python3 - "$out/RESULTS.md" <<'EOF'
+import os, re, sys
+path = sys.argv[1]
+text = re.sub(r"## Python module.*?(?=^## |\Z)", "", open(path).read(), flags=re.S | re.M)
+section = os.environ["PY_SECTION"].strip() + "\n\n"
+at = text.find("## In-process")
+text = text[:at] + section + text[at:] if at >= 0 else text.rstrip() + "\n\n" + section
+open(path, "w").write(text)
+EOF
+    printf '%s\n' "$python_section"
+    exit 0
+  fi
+fi
+
 all_sizes="$sizes"
 [ "$capped" = none ] || [[ " $sizes " == *" $capped "* ]] || all_sizes+=" $capped"
 for size in $all_sizes; do
@@ -334,6 +368,10 @@ EOF
     echo "| job | size | result | wall s | peak RSS MiB | error |"
     echo "|---|---|---|---|---|---|"
     printf '%s\n' "${caprows[@]}"
+  fi
+  if [ -n "$python_section" ]; then
+    echo
+    printf '%s\n' "$python_section"
   fi
   echo
   echo "## In-process (Google Benchmark, \`build-release/bench/etpack_bench\`)"

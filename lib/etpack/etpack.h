@@ -52,6 +52,8 @@
 //   values (methods(), Tensors(), layout(), named_data()) and hands out
 //   the bytes as sources (TensorSource, SegmentSource, RangeSource), which
 //   can feed a new plan directly: PteFile::ToInput() is a repack's input.
+//   InspectJson(path) (inspect.h) reports any of the three as one JSON
+//   object, the document `etpack inspect --json` prints.
 //
 // IMPORTING
 //
@@ -109,6 +111,7 @@
 #include "etpack/bpte_file.h"
 #include "etpack/bundle_cases.h"
 #include "etpack/external_data.h"
+#include "etpack/inspect.h"
 #include "etpack/json.h"
 #include "etpack/manifest.h"
 #include "etpack/nfat.h"

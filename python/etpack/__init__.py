@@ -1,0 +1,328 @@
+"""etpack: write ExecuTorch programs (.pte), external data (.ptd) and bundled
+programs (.bpte) of any size, streaming, from Python.
+
+Writing borrows the caller's memory (never copied into Python bytes), releases
+the GIL while bytes stream, and publishes each file atomically: on any error
+the destination is left as it was. numpy and torch are optional; arrays and
+tensors are recognized when their module is loaded. See docs/python.md.
+"""
+
+import math
+import os
+import sys
+
+from . import _etpack
+from ._etpack import (  # noqa: F401  (re-exported)
+    CorruptError,
+    Error,
+    InvalidArgumentError,
+    IoError,
+    NotFoundError,
+    OutOfRangeError,
+    UnimplementedError,
+)
+
+__all__ = [
+    "save_pte", "save_ptd", "save_bpte", "load_ptd", "inspect", "verify", "Entry",
+    "Error", "InvalidArgumentError", "NotFoundError", "CorruptError", "OutOfRangeError",
+    "IoError", "UnimplementedError",
+]
+
+# ExecuTorch ScalarType codes.
+_CODES = {"BYTE": 0, "CHAR": 1, "SHORT": 2, "INT": 3, "LONG": 4, "HALF": 5, "FLOAT": 6,
+          "DOUBLE": 7, "BOOL": 11, "BFLOAT16": 15, "UINT16": 27, "UINT32": 28, "UINT64": 29}
+_NUMPY_CODES = {"uint8": 0, "int8": 1, "int16": 2, "int32": 3, "int64": 4, "float16": 5,
+                "float32": 6, "float64": 7, "bool": 11, "uint16": 27, "uint32": 28,
+                "uint64": 29}
+_TORCH_CODES = {"uint8": 0, "int8": 1, "int16": 2, "int32": 3, "int64": 4, "float16": 5,
+                "float32": 6, "float64": 7, "bool": 11, "bfloat16": 15, "uint16": 27,
+                "uint32": 28, "uint64": 29}
+# What load_ptd gives back with numpy; bfloat16 (which numpy lacks) comes back
+# as its raw bits in uint16.
+_NUMPY_OF_CODE = {0: "uint8", 1: "int8", 2: "int16", 3: "int32", 4: "int64", 5: "float16",
+                  6: "float32", 7: "float64", 11: "bool", 15: "uint16", 27: "uint16",
+                  28: "uint32", 29: "uint64"}
+
+
+class Entry:
+    """A data item with what its bare form cannot say.
+
+    data       an array, a tensor, any buffer, a path or a (path, offset, length) range
+    dtype      ExecuTorch ScalarType name ("FLOAT") or code, or a numpy/torch dtype;
+               with sizes (and dim_order, default row-major) it gives the layout of
+               raw bytes; leave them out for an array or tensor (taken from it) or
+               an opaque blob (a .ptd entry without tensor_layout)
+    alignment  this entry's alignment in the file (a power of two)
+    """
+
+    __slots__ = ("data", "dtype", "sizes", "dim_order", "alignment")
+
+    def __init__(self, data, *, dtype=None, sizes=None, dim_order=None, alignment=None):
+        self.data, self.dtype, self.sizes = data, dtype, sizes
+        self.dim_order, self.alignment = dim_order, alignment
+
+
+def _numpy_array(x):
+    np = sys.modules.get("numpy")
+    return np is not None and isinstance(x, (np.ndarray, np.generic))
+
+
+def _torch_tensor(x):
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(x, torch.Tensor)
+
+
+def _dim_order(sizes, strides):
+    """Dimensions from outermost to innermost in memory (ties keep their order)."""
+    return sorted(range(len(sizes)), key=lambda d: -strides[d])
+
+
+def _code_of_dtype(dtype, what):
+    if isinstance(dtype, int) and not isinstance(dtype, bool):
+        return dtype
+    if isinstance(dtype, str) and dtype in _CODES:
+        return _CODES[dtype]
+    name = str(dtype)
+    if name.startswith("torch."):
+        code = _TORCH_CODES.get(name[len("torch."):])
+    else:
+        try:
+            np = sys.modules.get("numpy")
+            code = _NUMPY_CODES.get(np.dtype(dtype).name) if np is not None else None
+        except TypeError:
+            code = None
+    if code is None:
+        raise InvalidArgumentError(f"{what}: dtype {name} has no ExecuTorch scalar type")
+    return code
+
+
+def _array(x, what):
+    """(buffer, (scalar_type, sizes, dim_order)) of a numpy array or torch tensor,
+    the buffer holding its bytes in memory order, without a copy."""
+    if _torch_tensor(x):
+        torch = sys.modules["torch"]
+        if x.device.type != "cpu":
+            raise InvalidArgumentError(
+                f"{what}: tensor on device '{x.device}'; etpack reads CPU memory "
+                f"(move it with .cpu())")
+        if x.layout != torch.strided:
+            raise InvalidArgumentError(f"{what}: a {x.layout} tensor; give a dense (strided) one")
+        if x.is_conj() or x.is_neg():
+            raise InvalidArgumentError(f"{what}: a tensor with a lazy conj/neg bit; "
+                                       f"call .resolve_conj()/.resolve_neg() first")
+        code = _TORCH_CODES.get(str(x.dtype)[len("torch."):])
+        if code is None:
+            raise InvalidArgumentError(f"{what}: dtype {x.dtype} has no ExecuTorch scalar type")
+        sizes = list(x.shape)
+        order = _dim_order(sizes, x.stride())
+        dense = x.detach().permute(order) if order else x.detach()
+        if not dense.is_contiguous():
+            raise InvalidArgumentError(
+                f"{what}: tensor of sizes {sizes} with strides {list(x.stride())} is not "
+                f"contiguous in any dim order; pass .contiguous()")
+        nbytes = dense.numel() * dense.element_size()
+        buffer = _etpack._Borrowed(dense.data_ptr() if nbytes else 0, nbytes, dense)
+        return buffer, (code, sizes, order)
+    np = sys.modules["numpy"]
+    x = np.asarray(x)  # a numpy scalar: a 0-d array (an array stays as it is)
+    if x.dtype.byteorder == ">" or (x.dtype.byteorder == "=" and sys.byteorder == "big"):
+        raise InvalidArgumentError(f"{what}: big-endian dtype {x.dtype}; ExecuTorch data is "
+                                   f"little-endian (use .astype('<{x.dtype.char}'))")
+    code = _NUMPY_CODES.get(x.dtype.name)
+    if code is None:
+        raise InvalidArgumentError(f"{what}: dtype {x.dtype} has no ExecuTorch scalar type")
+    sizes = list(x.shape)
+    order = _dim_order(sizes, x.strides)
+    dense = np.transpose(x, order) if order else x
+    if not dense.flags.c_contiguous:
+        raise InvalidArgumentError(
+            f"{what}: array of shape {tuple(sizes)} with strides {x.strides} is not "
+            f"contiguous in any dim order; pass np.ascontiguousarray(...)")
+    return dense, (code, sizes, order)
+
+
+def _is_array(x):
+    return _numpy_array(x) or _torch_tensor(x)
+
+
+def _item(x, what):
+    """A data item for the C++ side: arrays become their bytes."""
+    if isinstance(x, Entry):
+        x = x.data
+    if _is_array(x):
+        return _array(x, what)[0]
+    return x
+
+
+def _tensor(x, what, required):
+    """(item, layout or None, alignment or None) of a value or an Entry."""
+    entry = x if isinstance(x, Entry) else Entry(x)
+    data = entry.data
+    if entry.dtype is not None:
+        if entry.sizes is None:
+            raise TypeError(f"{what}: Entry with a dtype needs sizes")
+        sizes = [int(s) for s in entry.sizes]
+        order = list(range(len(sizes))) if entry.dim_order is None else list(entry.dim_order)
+        layout = (_code_of_dtype(entry.dtype, what), sizes, order)
+        return _item(data, what), layout, entry.alignment
+    if _is_array(data):
+        buffer, layout = _array(data, what)
+        return buffer, layout, entry.alignment
+    if required:
+        raise TypeError(f"{what}: a {type(data).__name__} has no dtype; give a numpy array, "
+                        f"a torch tensor or an etpack.Entry with dtype and sizes")
+    return data, None, entry.alignment
+
+
+def _alignment(value, what):
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"{what} must be an int, not {type(value).__name__}")
+    if value <= 0 or value & (value - 1):
+        raise InvalidArgumentError(f"{what} = {value} is not a power of two")
+    return value
+
+
+def save_pte(path, program, *, constants=(), mutable=(), delegates=(), named_data={},
+             segment_alignment=128, constant_alignment=16, progress=None,
+             external_constants=None, delegate_alignment=16, extract_delegate_segments=True):
+    """Writes a program (.pte) to `path` atomically.
+
+    program     flatc JSON (a str or a dict) or Program flatbuffer bytes, without data
+    constants   data for data_buffer_idx = i (entry 0 is the empty placeholder)
+    mutable     initial values of memory-planned tensors by data_buffer_idx (0: placeholder)
+    delegates   payloads of delegates {location: INLINE, index: i}
+    named_data  {key: item or Entry(item, alignment=N)}; the same memory is stored once
+    progress    progress(done_bytes, total_bytes), called from the writing thread
+    external_constants  a .ptd path: constants move there (keyed by their
+                fully_qualified_name) and both files are written as one unit
+    Every item: a buffer (bytes, memoryview, numpy array, CPU torch tensor), a path or
+    a (path, offset, length) range.
+    """
+    named = []
+    if not hasattr(named_data, "items"):
+        raise TypeError("named_data must be a mapping of key to data item")
+    for key, value in named_data.items():
+        what = f"named_data[{key!r}]"
+        alignment = value.alignment if isinstance(value, Entry) else None
+        named.append((key, _item(value, what),
+                      1 if alignment is None else _alignment(alignment, what + ".alignment")))
+    _etpack._save_pte(
+        path, program,
+        [_item(x, f"constants[{i}]") for i, x in enumerate(constants)],
+        [_item(x, f"mutable[{i}]") for i, x in enumerate(mutable)],
+        [_item(x, f"delegates[{i}]") for i, x in enumerate(delegates)],
+        named, _alignment(segment_alignment, "segment_alignment"),
+        _alignment(constant_alignment, "constant_alignment"),
+        _alignment(delegate_alignment, "delegate_alignment"),
+        bool(extract_delegate_segments), progress, external_constants)
+
+
+def save_ptd(path, tensors, *, alignment=None, progress=None):
+    """Writes external data (.ptd): `tensors` maps each key to an array or
+    tensor (dtype, sizes and dim_order come from it; channels-last is a
+    dim_order), an Entry, or raw bytes (an opaque blob).
+
+    alignment   each entry's alignment (default 1; every segment starts
+                max(128, alignment)-aligned, as `etpack ptd --align` does)
+    """
+    if not hasattr(tensors, "items"):
+        raise TypeError("tensors must be a mapping of key to array")
+    default = 1 if alignment is None else _alignment(alignment, "alignment")
+    entries = []
+    for key, value in tensors.items():
+        if not isinstance(key, str):
+            raise TypeError(f"tensors: keys must be str, not {type(key).__name__}")
+        what = f"tensors[{key!r}]"
+        item, layout, align = _tensor(value, what, required=False)
+        align = default if align is None else _alignment(align, what + ".alignment")
+        entries.append((key, item, align, layout))
+    _etpack._save_ptd(path, entries, max(128, default), progress)
+
+
+def _case_value(v, what):
+    if isinstance(v, bool):
+        return ("bool", v)
+    if isinstance(v, int):
+        return ("int", v)
+    if isinstance(v, float):
+        return ("double", v)
+    item, layout, _ = _tensor(v, what, required=True)
+    return ("tensor", item, layout)
+
+
+def save_bpte(path, program_pte, cases, *, layout="standard"):
+    """Writes a bundled program: the .pte `program_pte` (a path, range or
+    bytes) with test cases.
+
+    cases   a CASES.json path (docs/bundle-cases.md), or
+            {method: [{"inputs": [...], "expected_outputs": [...]}, ...]} whose values
+            are int, bool, float, arrays, tensors or Entry(bytes, dtype=, sizes=)
+    layout  "standard" (the reference format, up to 2 GiB) or "segmented"
+    """
+    if isinstance(cases, (str, os.PathLike)):
+        suites = cases
+    elif hasattr(cases, "items"):
+        suites = []
+        for method, tests in cases.items():
+            converted = []
+            for c, test in enumerate(tests):
+                where = f"cases[{method!r}][{c}]"
+                unknown = set(test) - {"inputs", "expected_outputs"}
+                if unknown:
+                    raise TypeError(f"{where}: unknown members {sorted(unknown)}")
+                ins = [_case_value(v, f"{where}.inputs[{i}]")
+                       for i, v in enumerate(test.get("inputs", ()))]
+                outs = [_case_value(v, f"{where}.expected_outputs[{i}]")
+                        for i, v in enumerate(test.get("expected_outputs", ()))]
+                converted.append((ins, outs))
+            suites.append((method, converted))
+    else:
+        raise TypeError("cases must be a CASES.json path or a mapping of method to cases")
+    _etpack._save_bpte(path, _item(program_pte, "program_pte"), suites, layout)
+
+
+def load_ptd(path):
+    """{key: read-only array} over a mapping of the file, without copying:
+    numpy arrays when numpy is installed (bfloat16 as uint16 bits; opaque
+    blobs as uint8), memoryviews of the bytes otherwise. The mapping lives as
+    long as any array from it."""
+    mapping, entries = _etpack._open_ptd(path)
+    view = memoryview(mapping)
+    try:
+        import numpy as np
+    except ImportError:
+        np = None
+    out = {}
+    for key, offset, nbytes, layout in entries:
+        data = view[offset:offset + nbytes]
+        if np is None:
+            out[key] = data
+        elif layout is None:
+            out[key] = np.frombuffer(data, dtype=np.uint8)
+        else:
+            code, sizes, order = layout
+            dtype = np.dtype(_NUMPY_OF_CODE.get(code, "uint8"))
+            if code not in _NUMPY_OF_CODE:  # a dtype numpy lacks: its bytes
+                out[key] = np.frombuffer(data, dtype=np.uint8)
+                continue
+            stored = [sizes[d] for d in order]
+            count = math.prod(stored)
+            flat = (np.frombuffer(data, dtype=dtype, count=count) if count
+                    else np.empty(0, dtype=dtype))
+            inverse = [order.index(d) for d in range(len(order))]
+            array = flat.reshape(stored).transpose(inverse)
+            array.flags.writeable = False
+            out[key] = array
+    return out
+
+
+def inspect(path):
+    """The report `etpack inspect --json` prints, as a dict."""
+    import json
+    return json.loads(_etpack._inspect(path))
+
+
+def verify(path, data=()):
+    """Validates a .pte, .ptd or .bpte completely; with `data` (.ptd paths),
+    also that every EXTERNAL tensor of a .pte resolves. Returns None or raises."""
+    _etpack._verify(path, list(data))

@@ -1,0 +1,165 @@
+#include "items.h"
+
+#include <string>
+#include <vector>
+
+#include "errors.h"
+
+namespace py = pybind11;
+
+namespace etpack::python {
+namespace {
+
+// Deeper than any program the schema allows; stops a self-containing dict.
+constexpr int kMaxDepth = 512;
+
+std::string TypeName(py::handle object) {
+  return py::str(py::type::handle_of(object).attr("__name__"));
+}
+
+// The message of the pending Python error, which is cleared.
+std::string TakeErrorMessage() {
+  py::error_already_set e;
+  return py::str(e.value());
+}
+
+uint64_t UInt64(py::handle value, const std::string& what) {
+  if (!PyLong_Check(value.ptr()) || PyBool_Check(value.ptr())) {
+    RaiseTypeError(what + " must be an int, not " + TypeName(value));
+  }
+  const unsigned long long v = PyLong_AsUnsignedLongLong(value.ptr());
+  if (PyErr_Occurred()) {
+    PyErr_Clear();
+    Raise(Code::kOutOfRange,
+          what + " = " + std::string(py::str(value)) + " is not a 64-bit unsigned integer");
+  }
+  return v;
+}
+
+json::Value Tree(py::handle o, const std::string& path, int depth) {
+  if (depth > kMaxDepth) {
+    Raise(Code::kInvalidArgument, path + ": nested more than " + std::to_string(kMaxDepth) +
+                                      " levels deep (does a dict or list contain itself?)");
+  }
+  PyObject* p = o.ptr();
+  if (o.is_none()) return json::Value::Null();
+  if (PyBool_Check(p)) return json::Value::Bool(p == Py_True);
+  if (PyLong_Check(p)) {
+    int overflow = 0;
+    const long long v = PyLong_AsLongLongAndOverflow(p, &overflow);
+    if (overflow == 0 && !PyErr_Occurred()) return json::Value::Int(v);
+    PyErr_Clear();
+    if (overflow > 0) {
+      const unsigned long long u = PyLong_AsUnsignedLongLong(p);
+      if (!PyErr_Occurred()) return json::Value::UInt(u);
+      PyErr_Clear();
+    }
+    Raise(Code::kInvalidArgument,
+          path + " = " + std::string(py::str(o)) + " does not fit in 64 bits");
+  }
+  if (PyFloat_Check(p)) return json::Value::Double(PyFloat_AsDouble(p));
+  if (PyUnicode_Check(p)) return json::Value::String(o.cast<std::string>());
+  if (PyDict_Check(p)) {
+    std::vector<json::Value::Member> members;
+    for (auto item : o.cast<py::dict>()) {
+      if (!PyUnicode_Check(item.first.ptr())) {
+        RaiseTypeError(path + ": keys must be str, not " + TypeName(item.first));
+      }
+      std::string key = item.first.cast<std::string>();
+      json::Value value = Tree(item.second, path + "." + key, depth + 1);
+      members.emplace_back(std::move(key), std::move(value));
+    }
+    return json::Value::Object(std::move(members));
+  }
+  if (PyList_Check(p) || PyTuple_Check(p)) {
+    std::vector<json::Value> items;
+    size_t i = 0;
+    for (py::handle item : o) {
+      items.push_back(Tree(item, path + "[" + std::to_string(i++) + "]", depth + 1));
+    }
+    return json::Value::Array(std::move(items));
+  }
+  if (PyBytes_Check(p) || PyByteArray_Check(p)) {
+    // Small [ubyte] fields (a CompileSpec value) as the tree holds them.
+    const std::string bytes = PyBytes_Check(p)
+                                  ? std::string(o.cast<py::bytes>())
+                                  : std::string(PyByteArray_AsString(p), PyByteArray_Size(p));
+    std::vector<json::Value> items;
+    for (unsigned char c : bytes) items.push_back(json::Value::Int(c));
+    return json::Value::Array(std::move(items));
+  }
+  RaiseTypeError(path + ": a " + TypeName(o) +
+                 " has no JSON form (expected dict, list, str, int, float, bool, None or bytes)");
+}
+
+}  // namespace
+
+Items::~Items() {
+  for (Py_buffer& view : views_) PyBuffer_Release(&view);
+}
+
+bool IsPath(py::handle object) {
+  return PyUnicode_Check(object.ptr()) || py::hasattr(object, "__fspath__");
+}
+
+std::string PathOf(py::handle object, const std::string& what) {
+  if (!IsPath(object)) RaiseTypeError(what + " must be a path, not " + TypeName(object));
+  py::object path = py::module_::import("os").attr("fspath")(object);
+  if (!PyUnicode_Check(path.ptr())) {
+    RaiseTypeError(what + ": a bytes path is not supported; give a str");
+  }
+  return path.cast<std::string>();
+}
+
+SourcePtr Items::Borrow(py::handle object, const std::string& what) {
+  Py_buffer view;
+  // C-contiguous: the bytes in memory order are the item's bytes. Read-only
+  // is enough, and a writable exporter still refuses to resize meanwhile.
+  if (PyObject_GetBuffer(object.ptr(), &view, PyBUF_C_CONTIGUOUS) != 0) {
+    Raise(Code::kInvalidArgument, what + ": the " + TypeName(object) +
+                                      " is not one C-contiguous block of memory (" +
+                                      TakeErrorMessage() + "); pass a contiguous copy");
+  }
+  views_.push_back(view);
+  const auto key = std::make_pair(static_cast<const void*>(view.buf), view.len);
+  SourcePtr& source = memory_[key];
+  if (!source) source = MemorySource(view.buf, static_cast<uint64_t>(view.len));
+  return source;
+}
+
+SourcePtr Items::Source(py::handle item, const std::string& what) {
+  if (item.is_none()) RaiseTypeError(what + " is None; give bytes, an array, a path or a range");
+  if (IsPath(item) || PyTuple_Check(item.ptr())) {
+    std::string path;
+    uint64_t offset = 0, length = kToEnd;
+    if (PyTuple_Check(item.ptr())) {
+      py::tuple range = py::reinterpret_borrow<py::tuple>(item);
+      if (range.size() != 3) {
+        RaiseTypeError(what + ": a file range is (path, offset, length), not a tuple of " +
+                       std::to_string(range.size()));
+      }
+      path = PathOf(range[0], what + "[0]");
+      offset = UInt64(range[1], what + ".offset");
+      length = UInt64(range[2], what + ".length");
+    } else {
+      path = PathOf(item, what);
+    }
+    SourcePtr& source = files_[{path, offset, length}];
+    if (!source) {
+      Result<SourcePtr> file = FileSource(path, offset, length);
+      if (!file.ok()) Check(file.status().WithContext(what));
+      source = *file;
+    }
+    return source;
+  }
+  if (!PyObject_CheckBuffer(item.ptr())) {
+    RaiseTypeError(what + ": a " + TypeName(item) +
+                   " is not a data item (give bytes or another buffer, a numpy array, a CPU "
+                   "torch tensor, a path or a (path, offset, length) range)");
+  }
+  return Borrow(item, what);
+}
+
+json::Value JsonTree(py::handle object, const std::string& path) { return Tree(object, path, 0); }
+
+}  // namespace etpack::python

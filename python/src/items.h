@@ -1,0 +1,61 @@
+// python/src/items.h — Python objects to the library's inputs, without
+// copying a byte.
+//
+// A data item is a buffer-protocol object (borrowed: its Py_buffer is held
+// until the call returns, so the exporter can neither free nor resize it),
+// a path (str or os.PathLike: the whole file) or a (path, offset, length)
+// file range. etpack/__init__.py has already turned numpy arrays and torch
+// tensors into C-contiguous buffers. Every function here needs the GIL.
+
+#ifndef ETPACK_PYTHON_ITEMS_H_
+#define ETPACK_PYTHON_ITEMS_H_
+
+#include <pybind11/pybind11.h>
+
+#include <deque>
+#include <map>
+#include <string>
+#include <tuple>
+#include <utility>
+
+#include "etpack/json.h"
+#include "etpack/source.h"
+
+namespace etpack::python {
+
+class Items {
+ public:
+  Items() = default;
+  Items(const Items&) = delete;
+  Items& operator=(const Items&) = delete;
+  // Releases every borrowed buffer. REQUIRES: the GIL is held.
+  ~Items();
+
+  // The source of one data item; `what` names it in errors
+  // ("constants[3]"). The same memory (address and size) or the same file
+  // range given twice gives the same source, so the planners store it once.
+  SourcePtr Source(pybind11::handle item, const std::string& what);
+
+ private:
+  SourcePtr Borrow(pybind11::handle object, const std::string& what);
+
+  std::deque<Py_buffer> views_;
+  std::map<std::pair<const void*, Py_ssize_t>, SourcePtr> memory_;
+  std::map<std::tuple<std::string, uint64_t, uint64_t>, SourcePtr> files_;
+};
+
+// os.fspath(object) as a string; a TypeError naming `what` otherwise.
+std::string PathOf(pybind11::handle object, const std::string& what);
+
+// True for str and os.PathLike objects.
+bool IsPath(pybind11::handle object);
+
+// A program given as a dict/list tree (flatc form) to the library's tree.
+// Raises TypeError for a value JSON cannot hold and InvalidArgumentError for
+// an integer beyond 64 bits or a tree nested too deeply (a dict that
+// contains itself), naming the path ("program.execution_plan[0].name").
+json::Value JsonTree(pybind11::handle object, const std::string& path = "program");
+
+}  // namespace etpack::python
+
+#endif  // ETPACK_PYTHON_ITEMS_H_

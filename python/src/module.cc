@@ -1,0 +1,459 @@
+// etpack._etpack — the C++ half of the Python module. etpack/__init__.py
+// holds the public functions; it turns arrays and tensors into buffers and
+// layouts and calls the private functions here, which call the library.
+
+#include <fcntl.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "errors.h"
+#include "etpack/bpte.h"
+#include "etpack/bpte_file.h"
+#include "etpack/bundle_cases.h"
+#include "etpack/external_data.h"
+#include "etpack/inspect.h"
+#include "etpack/ptd.h"
+#include "etpack/ptd_file.h"
+#include "etpack/pte.h"
+#include "etpack/pte_file.h"
+#include "items.h"
+#include "write.h"
+
+namespace py = pybind11;
+
+namespace etpack::python {
+namespace {
+
+// (scalar_type, sizes, dim_order) from etpack/__init__.py.
+TensorLayout LayoutOf(py::handle layout, const std::string& what) {
+  auto [scalar_type, sizes, dim_order] =
+      layout.cast<std::tuple<int, std::vector<int64_t>, std::vector<int64_t>>>();
+  TensorLayout l;
+  l.scalar_type = scalar_type;
+  for (int64_t s : sizes) {
+    if (s < 0 || s > INT32_MAX) {
+      Raise(Code::kOutOfRange,
+            what + ": size " + std::to_string(s) + " does not fit the format's int32 sizes");
+    }
+    l.sizes.push_back(static_cast<int32_t>(s));
+  }
+  for (int64_t d : dim_order) {
+    if (d < 0 || d > 255) {
+      Raise(Code::kInvalidArgument, what + ": dim_order entry " + std::to_string(d));
+    }
+    l.dim_order.push_back(static_cast<uint8_t>(d));
+  }
+  Check(LayoutNbytes(l, what).status());
+  return l;
+}
+
+std::vector<SourcePtr> SourceList(Items& items, py::handle list, const std::string& what) {
+  std::vector<SourcePtr> sources;
+  size_t i = 0;
+  for (py::handle item : list) {
+    sources.push_back(items.Source(item, what + "[" + std::to_string(i++) + "]"));
+  }
+  return sources;
+}
+
+ProgramStructure ProgramOf(Items& items, py::handle program) {
+  if (PyUnicode_Check(program.ptr())) {
+    return ProgramStructure::FromTree(Take(json::Parse(program.cast<std::string>(), "program")));
+  }
+  if (PyDict_Check(program.ptr())) return ProgramStructure::FromTree(JsonTree(program));
+  if (PyObject_CheckBuffer(program.ptr())) {
+    return ProgramStructure::FromFlatbuffer(items.Source(program, "program"));
+  }
+  RaiseTypeError("program must be flatc JSON (a str or a dict) or Program flatbuffer bytes, not " +
+                 std::string(py::str(py::type::handle_of(program).attr("__name__"))));
+}
+
+// Writes `plan` to a hidden file next to `path`, opens it and removes its
+// name (the open file stays readable).
+Result<std::unique_ptr<PteFile>> WriteHidden(const std::string& path, const ArtifactPlan& plan) {
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
+  std::string temp = dir + "/.etpack-split-XXXXXX";
+  const int fd = mkstemp(temp.data());
+  if (fd < 0) return IoError(dir + ": creating a temporary file", errno);
+  close(fd);
+  Status written = WriteArtifactFile(temp, plan);
+  Result<std::unique_ptr<PteFile>> file = written.ok() ? PteFile::Open(temp) : written;
+  unlink(temp.c_str());
+  return file;
+}
+
+void SavePte(const std::string& path, py::handle program, py::handle constants,
+             py::handle mutable_data, py::handle delegates, py::handle named_data,
+             const PteOptions& options, py::handle progress, py::handle external_constants) {
+  Items items;
+  PteInput input;
+  input.program = ProgramOf(items, program);
+  input.constants = SourceList(items, constants, "constants");
+  input.mutable_data = SourceList(items, mutable_data, "mutable");
+  input.delegates = SourceList(items, delegates, "delegates");
+  for (py::handle entry : named_data) {
+    auto [key, item, alignment] = entry.cast<std::tuple<std::string, py::object, uint64_t>>();
+    input.named_data.push_back({key, items.Source(item, "named_data['" + key + "']"), alignment});
+  }
+  std::string ptd_path;
+  if (!external_constants.is_none()) ptd_path = PathOf(external_constants, "external_constants");
+
+  PtePlan pte_plan;
+  PtdPlan ptd_plan;
+  PlanAndWrite(
+      [&](ArtifactFiles* files) -> Status {
+        ETPACK_ASSIGN_OR_RETURN(pte_plan, PlanPte(std::move(input), options));
+        if (ptd_path.empty()) {
+          *files = {{path, &pte_plan.artifact}};
+          return Status::OK();
+        }
+        // ExternalizeConstants splits a .pte file (as `repack
+        // --external-constants` does), so the program is written once to a
+        // hidden file beside `path`, which is unlinked as soon as it is
+        // open: the split's sources keep it readable until they are gone.
+        ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PteFile> file,
+                                WriteHidden(path, pte_plan.artifact));
+        ETPACK_ASSIGN_OR_RETURN(auto split,
+                                ExternalizeConstants(*file, options.constant_tensor_alignment));
+        PtdOptions ptd_options;
+        ptd_options.segment_alignment = options.segment_alignment;
+        Result<PtePlan> program_only = PlanPte(std::move(split.first), options);
+        if (!program_only.ok()) return program_only.status().WithContext(path);
+        Result<PtdPlan> data = PlanPtd(split.second, ptd_options);
+        if (!data.ok()) return data.status().WithContext(ptd_path);
+        pte_plan = std::move(program_only).value();
+        ptd_plan = std::move(data).value();
+        // The .ptd first: a program never appears without its data.
+        *files = {{ptd_path, &ptd_plan.artifact}, {path, &pte_plan.artifact}};
+        return Status::OK();
+      },
+      progress);
+}
+
+void SavePtd(const std::string& path, py::handle entries, uint64_t segment_alignment,
+             py::handle progress) {
+  Items items;
+  PtdInput input;
+  std::map<const Source*, uint32_t> buffer_index;
+  for (py::handle e : entries) {
+    auto [key, item, alignment, layout] =
+        e.cast<std::tuple<std::string, py::object, uint64_t, py::object>>();
+    const std::string what = "tensors['" + key + "']";
+    SourcePtr source = items.Source(item, what);
+    auto [it, added] =
+        buffer_index.emplace(source.get(), static_cast<uint32_t>(input.buffers.size()));
+    if (added) input.buffers.push_back(source);
+    PtdEntry entry;
+    entry.key = key;
+    entry.buffer_index = it->second;
+    entry.alignment = alignment;
+    if (!layout.is_none()) entry.layout = LayoutOf(layout, what);
+    input.entries.push_back(std::move(entry));
+  }
+  PtdOptions options;
+  options.segment_alignment = segment_alignment;
+  PtdPlan plan;
+  PlanAndWrite(
+      [&](ArtifactFiles* files) -> Status {
+        Result<PtdPlan> planned = PlanPtd(input, options);
+        if (!planned.ok()) return planned.status().WithContext(path);
+        plan = std::move(planned).value();
+        *files = {{path, &plan.artifact}};
+        return Status::OK();
+      },
+      progress);
+}
+
+BundledValue ValueOf(Items& items, py::handle value, const std::string& what) {
+  py::tuple t = value.cast<py::tuple>();
+  const std::string kind = t[0].cast<std::string>();
+  BundledValue v;
+  if (kind == "int") {
+    v.kind = BundledValue::Kind::kInt;
+    v.int_val = t[1].cast<int64_t>();
+  } else if (kind == "bool") {
+    v.kind = BundledValue::Kind::kBool;
+    v.bool_val = t[1].cast<bool>();
+  } else if (kind == "double") {
+    v.kind = BundledValue::Kind::kDouble;
+    v.double_val = t[1].cast<double>();
+  } else {
+    v.kind = BundledValue::Kind::kTensor;
+    v.data = items.Source(t[1], what);
+    v.layout = LayoutOf(t[2], what);
+  }
+  return v;
+}
+
+// `cases`: a CASES.json path, or [(method, [(inputs, expected_outputs)])]
+// with values as ValueOf reads them.
+std::vector<BundledTestSuite> SuitesOf(Items& items, py::handle cases) {
+  if (IsPath(cases)) return Take(LoadBundleCases(PathOf(cases, "cases")));
+  std::vector<BundledTestSuite> suites;
+  for (py::handle s : cases) {
+    BundledTestSuite suite;
+    suite.method_name = s.cast<py::tuple>()[0].cast<std::string>();
+    size_t c = 0;
+    for (py::handle test : s.cast<py::tuple>()[1]) {
+      BundledTestCase tc;
+      const std::string where = "cases['" + suite.method_name + "'][" + std::to_string(c++) + "]";
+      size_t i = 0;
+      for (py::handle in : test.cast<py::tuple>()[0]) {
+        tc.inputs.push_back(ValueOf(items, in, where + ".inputs[" + std::to_string(i++) + "]"));
+      }
+      i = 0;
+      for (py::handle out : test.cast<py::tuple>()[1]) {
+        tc.expected_outputs.push_back(
+            ValueOf(items, out, where + ".expected_outputs[" + std::to_string(i++) + "]"));
+      }
+      suite.test_cases.push_back(std::move(tc));
+    }
+    suites.push_back(std::move(suite));
+  }
+  return suites;
+}
+
+// The .pte to bundle, opened to check the cases against it: a file in
+// place; bytes in place when 16-aligned (the reader's requirement), else
+// through one copy.
+Result<std::unique_ptr<PteFile>> OpenProgram(const SourcePtr& pte) {
+  if (pte->file_range() != nullptr) return PteFile::Open("program_pte", pte);
+  const uint8_t* data = pte->contiguous();
+  if (reinterpret_cast<uintptr_t>(data) % 16 == 0) {
+    return PteFile::FromMemory("program_pte", data, pte->size(), nullptr);
+  }
+  ETPACK_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, ReadAll(*pte, pte->size()));
+  auto copy = std::make_shared<std::vector<uint8_t>>(std::move(bytes));
+  return PteFile::FromMemory("program_pte", copy->data(), copy->size(), copy);
+}
+
+void SaveBpte(const std::string& path, py::handle program, py::handle cases,
+              const std::string& layout) {
+  BpteOptions options;
+  if (layout == "standard") {
+    options.layout = BpteLayout::kStandard;
+  } else if (layout == "segmented") {
+    options.layout = BpteLayout::kSegmented;
+  } else {
+    Raise(Code::kInvalidArgument, "layout = '" + layout + "' is neither standard nor segmented");
+  }
+  Items items;
+  SourcePtr pte = items.Source(program, "program_pte");
+  BpteInput input;
+  input.suites = SuitesOf(items, cases);
+  input.program = PlanOfSource(pte);
+  BptePlan plan;
+  PlanAndWrite(
+      [&](ArtifactFiles* files) -> Status {
+        ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PteFile> file, OpenProgram(pte));
+        ETPACK_RETURN_IF_ERROR(CheckAgainstProgram(input.suites, *file));
+        Result<BptePlan> planned = PlanBpte(input, options);
+        if (!planned.ok()) return planned.status().WithContext(path);
+        plan = std::move(planned).value();
+        *files = {{path, &plan.artifact}};
+        return Status::OK();
+      },
+      py::none());
+}
+
+// A read-only mapping of a whole file; the arrays load_ptd returns are views
+// of it (through memoryviews, which keep it alive).
+class Mapping {
+ public:
+  static std::shared_ptr<Mapping> Open(const std::string& path) {
+    const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      const int err = errno;
+      Status s = IoError(path, err);
+      Check(err == ENOENT ? NotFound(s.message()) : s);
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+      const int err = errno;
+      close(fd);
+      Check(IoError(path, err));
+    }
+    auto m = std::shared_ptr<Mapping>(new Mapping());
+    m->size_ = static_cast<uint64_t>(st.st_size);
+    if (S_ISREG(st.st_mode) && m->size_ > 0) {
+      void* p = mmap(nullptr, m->size_, PROT_READ, MAP_SHARED, fd, 0);
+      if (p == MAP_FAILED) {
+        const int err = errno;
+        close(fd);
+        Check(IoError(path + ": mmap", err));
+      }
+      m->data_ = static_cast<const uint8_t*>(p);
+    }
+    close(fd);
+    return m;
+  }
+  ~Mapping() {
+    if (data_) munmap(const_cast<uint8_t*>(data_), size_);
+  }
+  const uint8_t* data() const { return data_; }
+  uint64_t size() const { return size_; }
+
+ private:
+  Mapping() = default;
+  const uint8_t* data_ = nullptr;
+  uint64_t size_ = 0;
+};
+
+py::object LayoutTuple(const TensorLayout& l) {
+  std::vector<int64_t> sizes(l.sizes.begin(), l.sizes.end());
+  std::vector<int64_t> order(l.dim_order.begin(), l.dim_order.end());
+  return py::make_tuple(l.scalar_type, sizes, order);
+}
+
+// (mapping, [(key, offset, nbytes, layout or None)]): offsets are absolute.
+py::tuple OpenPtd(const std::string& path) {
+  std::shared_ptr<Mapping> mapping = Mapping::Open(path);
+  std::unique_ptr<PtdFile> file;
+  if (mapping->data() == nullptr) {
+    file = Take(PtdFile::Open(path));  // empty or not a regular file: its error
+  } else {
+    file = Take(PtdFile::FromMemory(path, mapping->data(), mapping->size(), mapping));
+  }
+  py::list entries;
+  for (const PtdFile::Entry& e : file->entries()) {
+    const PtdLayout::Segment& s = file->layout().segments[e.segment_index];
+    const uint64_t offset = file->layout().segment_base_offset + s.offset;
+    uint64_t nbytes = s.size;
+    py::object layout = py::none();
+    if (e.layout) {
+      nbytes = Take(LayoutNbytes(*e.layout, e.key));
+      layout = LayoutTuple(*e.layout);
+    }
+    entries.append(py::make_tuple(e.key, offset, nbytes, layout));
+  }
+  return py::make_tuple(py::cast(mapping), entries);
+}
+
+void Verify(const std::string& path, const std::vector<std::string>& data) {
+  const ArtifactKind kind = Take(DetectArtifactKind(path));
+  if (kind == ArtifactKind::kPtd || kind == ArtifactKind::kBpte) {
+    if (!data.empty()) {
+      Raise(Code::kInvalidArgument, "data goes with a .pte; " + path + " is a " +
+                                        (kind == ArtifactKind::kPtd ? ".ptd" : ".bpte"));
+    }
+    if (kind == ArtifactKind::kPtd) {
+      Take(PtdFile::Open(path));
+    } else {
+      Take(Take(BpteFile::Open(path))->Suites());
+    }
+    return;
+  }
+  std::unique_ptr<PteFile> pte = Take(PteFile::Open(path));
+  std::vector<std::unique_ptr<PtdFile>> files;
+  std::vector<const PtdFile*> views;
+  for (const std::string& d : data) {
+    if (Take(DetectArtifactKind(d)) != ArtifactKind::kPtd) {
+      Raise(Code::kInvalidArgument, d + ": data expects .ptd files");
+    }
+    files.push_back(Take(PtdFile::Open(d)));
+    views.push_back(files.back().get());
+  }
+  if (!data.empty()) Check(CheckExternalReferences(*pte, views));
+}
+
+std::string InspectJsonText(const std::string& path) {
+  return json::Print(Take(InspectJson(path)));
+}
+
+// The flatbuffer of any artifact rendered like flatc --json (for tests that
+// compare with the goldens' CASE.flatc.json).
+std::string FlatcJson(const std::string& path) {
+  switch (Take(DetectArtifactKind(path))) {
+    case ArtifactKind::kPte: return Take(Take(PteFile::Open(path))->ToFlatcJson());
+    case ArtifactKind::kPtd: return Take(Take(PtdFile::Open(path))->ToFlatcJson());
+    case ArtifactKind::kBpte: return Take(Take(BpteFile::Open(path))->ToFlatcJson());
+  }
+  return {};
+}
+
+// Memory a torch tensor owns, as a read-only buffer that keeps the tensor
+// alive (torch tensors have no buffer protocol of their own).
+struct Borrowed {
+  uintptr_t address;
+  Py_ssize_t nbytes;
+  py::object owner;
+};
+
+py::buffer_info ReadOnlyBytes(const void* data, py::ssize_t size) {
+  return py::buffer_info(const_cast<void*>(data), 1, "B", 1, {size}, {py::ssize_t{1}},
+                         /*readonly=*/true);
+}
+
+}  // namespace
+
+void DefineModule(py::module_& m) {
+  m.doc() = "The C++ half of etpack; use the functions of the etpack package.";
+  DefineErrors(m);
+
+  py::class_<Mapping, std::shared_ptr<Mapping>>(m, "_Mapping", py::buffer_protocol())
+      .def_buffer([](Mapping& map) {
+        static const uint8_t kEmpty = 0;
+        const uint8_t* p = map.data() ? map.data() : &kEmpty;
+        return ReadOnlyBytes(p, static_cast<py::ssize_t>(map.size()));
+      })
+      .def_property_readonly("size", &Mapping::size);
+
+  py::class_<Borrowed>(m, "_Borrowed", py::buffer_protocol())
+      .def(py::init([](uintptr_t address, Py_ssize_t nbytes, py::object owner) {
+        if (nbytes < 0 || (address == 0 && nbytes > 0)) {
+          Raise(Code::kInvalidArgument,
+                "no memory behind a tensor of " + std::to_string(nbytes) + " bytes");
+        }
+        return Borrowed{address, nbytes, std::move(owner)};
+      }))
+      .def_buffer([](Borrowed& b) {
+        static const uint8_t kEmpty = 0;
+        const void* p = b.address ? reinterpret_cast<const void*>(b.address) : &kEmpty;
+        return ReadOnlyBytes(p, b.nbytes);
+      });
+
+  m.def("_save_pte",
+        [](py::object path, py::object program, py::object constants, py::object mutable_data,
+           py::object delegates, py::object named_data, uint64_t segment_alignment,
+           uint64_t constant_alignment, uint64_t delegate_alignment, bool extract_delegate_segments,
+           py::object progress, py::object external) {
+          PteOptions options;
+          options.segment_alignment = segment_alignment;
+          options.constant_tensor_alignment = constant_alignment;
+          options.delegate_alignment = delegate_alignment;
+          options.extract_delegate_segments = extract_delegate_segments;
+          SavePte(PathOf(path, "path"), program, constants, mutable_data, delegates, named_data,
+                  options, progress, external);
+        });
+  m.def("_save_ptd",
+        [](py::object path, py::object entries, uint64_t segment_alignment, py::object progress) {
+          SavePtd(PathOf(path, "path"), entries, segment_alignment, progress);
+        });
+  m.def("_save_bpte",
+        [](py::object path, py::object program, py::object cases, const std::string& layout) {
+          SaveBpte(PathOf(path, "path"), program, cases, layout);
+        });
+  m.def("_open_ptd", [](py::object path) { return OpenPtd(PathOf(path, "path")); });
+  m.def("_inspect", [](py::object path) { return InspectJsonText(PathOf(path, "path")); });
+  m.def("_verify", [](py::object path, py::object data) {
+    std::vector<std::string> paths;
+    size_t i = 0;
+    for (py::handle d : data) paths.push_back(PathOf(d, "data[" + std::to_string(i++) + "]"));
+    Verify(PathOf(path, "path"), paths);
+  });
+  m.def("_flatc_json", [](py::object path) { return FlatcJson(PathOf(path, "path")); });
+}
+
+}  // namespace etpack::python
+
+PYBIND11_MODULE(_etpack, m) { etpack::python::DefineModule(m); }

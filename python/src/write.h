@@ -1,0 +1,30 @@
+// python/src/write.h — writing planned artifacts with the GIL released.
+//
+// The library streams every byte with the GIL released. Its progress
+// callback (at most once per 64 MiB written, and at the end) takes the GIL only to
+// call the caller's progress(done, total) and to look for a pending signal
+// (Ctrl-C). When either raises, the remaining writes and the publishing
+// fail, so no file appears, and the Python exception is raised once the
+// write has unwound.
+
+#ifndef ETPACK_PYTHON_WRITE_H_
+#define ETPACK_PYTHON_WRITE_H_
+
+#include <pybind11/pybind11.h>
+
+#include <functional>
+
+#include "etpack/status.h"
+#include "etpack/writer.h"
+
+namespace etpack::python {
+
+// Runs `plan` (planning; no Python objects may be touched) and then writes
+// `files` (set by plan) with the GIL released; raises the first failure.
+// REQUIRES: the GIL is held; `progress` is None or callable.
+void PlanAndWrite(const std::function<Status(ArtifactFiles* files)>& plan,
+                  pybind11::handle progress);
+
+}  // namespace etpack::python
+
+#endif  // ETPACK_PYTHON_WRITE_H_

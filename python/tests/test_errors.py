@@ -1,0 +1,192 @@
+"""Every kind of bad input is a clear Python exception, never a crash, and
+never leaves a file behind."""
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+import etpack
+from conftest import GOLDEN
+
+torch = pytest.importorskip("torch")
+
+
+def nothing_written(folder):
+    return sorted(os.listdir(folder)) == []
+
+
+@pytest.fixture
+def out(tmp_path):
+    d = tmp_path / "out"
+    d.mkdir()
+    return d
+
+
+def test_error_classes_are_per_code():
+    for cls in (etpack.InvalidArgumentError, etpack.NotFoundError, etpack.CorruptError,
+                etpack.OutOfRangeError, etpack.IoError, etpack.UnimplementedError):
+        assert issubclass(cls, etpack.Error)
+    assert issubclass(etpack.InvalidArgumentError, ValueError)
+    assert etpack.CorruptError.code == "corrupt"
+
+
+def test_invalid_argument(out):
+    cases = [
+        lambda p: etpack.save_ptd(p, {"x": np.arange(10)[::2]}),            # non-contiguous
+        lambda p: etpack.save_ptd(p, {"x": np.zeros(3, np.complex64)}),     # no scalar type
+        lambda p: etpack.save_ptd(p, {"x": np.zeros(3, ">f4")}),            # big-endian
+        lambda p: etpack.save_ptd(p, {"x": torch.zeros(4, 4)[:, ::2]}),     # non-contiguous
+        lambda p: etpack.save_ptd(p, {"x": torch.zeros(3, device="meta")}),  # another device
+        lambda p: etpack.save_ptd(p, {"x": torch.zeros(3, dtype=torch.complex64)}),
+        lambda p: etpack.save_ptd(p, {"x": memoryview(bytes(8))[::2]}),
+        lambda p: etpack.save_ptd(p, {"x": b"1"}, alignment=3),
+        lambda p: etpack.save_ptd(p, {"": np.zeros(3)}),                      # empty key
+        lambda p: etpack.save_pte(p, {"no_such_field": 1}),
+        lambda p: etpack.save_pte(p, "{not json"),
+        lambda p: etpack.save_pte(p, {"version": 2**64}),
+        lambda p: etpack.save_bpte(p, GOLDEN / "pte_constants.pte", {}, layout="sideways"),
+    ]
+    for i, case in enumerate(cases):
+        with pytest.raises(etpack.InvalidArgumentError) as e:
+            case(out / "x")
+        assert str(e.value), i
+    loop = {}
+    loop["self"] = loop
+    with pytest.raises(etpack.InvalidArgumentError, match="contain itself"):
+        etpack.save_pte(out / "x", loop)
+    assert nothing_written(out)
+
+
+def test_messages_name_the_item(out):
+    with pytest.raises(etpack.InvalidArgumentError, match=r"tensors\['layer.1'\]"):
+        etpack.save_ptd(out / "x", {"layer.0": np.zeros(2), "layer.1": np.arange(10)[::2]})
+    with pytest.raises(etpack.InvalidArgumentError, match="device 'meta'"):
+        etpack.save_ptd(out / "x", {"w": torch.zeros(1, device="meta")})
+
+
+def test_type_errors(out):
+    for case in [
+        lambda: etpack.save_pte(out / "x", 42),
+        lambda: etpack.save_pte(out / "x", {"version": object()}),
+        lambda: etpack.save_pte(out / "x", {}, constants=[object()]),
+        lambda: etpack.save_pte(out / "x", {}, constants=[None]),
+        lambda: etpack.save_pte(out / "x", {}, constants=[("a", 1)]),
+        lambda: etpack.save_ptd(out / "x", [np.zeros(2)]),
+        lambda: etpack.save_ptd(out / "x", {1: np.zeros(2)}),
+        lambda: etpack.save_ptd(42, {"x": np.zeros(2)}),
+        lambda: etpack.save_bpte(out / "x", GOLDEN / "pte_constants.pte", 5),
+    ]:
+        with pytest.raises(TypeError):
+            case()
+    assert nothing_written(out)
+
+
+def test_not_found(out, tmp_path):
+    with pytest.raises(etpack.NotFoundError, match="missing.bin"):
+        etpack.save_pte(out / "x", {}, constants=[b"", tmp_path / "missing.bin"])
+    with pytest.raises(etpack.NotFoundError):
+        etpack.verify(tmp_path / "missing.pte")
+    with pytest.raises(etpack.NotFoundError):
+        etpack.load_ptd(tmp_path / "missing.ptd")
+    with pytest.raises(etpack.NotFoundError):
+        etpack.verify(GOLDEN / "pte_external.pte", data=[GOLDEN / "ptd_shared_blob.ptd"])
+    assert nothing_written(out)
+
+
+def test_corrupt(tmp_path):
+    junk = tmp_path / "junk.pte"
+    junk.write_bytes(b"\0" * 100)
+    with pytest.raises(etpack.CorruptError):
+        etpack.verify(junk)
+    with pytest.raises(etpack.CorruptError):
+        etpack.inspect(junk)
+    with pytest.raises(etpack.CorruptError):
+        etpack.load_ptd(GOLDEN / "pte_constants.pte")
+    truncated = tmp_path / "t.ptd"
+    truncated.write_bytes((GOLDEN / "ptd_basic.ptd").read_bytes()[:-10])
+    with pytest.raises(etpack.CorruptError, match="t.ptd"):
+        etpack.load_ptd(truncated)
+
+
+def test_out_of_range(out, tmp_path):
+    raw = tmp_path / "raw.bin"
+    raw.write_bytes(b"x" * 10)
+    with pytest.raises(etpack.OutOfRangeError, match="raw.bin"):
+        etpack.save_ptd(out / "x", {"r": (raw, 4, 100)})
+    with pytest.raises(etpack.OutOfRangeError):
+        etpack.save_ptd(out / "x", {"r": (raw, -1, 4)})
+    assert nothing_written(out)
+
+
+def test_io_error(tmp_path):
+    afile = tmp_path / "afile"
+    afile.write_bytes(b"")
+    with pytest.raises(etpack.Error) as e:
+        etpack.save_ptd(afile / "x.ptd", {"x": np.zeros(2)})
+    assert isinstance(e.value, (etpack.IoError, etpack.NotFoundError))
+    assert "afile" in str(e.value)
+
+
+def test_unimplemented(out, tmp_path):
+    npy = tmp_path / "x.npy"
+    npy.write_bytes(b"\x93NUMPY\x09\x00" + bytes(120))
+    cases = tmp_path / "cases.json"
+    cases.write_text(json.dumps({"methods": {"forward": [
+        {"inputs": [{"tensor": {"npy": "x.npy"}}], "expected_outputs": []}]}}))
+    with pytest.raises(etpack.UnimplementedError, match="version 9"):
+        etpack.save_bpte(out / "x.bpte", GOLDEN / "pte_constants.pte", cases)
+    assert nothing_written(out)
+
+
+def test_buffer_resized_during_the_call(out):
+    data = bytearray(b"x" * 1000)
+
+    def progress(done, total):
+        data.extend(b"more")  # the exporter still holds the buffer
+
+    with pytest.raises(BufferError):
+        etpack.save_ptd(out / "x.ptd", {"blob": data}, progress=progress)
+    assert len(data) == 1000
+    assert nothing_written(out)
+
+
+def test_progress_that_raises_cancels_the_write(out):
+    def progress(done, total):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        etpack.save_ptd(out / "x.ptd", {"x": np.zeros(100)}, progress=progress)
+    assert nothing_written(out)
+    # An existing file stays as it was.
+    (out / "keep.ptd").write_bytes(b"old")
+    with pytest.raises(KeyboardInterrupt):
+        etpack.save_ptd(out / "keep.ptd", {"x": np.zeros(100)}, progress=progress)
+    assert (out / "keep.ptd").read_bytes() == b"old"
+    assert sorted(os.listdir(out)) == ["keep.ptd"]
+
+
+def test_wrong_data_for_a_pte():
+    with pytest.raises(etpack.InvalidArgumentError):
+        etpack.verify(GOLDEN / "ptd_basic.ptd", data=[GOLDEN / "ptd_basic.ptd"])
+
+
+def test_works_without_numpy_and_torch(tmp_path):
+    """numpy and torch are optional: with neither importable, bytes go in
+    and memoryviews come out."""
+    import subprocess
+    import sys
+    script = f"""
+import sys
+sys.modules["numpy"] = None  # import numpy now fails
+sys.modules["torch"] = None
+import etpack
+etpack.save_ptd({str(tmp_path / "w.ptd")!r}, {{"a": b"abc", "b": etpack.Entry(bytes(8), dtype="FLOAT", sizes=[2])}})
+back = etpack.load_ptd({str(tmp_path / "w.ptd")!r})
+assert isinstance(back["a"], memoryview) and back["a"].readonly and bytes(back["a"]) == b"abc"
+assert bytes(back["b"]) == bytes(8)
+print("ok")
+"""
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert result.stdout.strip() == "ok", result.stderr
