@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "digests.h"
 #include "etpack/bpte_file.h"
 #include "etpack/json.h"
 #include "etpack/ptd_file.h"
@@ -52,13 +53,20 @@ int InspectBpte(const std::string& path, bool as_json) {
 }  // namespace
 
 int Inspect(const std::vector<std::string>& argv) {
-  Result<Args> args = ParseArgs(argv, {}, {"--json"});
+  Result<Args> args = ParseArgs(argv, {kDigestOption}, {"--json"});
   if (!args.ok()) return UsageError(args.status().message());
   if (args->positional.size() != 1) return UsageError("inspect takes exactly one FILE");
   const std::string& path = args->positional[0];
   const bool as_json = args->Has("--json");
   Result<FileKind> kind = DetectFileKind(path);
   if (!kind.ok()) return Failure(kind.status());
+  if (args->Value(kDigestOption) != nullptr) {
+    // The digests instead of the layout report.
+    Result<DigestFlags> digest = ParseDigestFlags(*args);
+    if (!digest.ok()) return UsageError("inspect: " + digest.status().message());
+    if (Status s = PrintFileDigests(path); !s.ok()) return Failure(s);
+    return kExitOk;
+  }
   switch (*kind) {
     case FileKind::kPte: return InspectPte(path, as_json);
     case FileKind::kPtd: return InspectPtd(path, as_json);

@@ -2,6 +2,7 @@
 // completely and, with --data, resolves a program's EXTERNAL tensors.
 
 #include <cinttypes>
+#include <cstdarg>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -10,6 +11,7 @@
 #include "commands.h"
 #include "etpack/bpte_file.h"
 #include "etpack/external_data.h"
+#include "etpack/integrity.h"
 #include "etpack/ptd_file.h"
 #include "etpack/pte_file.h"
 #include "file_kind.h"
@@ -27,16 +29,48 @@ int Unreadable(const std::string& path, const Status& status) {
   return status.code() == Code::kCorrupt ? Invalid(path, status) : CannotRead(path, status);
 }
 
-int VerifyPtd(const std::string& path) {
-  Result<std::unique_ptr<PtdFile>> file = PtdFile::Open(path);
-  if (!file.ok()) return Invalid(path, file.status());
-  const PtdFile& f = **file;
-  std::printf("%s: ok (.ptd, %zu entries, %zu segments, %" PRIu64 " bytes)\n", path.c_str(),
-              f.entries().size(), f.layout().segments.size(), f.size());
+// The integrity table (docs/integrity.md), checked when the file has one;
+// with --deep every part's XXH3-64 is computed and printed either way.
+// Returns kExitOk or what Invalid() returns; prints after `ok_line`.
+template <typename File>
+int CheckTable(const std::string& path, const File& f, bool deep, const std::string& ok_line) {
+  Result<IntegrityCheck> check = CheckIntegrity(f, deep);
+  if (!check.ok()) return Invalid(path, check.status());
+  std::printf("%s", ok_line.c_str());
+  if (check->has_table) {
+    std::printf("%s: integrity table matches (%zu parts, XXH3-64)\n", path.c_str(),
+                check->parts.size());
+  }
+  for (size_t i = 0; i < check->xxh3.size(); ++i) {
+    std::printf("xxh3:%016" PRIx64 "  %s\n", check->xxh3[i], check->parts[i].name.c_str());
+  }
   return kExitOk;
 }
 
-int VerifyBpte(const std::string& path) {
+std::string Line(const char* format, ...) __attribute__((format(printf, 1, 2)));
+std::string Line(const char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  va_list again;
+  va_copy(again, args);
+  const int n = std::vsnprintf(nullptr, 0, format, args);
+  va_end(args);
+  std::string s(n > 0 ? static_cast<size_t>(n) : 0, '\0');
+  std::vsnprintf(s.data(), s.size() + 1, format, again);
+  va_end(again);
+  return s;
+}
+
+int VerifyPtd(const std::string& path, bool deep) {
+  Result<std::unique_ptr<PtdFile>> file = PtdFile::Open(path);
+  if (!file.ok()) return Invalid(path, file.status());
+  const PtdFile& f = **file;
+  return CheckTable(path, f, deep,
+                    Line("%s: ok (.ptd, %zu entries, %zu segments, %" PRIu64 " bytes)\n",
+                         path.c_str(), f.entries().size(), f.layout().segments.size(), f.size()));
+}
+
+int VerifyBpte(const std::string& path, bool deep) {
   Result<std::unique_ptr<BpteFile>> file = BpteFile::Open(path);
   if (!file.ok()) return Invalid(path, file.status());
   const BpteFile& f = **file;
@@ -44,14 +78,15 @@ int VerifyBpte(const std::string& path) {
   if (!suites.ok()) return Invalid(path, suites.status());
   uint64_t cases = 0;
   for (const BundledTestSuite& s : *suites) cases += s.test_cases.size();
-  std::printf("%s: ok (.bpte, %s layout, %zu suites, %" PRIu64 " cases; embedded program %" PRIu64
-              " bytes, %zu methods)\n",
-              path.c_str(), LayoutName(f.layout()), suites->size(), cases, f.program_size(),
-              f.program().methods().size());
-  return kExitOk;
+  // The program's own table covers the program (docs/integrity.md).
+  return CheckTable(path, f.program(), deep,
+                    Line("%s: ok (.bpte, %s layout, %zu suites, %" PRIu64
+                         " cases; embedded program %" PRIu64 " bytes, %zu methods)\n",
+                         path.c_str(), LayoutName(f.layout()), suites->size(), cases,
+                         f.program_size(), f.program().methods().size()));
 }
 
-int VerifyPte(const std::string& path, const std::vector<std::string>& data_paths) {
+int VerifyPte(const std::string& path, const std::vector<std::string>& data_paths, bool deep) {
   Result<std::unique_ptr<PteFile>> file = PteFile::Open(path);
   if (!file.ok()) return Invalid(path, file.status());
   const PteFile& f = **file;
@@ -66,6 +101,9 @@ int VerifyPte(const std::string& path, const std::vector<std::string>& data_path
     }
     Result<std::unique_ptr<PtdFile>> ptd = PtdFile::Open(d);
     if (!ptd.ok()) return Invalid(d, ptd.status());
+    if (Result<IntegrityCheck> c = CheckIntegrity(**ptd, false); !c.ok()) {
+      return Invalid(d, c.status());
+    }
     views.push_back(ptd->get());
     data.push_back(std::move(ptd).value());
   }
@@ -85,27 +123,29 @@ int VerifyPte(const std::string& path, const std::vector<std::string>& data_path
                  " external tensors not checked: give their .ptd files with --data";
     }
   }
-  std::printf("%s: ok (%zu methods, %zu segments, %" PRIu64 " bytes%s)\n", path.c_str(),
-              f.methods().size(), f.layout().segments.size(), f.size(), external.c_str());
-  return kExitOk;
+  return CheckTable(
+      path, f, deep,
+      Line("%s: ok (%zu methods, %zu segments, %" PRIu64 " bytes%s)\n", path.c_str(),
+           f.methods().size(), f.layout().segments.size(), f.size(), external.c_str()));
 }
 
 }  // namespace
 
 int Verify(const std::vector<std::string>& argv) {
-  Result<Args> args = ParseArgs(argv, {"--data"}, {});
+  Result<Args> args = ParseArgs(argv, {"--data"}, {"--deep"});
   if (!args.ok()) return UsageError(args.status().message());
   if (args->positional.size() != 1) return UsageError("verify takes exactly one FILE");
   const std::string& path = args->positional[0];
   const std::vector<std::string> data_paths = args->Values("--data");
   Result<FileKind> kind = DetectFileKind(path);
   if (!kind.ok()) return Unreadable(path, kind.status());
-  if (*kind == FileKind::kPte) return VerifyPte(path, data_paths);
+  const bool deep = args->Has("--deep");
+  if (*kind == FileKind::kPte) return VerifyPte(path, data_paths, deep);
   const char* ext = *kind == FileKind::kPtd ? ".ptd" : ".bpte";
   if (!data_paths.empty()) {
     return UsageError("verify: --data goes with a .pte; " + path + " is a " + ext);
   }
-  return *kind == FileKind::kPtd ? VerifyPtd(path) : VerifyBpte(path);
+  return *kind == FileKind::kPtd ? VerifyPtd(path, deep) : VerifyBpte(path, deep);
 }
 
 }  // namespace etpack::cli

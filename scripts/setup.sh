@@ -13,7 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-pkgs=(flatbuffers-compiler libflatbuffers-dev libzstd-dev libxxhash-dev catch2
+pkgs=(flatbuffers-compiler libflatbuffers-dev libzstd-dev libxxhash-dev libssl-dev catch2
       libbenchmark-dev meson ninja-build pkg-config g++ python3 time clang-format)
 build="${1:-build}"
 kind="${2:-plain}"

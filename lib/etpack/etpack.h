@@ -104,6 +104,7 @@
 #include "etpack/bpte_file.h"
 #include "etpack/bundle_cases.h"
 #include "etpack/external_data.h"
+#include "etpack/integrity.h"
 #include "etpack/json.h"
 #include "etpack/manifest.h"
 #include "etpack/nfat.h"
