@@ -18,8 +18,8 @@ namespace {
 // What digests are printed for: the parts of a file and the keys that
 // name one of its segments.
 struct Named {
-  std::vector<std::string> parts;                     // head, then segments
-  std::vector<std::pair<std::string, size_t>> keys;   // key, index into parts
+  std::vector<std::string> parts;                    // head, then segments
+  std::vector<std::pair<std::string, size_t>> keys;  // key, index into parts
 };
 
 Result<Named> NamesOf(const std::string& path, std::vector<ArtifactPart>* parts_out,
@@ -83,8 +83,8 @@ Status WriteFiles(const ArtifactFiles& files, const std::string& label, bool sha
   std::vector<ArtifactSha256> digests;
   {
     ProgressLine progress(label);
-    ETPACK_RETURN_IF_ERROR(
-        WriteArtifactFiles(files, OutputOptions{}, progress.callback(), sha256 ? &digests : nullptr));
+    ETPACK_RETURN_IF_ERROR(WriteArtifactFiles(files, OutputOptions{}, progress.callback(),
+                                              sha256 ? &digests : nullptr));
   }
   for (size_t i = 0; i < digests.size(); ++i) {
     const std::string& path = files[i].first;

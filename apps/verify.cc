@@ -2,7 +2,6 @@
 // completely and, with --data, resolves a program's EXTERNAL tensors.
 
 #include <cinttypes>
-#include <cstdarg>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -29,45 +28,28 @@ int Unreadable(const std::string& path, const Status& status) {
   return status.code() == Code::kCorrupt ? Invalid(path, status) : CannotRead(path, status);
 }
 
-// The integrity table (docs/integrity.md), checked when the file has one;
-// with --deep every part's XXH3-64 is computed and printed either way.
-// Returns kExitOk or what Invalid() returns; prints after `ok_line`.
-template <typename File>
-int CheckTable(const std::string& path, const File& f, bool deep, const std::string& ok_line) {
-  Result<IntegrityCheck> check = CheckIntegrity(f, deep);
-  if (!check.ok()) return Invalid(path, check.status());
-  std::printf("%s", ok_line.c_str());
-  if (check->has_table) {
+// After the "ok" line: the integrity table (docs/integrity.md) when the
+// file has one, and with --deep every part's XXH3-64.
+void PrintIntegrity(const std::string& path, const IntegrityCheck& check) {
+  if (check.has_table) {
     std::printf("%s: integrity table matches (%zu parts, XXH3-64)\n", path.c_str(),
-                check->parts.size());
+                check.parts.size());
   }
-  for (size_t i = 0; i < check->xxh3.size(); ++i) {
-    std::printf("xxh3:%016" PRIx64 "  %s\n", check->xxh3[i], check->parts[i].name.c_str());
+  for (size_t i = 0; i < check.xxh3.size(); ++i) {
+    std::printf("xxh3:%016" PRIx64 "  %s\n", check.xxh3[i], check.parts[i].name.c_str());
   }
-  return kExitOk;
-}
-
-std::string Line(const char* format, ...) __attribute__((format(printf, 1, 2)));
-std::string Line(const char* format, ...) {
-  va_list args;
-  va_start(args, format);
-  va_list again;
-  va_copy(again, args);
-  const int n = std::vsnprintf(nullptr, 0, format, args);
-  va_end(args);
-  std::string s(n > 0 ? static_cast<size_t>(n) : 0, '\0');
-  std::vsnprintf(s.data(), s.size() + 1, format, again);
-  va_end(again);
-  return s;
 }
 
 int VerifyPtd(const std::string& path, bool deep) {
   Result<std::unique_ptr<PtdFile>> file = PtdFile::Open(path);
   if (!file.ok()) return Invalid(path, file.status());
   const PtdFile& f = **file;
-  return CheckTable(path, f, deep,
-                    Line("%s: ok (.ptd, %zu entries, %zu segments, %" PRIu64 " bytes)\n",
-                         path.c_str(), f.entries().size(), f.layout().segments.size(), f.size()));
+  Result<IntegrityCheck> check = CheckIntegrity(f, deep);
+  if (!check.ok()) return Invalid(path, check.status());
+  std::printf("%s: ok (.ptd, %zu entries, %zu segments, %" PRIu64 " bytes)\n", path.c_str(),
+              f.entries().size(), f.layout().segments.size(), f.size());
+  PrintIntegrity(path, *check);
+  return kExitOk;
 }
 
 int VerifyBpte(const std::string& path, bool deep) {
@@ -79,17 +61,22 @@ int VerifyBpte(const std::string& path, bool deep) {
   uint64_t cases = 0;
   for (const BundledTestSuite& s : *suites) cases += s.test_cases.size();
   // The program's own table covers the program (docs/integrity.md).
-  return CheckTable(path, f.program(), deep,
-                    Line("%s: ok (.bpte, %s layout, %zu suites, %" PRIu64
-                         " cases; embedded program %" PRIu64 " bytes, %zu methods)\n",
-                         path.c_str(), LayoutName(f.layout()), suites->size(), cases,
-                         f.program_size(), f.program().methods().size()));
+  Result<IntegrityCheck> check = CheckIntegrity(f.program(), deep);
+  if (!check.ok()) return Invalid(path, check.status());
+  std::printf("%s: ok (.bpte, %s layout, %zu suites, %" PRIu64 " cases; embedded program %" PRIu64
+              " bytes, %zu methods)\n",
+              path.c_str(), LayoutName(f.layout()), suites->size(), cases, f.program_size(),
+              f.program().methods().size());
+  PrintIntegrity(path, *check);
+  return kExitOk;
 }
 
 int VerifyPte(const std::string& path, const std::vector<std::string>& data_paths, bool deep) {
   Result<std::unique_ptr<PteFile>> file = PteFile::Open(path);
   if (!file.ok()) return Invalid(path, file.status());
   const PteFile& f = **file;
+  Result<IntegrityCheck> check = CheckIntegrity(f, deep);
+  if (!check.ok()) return Invalid(path, check.status());
 
   std::vector<std::unique_ptr<PtdFile>> data;
   std::vector<const PtdFile*> views;
@@ -123,10 +110,10 @@ int VerifyPte(const std::string& path, const std::vector<std::string>& data_path
                  " external tensors not checked: give their .ptd files with --data";
     }
   }
-  return CheckTable(
-      path, f, deep,
-      Line("%s: ok (%zu methods, %zu segments, %" PRIu64 " bytes%s)\n", path.c_str(),
-           f.methods().size(), f.layout().segments.size(), f.size(), external.c_str()));
+  std::printf("%s: ok (%zu methods, %zu segments, %" PRIu64 " bytes%s)\n", path.c_str(),
+              f.methods().size(), f.layout().segments.size(), f.size(), external.c_str());
+  PrintIntegrity(path, *check);
+  return kExitOk;
 }
 
 }  // namespace

@@ -311,10 +311,10 @@ TEST_CASE("etpack verify checks tables; --deep and --digest print hashes") {
   Result<PtdPlan> a = PlanPtd(w.first, o), b = PlanPtd(w.second, o);
   Result<PtePlan> m = PlanPte(std::move(w.program), WithTable());
   REQUIRE((a.ok() && b.ok() && m.ok()));
-  REQUIRE(WriteArtifactFiles({{d + "a.ptd", &a->artifact},
-                              {d + "b.ptd", &b->artifact},
-                              {d + "m.pte", &m->artifact}})
-              .ok());
+  REQUIRE(
+      WriteArtifactFiles(
+          {{d + "a.ptd", &a->artifact}, {d + "b.ptd", &b->artifact}, {d + "m.pte", &m->artifact}})
+          .ok());
   REQUIRE(Etpack("verify " + d + "m.pte --data " + d + "a.ptd --data " + d + "b.ptd", &out) == 0);
   CHECK(testing::Contains(out, "2 external tensors resolve"));
   CHECK(testing::Contains(out, "m.pte: integrity table matches"));

@@ -46,9 +46,9 @@ std::vector<ArtifactPart> Parts(uint64_t head_size, uint64_t base,
 }
 
 Result<uint64_t> Xxh3Of(const ArtifactFile& file, const ArtifactPart& part) {
-  ETPACK_ASSIGN_OR_RETURN(std::vector<uint8_t> d,
-                          HashSource(*file.RangeSource(part.offset, part.size),
-                                     HashKind::kXxh3_64));
+  ETPACK_ASSIGN_OR_RETURN(
+      std::vector<uint8_t> d,
+      HashSource(*file.RangeSource(part.offset, part.size), HashKind::kXxh3_64));
   return Xxh3Value(d);
 }
 
@@ -57,8 +57,10 @@ Result<IntegrityCheck> Check(const ArtifactFile& file, std::vector<ArtifactPart>
   // The table is the last segment; a table anywhere else is not ours.
   const ArtifactPart* table = nullptr;
   for (const ArtifactPart& p : parts) {
-    if (p.is_table) table = &p;
-    else out.parts.push_back(p);
+    if (p.is_table)
+      table = &p;
+    else
+      out.parts.push_back(p);
   }
   out.has_table = table != nullptr;
   std::vector<IntegrityEntry> recorded;
@@ -151,8 +153,8 @@ Result<std::vector<std::string>> Sha256OfParts(const ArtifactFile& file,
                                                const std::vector<ArtifactPart>& parts) {
   std::vector<std::string> out;
   for (const ArtifactPart& p : parts) {
-    ETPACK_ASSIGN_OR_RETURN(std::vector<uint8_t> d, HashSource(*file.RangeSource(p.offset, p.size),
-                                                               HashKind::kSha256));
+    ETPACK_ASSIGN_OR_RETURN(std::vector<uint8_t> d,
+                            HashSource(*file.RangeSource(p.offset, p.size), HashKind::kSha256));
     out.push_back(HexDigest(d));
   }
   return out;

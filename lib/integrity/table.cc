@@ -52,8 +52,8 @@ Result<std::vector<IntegrityEntry>> DecodeIntegrityTable(const std::vector<uint8
     return Corrupt("integrity table: hash = " + std::to_string(hash) + ", expected 1 (XXH3-64)");
   }
   if (bytes.size() != IntegrityTableSize(count)) {
-    return Corrupt("integrity table: " + std::to_string(bytes.size()) + " bytes for count = " +
-                   std::to_string(count) + " (expected " +
+    return Corrupt("integrity table: " + std::to_string(bytes.size()) +
+                   " bytes for count = " + std::to_string(count) + " (expected " +
                    std::to_string(IntegrityTableSize(count)) + ")");
   }
   std::vector<IntegrityEntry> entries(count);
