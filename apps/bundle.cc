@@ -6,12 +6,15 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "commands.h"
+#include "digests.h"
 #include "etpack/bpte.h"
 #include "etpack/bpte_file.h"
 #include "etpack/bundle_cases.h"
+#include "etpack/pte.h"
 #include "etpack/pte_file.h"
 #include "etpack/source.h"
 #include "etpack/writer.h"
@@ -56,9 +59,12 @@ const char* LayoutName(BpteLayout layout) {
 
 int Bundle(const std::vector<std::string>& argv_list) {
   auto usage = [](const std::string& m) { return UsageError("bundle: " + m); };
-  Result<Args> args =
-      ParseArgs(argv_list, {"-o", "--output", "--cases", "--layout", "--program-alignment"}, {});
+  Result<Args> args = ParseArgs(
+      argv_list, {"-o", "--output", "--cases", "--layout", "--program-alignment", kDigestOption},
+      {kIntegrityFlag});
   if (!args.ok()) return usage(args.status().message());
+  Result<DigestFlags> digest = ParseDigestFlags(*args);
+  if (!digest.ok()) return usage(digest.status().message());
   if (args->positional.size() != 1) {
     return usage("expected exactly one IN.pte, got " + std::to_string(args->positional.size()));
   }
@@ -119,16 +125,26 @@ int Bundle(const std::vector<std::string>& argv_list) {
   if (!program.ok()) return Failure(program.status());
   BpteInput bundle_input;
   bundle_input.program = PlanOfSource(*program);
+  if (digest->integrity_table) {
+    // The table lives in the program (the runtime ignores its key there),
+    // so the program is laid out again with one, nested without a copy.
+    PteOptions pte_options = (*pte)->InferredOptions();
+    pte_options.integrity_table = true;
+    Result<PteInput> pte_input = (*pte)->ToInput();
+    if (!pte_input.ok()) return Failure(pte_input.status());
+    Result<PtePlan> pte_plan = PlanPte(std::move(*pte_input), pte_options);
+    if (!pte_plan.ok()) return Failure(pte_plan.status().WithContext(input));
+    bundle_input.program = std::move(pte_plan->artifact);
+  }
   bundle_input.suites = std::move(suites).value();
   Result<BptePlan> plan = PlanBpte(bundle_input, options);
   if (!plan.ok()) return Failure(plan.status().WithContext(*out));
   const double plan_s = SecondsSince(start);
 
   const auto write_start = std::chrono::steady_clock::now();
-  {
-    ProgressLine progress("writing " + *out);
-    Status s = WriteArtifactFile(*out, plan->artifact, OutputOptions{}, progress.callback());
-    if (!s.ok()) return Failure(s);
+  if (Status s = WriteFiles({{*out, &plan->artifact}}, "writing " + *out, digest->sha256);
+      !s.ok()) {
+    return Failure(s);
   }
   const double write_s = SecondsSince(write_start);
 

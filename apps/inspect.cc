@@ -5,16 +5,25 @@
 #include <vector>
 
 #include "commands.h"
+#include "digests.h"
 #include "etpack/inspect.h"
 #include "report.h"
 
 namespace etpack::cli {
 
 int Inspect(const std::vector<std::string>& argv) {
-  Result<Args> args = ParseArgs(argv, {}, {"--json"});
+  Result<Args> args = ParseArgs(argv, {kDigestOption}, {"--json"});
   if (!args.ok()) return UsageError(args.status().message());
   if (args->positional.size() != 1) return UsageError("inspect takes exactly one FILE");
-  Result<json::Value> report = InspectJson(args->positional[0]);
+  const std::string& path = args->positional[0];
+  if (args->Value(kDigestOption) != nullptr) {
+    // The digests instead of the layout report.
+    Result<DigestFlags> digest = ParseDigestFlags(*args);
+    if (!digest.ok()) return UsageError("inspect: " + digest.status().message());
+    if (Status s = PrintFileDigests(path); !s.ok()) return Failure(s);
+    return kExitOk;
+  }
+  Result<json::Value> report = InspectJson(path);
   if (!report.ok()) return Failure(report.status());
   if (args->Has("--json")) {
     std::printf("%s\n", json::Print(*report, 2).c_str());

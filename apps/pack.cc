@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "digests.h"
 #include "etpack/manifest.h"
 #include "etpack/ptd.h"
 #include "etpack/pte.h"
@@ -21,13 +22,16 @@ int Pack(const std::vector<std::string>& argv) {
   if (Status s = ApplyAlignmentFlags(job->args, &flag_check); !s.ok()) {
     return UsageError("pack: " + s.message());
   }
+  const DigestFlags digest = ParseDigestFlags(job->args).value();  // checked by ParseWriteJob
   Result<AnyManifest> manifest = LoadManifest(job->input);
   if (!manifest.ok()) return Failure(manifest.status());
 
   if (auto* pte = std::get_if<PteManifest>(&*manifest)) {
     PteOptions options = pte->options;
     if (Status s = ApplyAlignmentFlags(job->args, &options); !s.ok()) return Failure(s);
-    if (Status s = PlanAndWrite(job->output, std::move(pte->input), options); !s.ok()) {
+    options.integrity_table = digest.integrity_table;
+    if (Status s = PlanAndWrite(job->output, std::move(pte->input), options, digest.sha256);
+        !s.ok()) {
       return Failure(s);
     }
     return kExitOk;
@@ -42,9 +46,12 @@ int Pack(const std::vector<std::string>& argv) {
   if (job->args.Value("--segment-alignment") != nullptr) {
     options.segment_alignment = flag_check.segment_alignment;
   }
+  options.integrity_table = digest.integrity_table;
   Result<PtdPlan> plan = PlanPtd(ptd.input, options);
   if (!plan.ok()) return Failure(plan.status().WithContext(job->input));
-  if (Status s = WritePlanned(job->output, plan->artifact); !s.ok()) return Failure(s);
+  if (Status s = WritePlanned(job->output, plan->artifact, digest.sha256); !s.ok()) {
+    return Failure(s);
+  }
   ReportPtd(job->output, *plan, ptd.input, options);
   return kExitOk;
 }

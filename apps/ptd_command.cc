@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "digests.h"
 #include "etpack/ptd.h"
 #include "etpack/safetensors.h"
 #include "etpack/writer.h"
@@ -19,8 +20,11 @@
 namespace etpack::cli {
 
 int Ptd(const std::vector<std::string>& argv) {
-  Result<Args> args = ParseArgs(argv, {"-o", "--output", "--align"}, {});
+  Result<Args> args =
+      ParseArgs(argv, {"-o", "--output", "--align", kDigestOption}, {kIntegrityFlag});
   if (!args.ok()) return UsageError("ptd: " + args.status().message());
+  Result<DigestFlags> digest = ParseDigestFlags(*args);
+  if (!digest.ok()) return UsageError("ptd: " + digest.status().message());
   if (args->positional.empty()) {
     return UsageError("ptd: give at least one .safetensors file or model.safetensors.index.json");
   }
@@ -41,6 +45,7 @@ int Ptd(const std::vector<std::string>& argv) {
   // alignment, so raising it to N places each tensor N-aligned in the file.
   PtdOptions options;
   options.segment_alignment = std::max<uint64_t>(128, align);
+  options.integrity_table = digest->integrity_table;
   Result<PtdPlan> plan = PlanPtd(input, options);
   if (!plan.ok()) return Failure(plan.status().WithContext(*out));
   const double read_s = SecondsSince(start);
@@ -52,10 +57,9 @@ int Ptd(const std::vector<std::string>& argv) {
     shards.insert(t.file);
   }
   const auto write_start = std::chrono::steady_clock::now();
-  {
-    ProgressLine progress("writing " + *out);
-    Status s = WriteArtifactFile(*out, plan->artifact, OutputOptions{}, progress.callback());
-    if (!s.ok()) return Failure(s);
+  if (Status s = WriteFiles({{*out, &plan->artifact}}, "writing " + *out, digest->sha256);
+      !s.ok()) {
+    return Failure(s);
   }
   const double write_s = SecondsSince(write_start);
   const double mib_s =

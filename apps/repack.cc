@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "digests.h"
 #include "etpack/external_data.h"
 #include "etpack/ptd.h"
 #include "etpack/pte.h"
@@ -40,10 +41,12 @@ int Repack(const std::vector<std::string>& argv) {
   if (!file.ok()) return Failure(file.status());
   PteOptions options = (*file)->InferredOptions();
   if (Status s = ApplyAlignmentFlags(job->args, &options); !s.ok()) return Failure(s);
+  const DigestFlags digest = ParseDigestFlags(job->args).value();  // checked by ParseWriteJob
+  options.integrity_table = digest.integrity_table;
   if (ptd_path == nullptr) {
     Result<PteInput> input = (*file)->ToInput();
     if (!input.ok()) return Failure(input.status());
-    if (Status s = PlanAndWrite(job->output, std::move(*input), options); !s.ok()) {
+    if (Status s = PlanAndWrite(job->output, std::move(*input), options, digest.sha256); !s.ok()) {
       return Failure(s);
     }
     return kExitOk;
@@ -57,16 +60,15 @@ int Repack(const std::vector<std::string>& argv) {
   if (!split.ok()) return Failure(split.status());
   PtdOptions ptd_options;
   ptd_options.segment_alignment = options.segment_alignment;
+  ptd_options.integrity_table = digest.integrity_table;
   // Plan both before writing either: a plan error leaves no file behind.
   Result<PtePlan> pte_plan = PlanPte(std::move(split->first), options);
   if (!pte_plan.ok()) return Failure(pte_plan.status().WithContext(job->output));
   Result<PtdPlan> ptd_plan = PlanPtd(split->second, ptd_options);
   if (!ptd_plan.ok()) return Failure(ptd_plan.status().WithContext(*ptd_path));
   // Published together, the .ptd first: a .pte never appears without its data.
-  ProgressLine progress("writing " + *ptd_path + " and " + job->output);
-  if (Status s =
-          WriteArtifactFiles({{*ptd_path, &ptd_plan->artifact}, {job->output, &pte_plan->artifact}},
-                             OutputOptions{}, progress.callback());
+  if (Status s = WriteFiles({{*ptd_path, &ptd_plan->artifact}, {job->output, &pte_plan->artifact}},
+                            "writing " + *ptd_path + " and " + job->output, digest.sha256);
       !s.ok()) {
     return Failure(s);
   }

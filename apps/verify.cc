@@ -11,6 +11,7 @@
 #include "etpack/bpte_file.h"
 #include "etpack/external_data.h"
 #include "etpack/inspect.h"
+#include "etpack/integrity.h"
 #include "etpack/ptd_file.h"
 #include "etpack/pte_file.h"
 
@@ -27,16 +28,31 @@ int Unreadable(const std::string& path, const Status& status) {
   return status.code() == Code::kCorrupt ? Invalid(path, status) : CannotRead(path, status);
 }
 
-int VerifyPtd(const std::string& path) {
+// After the "ok" line: the integrity table (docs/integrity.md) when the
+// file has one, and with --deep every part's XXH3-64.
+void PrintIntegrity(const std::string& path, const IntegrityCheck& check) {
+  if (check.has_table) {
+    std::printf("%s: integrity table matches (%zu parts, XXH3-64)\n", path.c_str(),
+                check.parts.size());
+  }
+  for (size_t i = 0; i < check.xxh3.size(); ++i) {
+    std::printf("xxh3:%016" PRIx64 "  %s\n", check.xxh3[i], check.parts[i].name.c_str());
+  }
+}
+
+int VerifyPtd(const std::string& path, bool deep) {
   Result<std::unique_ptr<PtdFile>> file = PtdFile::Open(path);
   if (!file.ok()) return Invalid(path, file.status());
   const PtdFile& f = **file;
+  Result<IntegrityCheck> check = CheckIntegrity(f, deep);
+  if (!check.ok()) return Invalid(path, check.status());
   std::printf("%s: ok (.ptd, %zu entries, %zu segments, %" PRIu64 " bytes)\n", path.c_str(),
               f.entries().size(), f.layout().segments.size(), f.size());
+  PrintIntegrity(path, *check);
   return kExitOk;
 }
 
-int VerifyBpte(const std::string& path) {
+int VerifyBpte(const std::string& path, bool deep) {
   Result<std::unique_ptr<BpteFile>> file = BpteFile::Open(path);
   if (!file.ok()) return Invalid(path, file.status());
   const BpteFile& f = **file;
@@ -44,17 +60,23 @@ int VerifyBpte(const std::string& path) {
   if (!suites.ok()) return Invalid(path, suites.status());
   uint64_t cases = 0;
   for (const BundledTestSuite& s : *suites) cases += s.test_cases.size();
+  // The program's own table covers the program (docs/integrity.md).
+  Result<IntegrityCheck> check = CheckIntegrity(f.program(), deep);
+  if (!check.ok()) return Invalid(path, check.status());
   std::printf("%s: ok (.bpte, %s layout, %zu suites, %" PRIu64 " cases; embedded program %" PRIu64
               " bytes, %zu methods)\n",
               path.c_str(), LayoutName(f.layout()), suites->size(), cases, f.program_size(),
               f.program().methods().size());
+  PrintIntegrity(path, *check);
   return kExitOk;
 }
 
-int VerifyPte(const std::string& path, const std::vector<std::string>& data_paths) {
+int VerifyPte(const std::string& path, const std::vector<std::string>& data_paths, bool deep) {
   Result<std::unique_ptr<PteFile>> file = PteFile::Open(path);
   if (!file.ok()) return Invalid(path, file.status());
   const PteFile& f = **file;
+  Result<IntegrityCheck> check = CheckIntegrity(f, deep);
+  if (!check.ok()) return Invalid(path, check.status());
 
   std::vector<std::unique_ptr<PtdFile>> data;
   std::vector<const PtdFile*> views;
@@ -66,6 +88,9 @@ int VerifyPte(const std::string& path, const std::vector<std::string>& data_path
     }
     Result<std::unique_ptr<PtdFile>> ptd = PtdFile::Open(d);
     if (!ptd.ok()) return Invalid(d, ptd.status());
+    if (Result<IntegrityCheck> c = CheckIntegrity(**ptd, false); !c.ok()) {
+      return Invalid(d, c.status());
+    }
     views.push_back(ptd->get());
     data.push_back(std::move(ptd).value());
   }
@@ -87,25 +112,27 @@ int VerifyPte(const std::string& path, const std::vector<std::string>& data_path
   }
   std::printf("%s: ok (%zu methods, %zu segments, %" PRIu64 " bytes%s)\n", path.c_str(),
               f.methods().size(), f.layout().segments.size(), f.size(), external.c_str());
+  PrintIntegrity(path, *check);
   return kExitOk;
 }
 
 }  // namespace
 
 int Verify(const std::vector<std::string>& argv) {
-  Result<Args> args = ParseArgs(argv, {"--data"}, {});
+  Result<Args> args = ParseArgs(argv, {"--data"}, {"--deep"});
   if (!args.ok()) return UsageError(args.status().message());
   if (args->positional.size() != 1) return UsageError("verify takes exactly one FILE");
   const std::string& path = args->positional[0];
   const std::vector<std::string> data_paths = args->Values("--data");
   Result<ArtifactKind> kind = DetectArtifactKind(path);
   if (!kind.ok()) return Unreadable(path, kind.status());
-  if (*kind == ArtifactKind::kPte) return VerifyPte(path, data_paths);
+  const bool deep = args->Has("--deep");
+  if (*kind == ArtifactKind::kPte) return VerifyPte(path, data_paths, deep);
   const char* ext = *kind == ArtifactKind::kPtd ? ".ptd" : ".bpte";
   if (!data_paths.empty()) {
     return UsageError("verify: --data goes with a .pte; " + path + " is a " + ext);
   }
-  return *kind == ArtifactKind::kPtd ? VerifyPtd(path) : VerifyBpte(path);
+  return *kind == ArtifactKind::kPtd ? VerifyPtd(path, deep) : VerifyBpte(path, deep);
 }
 
 }  // namespace etpack::cli

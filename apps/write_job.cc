@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <utility>
 
+#include "digests.h"
 #include "progress.h"
 #include "units.h"
 
@@ -24,9 +25,10 @@ Status ApplyAlignmentFlags(const Args& args, PteOptions* options) {
 Result<WriteJob> ParseWriteJob(const std::vector<std::string>& argv, const char* what,
                                const char* output_name, const std::vector<std::string>& extra) {
   std::vector<std::string> options = {"-o", "--output", "--segment-alignment",
-                                      "--constant-alignment"};
+                                      "--constant-alignment", kDigestOption};
   options.insert(options.end(), extra.begin(), extra.end());
-  ETPACK_ASSIGN_OR_RETURN(Args args, ParseArgs(argv, options, {}));
+  ETPACK_ASSIGN_OR_RETURN(Args args, ParseArgs(argv, options, {kIntegrityFlag}));
+  ETPACK_RETURN_IF_ERROR(ParseDigestFlags(args).status());
   if (args.positional.size() != 1) {
     return InvalidArgument(std::string("expected exactly one ") + what + ", got " +
                            std::to_string(args.positional.size()));
@@ -40,9 +42,8 @@ Result<WriteJob> ParseWriteJob(const std::vector<std::string>& argv, const char*
   return job;
 }
 
-Status WritePlanned(const std::string& output, const ArtifactPlan& plan) {
-  ProgressLine progress("writing " + output);
-  return WriteArtifactFile(output, plan, OutputOptions{}, progress.callback());
+Status WritePlanned(const std::string& output, const ArtifactPlan& plan, bool sha256) {
+  return WriteFiles({{output, &plan}}, "writing " + output, sha256);
 }
 
 void ReportPte(const std::string& output, const PtePlan& plan, const PteOptions& options) {
@@ -60,9 +61,10 @@ void ReportPtd(const std::string& output, const PtdPlan& plan, const PtdInput& i
               plan.layout.segments.size(), options.segment_alignment);
 }
 
-Status PlanAndWrite(const std::string& output, PteInput input, const PteOptions& options) {
+Status PlanAndWrite(const std::string& output, PteInput input, const PteOptions& options,
+                    bool sha256) {
   ETPACK_ASSIGN_OR_RETURN(PtePlan plan, PlanPte(std::move(input), options));
-  ETPACK_RETURN_IF_ERROR(WritePlanned(output, plan.artifact));
+  ETPACK_RETURN_IF_ERROR(WritePlanned(output, plan.artifact, sha256));
   ReportPte(output, plan, options);
   return Status::OK();
 }

@@ -23,7 +23,8 @@ struct WriteJob {
 };
 
 // Splits the arguments: exactly one `what`, -o `output_name`, the
-// alignment flags and the command's `extra` value options. A failure is a
+// alignment flags, --integrity, --digest and the command's `extra` value
+// options. A failure is a
 // usage error (its message says what is wrong).
 Result<WriteJob> ParseWriteJob(const std::vector<std::string>& argv, const char* what,
                                const char* output_name, const std::vector<std::string>& extra = {});
@@ -32,8 +33,9 @@ Result<WriteJob> ParseWriteJob(const std::vector<std::string>& argv, const char*
 // A bad value is an error whose message names the flag.
 Status ApplyAlignmentFlags(const Args& args, PteOptions* options);
 
-// Writes `plan` to `output` atomically with a progress line.
-Status WritePlanned(const std::string& output, const ArtifactPlan& plan);
+// Writes `plan` to `output` atomically with a progress line; with
+// `sha256`, prints the digests computed while writing (digests.h).
+Status WritePlanned(const std::string& output, const ArtifactPlan& plan, bool sha256 = false);
 
 // "wrote OUT (N bytes, ...)" on stdout.
 void ReportPte(const std::string& output, const PtePlan& plan, const PteOptions& options);
@@ -41,7 +43,8 @@ void ReportPtd(const std::string& output, const PtdPlan& plan, const PtdInput& i
                const PtdOptions& options);
 
 // PlanPte, WritePlanned, ReportPte.
-Status PlanAndWrite(const std::string& output, PteInput input, const PteOptions& options);
+Status PlanAndWrite(const std::string& output, PteInput input, const PteOptions& options,
+                    bool sha256 = false);
 
 }  // namespace etpack::cli
 

@@ -21,6 +21,9 @@
 #           vs  ndarray.tofile + fsync, numpy.savez, torch.save
 #           (scripts/bench_python.py; its own section of RESULTS.md, which
 #           `--jobs python` alone replaces in place)
+#   checksum  etpack ptd --integrity of such shards    vs  etpack ptd of the
+#           same shards without a table (not cp: the row's ratio is the
+#           table's cost, runs interleaved)
 #
 # Both sides make the data durable: etpack syncs before its rename, so cp
 # is timed as `cp && sync`. Outputs are removed before every run and a
@@ -62,8 +65,8 @@ while (($#)); do
 done
 [[ "$runs" =~ ^[1-9][0-9]*$ ]] || { echo "bench: --runs $runs is not a positive integer" >&2; exit 2; }
 for job in $jobs; do
-  case "$job" in demo | pack | ptd | bundle | python) ;;
-    *) echo "bench: unknown job '$job' (jobs: demo pack ptd bundle python)" >&2; exit 2 ;;
+  case "$job" in demo | pack | ptd | bundle | python | checksum) ;;
+    *) echo "bench: unknown job '$job' (jobs: demo pack ptd bundle python checksum)" >&2; exit 2 ;;
   esac
 done
 
@@ -170,6 +173,14 @@ make_ptd() {
   eout="$w/out.ptd"
   note="3 shards"
 }
+make_checksum() {
+  make_ptd "$1"
+  ecmd+=(--integrity)
+  # The baseline is the same command without the table, its output where
+  # cp's copy would go (removed before every run).
+  bcmd=(sh -c 'mkdir -p "$0" && exec "$@" >/dev/null' "$work/copy" "${ecmd[@]:0:3}" -o "$work/copy/plain.ptd")
+  note="baseline: etpack ptd without --integrity (ratio = cost of the table)"
+}
 make_bundle() {
   "$etpack" demo --size "$1" -o "$w" >/dev/null
   # The demo's method `forward` takes one input: LONG[1, 64] token ids.
@@ -197,6 +208,7 @@ rows=() data=() caprows=()
 pair() {
   local job=$1 size=$2 r bytes ew=() er=() ec=() cw=() cr=()
   local ccmd=(sh -c 'mkdir -p "$0" && cp "$@" "$0/" && sync' "$work/copy" "${src[@]}")
+  if ((${#bcmd[@]})); then ccmd=("${bcmd[@]}"); fi
   for ((r = 1; r <= runs; r++)); do
     rm -rf "$eout" "$work/copy"
     measure "${ecmd[@]}"; must_succeed "${ecmd[*]}"
@@ -266,6 +278,7 @@ for size in $all_sizes; do
     need_space "the $job job" "$size"
     w="$work/$job"
     mkdir -p "$w"
+    bcmd=()
     "make_$job" "$size"
     if [[ " $sizes " == *" $size "* ]]; then pair "$job" "$size"; fi
     if [ "$size" = "$capped" ]; then capped_run "$job" "$size"; fi
@@ -296,7 +309,7 @@ plot() {
     if ((lo == 0 || mib < lo)); then lo=$mib; fi
     if ((mib > hi)); then hi=$mib; fi
   done
-  local -A color=([demo]=1 [pack]=2 [ptd]=3 [bundle]=4)   # same colour in every plot
+  local -A color=([demo]=1 [pack]=2 [ptd]=3 [bundle]=4 [checksum]=5)   # same colour in every plot
   for job in $jobs; do
     local f="'$out/results.tsv' index $i using 3" lc="lc ${color[$job]}"
     tp+="$f:6 with linespoints $lc pt 7 dt 1 title '$job etpack', "

@@ -246,7 +246,19 @@ class BptePlanner {
     plan.program_offset = a.head.segment_base_offset;
     plan.program_size = n;
     plan.artifact = std::move(a.artifact);
+    AddProgramIntegrity(plan);
     return plan;
+  }
+
+  // The embedded program's integrity tables, moved to where it lands: the
+  // writer computes them while it streams the .bpte.
+  void AddProgramIntegrity(BptePlan& plan) const {
+    for (IntegrityTableSpec t : in_.program.integrity) {
+      t.origin += plan.program_offset;
+      t.table_offset += plan.program_offset;
+      for (ByteRange& r : t.ranges) r.offset += plan.program_offset;
+      plan.artifact.integrity.push_back(std::move(t));
+    }
   }
 
   Status TooLarge(uint64_t size) const {
@@ -285,6 +297,7 @@ class BptePlanner {
     plan.program_offset = a.head.segment_base_offset + layout.offsets[0];
     plan.program_size = in_.program.file_size;
     plan.artifact = std::move(a.artifact);
+    AddProgramIntegrity(plan);
     return plan;
   }
 

@@ -112,6 +112,7 @@
 #include "etpack/bundle_cases.h"
 #include "etpack/external_data.h"
 #include "etpack/inspect.h"
+#include "etpack/integrity.h"
 #include "etpack/json.h"
 #include "etpack/manifest.h"
 #include "etpack/nfat.h"

@@ -52,6 +52,9 @@ struct PtdInput {
 struct PtdOptions {
   // Alignment of the segment base in the file and of every segment start.
   uint64_t segment_alignment = 128;
+  // Append an integrity table as a last entry (a blob, no tensor layout);
+  // see PteOptions::integrity_table.
+  bool integrity_table = false;
 };
 
 struct PtdLayout {

@@ -48,6 +48,12 @@ struct PteOptions {
   // Move non-empty delegate payloads into segments (true) or keep them
   // inline in the flatbuffer (false; limited to 2 GiB in total).
   bool extract_delegate_segments = true;
+  // Append an integrity table (docs/integrity.md): XXH3-64 of the head and
+  // of every segment, computed by the writer as the bytes stream, stored as
+  // the last segment under a named_data key "etpack.integrity.<hex>" that
+  // the ExecuTorch runtime never asks for. Off by default: with it the
+  // file no longer matches the reference serializer byte for byte.
+  bool integrity_table = false;
 };
 
 // A key of the program's named data, stored in the .pte. Entries with the

@@ -42,12 +42,6 @@ struct ExtendedHeader {
   uint64_t segment_data_size = 0;  // 0 in legacy 24-byte headers
 };
 
-// Bytes [offset, offset + size) of the file.
-struct ByteRange {
-  uint64_t offset = 0;
-  uint64_t size = 0;
-};
-
 // A delegate call of a method and where its payload is.
 struct PteDelegate {
   std::string backend;      // the backend id
@@ -125,7 +119,8 @@ class PteFile : public ArtifactFileOf<PteFile> {
   // mutable values, delegate payloads and named data as PteInput's lists of
   // sources borrowing this file (whether they were inline or in segments);
   // delegates are re-pointed INLINE. PlanPte(ToInput()) re-lays the file
-  // out; this is how `etpack repack` works.
+  // out; this is how `etpack repack` works. An integrity table
+  // (docs/integrity.md) is left out: it describes this layout only.
   Result<PteInput> ToInput() const;
 
   // The writer options this file appears to have been written with, so a

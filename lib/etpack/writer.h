@@ -29,17 +29,51 @@ struct Placement {
   SourcePtr source;        // source->size() bytes land at [offset, offset + size)
 };
 
+// Bytes [offset, offset + size) of a file.
+struct ByteRange {
+  uint64_t offset = 0;
+  uint64_t size = 0;
+};
+
+// An integrity table (docs/integrity.md) that the writer fills in: XXH3-64
+// of each range, computed from the bytes as they stream past.
+struct IntegrityTableSpec {
+  // Where the artifact the table describes starts in the file (non-zero
+  // for a program nested in a .bpte); the table's offsets are relative to it.
+  uint64_t origin = 0;
+  // A placement at this absolute offset reserves the table's bytes; the
+  // writer writes the table there instead of reading its source.
+  uint64_t table_offset = 0;
+  // Absolute; ranges[0] is the artifact's head, then its segments. All end
+  // at or before table_offset.
+  std::vector<ByteRange> ranges;
+};
+
 struct ArtifactPlan {
   std::vector<uint8_t> head;  // lands at offset 0
   uint64_t file_size = 0;     // >= head.size(); the file ends exactly here
   // Sorted by offset, non-overlapping, all inside [head.size(), file_size).
   std::vector<Placement> placements;
+  // The format's segments as absolute ranges, in segment-table order (what
+  // digests are reported for); empty for a plan with no segment table.
+  std::vector<ByteRange> segments;
+  // Tables to compute while writing, sorted by table_offset; empty unless
+  // asked for (PteOptions::integrity_table, PtdOptions::integrity_table).
+  std::vector<IntegrityTableSpec> integrity;
 };
 
 // An ArtifactPlan that is just the bytes of `source` (an existing file, a
 // payload): no head, one placement at 0 (none when the source is empty).
 // REQUIRES: source != nullptr.
 ArtifactPlan PlanOfSource(SourcePtr source);
+
+// SHA-256 digests of one written file, computed while writing it (no
+// second pass): of the head [0, head.size()) and of each of the plan's
+// segments.
+struct ArtifactSha256 {
+  std::vector<uint8_t> head;                   // 32 bytes
+  std::vector<std::vector<uint8_t>> segments;  // one per ArtifactPlan::segments
+};
 
 // Called now and then with bytes written so far and the total.
 using ProgressFn = std::function<void(uint64_t done, uint64_t total)>;
@@ -60,13 +94,19 @@ using ArtifactFiles = std::vector<std::pair<std::string, const ArtifactPlan*>>;
 // destination has changed and nothing is left behind, except in the cases
 // Publish() names (a later rename failing after an earlier output replaced
 // a file; a directory that could not be synced), which the error then says.
-// Progress counts the bytes of all files together.
-Status WriteArtifactFiles(OutputFs& fs, const ArtifactFiles& files,
-                          const ProgressFn& progress = {});
+// Progress counts the bytes of all files together. With `sha256`, it
+// receives one entry per file, in order.
+//
+// Computing digests or integrity tables reads every source through memory
+// (no in-kernel copy_file_range for those files), so their bytes can be
+// hashed on their way into the output.
+Status WriteArtifactFiles(OutputFs& fs, const ArtifactFiles& files, const ProgressFn& progress = {},
+                          std::vector<ArtifactSha256>* sha256 = nullptr);
 
 // The same on the POSIX file system.
 Status WriteArtifactFiles(const ArtifactFiles& files, const OutputOptions& options = {},
-                          const ProgressFn& progress = {});
+                          const ProgressFn& progress = {},
+                          std::vector<ArtifactSha256>* sha256 = nullptr);
 
 // The common case: one file, written atomically.
 Status WriteArtifactFile(const std::string& path, const ArtifactPlan& plan,

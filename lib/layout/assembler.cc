@@ -4,6 +4,7 @@
 #include <string>
 #include <utility>
 
+#include "integrity/table.h"
 #include "layout/header_insert.h"
 
 namespace etpack {
@@ -79,6 +80,7 @@ Result<Assembly> Assemble(std::vector<uint8_t> flatbuffer, const HeaderCodec* co
     const uint64_t align = std::min(base_alignment, layout.alignments[j]);
     ETPACK_RETURN_IF_ERROR(
         PlaceSegment(s, j, h.segment_base_offset + layout.offsets[j], align, placements));
+    out.artifact.segments.push_back({h.segment_base_offset + layout.offsets[j], s.size});
   }
   out.artifact.head = std::move(flatbuffer);
   out.artifact.file_size = file_size;
@@ -116,6 +118,41 @@ Status ValidateArtifactPlan(const ArtifactPlan& plan) {
                              " runs past file_size = " + std::to_string(plan.file_size));
     }
     prev_end = p.offset + size;
+  }
+  for (size_t j = 0; j < plan.segments.size(); ++j) {
+    const ByteRange& r = plan.segments[j];
+    if (r.offset > plan.file_size || r.size > plan.file_size - r.offset) {
+      return InvalidArgument("artifact plan: segments[" + std::to_string(j) +
+                             "] runs past file_size = " + std::to_string(plan.file_size));
+    }
+  }
+  return ValidateIntegrity(plan);
+}
+
+Status ValidateIntegrity(const ArtifactPlan& plan) {
+  size_t next = 0;  // placements are sorted, and so are the tables
+  for (size_t t = 0; t < plan.integrity.size(); ++t) {
+    const IntegrityTableSpec& spec = plan.integrity[t];
+    const std::string field = "artifact plan: integrity[" + std::to_string(t) + "]";
+    while (next < plan.placements.size() && plan.placements[next].offset < spec.table_offset) {
+      ++next;
+    }
+    if (next == plan.placements.size() || plan.placements[next].offset != spec.table_offset ||
+        plan.placements[next].source->size() != IntegrityTableSize(spec.ranges.size())) {
+      return InvalidArgument(field + ": no placement of " +
+                             std::to_string(IntegrityTableSize(spec.ranges.size())) +
+                             " bytes at table_offset = " + std::to_string(spec.table_offset));
+    }
+    ++next;
+    for (const ByteRange& r : spec.ranges) {
+      if (r.offset < spec.origin || r.offset > spec.table_offset ||
+          r.size > spec.table_offset - r.offset) {
+        return InvalidArgument(field + ": range [" + std::to_string(r.offset) + ", +" +
+                               std::to_string(r.size) +
+                               ") is not between origin = " + std::to_string(spec.origin) +
+                               " and table_offset = " + std::to_string(spec.table_offset));
+      }
+    }
   }
   return Status::OK();
 }

@@ -77,6 +77,11 @@ Result<Assembly> Assemble(std::vector<uint8_t> flatbuffer, const HeaderCodec* co
 // kInvalidArgument naming "artifact plan: placements[i]" and the value.
 Status ValidateArtifactPlan(const ArtifactPlan& plan);
 
+// The part of ValidateArtifactPlan about plan.integrity: each table has a
+// placement of its exact size at its offset, and covers only bytes between
+// its origin and itself.
+Status ValidateIntegrity(const ArtifactPlan& plan);
+
 // A whole artifact as one segment of another (a .pte inside a .bpte): its
 // head at offset 0, its placements at their own offsets and alignments.
 // Fails when `plan` is not a valid ArtifactPlan.

@@ -1,13 +1,18 @@
 #include "etpack/writer.h"
 
+#include <fcntl.h>
+
 #include <algorithm>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "integrity/table.h"
 #include "io/publish_steps.h"
 #include "layout/assembler.h"
+#include "layout/stream_hash.h"
 
 namespace etpack {
 namespace {
@@ -46,26 +51,157 @@ uint64_t PayloadBytes(const ArtifactPlan& plan) {
   return total;
 }
 
-// WriteArtifact for a plan that ValidatePlan accepted.
-Status WriteValidPlan(const ArtifactPlan& plan, OutputFile& output, Progress& progress) {
+// A placement's source as the output sees it while hashes are computed:
+// the same bytes, handed to `hashes` as the output copies them in, in
+// slices small enough to still be in cache when hashed. It offers neither
+// a contiguous span nor a file range, so the output reads every byte
+// through ReadAt (an in-kernel copy would never show them to us).
+class HashedSource final : public Source {
+ public:
+  HashedSource(const Source& base, uint64_t file_offset, StreamHashes& hashes)
+      : base_(base), file_offset_(file_offset), hashes_(&hashes) {}
+
+  uint64_t size() const override { return base_.size(); }
+  std::string Describe() const override { return base_.Describe(); }
+
+  Status ReadAt(uint64_t offset, void* dst, size_t n) const override {
+    constexpr size_t kSlice = size_t{1} << 20;
+    uint8_t* out = static_cast<uint8_t*>(dst);
+    const uint8_t* bytes = base_.contiguous();
+    for (size_t done = 0; done < n;) {
+      const size_t k = std::min(kSlice, n - done);
+      if (bytes != nullptr) {
+        std::memcpy(out + done, bytes + offset + done, k);
+      } else {
+        ETPACK_RETURN_IF_ERROR(base_.ReadAt(offset + done, out + done, k));
+      }
+      ETPACK_RETURN_IF_ERROR(hashes_->Feed(file_offset_ + offset + done, out + done, k));
+      done += k;
+    }
+    // What the output does for file sources it reads itself: keep a
+    // multi-GB input from crowding the page cache (whole 2 MiB folios).
+    if (const FileRange* r = base_.file_range()) {
+      constexpr uint64_t kFolio = uint64_t{2} << 20;
+      const uint64_t start = (r->offset + offset) / kFolio * kFolio;
+      (void)::posix_fadvise(r->fd, static_cast<off_t>(start),
+                            static_cast<off_t>(r->offset + offset + n - start),
+                            POSIX_FADV_DONTNEED);
+    }
+    return Status::OK();
+  }
+
+ private:
+  const Source& base_;
+  const uint64_t file_offset_;
+  StreamHashes* const hashes_;
+};
+
+// The hashes one file's write computes: its integrity tables and, when
+// asked, SHA-256 of its head and segments.
+class PlanHashes {
+ public:
+  Status Init(const ArtifactPlan& plan, bool sha256) {
+    for (const IntegrityTableSpec& t : plan.integrity) {
+      std::vector<size_t> ids;
+      for (const ByteRange& r : t.ranges) {
+        ETPACK_ASSIGN_OR_RETURN(size_t id, hashes_.Add(r.offset, r.size, HashKind::kXxh3_64));
+        ids.push_back(id);
+      }
+      tables_.push_back(std::move(ids));
+    }
+    if (sha256) {
+      ETPACK_ASSIGN_OR_RETURN(size_t id, hashes_.Add(0, plan.head.size(), HashKind::kSha256));
+      sha_.push_back(id);
+      for (const ByteRange& r : plan.segments) {
+        ETPACK_ASSIGN_OR_RETURN(id, hashes_.Add(r.offset, r.size, HashKind::kSha256));
+        sha_.push_back(id);
+      }
+    }
+    return Status::OK();
+  }
+
+  StreamHashes& stream() { return hashes_; }
+
+  // Table t's bytes, once the stream has passed all its ranges.
+  std::vector<uint8_t> Table(const ArtifactPlan& plan, size_t t) const {
+    const IntegrityTableSpec& spec = plan.integrity[t];
+    std::vector<IntegrityEntry> entries;
+    entries.reserve(spec.ranges.size());
+    for (size_t i = 0; i < spec.ranges.size(); ++i) {
+      entries.push_back({spec.ranges[i].offset - spec.origin, spec.ranges[i].size,
+                         Xxh3Value(hashes_.Digest(tables_[t][i]))});
+    }
+    return EncodeIntegrityTable(entries);
+  }
+
+  ArtifactSha256 Sha256() const {
+    ArtifactSha256 out;
+    for (size_t i = 0; i < sha_.size(); ++i) {
+      (i == 0 ? out.head : out.segments.emplace_back()) = hashes_.Digest(sha_[i]);
+    }
+    return out;
+  }
+
+ private:
+  StreamHashes hashes_;
+  std::vector<std::vector<size_t>> tables_;  // range ids per table
+  std::vector<size_t> sha_;                  // head, then segments
+};
+
+// Writes `source` at `offset`, a large one in slices so progress moves,
+// through `hashes` when given.
+Status WriteSource(OutputFile& output, uint64_t offset, const SourcePtr& source,
+                   StreamHashes* hashes, Progress& progress) {
+  auto write = [&](uint64_t at, const Source& s) {
+    return hashes != nullptr ? output.Write(at, HashedSource(s, at, *hashes)) : output.Write(at, s);
+  };
+  const uint64_t size = source->size();
+  if (size <= kProgressStep) {
+    ETPACK_RETURN_IF_ERROR(write(offset, *source));
+    progress.Advance(size);
+    return Status::OK();
+  }
+  for (uint64_t pos = 0; pos < size; pos += kProgressStep) {
+    const uint64_t n = std::min(kProgressStep, size - pos);
+    ETPACK_RETURN_IF_ERROR(write(offset + pos, *SliceSource(source, pos, n)));
+    progress.Advance(n);
+  }
+  return Status::OK();
+}
+
+// WriteArtifact for a plan that ValidatePlan accepted, computing the
+// plan's integrity tables and, when `sha256` is given, its digests.
+Status WriteValidPlan(const ArtifactPlan& plan, OutputFile& output, Progress& progress,
+                      ArtifactSha256* sha256 = nullptr) {
   ETPACK_RETURN_IF_ERROR(output.Reserve(plan.file_size));
   if (!plan.head.empty()) {
     ETPACK_RETURN_IF_ERROR(output.Write(0, plan.head.data(), plan.head.size()));
     progress.Advance(plan.head.size());
   }
+  if (plan.integrity.empty() && sha256 == nullptr) {
+    for (const Placement& p : plan.placements) {
+      ETPACK_RETURN_IF_ERROR(WriteSource(output, p.offset, p.source, nullptr, progress));
+    }
+    return Status::OK();
+  }
+  PlanHashes h;
+  ETPACK_RETURN_IF_ERROR(h.Init(plan, sha256 != nullptr));
+  ETPACK_RETURN_IF_ERROR(h.stream().Feed(0, plan.head.data(), plan.head.size()));
+  size_t table = 0;
   for (const Placement& p : plan.placements) {
-    const uint64_t size = p.source->size();
-    if (size <= kProgressStep) {
-      ETPACK_RETURN_IF_ERROR(output.Write(p.offset, *p.source));
-      progress.Advance(size);
+    if (table < plan.integrity.size() && p.offset == plan.integrity[table].table_offset) {
+      // Everything the table covers lies before it (ValidateArtifactPlan).
+      ETPACK_RETURN_IF_ERROR(h.stream().Feed(p.offset, nullptr, 0));
+      const std::vector<uint8_t> bytes = h.Table(plan, table++);
+      ETPACK_RETURN_IF_ERROR(output.Write(p.offset, bytes.data(), bytes.size()));
+      ETPACK_RETURN_IF_ERROR(h.stream().Feed(p.offset, bytes.data(), bytes.size()));
+      progress.Advance(bytes.size());
       continue;
     }
-    for (uint64_t pos = 0; pos < size; pos += kProgressStep) {
-      const uint64_t n = std::min(kProgressStep, size - pos);
-      ETPACK_RETURN_IF_ERROR(output.Write(p.offset + pos, *SliceSource(p.source, pos, n)));
-      progress.Advance(n);
-    }
+    ETPACK_RETURN_IF_ERROR(WriteSource(output, p.offset, p.source, &h.stream(), progress));
   }
+  ETPACK_RETURN_IF_ERROR(h.stream().Feed(plan.file_size, nullptr, 0));
+  if (sha256 != nullptr) *sha256 = h.Sha256();
   return Status::OK();
 }
 
@@ -86,7 +222,8 @@ Status WriteArtifact(const ArtifactPlan& plan, OutputFile& output, const Progres
   return Status::OK();
 }
 
-Status WriteArtifactFiles(OutputFs& fs, const ArtifactFiles& files, const ProgressFn& progress) {
+Status WriteArtifactFiles(OutputFs& fs, const ArtifactFiles& files, const ProgressFn& progress,
+                          std::vector<ArtifactSha256>* sha256) {
   // Everything that can be checked is checked before the first output
   // exists, so a bad plan or destination touches nothing.
   uint64_t total = 0;
@@ -103,16 +240,19 @@ Status WriteArtifactFiles(OutputFs& fs, const ArtifactFiles& files, const Progre
   }
   ETPACK_RETURN_IF_ERROR(CheckOutputsDistinct(outputs));
   Progress p(progress, total);
+  std::vector<ArtifactSha256> digests(sha256 != nullptr ? files.size() : 0);
   for (size_t i = 0; i < files.size(); ++i) {
-    ETPACK_RETURN_IF_ERROR(WriteValidPlan(*files[i].second, *outputs[i], p));
+    ETPACK_RETURN_IF_ERROR(
+        WriteValidPlan(*files[i].second, *outputs[i], p, sha256 ? &digests[i] : nullptr));
   }
+  if (sha256 != nullptr) *sha256 = std::move(digests);
   p.Report();
   return Publish(std::move(outputs));
 }
 
 Status WriteArtifactFiles(const ArtifactFiles& files, const OutputOptions& options,
-                          const ProgressFn& progress) {
-  return WriteArtifactFiles(*NewPosixOutputFs(options), files, progress);
+                          const ProgressFn& progress, std::vector<ArtifactSha256>* sha256) {
+  return WriteArtifactFiles(*NewPosixOutputFs(options), files, progress, sha256);
 }
 
 Status WriteArtifactFile(const std::string& path, const ArtifactPlan& plan,

@@ -10,6 +10,7 @@
 #include "etpack/ptd.h"
 #include "flat_tensor_etpack_generated.h"
 #include "flatbuffer/scalar_type.h"
+#include "integrity/table.h"
 #include "layout/assembler.h"
 #include "layout/layout.h"
 #include "ptd/ptd_header.h"
@@ -142,6 +143,7 @@ Result<PtdPlan> PlanPtd(const PtdInput& input, const PtdOptions& options) {
     const PtdEntry& e = input.entries[i];
     const std::string what = "entries[" + std::to_string(i) + "] '" + e.key + "'";
     if (e.key.empty()) return InvalidArgument("entries[" + std::to_string(i) + "]: empty key");
+    ETPACK_RETURN_IF_ERROR(CheckNotIntegrityKey(e.key, what));
     if (!keys.insert(e.key).second) return InvalidArgument(what + ": duplicate key");
     if (e.buffer_index >= input.buffers.size()) {
       return InvalidArgument(what + ": buffer_index = " + std::to_string(e.buffer_index) +
@@ -162,6 +164,17 @@ Result<PtdPlan> PlanPtd(const PtdInput& input, const PtdOptions& options) {
     }
     entries.push_back({&e, static_cast<uint32_t>(segment)});
   }
+  PtdEntry table_entry;
+  if (options.integrity_table) {
+    // The last segment, so that it can cover every other one.
+    std::vector<std::string_view> names(keys.begin(), keys.end());
+    table_entry.key = IntegrityKey("ptd", names);
+    ETPACK_ASSIGN_OR_RETURN(
+        size_t segment,
+        per_buffer.SegmentOf(IntegrityTablePlaceholder(per_buffer.segments().size() + 1), 1,
+                             table_entry.key));
+    entries.push_back({&table_entry, static_cast<uint32_t>(segment)});
+  }
 
   const std::vector<Segment>& segments = per_buffer.segments();
   ETPACK_ASSIGN_OR_RETURN(SegmentLayout layout,
@@ -176,6 +189,7 @@ Result<PtdPlan> PlanPtd(const PtdInput& input, const PtdOptions& options) {
                                                options.segment_alignment, segments, layout));
   PtdPlan plan;
   plan.artifact = std::move(a.artifact);
+  if (options.integrity_table) plan.artifact.integrity = {IntegritySpecOf(plan.artifact)};
   PtdLayout& l = plan.layout;
   l.flatbuffer_offset = a.head.header_size;
   l.flatbuffer_size = a.head.flatbuffer_size;

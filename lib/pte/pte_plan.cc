@@ -15,6 +15,7 @@
 #include "etpack/pte.h"
 #include "etpack/writer.h"
 #include "flatbuffer/tree_builder.h"
+#include "integrity/table.h"
 #include "layout/assembler.h"
 #include "layout/layout.h"
 #include "pte/pte_format.h"
@@ -300,7 +301,7 @@ class PtePlanner {
 
   Status PlanNamedData() {
     program_.Set("named_data", json::Value::Null());
-    if (input_.named_data.empty()) return Status::OK();
+    if (input_.named_data.empty() && !options_.integrity_table) return Status::OK();
     // Named data segments follow all the others.
     const size_t first = segments_.size();
     SegmentPerBuffer per_buffer;
@@ -308,6 +309,8 @@ class PtePlanner {
     named.reserve(input_.named_data.size());
     for (size_t i = 0; i < input_.named_data.size(); ++i) {
       const NamedData& e = input_.named_data[i];
+      ETPACK_RETURN_IF_ERROR(
+          CheckNotIntegrityKey(e.key, "named_data[" + std::to_string(i) + "] '" + e.key + "'"));
       ETPACK_ASSIGN_OR_RETURN(
           size_t seg,
           per_buffer.SegmentOf(e.source, e.alignment, "named_data[" + std::to_string(i) + "]"));
@@ -315,6 +318,16 @@ class PtePlanner {
                                            {"segment_index", json::Value::UInt(first + seg)}}));
     }
     for (const Segment& s : per_buffer.segments()) AddSegment(SegmentRole::kNamedData, s);
+    if (options_.integrity_table) {
+      // The last segment, so that it can cover every other one.
+      std::vector<std::string_view> keys;
+      for (const NamedData& e : input_.named_data) keys.push_back(e.key);
+      named.push_back(
+          json::Value::Object({{"key", json::Value::String(IntegrityKey("pte", keys))},
+                               {"segment_index", json::Value::UInt(segments_.size())}}));
+      AddSegment(SegmentRole::kNamedData,
+                 SourceSegment(IntegrityTablePlaceholder(segments_.size() + 1)));
+    }
     program_.Set("named_data", json::Value::Array(std::move(named)));
     return Status::OK();
   }
@@ -357,6 +370,7 @@ class PtePlanner {
                              segments_, seg_layout));
     PtePlan plan;
     plan.artifact = std::move(a.artifact);
+    if (options_.integrity_table) plan.artifact.integrity = {IntegritySpecOf(plan.artifact)};
     PteLayout& layout = plan.layout;
     layout.program_size = a.head.head_size;
     layout.segment_base_offset = a.head.segment_base_offset;

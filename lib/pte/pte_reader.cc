@@ -13,6 +13,7 @@
 #include "flatbuffer/scalar_type.h"
 #include "flatbuffer/tree_reader.h"
 #include "flatbuffer/unaligned_vector.h"
+#include "integrity/table.h"
 #include "layout/layout.h"
 #include "layout/segment_table.h"
 #include "program_etpack_generated.h"
@@ -527,6 +528,9 @@ Result<PteInput> PteFile::ToInputImpl() const {
   if (const auto* named = prog.named_data()) {
     std::map<uint32_t, SourcePtr> source_of_segment;
     for (uint32_t i = 0; i < named->size(); ++i) {
+      // An integrity table describes this file's layout, not the new one;
+      // the planner writes a fresh one when asked.
+      if (IsIntegrityKey(named->Get(i)->key()->string_view())) continue;
       const uint32_t seg = named->Get(i)->segment_index();
       SourcePtr& source = source_of_segment[seg];
       if (source == nullptr) source = SegmentSource(seg);

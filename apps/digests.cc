@@ -1,0 +1,122 @@
+#include "digests.h"
+
+#include <cstdio>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "etpack/bpte_file.h"
+#include "etpack/integrity.h"
+#include "etpack/ptd_file.h"
+#include "etpack/pte_file.h"
+#include "etpack/inspect.h"
+#include "progress.h"
+
+namespace etpack::cli {
+namespace {
+
+// What digests are printed for: the parts of a file and the keys that
+// name one of its segments.
+struct Named {
+  std::vector<std::string> parts;                    // head, then segments
+  std::vector<std::pair<std::string, size_t>> keys;  // key, index into parts
+};
+
+Result<Named> NamesOf(const std::string& path, std::vector<ArtifactPart>* parts_out,
+                      std::unique_ptr<ArtifactFile>* file_out) {
+  ETPACK_ASSIGN_OR_RETURN(ArtifactKind kind, DetectArtifactKind(path));
+  Named n;
+  std::vector<ArtifactPart> parts;
+  if (kind == ArtifactKind::kPte) {
+    ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PteFile> f, PteFile::Open(path));
+    parts = PartsOf(*f);
+    for (const PteNamedData& d : f->named_data()) n.keys.push_back({d.key, d.segment_index + 1});
+    if (file_out) *file_out = std::move(f);
+  } else if (kind == ArtifactKind::kPtd) {
+    ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PtdFile> f, PtdFile::Open(path));
+    parts = PartsOf(*f);
+    for (const PtdFile::Entry& e : f->entries()) n.keys.push_back({e.key, e.segment_index + 1});
+    if (file_out) *file_out = std::move(f);
+  } else {
+    ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<BpteFile> f, BpteFile::Open(path));
+    // The embedded program's parts, at their place in the .bpte.
+    parts = PartsOf(f->program());
+    for (ArtifactPart& p : parts) {
+      p.name = "program " + p.name;
+      p.offset += f->program_offset();
+    }
+    for (const PteNamedData& d : f->program().named_data()) {
+      n.keys.push_back({d.key, d.segment_index + 1});
+    }
+    if (file_out) *file_out = std::move(f);
+  }
+  for (const ArtifactPart& p : parts) n.parts.push_back(p.name);
+  if (parts_out) *parts_out = std::move(parts);
+  return n;
+}
+
+// "sha256:HEX  PREFIXhead", then one line per part and per key.
+void Print(const Named& n, const std::vector<std::string>& hex, const std::string& prefix) {
+  for (size_t i = 0; i < n.parts.size() && i < hex.size(); ++i) {
+    std::printf("sha256:%s  %s%s\n", hex[i].c_str(), prefix.c_str(), n.parts[i].c_str());
+  }
+  for (const auto& [key, part] : n.keys) {
+    if (part < hex.size()) {
+      std::printf("sha256:%s  %skey '%s'\n", hex[part].c_str(), prefix.c_str(), key.c_str());
+    }
+  }
+}
+
+}  // namespace
+
+Result<DigestFlags> ParseDigestFlags(const Args& args) {
+  DigestFlags f;
+  f.integrity_table = args.Has(kIntegrityFlag);
+  if (const std::string* d = args.Value(kDigestOption)) {
+    if (*d != "sha256") return InvalidArgument("--digest = '" + *d + "': only sha256 is known");
+    f.sha256 = true;
+  }
+  return f;
+}
+
+Status WriteFiles(const ArtifactFiles& files, const std::string& label, bool sha256) {
+  std::vector<ArtifactSha256> digests;
+  {
+    ProgressLine progress(label);
+    ETPACK_RETURN_IF_ERROR(WriteArtifactFiles(files, OutputOptions{}, progress.callback(),
+                                              sha256 ? &digests : nullptr));
+  }
+  for (size_t i = 0; i < digests.size(); ++i) {
+    const std::string& path = files[i].first;
+    // Names come from the file just written (its head only); the bytes
+    // were hashed on their way in.
+    // A .bpte's plan has the .bpte's own segments, not its program's.
+    Named n;
+    Result<ArtifactKind> kind = DetectArtifactKind(path);
+    Result<Named> r = kind.ok() && *kind != ArtifactKind::kBpte ? NamesOf(path, nullptr, nullptr)
+                                                            : Result<Named>(Named{});
+    if (r.ok() && !r->parts.empty()) {
+      n = std::move(*r);
+    } else {
+      n.parts.push_back("head");
+      for (size_t j = 0; j < digests[i].segments.size(); ++j) {
+        n.parts.push_back("segment " + std::to_string(j));
+      }
+    }
+    std::vector<std::string> hex = {ToHex(digests[i].head)};
+    for (const auto& d : digests[i].segments) hex.push_back(ToHex(d));
+    Print(n, hex, path + ": ");
+  }
+  return Status::OK();
+}
+
+Status PrintFileDigests(const std::string& path) {
+  std::vector<ArtifactPart> parts;
+  std::unique_ptr<ArtifactFile> file;
+  ETPACK_ASSIGN_OR_RETURN(Named n, NamesOf(path, &parts, &file));
+  ETPACK_ASSIGN_OR_RETURN(std::vector<std::string> hex, Sha256OfParts(*file, parts));
+  Print(n, hex, "");
+  return Status::OK();
+}
+
+}  // namespace etpack::cli
