@@ -156,8 +156,7 @@ Status AddPtdEntry(etpack_ptd* ptd, const char* key, const etpack_source* data, 
   return Status::OK();
 }
 
-Status AddBundledValue(etpack_bpte* bpte, etpack_bpte_value_role where,
-                       etpack::BundledValue value) {
+Status AddBundledValue(etpack_bpte* bpte, int where, etpack::BundledValue value) {
   if (bpte->current == nullptr) {
     return etpack::InvalidArgument(
         "etpack_bpte_add_*: no test case yet (call etpack_bpte_add_case)");
@@ -180,7 +179,7 @@ const char* etpack_last_error(void) {
   return last_error_override ? last_error_override : last_error.c_str();
 }
 
-const char* etpack_status_name(etpack_status status) {
+const char* etpack_status_name(int status) {
   switch (status) {
     case ETPACK_OUT_OF_MEMORY: return "out of memory";
     case ETPACK_INTERNAL: return "internal error";
@@ -356,7 +355,7 @@ etpack_status etpack_pte_add_named_data(etpack_pte* pte, const char* key, const 
   });
 }
 
-etpack_status etpack_pte_set_option(etpack_pte* pte, etpack_pte_option option, uint64_t value) {
+etpack_status etpack_pte_set_option(etpack_pte* pte, int option, uint64_t value) {
   return Guard(__func__, [&](const char* fn) -> Status {
     ETPACK_C_REQUIRE(pte);
     switch (option) {
@@ -429,7 +428,7 @@ etpack_status etpack_ptd_add_blob(etpack_ptd* ptd, const char* key, const etpack
   });
 }
 
-etpack_status etpack_ptd_set_option(etpack_ptd* ptd, etpack_ptd_option option, uint64_t value) {
+etpack_status etpack_ptd_set_option(etpack_ptd* ptd, int option, uint64_t value) {
   return Guard(__func__, [&](const char* fn) -> Status {
     ETPACK_C_REQUIRE(ptd);
     if (option == ETPACK_PTD_SEGMENT_ALIGNMENT) {
@@ -485,8 +484,8 @@ etpack_status etpack_bpte_add_case(etpack_bpte* bpte, const char* method_name) {
   });
 }
 
-etpack_status etpack_bpte_add_tensor(etpack_bpte* bpte, etpack_bpte_value_role where, int32_t dtype,
-                                     size_t rank, const int32_t* sizes, const uint8_t* dim_order,
+etpack_status etpack_bpte_add_tensor(etpack_bpte* bpte, int where, int32_t dtype, size_t rank,
+                                     const int32_t* sizes, const uint8_t* dim_order,
                                      const etpack_source* data) {
   return Guard(__func__, [&](const char* fn) -> Status {
     ETPACK_C_REQUIRE(bpte);
@@ -501,7 +500,7 @@ etpack_status etpack_bpte_add_tensor(etpack_bpte* bpte, etpack_bpte_value_role w
   });
 }
 
-etpack_status etpack_bpte_add_int(etpack_bpte* bpte, etpack_bpte_value_role where, int64_t value) {
+etpack_status etpack_bpte_add_int(etpack_bpte* bpte, int where, int64_t value) {
   return Guard(__func__, [&](const char* fn) -> Status {
     ETPACK_C_REQUIRE(bpte);
     etpack::BundledValue v;
@@ -511,7 +510,7 @@ etpack_status etpack_bpte_add_int(etpack_bpte* bpte, etpack_bpte_value_role wher
   });
 }
 
-etpack_status etpack_bpte_add_bool(etpack_bpte* bpte, etpack_bpte_value_role where, int value) {
+etpack_status etpack_bpte_add_bool(etpack_bpte* bpte, int where, int value) {
   return Guard(__func__, [&](const char* fn) -> Status {
     ETPACK_C_REQUIRE(bpte);
     etpack::BundledValue v;
@@ -521,8 +520,7 @@ etpack_status etpack_bpte_add_bool(etpack_bpte* bpte, etpack_bpte_value_role whe
   });
 }
 
-etpack_status etpack_bpte_add_double(etpack_bpte* bpte, etpack_bpte_value_role where,
-                                     double value) {
+etpack_status etpack_bpte_add_double(etpack_bpte* bpte, int where, double value) {
   return Guard(__func__, [&](const char* fn) -> Status {
     ETPACK_C_REQUIRE(bpte);
     etpack::BundledValue v;
@@ -532,7 +530,7 @@ etpack_status etpack_bpte_add_double(etpack_bpte* bpte, etpack_bpte_value_role w
   });
 }
 
-etpack_status etpack_bpte_set_option(etpack_bpte* bpte, etpack_bpte_option option, uint64_t value) {
+etpack_status etpack_bpte_set_option(etpack_bpte* bpte, int option, uint64_t value) {
   return Guard(__func__, [&](const char* fn) -> Status {
     ETPACK_C_REQUIRE(bpte);
     switch (option) {

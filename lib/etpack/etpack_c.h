@@ -119,7 +119,7 @@ typedef enum etpack_status {
 ETPACK_C_API const char* etpack_last_error(void);
 
 /* "ok", "invalid argument", ...; "unknown status" for other values. */
-ETPACK_C_API const char* etpack_status_name(etpack_status status);
+ETPACK_C_API const char* etpack_status_name(int status);
 
 /* The library's version, "MAJOR.MINOR.PATCH". */
 ETPACK_C_API const char* etpack_version(void);
@@ -257,7 +257,8 @@ ETPACK_C_API etpack_status etpack_pte_add_delegate(etpack_pte* pte, const etpack
 ETPACK_C_API etpack_status etpack_pte_add_named_data(etpack_pte* pte, const char* key,
                                                      const etpack_source* data, uint64_t alignment);
 
-/* Options; each has the CLI's default until set. */
+/* Options; each has the CLI's default until set. Option and role
+ * parameters are int so that any value an FFI passes is well defined. */
 typedef enum etpack_pte_option {
   ETPACK_PTE_SEGMENT_ALIGNMENT = 1,  /* 128: every segment's start */
   ETPACK_PTE_CONSTANT_ALIGNMENT = 2, /* 16: each constant in its segment */
@@ -265,8 +266,7 @@ typedef enum etpack_pte_option {
   ETPACK_PTE_EXTRACT_DELEGATES = 4   /* 1: delegate payloads to segments;
                                         0: keep them inline (2 GiB limit) */
 } etpack_pte_option;
-ETPACK_C_API etpack_status etpack_pte_set_option(etpack_pte* pte, etpack_pte_option option,
-                                                 uint64_t value);
+ETPACK_C_API etpack_status etpack_pte_set_option(etpack_pte* pte, int option, uint64_t value);
 
 /* Plans the .pte. The builder is left as it was and may be planned again.
  * ETPACK_INVALID_ARGUMENT names the program field and value (unknown field,
@@ -299,8 +299,7 @@ ETPACK_C_API etpack_status etpack_ptd_add_blob(etpack_ptd* ptd, const char* key,
 typedef enum etpack_ptd_option {
   ETPACK_PTD_SEGMENT_ALIGNMENT = 1 /* 128: the segment base and every segment */
 } etpack_ptd_option;
-ETPACK_C_API etpack_status etpack_ptd_set_option(etpack_ptd* ptd, etpack_ptd_option option,
-                                                 uint64_t value);
+ETPACK_C_API etpack_status etpack_ptd_set_option(etpack_ptd* ptd, int option, uint64_t value);
 
 /* Plans the .ptd. ETPACK_INVALID_ARGUMENT names the entry and value: empty
  * or duplicate key, bad alignment, invalid layout, data smaller than the
@@ -330,16 +329,13 @@ typedef enum etpack_bpte_value_role {
   ETPACK_BPTE_INPUT = 0,
   ETPACK_BPTE_EXPECTED_OUTPUT = 1
 } etpack_bpte_value_role;
-ETPACK_C_API etpack_status etpack_bpte_add_tensor(etpack_bpte* bpte, etpack_bpte_value_role where,
-                                                  int32_t dtype, size_t rank, const int32_t* sizes,
+ETPACK_C_API etpack_status etpack_bpte_add_tensor(etpack_bpte* bpte, int where, int32_t dtype,
+                                                  size_t rank, const int32_t* sizes,
                                                   const uint8_t* dim_order,
                                                   const etpack_source* data);
-ETPACK_C_API etpack_status etpack_bpte_add_int(etpack_bpte* bpte, etpack_bpte_value_role where,
-                                               int64_t value);
-ETPACK_C_API etpack_status etpack_bpte_add_bool(etpack_bpte* bpte, etpack_bpte_value_role where,
-                                                int value);
-ETPACK_C_API etpack_status etpack_bpte_add_double(etpack_bpte* bpte, etpack_bpte_value_role where,
-                                                  double value);
+ETPACK_C_API etpack_status etpack_bpte_add_int(etpack_bpte* bpte, int where, int64_t value);
+ETPACK_C_API etpack_status etpack_bpte_add_bool(etpack_bpte* bpte, int where, int value);
+ETPACK_C_API etpack_status etpack_bpte_add_double(etpack_bpte* bpte, int where, double value);
 
 typedef enum etpack_bpte_option {
   /* ETPACK_BPTE_STANDARD (default): the reference format, 2 GiB at most;
@@ -352,8 +348,7 @@ typedef enum etpack_bpte_option {
   ETPACK_BPTE_TENSOR_SEGMENT_THRESHOLD = 3
 } etpack_bpte_option;
 enum { ETPACK_BPTE_STANDARD = 0, ETPACK_BPTE_SEGMENTED = 1 };
-ETPACK_C_API etpack_status etpack_bpte_set_option(etpack_bpte* bpte, etpack_bpte_option option,
-                                                  uint64_t value);
+ETPACK_C_API etpack_status etpack_bpte_set_option(etpack_bpte* bpte, int option, uint64_t value);
 
 /* Plans the .bpte. ETPACK_OUT_OF_RANGE when a standard bundle would exceed
  * 2 GiB (the segmented layout is the way out); ETPACK_INVALID_ARGUMENT for a
