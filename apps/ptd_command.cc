@@ -14,7 +14,7 @@
 #include "etpack/safetensors.h"
 #include "etpack/writer.h"
 #include "measure.h"
-#include "progress.h"
+#include "write_job.h"
 
 namespace etpack::cli {
 
@@ -52,11 +52,7 @@ int Ptd(const std::vector<std::string>& argv) {
     shards.insert(t.file);
   }
   const auto write_start = std::chrono::steady_clock::now();
-  {
-    ProgressLine progress("writing " + *out);
-    Status s = WriteArtifactFile(*out, plan->artifact, OutputOptions{}, progress.callback());
-    if (!s.ok()) return Failure(s);
-  }
+  if (Status s = WritePlanned(*out, plan->artifact); !s.ok()) return Failure(s);
   const double write_s = SecondsSince(write_start);
   const double mib_s =
       write_s > 0 ? static_cast<double>(tensor_bytes) / (1024.0 * 1024.0) / write_s : 0;

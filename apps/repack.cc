@@ -14,7 +14,6 @@
 #include "etpack/pte.h"
 #include "etpack/pte_file.h"
 #include "etpack/writer.h"
-#include "progress.h"
 #include "write_job.h"
 
 namespace etpack::cli {
@@ -63,10 +62,7 @@ int Repack(const std::vector<std::string>& argv) {
   Result<PtdPlan> ptd_plan = PlanPtd(split->second, ptd_options);
   if (!ptd_plan.ok()) return Failure(ptd_plan.status().WithContext(*ptd_path));
   // Published together, the .ptd first: a .pte never appears without its data.
-  ProgressLine progress("writing " + *ptd_path + " and " + job->output);
-  if (Status s =
-          WriteArtifactFiles({{*ptd_path, &ptd_plan->artifact}, {job->output, &pte_plan->artifact}},
-                             OutputOptions{}, progress.callback());
+  if (Status s = WriteFiles({{*ptd_path, &ptd_plan->artifact}, {job->output, &pte_plan->artifact}});
       !s.ok()) {
     return Failure(s);
   }

@@ -40,9 +40,29 @@ Result<WriteJob> ParseWriteJob(const std::vector<std::string>& argv, const char*
   return job;
 }
 
+namespace {
+OutputFs* command_output_fs = nullptr;  // null: POSIX files
+}  // namespace
+
+ScopedCommandOutputFs::ScopedCommandOutputFs(OutputFs* fs) : previous_(command_output_fs) {
+  command_output_fs = fs;
+}
+ScopedCommandOutputFs::~ScopedCommandOutputFs() { command_output_fs = previous_; }
+
+Status WriteFiles(const ArtifactFiles& files) {
+  std::string label = "writing ";
+  for (size_t i = 0; i < files.size(); ++i) {
+    label += (i == 0 ? "" : i + 1 == files.size() ? " and " : ", ") + files[i].first;
+  }
+  ProgressLine progress(label);
+  if (command_output_fs != nullptr) {
+    return WriteArtifactFiles(*command_output_fs, files, progress.callback());
+  }
+  return WriteArtifactFiles(files, OutputOptions{}, progress.callback());
+}
+
 Status WritePlanned(const std::string& output, const ArtifactPlan& plan) {
-  ProgressLine progress("writing " + output);
-  return WriteArtifactFile(output, plan, OutputOptions{}, progress.callback());
+  return WriteFiles({{output, &plan}});
 }
 
 void ReportPte(const std::string& output, const PtePlan& plan, const PteOptions& options) {
