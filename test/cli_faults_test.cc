@@ -44,18 +44,6 @@ struct WritePath {
   std::vector<std::string> outputs;
 };
 
-// A .safetensors file with two tensors (F32 [2, 3], I64 [4]).
-void WriteCheckpoint(const std::string& path) {
-  const std::string header = R"({"a":{"dtype":"F32","shape":[2,3],"data_offsets":[0,24]},)"
-                             R"("b":{"dtype":"I64","shape":[4],"data_offsets":[24,56]}})";
-  std::string bytes(8, '\0');
-  for (int i = 0; i < 8; ++i) bytes[i] = static_cast<char>((header.size() >> (8 * i)) & 0xff);
-  bytes += header;
-  const Bytes data = testing::PatternBytes(56, 3);
-  bytes.append(data.begin(), data.end());
-  WriteFile(path, bytes);
-}
-
 // CASES.json for pte_constants.pte's method: f32[2,3], double, bool, int.
 void WriteCases(const std::string& path) {
   WriteFile(path, std::string(R"({"methods": {"forward": [
@@ -206,7 +194,7 @@ int Verify(const WritePath& path, const std::string& out) {
 
 TEST_CASE("a fault at any step of any command leaves each destination old or new, nothing else") {
   TempDir in;
-  WriteCheckpoint(in.File("w.safetensors"));
+  WriteFile(in.File("w.safetensors"), testing::F32Safetensors(6));
   WriteCases(in.File("cases.json"));
   for (const WritePath& path : WritePaths()) {
     CAPTURE(path.name);

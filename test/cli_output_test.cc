@@ -91,18 +91,6 @@ void WriteDemoCases(const std::string& path) {
                       << R"("}}]}]}})";
 }
 
-// A .safetensors file with one F32 tensor of 1024 x 1024 (4 MiB).
-void WriteBigCheckpoint(const std::string& path) {
-  const std::string header =
-      R"({"w":{"dtype":"F32","shape":[1024,1024],"data_offsets":[0,4194304]}})";
-  std::string bytes(8, '\0');
-  for (int i = 0; i < 8; ++i) bytes[i] = static_cast<char>((header.size() >> (8 * i)) & 0xff);
-  bytes += header;
-  const std::vector<uint8_t> data = etpack::testing::PatternBytes(4 << 20, 9);
-  bytes.append(data.begin(), data.end());
-  etpack::testing::WriteFile(path, bytes);
-}
-
 int64_t MicrosSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() -
                                                                t0)
@@ -125,7 +113,7 @@ TEST_CASE("writing commands killed at random moments leave each destination old 
   TempDir in;
   REQUIRE(Exit({"demo", "--size", "4MiB", "-o", in.path()}) == 0);
   WriteDemoCases(in.File("cases.json"));
-  WriteBigCheckpoint(in.File("w.safetensors"));
+  etpack::testing::WriteFile(in.File("w.safetensors"), etpack::testing::F32Safetensors(1 << 20));
   REQUIRE(Exit({"bundle", in.File("demo.pte"), "--cases", in.File("cases.json"), "-o",
                 in.File("demo.bpte")}) == 0);
   TempDir out;
