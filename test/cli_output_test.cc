@@ -185,8 +185,8 @@ TEST_CASE("writing commands killed at random moments leave each destination old 
       }
     }
     const pid_t pid = Start(job.args);
-    std::this_thread::sleep_for(std::chrono::microseconds(
-        std::uniform_int_distribution<int64_t>(0, 2 * job.micros)(rng)));
+    std::this_thread::sleep_for(
+        std::chrono::microseconds(std::uniform_int_distribution<int64_t>(0, 2 * job.micros)(rng)));
     ::kill(pid, sig);
     const int status = Wait(pid);
     if (WIFSIGNALED(status)) ++killed;
