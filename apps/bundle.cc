@@ -19,7 +19,7 @@
 #include "etpack/source.h"
 #include "etpack/writer.h"
 #include "measure.h"
-#include "progress.h"
+#include "write_job.h"
 
 namespace etpack::cli {
 
@@ -142,10 +142,7 @@ int Bundle(const std::vector<std::string>& argv_list) {
   const double plan_s = SecondsSince(start);
 
   const auto write_start = std::chrono::steady_clock::now();
-  if (Status s = WriteFiles({{*out, &plan->artifact}}, "writing " + *out, digest->sha256);
-      !s.ok()) {
-    return Failure(s);
-  }
+  if (Status s = WritePlanned(*out, plan->artifact, digest->sha256); !s.ok()) return Failure(s);
   const double write_s = SecondsSince(write_start);
 
   size_t case_count = 0;
@@ -187,11 +184,7 @@ int Unbundle(const std::vector<std::string>& argv_list) {
 
   const auto write_start = std::chrono::steady_clock::now();
   const ArtifactPlan plan = PlanOfSource((*bpte)->ProgramSource());
-  {
-    ProgressLine progress("writing " + *out);
-    Status s = WriteArtifactFile(*out, plan, OutputOptions{}, progress.callback());
-    if (!s.ok()) return Failure(s);
-  }
+  if (Status s = WritePlanned(*out, plan); !s.ok()) return Failure(s);
   const double write_s = SecondsSince(write_start);
 
   std::printf("read:    %s (%s layout, %s); program at offset %" PRIu64 "\n", input.c_str(),

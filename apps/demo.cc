@@ -24,7 +24,7 @@
 #include "etpack/source.h"
 #include "etpack/tensor_layout.h"
 #include "etpack/writer.h"
-#include "progress.h"
+#include "write_job.h"
 
 namespace etpack::cli {
 namespace {
@@ -368,11 +368,7 @@ Status RunDemo(const Config& config, const std::string& dir) {
 
   ETPACK_ASSIGN_OR_RETURN(PtePlan plan, PlanPte(std::move(demo.input), PteOptions{}));
   const Clock::time_point t1 = Clock::now();
-  {
-    ProgressLine progress("writing " + path);
-    ETPACK_RETURN_IF_ERROR(
-        WriteArtifactFile(path, plan.artifact, OutputOptions{}, progress.callback()));
-  }
+  ETPACK_RETURN_IF_ERROR(WritePlanned(path, plan.artifact));
   const Clock::time_point t2 = Clock::now();
   ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PteFile> file, PteFile::Open(path));
   ETPACK_RETURN_IF_ERROR(SpotCheck(*file, demo));

@@ -10,7 +10,6 @@
 #include "etpack/ptd_file.h"
 #include "etpack/pte_file.h"
 #include "etpack/inspect.h"
-#include "progress.h"
 
 namespace etpack::cli {
 namespace {
@@ -79,13 +78,7 @@ Result<DigestFlags> ParseDigestFlags(const Args& args) {
   return f;
 }
 
-Status WriteFiles(const ArtifactFiles& files, const std::string& label, bool sha256) {
-  std::vector<ArtifactSha256> digests;
-  {
-    ProgressLine progress(label);
-    ETPACK_RETURN_IF_ERROR(WriteArtifactFiles(files, OutputOptions{}, progress.callback(),
-                                              sha256 ? &digests : nullptr));
-  }
+void PrintWrittenDigests(const ArtifactFiles& files, const std::vector<ArtifactSha256>& digests) {
   for (size_t i = 0; i < digests.size(); ++i) {
     const std::string& path = files[i].first;
     // Names come from the file just written (its head only); the bytes
@@ -107,7 +100,6 @@ Status WriteFiles(const ArtifactFiles& files, const std::string& label, bool sha
     for (const auto& d : digests[i].segments) hex.push_back(ToHex(d));
     Print(n, hex, path + ": ");
   }
-  return Status::OK();
 }
 
 Status PrintFileDigests(const std::string& path) {

@@ -5,6 +5,7 @@
 #define ETPACK_APPS_DIGESTS_H_
 
 #include <string>
+#include <vector>
 
 #include "args.h"
 #include "etpack/status.h"
@@ -23,10 +24,9 @@ struct DigestFlags {
 // Reads the two options; an unknown --digest value is an error naming it.
 Result<DigestFlags> ParseDigestFlags(const Args& args);
 
-// Writes `files` as one unit with a progress line labelled `label`; with
-// `sha256`, the writer also computes SHA-256 of each file's head and
-// segments in the same pass, printed afterwards per part and per key.
-Status WriteFiles(const ArtifactFiles& files, const std::string& label, bool sha256);
+// Prints the SHA-256 of each written file's head and segments (computed by
+// the writer in the same pass, one entry per file), per part and per key.
+void PrintWrittenDigests(const ArtifactFiles& files, const std::vector<ArtifactSha256>& digests);
 
 // `inspect --digest`: SHA-256 of every part and key of a written file.
 Status PrintFileDigests(const std::string& path);

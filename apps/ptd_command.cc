@@ -15,7 +15,7 @@
 #include "etpack/safetensors.h"
 #include "etpack/writer.h"
 #include "measure.h"
-#include "progress.h"
+#include "write_job.h"
 
 namespace etpack::cli {
 
@@ -57,10 +57,7 @@ int Ptd(const std::vector<std::string>& argv) {
     shards.insert(t.file);
   }
   const auto write_start = std::chrono::steady_clock::now();
-  if (Status s = WriteFiles({{*out, &plan->artifact}}, "writing " + *out, digest->sha256);
-      !s.ok()) {
-    return Failure(s);
-  }
+  if (Status s = WritePlanned(*out, plan->artifact, digest->sha256); !s.ok()) return Failure(s);
   const double write_s = SecondsSince(write_start);
   const double mib_s =
       write_s > 0 ? static_cast<double>(tensor_bytes) / (1024.0 * 1024.0) / write_s : 0;

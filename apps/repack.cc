@@ -15,7 +15,6 @@
 #include "etpack/pte.h"
 #include "etpack/pte_file.h"
 #include "etpack/writer.h"
-#include "progress.h"
 #include "write_job.h"
 
 namespace etpack::cli {
@@ -68,7 +67,7 @@ int Repack(const std::vector<std::string>& argv) {
   if (!ptd_plan.ok()) return Failure(ptd_plan.status().WithContext(*ptd_path));
   // Published together, the .ptd first: a .pte never appears without its data.
   if (Status s = WriteFiles({{*ptd_path, &ptd_plan->artifact}, {job->output, &pte_plan->artifact}},
-                            "writing " + *ptd_path + " and " + job->output, digest.sha256);
+                            digest.sha256);
       !s.ok()) {
     return Failure(s);
   }

@@ -42,8 +42,35 @@ Result<WriteJob> ParseWriteJob(const std::vector<std::string>& argv, const char*
   return job;
 }
 
+namespace {
+OutputFs* command_output_fs = nullptr;  // null: POSIX files
+}  // namespace
+
+ScopedCommandOutputFs::ScopedCommandOutputFs(OutputFs* fs) : previous_(command_output_fs) {
+  command_output_fs = fs;
+}
+ScopedCommandOutputFs::~ScopedCommandOutputFs() { command_output_fs = previous_; }
+
+Status WriteFiles(const ArtifactFiles& files, bool sha256) {
+  std::string label = "writing ";
+  for (size_t i = 0; i < files.size(); ++i) {
+    label += (i == 0 ? "" : i + 1 == files.size() ? " and " : ", ") + files[i].first;
+  }
+  std::vector<ArtifactSha256> digests;
+  std::vector<ArtifactSha256>* wanted = sha256 ? &digests : nullptr;
+  {
+    ProgressLine progress(label);
+    ETPACK_RETURN_IF_ERROR(
+        command_output_fs != nullptr
+            ? WriteArtifactFiles(*command_output_fs, files, progress.callback(), wanted)
+            : WriteArtifactFiles(files, OutputOptions{}, progress.callback(), wanted));
+  }
+  if (sha256) PrintWrittenDigests(files, digests);
+  return Status::OK();
+}
+
 Status WritePlanned(const std::string& output, const ArtifactPlan& plan, bool sha256) {
-  return WriteFiles({{output, &plan}}, "writing " + output, sha256);
+  return WriteFiles({{output, &plan}}, sha256);
 }
 
 void ReportPte(const std::string& output, const PtePlan& plan, const PteOptions& options) {

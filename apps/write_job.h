@@ -1,6 +1,6 @@
 // apps/write_job.h — what `repack` and `pack` share: one input, -o, the
 // alignment flags, writing a plan with a progress line, and the one-line
-// summary of what was written.
+// summary of what was written. Every command writes its files here.
 
 #ifndef ETPACK_APPS_WRITE_JOB_H_
 #define ETPACK_APPS_WRITE_JOB_H_
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "args.h"
+#include "etpack/output.h"
 #include "etpack/ptd.h"
 #include "etpack/pte.h"
 #include "etpack/status.h"
@@ -33,8 +34,25 @@ Result<WriteJob> ParseWriteJob(const std::vector<std::string>& argv, const char*
 // A bad value is an error whose message names the flag.
 Status ApplyAlignmentFlags(const Args& args, PteOptions* options);
 
-// Writes `plan` to `output` atomically with a progress line; with
-// `sha256`, prints the digests computed while writing (digests.h).
+// Commands write POSIX files with the default options. While a
+// ScopedCommandOutputFs is alive they write through its `fs` instead (tests:
+// the fault-injecting outputs of io/fault_output.h). REQUIRES: `fs` outlives it.
+class ScopedCommandOutputFs {
+ public:
+  explicit ScopedCommandOutputFs(OutputFs* fs);
+  ~ScopedCommandOutputFs();
+  ScopedCommandOutputFs(const ScopedCommandOutputFs&) = delete;
+  ScopedCommandOutputFs& operator=(const ScopedCommandOutputFs&) = delete;
+
+ private:
+  OutputFs* previous_;
+};
+
+// Writes `files` as one unit (WriteArtifactFiles), with a progress line;
+// with `sha256`, prints the digests computed while writing (digests.h).
+Status WriteFiles(const ArtifactFiles& files, bool sha256 = false);
+
+// Writes `plan` to `output` atomically with a progress line.
 Status WritePlanned(const std::string& output, const ArtifactPlan& plan, bool sha256 = false);
 
 // "wrote OUT (N bytes, ...)" on stdout.

@@ -18,7 +18,7 @@ cd "$(dirname "$0")/.."
 seconds="${1:-60}"
 shift || true
 all=(pte_reader ptd_reader bpte_reader json manifest bundle_cases safetensors
-     safetensors_index npy)
+     safetensors_index npy nfat_reader)
 [ "$#" -gt 0 ] && targets=("$@") || targets=("${all[@]}")
 
 # The goldens that seed each target.
@@ -27,6 +27,7 @@ golden_glob() {
     pte_reader) echo '*.pte' ;;
     ptd_reader) echo '*.ptd' ;;
     bpte_reader) echo '*.bpte' ;;
+    nfat_reader) echo '*.nfat' ;;
     json) echo '*.json' ;;
     manifest) echo '*.input.json' ;;
     *) echo '' ;;
@@ -76,6 +77,8 @@ for t in "${targets[@]}"; do
   fi
   summary+=("$(printf '%-18s %12s execs  cov %6s  ft %7s  corpus %6s  %s' \
                 "$t" "${execs:-?}" "${cov:-?}" "${ft:-?}" "${corp:-?}" "$status")")
+  # Each target's line as soon as it ends, so a stopped run keeps its results.
+  echo "fuzz: done ${summary[-1]}"
 done
 
 echo

@@ -82,6 +82,19 @@ inline void WriteFile(const std::string& path, const std::string& bytes) {
   WriteFile(path, bytes.data(), bytes.size());
 }
 
+// A .safetensors file holding one F32 tensor "w" of `count` pattern
+// values (shape [count]).
+inline std::string F32Safetensors(uint64_t count, uint32_t seed = 1) {
+  const std::string header = R"({"w":{"dtype":"F32","shape":[)" + std::to_string(count) +
+                             R"(],"data_offsets":[0,)" + std::to_string(4 * count) + "]}}";
+  std::string bytes(8, '\0');
+  for (int i = 0; i < 8; ++i) bytes[i] = static_cast<char>((header.size() >> (8 * i)) & 0xff);
+  bytes += header;
+  const std::vector<uint8_t> data = PatternBytes(4 * count, seed);
+  bytes.append(data.begin(), data.end());
+  return bytes;
+}
+
 inline std::vector<uint8_t> ReadFile(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   REQUIRE(f.good());
