@@ -3,7 +3,6 @@
 // by the assembler.
 
 #include <new>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -12,6 +11,7 @@
 #include "flatbuffer/scalar_type.h"
 #include "layout/assembler.h"
 #include "layout/layout.h"
+#include "layout/named_store.h"
 #include "ptd/ptd_header.h"
 
 namespace etpack {
@@ -134,22 +134,20 @@ Result<PtdPlan> PlanPtd(const PtdInput& input, const PtdOptions& options) {
   ETPACK_RETURN_IF_ERROR(CheckAlignment(options.segment_alignment, "segment_alignment"));
   ETPACK_RETURN_IF_ERROR(CheckFlatbufferFits(input));
 
-  std::set<std::string_view> keys;
-  SegmentPerBuffer per_buffer;
+  NamedDataStore store(options.strictest_shared_alignment ? SharedAlignment::kStrictest
+                                                          : SharedAlignment::kFirstKey);
   std::vector<PlannedEntry> entries;
   entries.reserve(input.entries.size());
   for (size_t i = 0; i < input.entries.size(); ++i) {
     const PtdEntry& e = input.entries[i];
     const std::string what = "entries[" + std::to_string(i) + "] '" + e.key + "'";
     if (e.key.empty()) return InvalidArgument("entries[" + std::to_string(i) + "]: empty key");
-    if (!keys.insert(e.key).second) return InvalidArgument(what + ": duplicate key");
     if (e.buffer_index >= input.buffers.size()) {
       return InvalidArgument(what + ": buffer_index = " + std::to_string(e.buffer_index) +
                              " is out of range: there are " + std::to_string(input.buffers.size()) +
                              " buffers");
     }
     const SourcePtr& buffer = input.buffers[e.buffer_index];
-    ETPACK_ASSIGN_OR_RETURN(size_t segment, per_buffer.SegmentOf(buffer, e.alignment, what));
     if (e.layout) {
       ETPACK_ASSIGN_OR_RETURN(uint64_t nbytes, LayoutNbytes(*e.layout, what));
       if (buffer->size() < nbytes) {
@@ -160,10 +158,24 @@ Result<PtdPlan> PlanPtd(const PtdInput& input, const PtdOptions& options) {
                                buffer->Describe() + ") holds " + std::to_string(buffer->size()));
       }
     }
-    entries.push_back({&e, static_cast<uint32_t>(segment)});
+    ETPACK_ASSIGN_OR_RETURN(NamedDataStore::Added added,
+                            store.Add(e.key, buffer, e.alignment, what));
+    if (!added.fresh) {
+      // The same key and bytes again is the same entry, unless it describes
+      // them differently.
+      const PtdEntry& first = *entries[added.key].entry;
+      if (!(first.layout == e.layout)) {
+        return InvalidArgument(what + ": repeats " + store.keys()[added.key].what +
+                               " with the same bytes but tensor_layout " +
+                               (e.layout ? DescribeLayout(*e.layout) : "none") + " instead of " +
+                               (first.layout ? DescribeLayout(*first.layout) : "none"));
+      }
+      continue;
+    }
+    entries.push_back({&e, static_cast<uint32_t>(store.keys()[added.key].buffer)});
   }
 
-  const std::vector<Segment>& segments = per_buffer.segments();
+  const std::vector<Segment> segments = store.Segments();
   ETPACK_ASSIGN_OR_RETURN(SegmentLayout layout,
                           LayoutSegments(segments, options.segment_alignment));
   std::vector<uint8_t> fb;
