@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "commands.h"
@@ -10,6 +11,7 @@
 #include "etpack/json.h"
 #include "etpack/ptd_file.h"
 #include "etpack/pte_file.h"
+#include "fat_report.h"
 #include "file_kind.h"
 #include "report.h"
 
@@ -24,8 +26,15 @@ int PrintJson(const json::Value& report) {
 int InspectPte(const std::string& path, bool as_json) {
   Result<std::unique_ptr<PteFile>> file = PteFile::Open(path);
   if (!file.ok()) return Failure(file.status());
-  if (as_json) return PrintJson(PteReportJson(**file));
+  if (as_json) {
+    json::Value report = PteReportJson(**file);
+    Result<json::Value> fat = FatDelegatesJson(**file);
+    if (!fat.ok()) return Failure(fat.status());
+    report.Set("fat_delegates", std::move(fat).value());
+    return PrintJson(report);
+  }
   PrintPteReport(**file);
+  if (Status s = PrintFatDelegates(**file); !s.ok()) return Failure(s);
   return kExitOk;
 }
 
