@@ -15,7 +15,7 @@
 //   - segment order: constants (always, even when empty), mutable initial
 //     values (when they hold bytes), delegate blobs (plan order; identical
 //     bytes share a segment; empty ones stay inline), named data (entry
-//     order; one segment per distinct buffer);
+//     order; one segment per distinct content);
 //   - constants padded to constant_tensor_alignment after every buffer but
 //     the last; mutable values packed without padding;
 //   - segment j at align_up(end of j-1, max(segment_alignment, its own

@@ -172,7 +172,7 @@ class PtePlanner {
       return InvalidArgument("execution_plan: expected an array of ExecutionPlan");
     }
     // Payloads kept inline when extracting (the empty ones), one entry per
-    // delegate as the reference writer does; segments by size for dedup.
+    // delegate as the reference writer does.
     std::vector<json::Value> kept;
     std::vector<bool> referenced(payloads.size(), false);
     for (size_t p = 0; p < plans->items().size(); ++p) {
