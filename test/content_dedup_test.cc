@@ -5,6 +5,7 @@
 
 #include "layout/content_dedup.h"
 #include "layout/named_store.h"
+#include "test_files.h"
 #include "test_programs.h"
 
 using namespace etpack;
@@ -50,6 +51,21 @@ TEST_CASE("ContentDedup: equal bytes get one id; lone sizes are never read") {
   CHECK(*d.Add(Bytes({})) == 3);
   REQUIRE(ReadAll(*a).ok());
   CHECK(*d.Add(OwnedSource(*ReadAll(*a))) == 1);
+}
+
+TEST_CASE("ContentDedup: one range of one file named twice is one content, unread") {
+  testing::TempDir dir;
+  testing::WriteFile(dir.File("w.bin"), testing::PatternBytes(4096, 1));
+  Result<SourcePtr> a = FileSource(dir.File("w.bin"), 0, 1024);
+  Result<SourcePtr> b = FileSource(dir.File("w.bin"), 0, 1024);  // another object
+  Result<SourcePtr> c = FileSource(dir.File("w.bin"), 1024, 1024);
+  REQUIRE((a.ok() && b.ok() && c.ok()));
+  REQUIRE((*a)->file_range() != nullptr);
+  ContentDedup d;
+  CHECK(*d.Add(*a) == 0);
+  CHECK(*d.Add(*b) == 0);
+  CHECK(*d.Add(*c) == 1);  // same size, other bytes: hashed and told apart
+  CHECK(d.contents() == 2);
 }
 
 TEST_CASE("ContentDedup: read errors are returned") {
