@@ -25,6 +25,7 @@ int Ptd(const std::vector<std::string>& argv);       // apps/ptd_command.cc
 int Bundle(const std::vector<std::string>& argv);    // apps/bundle.cc
 int Unbundle(const std::vector<std::string>& argv);  // apps/bundle.cc
 int Demo(const std::vector<std::string>& argv);      // apps/demo.cc
+int Extract(const std::vector<std::string>& argv);   // apps/extract.cc
 
 }  // namespace etpack::cli
 

@@ -36,5 +36,6 @@ int main(int argc, char** argv) {
   if (command == "bundle") return Bundle(args);
   if (command == "unbundle") return Unbundle(args);
   if (command == "demo") return Demo(args);
+  if (command == "extract") return Extract(args);
   return UsageError("unknown command '" + command + "'");
 }

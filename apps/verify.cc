@@ -14,6 +14,7 @@
 #include "etpack/integrity.h"
 #include "etpack/ptd_file.h"
 #include "etpack/pte_file.h"
+#include "fat_report.h"
 
 namespace etpack::cli {
 namespace {
@@ -110,8 +111,11 @@ int VerifyPte(const std::string& path, const std::vector<std::string>& data_path
                  " external tensors not checked: give their .ptd files with --data";
     }
   }
-  std::printf("%s: ok (%zu methods, %zu segments, %" PRIu64 " bytes%s)\n", path.c_str(),
-              f.methods().size(), f.layout().segments.size(), f.size(), external.c_str());
+  std::string fat;
+  if (Status s = VerifyFatDelegates(f, views, &fat); !s.ok()) return Invalid(path, s);
+  std::printf("%s: ok (%zu methods, %zu segments, %" PRIu64 " bytes%s%s)\n", path.c_str(),
+              f.methods().size(), f.layout().segments.size(), f.size(), external.c_str(),
+              fat.c_str());
   PrintIntegrity(path, *check);
   return kExitOk;
 }

@@ -24,6 +24,10 @@
 #   checksum  etpack ptd --integrity of such shards    vs  etpack ptd of the
 #           same shards without a table (not cp: the row's ratio is the
 #           table's cost, runs interleaved)
+#   fat     etpack pack of a fat delegate (scripts/gen_fat_manifest.py):
+#           native program + MLX + Vulkan payloads (8 MiB each), all three
+#           sharing S of weights from one file          vs  cp of the weights
+#           and payloads (the output must be about that, not 3 × S)
 #
 # Both sides make the data durable: etpack syncs before its rename, so cp
 # is timed as `cp && sync`. Outputs are removed before every run and a
@@ -65,8 +69,8 @@ while (($#)); do
 done
 [[ "$runs" =~ ^[1-9][0-9]*$ ]] || { echo "bench: --runs $runs is not a positive integer" >&2; exit 2; }
 for job in $jobs; do
-  case "$job" in demo | pack | ptd | bundle | python | checksum) ;;
-    *) echo "bench: unknown job '$job' (jobs: demo pack ptd bundle python checksum)" >&2; exit 2 ;;
+  case "$job" in demo | pack | ptd | bundle | python | checksum | fat) ;;
+    *) echo "bench: unknown job '$job' (jobs: demo pack ptd bundle python checksum fat)" >&2; exit 2 ;;
   esac
 done
 
@@ -198,9 +202,33 @@ make_bundle() {
   fi
 }
 
+make_fat() {
+  head -c "$(to_bytes "$1")" /dev/urandom > "$w/weights.bin"
+  head -c $((8 << 20)) /dev/urandom > "$w/mlx.bin"
+  head -c $((8 << 20)) /dev/urandom > "$w/vulkan.bin"
+  python3 scripts/gen_fat_manifest.py "$w/weights.bin" "$w/mlx.bin" "$w/vulkan.bin" -o "$w/fat.json"
+  ecmd=("$etpack" pack "$w/fat.json" -o "$w/out.pte")
+  eout="$w/out.pte"
+  src=("$w/weights.bin" "$w/mlx.bin" "$w/vulkan.bin")
+  note="3 lowerings share the weights; output = cp bytes + 1 program (checked after each run)"
+}
+
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 range() { sort -g | awk 'NR==1 {lo=$1} {hi=$1} END {printf "%s–%s", lo, hi}'; }
 maxof() { sort -g | tail -1; }
+
+# The fat output holds the shared weights once: at most the copied bytes
+# plus 1 MiB of program, headers and padding.
+fat_check() {
+  local in outb
+  in=$(stat -c %s "${src[@]}" | awk '{s += $1} END {print s}')
+  outb=$(stat -c %s "$eout")
+  echo "   fat: output $outb bytes for $in bytes of inputs" >&2
+  if ((outb > in + (1 << 20))); then
+    echo "bench: fat output $outb bytes is more than inputs $in + 1 MiB: weights stored twice?" >&2
+    exit 1
+  fi
+}
 
 rows=() data=() caprows=()
 # pair JOB SIZE: $runs × (etpack, then cp of the same bytes), each with its
@@ -213,6 +241,7 @@ pair() {
     rm -rf "$eout" "$work/copy"
     measure "${ecmd[@]}"; must_succeed "${ecmd[*]}"
     ew+=("$wall") er+=("$rss") ec+=("$cache")
+    if [ "$job" = fat ]; then fat_check; fi
     measure "${ccmd[@]}"; must_succeed "cp for $job"
     cw+=("$wall") cr+=("$rss")
     echo "   $job $size run $r: etpack ${ew[-1]} s, ${er[-1]} KiB | cp ${cw[-1]} s" >&2
@@ -309,7 +338,7 @@ plot() {
     if ((lo == 0 || mib < lo)); then lo=$mib; fi
     if ((mib > hi)); then hi=$mib; fi
   done
-  local -A color=([demo]=1 [pack]=2 [ptd]=3 [bundle]=4 [checksum]=5)   # same colour in every plot
+  local -A color=([demo]=1 [pack]=2 [ptd]=3 [bundle]=4 [checksum]=5 [fat]=6)   # same colour in every plot
   for job in $jobs; do
     local f="'$out/results.tsv' index $i using 3" lc="lc ${color[$job]}"
     tp+="$f:6 with linespoints $lc pt 7 dt 1 title '$job etpack', "
@@ -360,7 +389,9 @@ EOF
   echo "\`pack\` = \`etpack pack manifest.json\` whose constants are file ranges into"
   echo "safetensors shards of S in total, cp of the shards; \`ptd\` = \`etpack ptd\` of such"
   echo "shards, cp of the shards; \`bundle\` = \`etpack bundle\` of a demo .pte of S with"
-  echo "one small test case, cp of the .pte."
+  echo "one small test case, cp of the .pte; \`fat\` = \`etpack pack\` of a fat delegate"
+  echo "whose native program and two specializations share S of weights from one file,"
+  echo "cp of the weights and the two 8 MiB payloads."
   echo
   echo "| job | size | etpack s | etpack MiB/s | cp s | cp MiB/s | ratio | etpack peak RSS MiB | cp peak RSS MiB | page cache growth MiB | notes |"
   echo "|---|---|---|---|---|---|---|---|---|---|---|"

@@ -97,10 +97,10 @@ std::map<std::string, std::vector<uint8_t>> DataOf(const PteFile& f) {
   return out;
 }
 
-const char* kPteCases[] = {"pte_constants",   "pte_constants_align64", "pte_mutable",
-                           "pte_delegates",   "pte_delegates_inline",  "pte_named_data",
-                           "pte_no_segments", "pte_multi_method",      "pte_all_kinds",
-                           "pte_external"};
+const char* kPteCases[] = {
+    "pte_constants",        "pte_constants_align64", "pte_mutable",     "pte_delegates",
+    "pte_delegates_inline", "pte_named_data",        "pte_no_segments", "pte_multi_method",
+    "pte_all_kinds",        "pte_external",          "pte_fat"};
 
 const char* kUpstream[] = {"add",
                            "ModuleLinear-no-constant-segment",

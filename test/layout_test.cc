@@ -98,27 +98,6 @@ TEST_CASE("PackSegment overflow is an error near 2^64") {
   CHECK(ok->size == UINT64_MAX);
 }
 
-TEST_CASE("SegmentPerBuffer: one segment per buffer, the first key decides alignment") {
-  const std::vector<SourcePtr> buffers = Sized({10, 20, 30});
-  SegmentPerBuffer per_buffer;
-  CHECK(*per_buffer.SegmentOf(buffers[2], 64, "k0") == 0);
-  CHECK(*per_buffer.SegmentOf(buffers[0], 1, "k1") == 1);
-  CHECK(*per_buffer.SegmentOf(buffers[2], 4096, "k2") == 0);  // shared: alignment not consulted
-  REQUIRE(per_buffer.segments().size() == 2);
-  CHECK(per_buffer.segments()[0].size == 30);
-  CHECK(per_buffer.segments()[0].alignment == 64);
-  CHECK(per_buffer.segments()[0].pieces[0].source == buffers[2]);
-  CHECK(per_buffer.segments()[1].alignment == 1);
-
-  auto bad = per_buffer.SegmentOf(nullptr, 1, "entries[4]");
-  REQUIRE_FALSE(bad.ok());
-  CHECK(bad.status().message() == "entries[4]: the data source is null");
-  auto bad_align = per_buffer.SegmentOf(buffers[1], 24, "entries[5]");
-  REQUIRE_FALSE(bad_align.ok());
-  CHECK(bad_align.status().message() == "entries[5]: alignment = 24 is not a power of two");
-  CHECK(per_buffer.segments().size() == 2);
-}
-
 TEST_CASE("LayoutSegments follows the reference cases") {
   // pte_named_data: constants 24 B, then 10 B (align 1), 200 B (64), 5 B (512).
   auto l = LayoutSegments(Specs({{24, 1}, {10, 1}, {200, 64}, {5, 512}}), 128);

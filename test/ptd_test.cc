@@ -106,6 +106,20 @@ TEST_CASE("page alignment for device loaders") {
   for (const auto& p : plan->artifact.placements) CHECK(p.offset % 16384 == 0);
 }
 
+TEST_CASE("every content is stored once; a key repeated with its bytes is one entry") {
+  PtdInput in = Basic();
+  in.buffers.push_back(Pattern(48, 1));  // buffer 0's bytes again, another source
+  in.entries.push_back({"linear.weight.copy", 3, 1, F32({4, 3})});
+  in.entries.push_back(in.entries[0]);  // the same key, bytes and layout again
+  auto plan = PlanPtd(in);
+  REQUIRE(plan.ok());
+  CHECK(plan->layout.segments.size() == 3);
+  auto f = ReadBack(Materialize(plan->artifact));
+  REQUIRE(f->entries().size() == 4);
+  CHECK(f->entries()[3].key == "linear.weight.copy");
+  CHECK(f->entries()[3].segment_index == f->entries()[0].segment_index);
+}
+
 TEST_CASE("bad .ptd input is refused, naming the entry") {
   auto check = [](PtdInput in, const std::string& fragment) {
     auto plan = PlanPtd(in);
@@ -115,7 +129,15 @@ TEST_CASE("bad .ptd input is refused, naming the entry") {
   };
   PtdInput in = Basic();
   in.entries[1].key = "linear.weight";
-  check(in, "entries[1] 'linear.weight': duplicate key");
+  check(in,
+        "entries[1] 'linear.weight': key \"linear.weight\" (6 bytes) is already entries[0] "
+        "'linear.weight' with different bytes (48 bytes)");
+  in = Basic();
+  in.entries.push_back(in.entries[0]);
+  in.entries.back().layout = F32({3, 4});
+  check(in,
+        "entries[3] 'linear.weight': repeats entries[0] 'linear.weight' with the same bytes "
+        "but tensor_layout FLOAT[3, 4]");
   in = Basic();
   in.entries[2].buffer_index = 7;
   check(in, "buffer_index = 7 is out of range");

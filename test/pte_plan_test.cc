@@ -132,17 +132,6 @@ TEST_CASE("delegates of one size are each read once to deduplicate, not once per
   CHECK(*bytes_read == (kDistinct + 1 + 2) * kSize);
 }
 
-TEST_CASE("ContentHash agrees across source kinds and tells bytes apart") {
-  auto a = Pattern(3 << 20, 1);  // larger than one read chunk
-  auto a_gen = GeneratorSource("a", a->size(), [&a](uint64_t offset, uint8_t* dst, size_t n) {
-    return a->ReadAt(offset, dst, n);
-  });
-  auto b = Pattern(3 << 20, 2);
-  CHECK(*ContentHash(*a) == *ContentHash(*a_gen));
-  CHECK(*ContentHash(*a) != *ContentHash(*b));
-  CHECK(ContentHash(*Bytes({})).ok());
-}
-
 TEST_CASE("delegates stay inline, aligned, when extraction is off") {
   PteOptions o;
   o.extract_delegate_segments = false;

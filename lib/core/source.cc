@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <xxhash.h>
 
 #include <algorithm>
 #include <cassert>
@@ -365,31 +364,6 @@ Result<bool> SameBytes(const Source& a, const Source& b) {
     pos += n;
   }
   return true;
-}
-
-Result<uint64_t> ContentHash(const Source& source) {
-  constexpr size_t kChunk = size_t{1} << 20;
-  const uint64_t size = source.size();
-  if (const uint8_t* p = source.contiguous()) return XXH3_64bits(p, static_cast<size_t>(size));
-  std::vector<uint8_t> buf;
-  try {
-    buf.resize(static_cast<size_t>(std::min<uint64_t>(size, kChunk)));
-  } catch (const std::bad_alloc&) {
-    return OutOfRange("cannot allocate a buffer to hash " + source.Describe());
-  }
-  // The state is too large for the stack in some builds; own it.
-  std::unique_ptr<XXH3_state_t, XXH_errorcode (*)(XXH3_state_t*)> state(XXH3_createState(),
-                                                                        XXH3_freeState);
-  if (state == nullptr || XXH3_64bits_reset(state.get()) != XXH_OK) {
-    return OutOfRange("cannot allocate a hash state for " + source.Describe());
-  }
-  for (uint64_t pos = 0; pos < size;) {
-    const size_t n = static_cast<size_t>(std::min<uint64_t>(size - pos, kChunk));
-    ETPACK_RETURN_IF_ERROR(source.ReadAt(pos, buf.data(), n));
-    (void)XXH3_64bits_update(state.get(), buf.data(), n);
-    pos += n;
-  }
-  return XXH3_64bits_digest(state.get());
 }
 
 }  // namespace etpack

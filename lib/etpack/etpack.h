@@ -27,7 +27,9 @@
 //      them). A plan can be nested: PlanBpte embeds a PtePlan's artifact
 //      without materializing it; PlanNfat (nfat.h) packs several lowered
 //      programs into one fat delegate payload, which PlanSource
-//      (plan_source.h) turns into a Source for PteInput::delegates.
+//      (plan_source.h) turns into a Source for PteInput::delegates (PlanPte
+//      nests it, streaming its parts). PlanFatDelegate (fat_delegate.h)
+//      does both and merges the lowerings' named data, every weight once.
 //
 //   3. Write (pass two). WriteArtifactFile(path, plan) (writer.h) reserves
 //      the file, streams each source into place through bounded windows and
@@ -111,6 +113,7 @@
 #include "etpack/bpte_file.h"
 #include "etpack/bundle_cases.h"
 #include "etpack/external_data.h"
+#include "etpack/fat_delegate.h"
 #include "etpack/inspect.h"
 #include "etpack/integrity.h"
 #include "etpack/json.h"

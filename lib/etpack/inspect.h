@@ -34,6 +34,11 @@ enum class ArtifactKind { kPte, kPtd, kBpte };
 // shorter than 8 bytes or carries none of ET12, FT01, BP08 (kCorrupt).
 Result<ArtifactKind> DetectArtifactKind(const std::string& path);
 
+// The alignment a zero-copy loader can count on for data at file offset
+// `offset`: the largest power of two dividing it, at most 64 KiB (what the
+// reports call "alignment achieved").
+uint64_t OffsetAlignment(uint64_t offset);
+
 // The report of an opened file.
 json::Value PteReportJson(const PteFile& file);
 json::Value PtdReportJson(const PtdFile& file);

@@ -15,7 +15,7 @@
 //                 flatbuffer_size, segment_base_offset, segment_data_size
 //   [48, ...)     the rest of the FlatTensor flatbuffer
 //   base          = align_up(48 + flatbuffer_size, segment_alignment)
-//   segments      one per distinct buffer in entry order, segment j at
+//   segments      one per distinct content in entry order, segment j at
 //                 align_up(end of j-1, max(segment_alignment, alignment of
 //                 the first entry using the buffer)); none after the last.
 
@@ -38,7 +38,7 @@ namespace etpack {
 struct PtdEntry {
   std::string key;
   uint32_t buffer_index = 0;  // into PtdInput::buffers
-  uint64_t alignment = 1;     // power of two; the first entry of a buffer decides
+  uint64_t alignment = 1;     // power of two; see PtdOptions::strictest_shared_alignment
   // Present for tensors, absent for opaque blobs. When present the buffer
   // must hold at least LayoutNbytes(layout) bytes.
   std::optional<TensorLayout> layout;
@@ -46,7 +46,12 @@ struct PtdEntry {
 
 struct PtdInput {
   std::vector<SourcePtr> buffers;  // distinct data, shared by entries
-  std::vector<PtdEntry> entries;   // order decides segment order; keys unique
+  // Order decides segment order. Every content is stored once: entries
+  // whose buffers hold identical bytes share a segment (only buffers of
+  // equal size are read to compare), a key repeated with the same bytes and
+  // layout is one entry, and a key repeated with other bytes or another
+  // layout is an error naming both entries.
+  std::vector<PtdEntry> entries;
 };
 
 struct PtdOptions {
@@ -55,6 +60,10 @@ struct PtdOptions {
   // Append an integrity table as a last entry (a blob, no tensor layout);
   // see PteOptions::integrity_table.
   bool integrity_table = false;
+  // A segment shared by several keys is aligned as the first of them asks
+  // (false, the reference serializer's rule) or as the strictest of them
+  // asks (true). See PteOptions::strictest_shared_alignment.
+  bool strictest_shared_alignment = false;
 };
 
 struct PtdLayout {
@@ -75,10 +84,10 @@ struct PtdPlan {
 };
 
 // Pass one. Errors (kInvalidArgument) name the entry and the value: empty
-// or duplicate keys, buffer_index out of range, alignment not a power of
-// two, an invalid layout (negative size, dim_order not a permutation,
-// unknown dtype), a buffer smaller than its tensor layout. kOutOfRange when
-// the layout does not fit in 64 bits or the flatbuffer exceeds 2 GiB.
+// keys, a key repeated with different bytes or layout, buffer_index out of range, alignment not a
+// power of two, an invalid layout (negative size, dim_order not a permutation, unknown dtype), a
+// buffer smaller than its tensor layout. kOutOfRange when the layout does not fit in 64 bits or the
+// flatbuffer exceeds 2 GiB.
 Result<PtdPlan> PlanPtd(const PtdInput& input, const PtdOptions& options = {});
 
 // Plan and write `path` atomically (see WriteArtifactFile).

@@ -6,7 +6,8 @@
 //   ETPACK_RETURN_IF_ERROR(WriteArtifactFile("model.pte", plan.artifact));
 //
 // PlanPte is pass one. It reads no bulk data (one exception: delegate blobs
-// of equal size are compared so identical payloads are stored once), lays
+// and named data of equal size are compared so identical bytes are stored
+// once), lays
 // out every segment, builds the flatbuffer with the `eh00` extended header
 // and returns the plan. WriteArtifactFile (etpack/writer.h) is pass two.
 //
@@ -14,7 +15,7 @@
 //   - segment order: constants (always, even when empty), mutable initial
 //     values (when they hold bytes), delegate blobs (plan order; identical
 //     bytes share a segment; empty ones stay inline), named data (entry
-//     order; one segment per distinct buffer);
+//     order; one segment per distinct content);
 //   - constants padded to constant_tensor_alignment after every buffer but
 //     the last; mutable values packed without padding;
 //   - segment j at align_up(end of j-1, max(segment_alignment, its own
@@ -54,11 +55,21 @@ struct PteOptions {
   // the ExecuTorch runtime never asks for. Off by default: with it the
   // file no longer matches the reference serializer byte for byte.
   bool integrity_table = false;
+  // Named-data keys with identical bytes share one segment. false: it takes
+  // the alignment of the first key that brought the bytes, as the reference
+  // serializer does (a stricter alignment asked by a later key is silently
+  // not met: in the fat golden, "mlx/linear.weight" asks 1024 and gets the
+  // 16 of "linear.weight", 128 in the file). true: the strictest alignment of all keys sharing it,
+  // so every key gets what it asked for.
+  bool strictest_shared_alignment = false;
 };
 
-// A key of the program's named data, stored in the .pte. Entries with the
-// same source (the same SourcePtr) share one buffer: one segment, whose
-// alignment the first of them decides.
+// A key of the program's named data, stored in the .pte. Every content is
+// stored once: keys whose bytes are identical (the same source, or equal
+// bytes from different sources) share one segment, whose alignment
+// PteOptions::strictest_shared_alignment decides. A key repeated with the
+// same bytes is one entry; a key repeated with different bytes is an error
+// naming both. Only sources of equal size are ever read to compare them.
 struct NamedData {
   std::string key;
   SourcePtr source;
@@ -114,7 +125,11 @@ struct PteInput {
   // the placeholder. Empty: none.
   std::vector<SourcePtr> mutable_data;
   // Delegate payloads: a delegate whose processed is {location: INLINE,
-  // index: i} uses delegates[i]. Every entry must be referenced.
+  // index: i} uses delegates[i]. Every entry must be referenced. Payloads
+  // with identical bytes share a segment. A payload made by PlanSource
+  // (etpack/plan_source.h: a planned program, an NFAT container) is nested
+  // into the plan rather than read: its own sources are streamed into place
+  // when the .pte is written, file ranges by in-kernel copy.
   std::vector<SourcePtr> delegates;
   // Named data, looked up by key; segments follow this order.
   std::vector<NamedData> named_data;

@@ -114,6 +114,9 @@ class PteFile : public ArtifactFileOf<PteFile> {
   // Bytes of segment i (see RangeSource()).
   // REQUIRES: i < layout().segments.size().
   SourcePtr SegmentSource(size_t i) const;
+  // The payload of a delegate: its segment, or its inline bytes in the
+  // flatbuffer. REQUIRES: delegate came from this file's methods().
+  SourcePtr DelegateSource(const PteDelegate& delegate) const;
 
   // The program as a writer input: the structure as a tree, and constants,
   // mutable values, delegate payloads and named data as PteInput's lists of

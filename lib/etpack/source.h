@@ -105,10 +105,6 @@ Result<std::vector<uint8_t>> ReadAll(const Source& source, uint64_t max_bytes = 
 // True when both sources hold identical bytes. Reads both in bounded chunks.
 Result<bool> SameBytes(const Source& a, const Source& b);
 
-// XXH3-64 of the source's bytes, read in bounded chunks. Equal bytes give
-// equal hashes; use it to rule candidates out before SameBytes.
-Result<uint64_t> ContentHash(const Source& source);
-
 }  // namespace etpack
 
 #endif  // ETPACK_SOURCE_H_

@@ -3,6 +3,7 @@
 #include <array>
 #include <cstdint>
 #include <initializer_list>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -12,6 +13,7 @@
 
 #include "core/base64.h"
 #include "core/json_document.h"
+#include "etpack/fat_delegate.h"
 #include "flatbuffer/scalar_type.h"
 #include "layout/layout.h"
 
@@ -32,6 +34,18 @@ Result<uint64_t> GetAlignmentOr(const JsonDocument& cx, const json::Value& obj,
   ETPACK_ASSIGN_OR_RETURN(uint64_t a, GetUIntOr(cx, obj, obj_path, key, fallback));
   ETPACK_RETURN_IF_ERROR(CheckAlignment(a, cx.origin() + ": " + JoinPath(obj_path, key)));
   return a;
+}
+
+// Optional boolean member: absent or null leaves `out` as it is.
+Status GetBoolOr(const JsonDocument& cx, const json::Value& obj, const std::string& obj_path,
+                 std::string_view key, bool& out) {
+  const json::Value* v = obj.Find(key);
+  if (v == nullptr || v->is_null()) return Status::OK();
+  if (v->kind() != json::Kind::kBool) {
+    return cx.BadValue(JoinPath(obj_path, key), *v, "is not true or false");
+  }
+  out = v->as_bool();
+  return Status::OK();
 }
 
 Result<std::vector<uint8_t>> DecodeBase64(const JsonDocument& cx, const json::Value& value,
@@ -198,9 +212,10 @@ Status ReadOptions(const JsonDocument& cx, const json::Value* opts, PteOptions& 
   if (opts == nullptr || opts->is_null()) return Status::OK();
   const std::string path = "serializer_options";
   if (opts->kind() != json::Kind::kObject) return cx.BadValue(path, *opts, "is not an object");
-  ETPACK_RETURN_IF_ERROR(cx.CheckMembers(*opts, path,
-                                         {"segment_alignment", "constant_tensor_alignment",
-                                          "delegate_alignment", "extract_delegate_segments"}));
+  ETPACK_RETURN_IF_ERROR(
+      cx.CheckMembers(*opts, path,
+                      {"segment_alignment", "constant_tensor_alignment", "delegate_alignment",
+                       "extract_delegate_segments", "strictest_shared_alignment"}));
   // null means "the serializer's default" for every option, as in the
   // reference serializer's options object.
   ETPACK_ASSIGN_OR_RETURN(out.segment_alignment,
@@ -209,15 +224,9 @@ Status ReadOptions(const JsonDocument& cx, const json::Value* opts, PteOptions& 
                           GetAlignmentOr(cx, *opts, path, "constant_tensor_alignment", 16));
   ETPACK_ASSIGN_OR_RETURN(out.delegate_alignment,
                           GetAlignmentOr(cx, *opts, path, "delegate_alignment", 16));
-  const json::Value* extract = opts->Find("extract_delegate_segments");
-  if (extract != nullptr && !extract->is_null()) {
-    if (extract->kind() != json::Kind::kBool) {
-      return cx.BadValue(JoinPath(path, "extract_delegate_segments"), *extract,
-                         "is not true or false");
-    }
-    out.extract_delegate_segments = extract->as_bool();
-  }
-  return Status::OK();
+  ETPACK_RETURN_IF_ERROR(
+      GetBoolOr(cx, *opts, path, "extract_delegate_segments", out.extract_delegate_segments));
+  return GetBoolOr(cx, *opts, path, "strictest_shared_alignment", out.strictest_shared_alignment);
 }
 
 Status ReadMutableData(const JsonDocument& cx, json::Value* md, PteInput& input) {
@@ -380,22 +389,118 @@ Status ReadBuffersAndEntries(const JsonDocument& cx, json::Value& obj, const std
   return Status::OK();
 }
 
-Status ReadNamedData(const JsonDocument& cx, json::Value* nd, PteInput& input) {
-  if (nd == nullptr || nd->is_null()) return Status::OK();
-  const std::string path = "named_data";
-  if (nd->kind() != json::Kind::kObject) return cx.BadValue(path, *nd, "is not an object or null");
-  ETPACK_RETURN_IF_ERROR(cx.CheckMembers(*nd, path, {"buffers", "entries"}));
-  // tensor_layout describes .ptd tensors; a .pte stores named data as
-  // plain bytes, so it is accepted and ignored.
+Result<PteManifest> FromJson(json::Value& doc, const std::string& base_dir,
+                             const std::string& origin);
+
+// A named_data object ({"buffers", "entries"}) as a list of NamedData.
+Status ReadNamedDataList(const JsonDocument& cx, json::Value& nd, const std::string& path,
+                         std::vector<NamedData>& out) {
+  if (nd.kind() != json::Kind::kObject) return cx.BadValue(path, nd, "is not an object or null");
+  ETPACK_RETURN_IF_ERROR(cx.CheckMembers(nd, path, {"buffers", "entries"}));
+  // tensor_layout describes .ptd tensors; named data is stored as plain
+  // bytes, so it is accepted and ignored.
   // Entries that share a buffer_index share its source, and so its segment.
   std::vector<SourcePtr> buffers;
   std::vector<PtdEntry> entries;
-  ETPACK_RETURN_IF_ERROR(ReadBuffersAndEntries(cx, *nd, path, /*layouts=*/false, buffers, entries));
-  input.named_data.reserve(entries.size());
+  ETPACK_RETURN_IF_ERROR(ReadBuffersAndEntries(cx, nd, path, /*layouts=*/false, buffers, entries));
+  out.reserve(out.size() + entries.size());
   for (PtdEntry& e : entries) {
-    input.named_data.push_back({std::move(e.key), buffers[e.buffer_index], e.alignment});
+    out.push_back({std::move(e.key), buffers[e.buffer_index], e.alignment});
   }
   return Status::OK();
+}
+
+// One NFAT entry: {"backend_id", "data": BLOB | "program": MANIFEST,
+// "named_data"}. A program entry is a whole .pte manifest (its own
+// serializer_options, program, ...) planned here; it must plan to a bare
+// flatbuffer, since a delegate cannot reach the outer file's segments.
+Result<FatEntry> ReadFatEntry(const JsonDocument& cx, json::Value& e, const std::string& path) {
+  if (e.kind() != json::Kind::kObject) return cx.BadValue(path, e, "is not an object");
+  ETPACK_RETURN_IF_ERROR(cx.CheckMembers(e, path, {"backend_id", "data", "program", "named_data"}));
+  FatEntry out;
+  const json::Value* id = e.Find("backend_id");
+  if (id == nullptr) return cx.Error(path, "has no \"backend_id\"");
+  if (id->kind() != json::Kind::kString) {
+    return cx.BadValue(JoinPath(path, "backend_id"), *id, "is not a string");
+  }
+  out.backend_id = id->as_string();
+  json::Value* data = e.Find("data");
+  json::Value* program = e.Find("program");
+  if ((data == nullptr) == (program == nullptr)) {
+    return cx.Error(path,
+                    "needs exactly one of \"data\" (a blob) and \"program\" (a .pte manifest)");
+  }
+  if (data != nullptr) {
+    ETPACK_ASSIGN_OR_RETURN(SourcePtr src, RequireBlob(cx, *data, JoinPath(path, "data")));
+    out.payload = PlanOfSource(std::move(src));
+  } else {
+    const std::string program_path = JoinPath(path, "program");
+    ETPACK_ASSIGN_OR_RETURN(PteManifest nested,
+                            FromJson(*program, cx.base_dir(), cx.Where(program_path)));
+    Result<PtePlan> plan = PlanPte(std::move(nested.input), nested.options);
+    if (!plan.ok()) return cx.Wrap(program_path, plan.status());
+    if (plan->layout.segment_data_size > 0) {
+      return cx.Error(program_path,
+                      "plans to " + std::to_string(plan->layout.segment_data_size) +
+                          " bytes of segment data, which a program inside a delegate cannot "
+                          "reach; make its constants EXTERNAL and give their bytes as this "
+                          "entry's named_data");
+    }
+    out.payload = std::move(plan->artifact);
+  }
+  if (json::Value* nd = e.Find("named_data"); nd != nullptr && !nd->is_null()) {
+    ETPACK_RETURN_IF_ERROR(
+        ReadNamedDataList(cx, *nd, JoinPath(path, "named_data"), out.named_data));
+  }
+  return out;
+}
+
+// Fat delegates: backend_delegate_data[i].data = {"nfat": {...}}. Each is
+// planned (PlanFatDelegate) into delegates[i]; its merged named data is
+// appended to `named`. The data member is cleared for TakeBytes.
+Status TakeFatDelegates(const JsonDocument& cx, json::Value& program, PteInput& input,
+                        std::vector<NamedData>& named) {
+  json::Value* entries = program.Find("backend_delegate_data");
+  if (entries == nullptr || entries->kind() != json::Kind::kArray) return Status::OK();
+  for (size_t i = 0; i < entries->items().size(); ++i) {
+    json::Value& item = entries->items()[i];
+    if (item.kind() != json::Kind::kObject) return Status::OK();  // TakeBytes names it
+    json::Value* data = item.Find("data");
+    if (data == nullptr || data->kind() != json::Kind::kObject) continue;
+    json::Value* nfat = data->Find("nfat");
+    if (nfat == nullptr) continue;
+    const std::string data_path = JoinPath(IndexPath("program.backend_delegate_data", i), "data");
+    const std::string path = JoinPath(data_path, "nfat");
+    ETPACK_RETURN_IF_ERROR(cx.CheckMembers(*data, data_path, {"nfat"}));
+    if (nfat->kind() != json::Kind::kObject) return cx.BadValue(path, *nfat, "is not an object");
+    ETPACK_RETURN_IF_ERROR(cx.CheckMembers(*nfat, path, {"payload_alignment", "entries"}));
+    NfatOptions options;
+    ETPACK_ASSIGN_OR_RETURN(
+        options.payload_alignment,
+        GetAlignmentOr(cx, *nfat, path, "payload_alignment", options.payload_alignment));
+    json::Value* list = nfat->Find("entries");
+    const std::string list_path = JoinPath(path, "entries");
+    if (list == nullptr) return cx.Error(path, "has no \"entries\"");
+    if (list->kind() != json::Kind::kArray) return cx.BadValue(list_path, *list, "is not an array");
+    std::vector<FatEntry> fat_entries;
+    for (size_t k = 0; k < list->items().size(); ++k) {
+      ETPACK_ASSIGN_OR_RETURN(FatEntry e,
+                              ReadFatEntry(cx, list->items()[k], IndexPath(list_path, k)));
+      fat_entries.push_back(std::move(e));
+    }
+    Result<FatDelegate> fat = PlanFatDelegate(std::move(fat_entries), options);
+    if (!fat.ok()) return cx.Wrap(path, fat.status());
+    if (input.delegates.size() <= i) input.delegates.resize(i + 1);
+    input.delegates[i] = fat->payload;
+    named.insert(named.end(), fat->named_data.begin(), fat->named_data.end());
+    item.Set("data", json::Value::Null());
+  }
+  return Status::OK();
+}
+
+Status ReadNamedData(const JsonDocument& cx, json::Value* nd, PteInput& input) {
+  if (nd == nullptr || nd->is_null()) return Status::OK();
+  return ReadNamedDataList(cx, *nd, "named_data", input.named_data);
 }
 
 // Takes `doc` apart: the program subtree is moved, not copied.
@@ -423,16 +528,30 @@ Result<PteManifest> FromJson(json::Value& doc, const std::string& base_dir,
   if (program->kind() != json::Kind::kObject) {
     return cx.BadValue("program", *program, "is not an object");
   }
-  // Constants and delegate payloads go beside the tree, by index.
+  // Constants and delegate payloads go beside the tree, by index; fat
+  // delegates are planned first and their payloads put in place after.
+  std::vector<SourcePtr> fat_payloads;
+  std::vector<NamedData> fat_named;
+  {
+    PteInput fat;
+    ETPACK_RETURN_IF_ERROR(TakeFatDelegates(cx, *program, fat, fat_named));
+    fat_payloads = std::move(fat.delegates);
+  }
   ETPACK_RETURN_IF_ERROR(TakeBytes(cx, *program, "constant_buffer", "storage", m.input.constants));
   ETPACK_RETURN_IF_ERROR(
       TakeBytes(cx, *program, "backend_delegate_data", "data", m.input.delegates));
+  for (size_t i = 0; i < fat_payloads.size() && i < m.input.delegates.size(); ++i) {
+    if (fat_payloads[i] != nullptr) m.input.delegates[i] = std::move(fat_payloads[i]);
+  }
   std::string path = "program";
   ETPACK_RETURN_IF_ERROR(ResolveAt(cx, *program, path));
   m.input.program = ProgramStructure::FromTree(std::move(*program));
 
   ETPACK_RETURN_IF_ERROR(ReadMutableData(cx, doc.Find("mutable_data"), m.input));
   ETPACK_RETURN_IF_ERROR(ReadNamedData(cx, doc.Find("named_data"), m.input));
+  // The fat delegates' named data after the program's own.
+  m.input.named_data.insert(m.input.named_data.end(), std::make_move_iterator(fat_named.begin()),
+                            std::make_move_iterator(fat_named.end()));
   return m;
 }
 
@@ -451,9 +570,12 @@ Result<PtdManifest> PtdFromJson(json::Value& doc, const std::string& base_dir,
   if (const json::Value* opts = doc.Find("serializer_options"); opts && !opts->is_null()) {
     const std::string path = "serializer_options";
     if (opts->kind() != json::Kind::kObject) return cx.BadValue(path, *opts, "is not an object");
-    ETPACK_RETURN_IF_ERROR(cx.CheckMembers(*opts, path, {"segment_alignment"}));
+    ETPACK_RETURN_IF_ERROR(
+        cx.CheckMembers(*opts, path, {"segment_alignment", "strictest_shared_alignment"}));
     ETPACK_ASSIGN_OR_RETURN(m.options.segment_alignment,
                             GetAlignmentOr(cx, *opts, path, "segment_alignment", 128));
+    ETPACK_RETURN_IF_ERROR(GetBoolOr(cx, *opts, path, "strictest_shared_alignment",
+                                     m.options.strictest_shared_alignment));
   }
   ETPACK_RETURN_IF_ERROR(
       ReadBuffersAndEntries(cx, doc, "", /*layouts=*/true, m.input.buffers, m.input.entries));

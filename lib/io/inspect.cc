@@ -21,13 +21,6 @@ using json::Value;
 
 Value U(uint64_t v) { return Value::UInt(v); }
 
-// What a zero-copy loader can count on for data at `offset` (capped: pages
-// beyond 64 KiB are not in use).
-uint64_t OffsetAlignment(uint64_t offset) {
-  constexpr uint64_t kCap = 65536;
-  return std::min(AlignmentOf(offset), kCap);
-}
-
 // Bytes 4..7, printable.
 std::string Identifier(const uint8_t* head, uint64_t size) {
   std::string id;
@@ -43,6 +36,12 @@ const char* LayoutName(BpteLayout layout) {
 }
 
 }  // namespace
+
+uint64_t OffsetAlignment(uint64_t offset) {
+  // Capped: pages beyond 64 KiB are not in use.
+  constexpr uint64_t kCap = 65536;
+  return std::min(AlignmentOf(offset), kCap);
+}
 
 Result<ArtifactKind> DetectArtifactKind(const std::string& path) {
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);

@@ -73,13 +73,4 @@ Result<Segment> PackSegment(std::vector<SourcePtr> sources, uint64_t alignment) 
   return out;
 }
 
-Result<size_t> SegmentPerBuffer::SegmentOf(const SourcePtr& buffer, uint64_t alignment,
-                                           const std::string& what) {
-  if (buffer == nullptr) return InvalidArgument(what + ": the data source is null");
-  ETPACK_RETURN_IF_ERROR(CheckAlignment(alignment, what + ": alignment"));
-  auto [it, added] = segment_of_buffer_.emplace(buffer.get(), segments_.size());
-  if (added) segments_.push_back(SourceSegment(buffer, alignment));
-  return it->second;
-}
-
 }  // namespace etpack

@@ -17,7 +17,6 @@
 #define ETPACK_LAYOUT_LAYOUT_H_
 
 #include <cstdint>
-#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -84,25 +83,6 @@ Result<SegmentLayout> LayoutSegments(const std::vector<Segment>& segments, uint6
 // packs constants and mutable initial values. The pieces' offsets are the
 // sources' offsets inside the segment.
 Result<Segment> PackSegment(std::vector<SourcePtr> sources, uint64_t alignment);
-
-// Keys that name shared buffers (.pte named data, .ptd entries) get one
-// segment per distinct buffer, in order of first use. The first key that
-// uses a buffer decides its segment's alignment, as in the reference
-// serializer; later keys' alignments are checked but not consulted.
-// A buffer is one Source object: keys that share a SourcePtr share a segment.
-class SegmentPerBuffer {
- public:
-  // The index into segments() of the segment holding `buffer`, added on the
-  // buffer's first use. Fails with kInvalidArgument naming `what` (the key)
-  // for a null buffer or an alignment that is not a power of two.
-  Result<size_t> SegmentOf(const SourcePtr& buffer, uint64_t alignment, const std::string& what);
-
-  const std::vector<Segment>& segments() const { return segments_; }
-
- private:
-  std::map<const Source*, size_t> segment_of_buffer_;
-  std::vector<Segment> segments_;
-};
 
 }  // namespace etpack
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "layout/assembler.h"
+#include "layout/plan_behind.h"
 
 namespace etpack {
 namespace {
@@ -57,12 +58,19 @@ class PlanSourceImpl final : public Source {
     return name_ + " (" + std::to_string(plan_.file_size) + " bytes)";
   }
 
+  const ArtifactPlan& plan() const { return plan_; }
+
  private:
   const ArtifactPlan plan_;
   const std::string name_;
 };
 
 }  // namespace
+
+const ArtifactPlan* PlanBehind(const Source& source) {
+  const auto* impl = dynamic_cast<const PlanSourceImpl*>(&source);
+  return impl == nullptr ? nullptr : &impl->plan();
+}
 
 Result<SourcePtr> PlanSource(ArtifactPlan plan, std::string name) {
   ETPACK_RETURN_IF_ERROR(ValidateArtifactPlan(plan).WithContext(name));

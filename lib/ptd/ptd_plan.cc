@@ -3,7 +3,6 @@
 // by the assembler.
 
 #include <new>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -13,6 +12,7 @@
 #include "integrity/table.h"
 #include "layout/assembler.h"
 #include "layout/layout.h"
+#include "layout/named_store.h"
 #include "ptd/ptd_header.h"
 
 namespace etpack {
@@ -135,8 +135,8 @@ Result<PtdPlan> PlanPtd(const PtdInput& input, const PtdOptions& options) {
   ETPACK_RETURN_IF_ERROR(CheckAlignment(options.segment_alignment, "segment_alignment"));
   ETPACK_RETURN_IF_ERROR(CheckFlatbufferFits(input));
 
-  std::set<std::string_view> keys;
-  SegmentPerBuffer per_buffer;
+  NamedDataStore store(options.strictest_shared_alignment ? SharedAlignment::kStrictest
+                                                          : SharedAlignment::kFirstKey);
   std::vector<PlannedEntry> entries;
   entries.reserve(input.entries.size());
   for (size_t i = 0; i < input.entries.size(); ++i) {
@@ -144,14 +144,12 @@ Result<PtdPlan> PlanPtd(const PtdInput& input, const PtdOptions& options) {
     const std::string what = "entries[" + std::to_string(i) + "] '" + e.key + "'";
     if (e.key.empty()) return InvalidArgument("entries[" + std::to_string(i) + "]: empty key");
     ETPACK_RETURN_IF_ERROR(CheckNotIntegrityKey(e.key, what));
-    if (!keys.insert(e.key).second) return InvalidArgument(what + ": duplicate key");
     if (e.buffer_index >= input.buffers.size()) {
       return InvalidArgument(what + ": buffer_index = " + std::to_string(e.buffer_index) +
                              " is out of range: there are " + std::to_string(input.buffers.size()) +
                              " buffers");
     }
     const SourcePtr& buffer = input.buffers[e.buffer_index];
-    ETPACK_ASSIGN_OR_RETURN(size_t segment, per_buffer.SegmentOf(buffer, e.alignment, what));
     if (e.layout) {
       ETPACK_ASSIGN_OR_RETURN(uint64_t nbytes, LayoutNbytes(*e.layout, what));
       if (buffer->size() < nbytes) {
@@ -162,21 +160,33 @@ Result<PtdPlan> PlanPtd(const PtdInput& input, const PtdOptions& options) {
                                buffer->Describe() + ") holds " + std::to_string(buffer->size()));
       }
     }
-    entries.push_back({&e, static_cast<uint32_t>(segment)});
+    ETPACK_ASSIGN_OR_RETURN(NamedDataStore::Added added,
+                            store.Add(e.key, buffer, e.alignment, what));
+    if (!added.fresh) {
+      // The same key and bytes again is the same entry, unless it describes
+      // them differently.
+      const PtdEntry& first = *entries[added.key].entry;
+      if (!(first.layout == e.layout)) {
+        return InvalidArgument(what + ": repeats " + store.keys()[added.key].what +
+                               " with the same bytes but tensor_layout " +
+                               (e.layout ? DescribeLayout(*e.layout) : "none") + " instead of " +
+                               (first.layout ? DescribeLayout(*first.layout) : "none"));
+      }
+      continue;
+    }
+    entries.push_back({&e, static_cast<uint32_t>(store.keys()[added.key].buffer)});
   }
+  std::vector<Segment> segments = store.Segments();
   PtdEntry table_entry;
   if (options.integrity_table) {
     // The last segment, so that it can cover every other one.
-    std::vector<std::string_view> names(keys.begin(), keys.end());
+    std::vector<std::string_view> names;
+    for (const NamedDataStore::Key& k : store.keys()) names.push_back(k.key);
     table_entry.key = IntegrityKey("ptd", names);
-    ETPACK_ASSIGN_OR_RETURN(
-        size_t segment,
-        per_buffer.SegmentOf(IntegrityTablePlaceholder(per_buffer.segments().size() + 1), 1,
-                             table_entry.key));
-    entries.push_back({&table_entry, static_cast<uint32_t>(segment)});
+    entries.push_back({&table_entry, static_cast<uint32_t>(segments.size())});
+    segments.push_back(SourceSegment(IntegrityTablePlaceholder(segments.size() + 1)));
   }
 
-  const std::vector<Segment>& segments = per_buffer.segments();
   ETPACK_ASSIGN_OR_RETURN(SegmentLayout layout,
                           LayoutSegments(segments, options.segment_alignment));
   std::vector<uint8_t> fb;

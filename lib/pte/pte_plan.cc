@@ -17,7 +17,10 @@
 #include "flatbuffer/tree_builder.h"
 #include "integrity/table.h"
 #include "layout/assembler.h"
+#include "layout/content_dedup.h"
 #include "layout/layout.h"
+#include "layout/named_store.h"
+#include "layout/plan_behind.h"
 #include "pte/pte_format.h"
 #include "pte/pte_header.h"
 
@@ -85,13 +88,6 @@ json::Value SubsegmentOffsets(uint64_t segment_index, const std::vector<Piece>& 
   return json::Value::Object({{"segment_index", json::Value::UInt(segment_index)},
                               {"offsets", json::Value::Array(std::move(offsets))}});
 }
-
-// Delegate segments by payload size, for deduplication.
-struct DedupCandidate {
-  size_t segment;
-  std::optional<uint64_t> hash;  // ContentHash, once needed
-};
-using DedupIndex = std::map<uint64_t, std::vector<DedupCandidate>>;
 
 class PtePlanner {
  public:
@@ -177,9 +173,8 @@ class PtePlanner {
       return InvalidArgument("execution_plan: expected an array of ExecutionPlan");
     }
     // Payloads kept inline when extracting (the empty ones), one entry per
-    // delegate as the reference writer does; segments by size for dedup.
+    // delegate as the reference writer does.
     std::vector<json::Value> kept;
-    DedupIndex by_size;
     std::vector<bool> referenced(payloads.size(), false);
     for (size_t p = 0; p < plans->items().size(); ++p) {
       json::Value& plan = plans->items()[p];
@@ -210,7 +205,7 @@ class PtePlanner {
           kept.push_back(json::Value::Object({{"data", json::Value::Array()}}));
           continue;
         }
-        ETPACK_ASSIGN_OR_RETURN(size_t seg, DelegateSegment(payload, by_size));
+        ETPACK_ASSIGN_OR_RETURN(size_t seg, DelegateSegment(payload));
         delegate.Set("processed", DataReference(pte::kLocationSegment, seg));
       }
     }
@@ -274,54 +269,54 @@ class PtePlanner {
   }
 
   // The segment for a delegate payload: an existing one with identical
-  // bytes, else a new one. Payloads meet only others of their size; each is
-  // hashed once, on its first such meeting, and bytes are compared only when
-  // hashes agree, so k same-size payloads cost k reads, not k^2.
-  Result<size_t> DelegateSegment(const SourcePtr& payload, DedupIndex& by_size) {
-    std::vector<DedupCandidate>& same_size = by_size[payload->size()];
-    std::optional<uint64_t> hash;
-    for (DedupCandidate& c : same_size) {
-      const SourcePtr& other = segments_[c.segment].pieces.front().source;
-      if (other == payload) return c.segment;
-      if (!hash) {
-        ETPACK_ASSIGN_OR_RETURN(hash, ContentHash(*payload));
-      }
-      if (!c.hash) {
-        ETPACK_ASSIGN_OR_RETURN(c.hash, ContentHash(*other));
-      }
-      if (*c.hash != *hash) continue;
-      ETPACK_ASSIGN_OR_RETURN(const bool same, SameBytes(*other, *payload));
-      if (same) return c.segment;
-    }
+  // bytes (ContentDedup reads only payloads of equal size), else a new one.
+  // A planned artifact (PlanSource: a nested program, an NFAT container) is
+  // nested, not read: its head and placements become the segment's pieces,
+  // so its file ranges reach the output as file ranges.
+  Result<size_t> DelegateSegment(const SourcePtr& payload) {
+    ETPACK_ASSIGN_OR_RETURN(const size_t content, delegate_contents_.Add(payload));
+    if (content < delegate_segment_.size()) return delegate_segment_[content];
     const size_t seg = segments_.size();
-    AddSegment(SegmentRole::kDelegate, SourceSegment(payload));
-    same_size.push_back({seg, hash});
+    if (const ArtifactPlan* nested = PlanBehind(*payload)) {
+      ETPACK_ASSIGN_OR_RETURN(Segment s, NestedSegment(*nested, 1));
+      AddSegment(SegmentRole::kDelegate, std::move(s));
+    } else {
+      AddSegment(SegmentRole::kDelegate, SourceSegment(payload));
+    }
+    delegate_segment_.push_back(seg);
     return seg;
   }
 
+  // The named-data store (layout/named_store.h): a key repeated with the
+  // same bytes is one entry, with other bytes an error; keys with identical
+  // bytes share one segment.
   Status PlanNamedData() {
     program_.Set("named_data", json::Value::Null());
     if (input_.named_data.empty() && !options_.integrity_table) return Status::OK();
-    // Named data segments follow all the others.
-    const size_t first = segments_.size();
-    SegmentPerBuffer per_buffer;
-    std::vector<json::Value> named;
-    named.reserve(input_.named_data.size());
+    NamedDataStore store(options_.strictest_shared_alignment ? SharedAlignment::kStrictest
+                                                             : SharedAlignment::kFirstKey);
     for (size_t i = 0; i < input_.named_data.size(); ++i) {
       const NamedData& e = input_.named_data[i];
       ETPACK_RETURN_IF_ERROR(
           CheckNotIntegrityKey(e.key, "named_data[" + std::to_string(i) + "] '" + e.key + "'"));
-      ETPACK_ASSIGN_OR_RETURN(
-          size_t seg,
-          per_buffer.SegmentOf(e.source, e.alignment, "named_data[" + std::to_string(i) + "]"));
-      named.push_back(json::Value::Object({{"key", json::Value::String(e.key)},
-                                           {"segment_index", json::Value::UInt(first + seg)}}));
+      ETPACK_RETURN_IF_ERROR(
+          store.Add(e.key, e.source, e.alignment, "named_data[" + std::to_string(i) + "]")
+              .status());
     }
-    for (const Segment& s : per_buffer.segments()) AddSegment(SegmentRole::kNamedData, s);
+    // Named data segments follow all the others.
+    const size_t first = segments_.size();
+    std::vector<json::Value> named;
+    named.reserve(store.keys().size());
+    for (const NamedDataStore::Key& k : store.keys()) {
+      named.push_back(
+          json::Value::Object({{"key", json::Value::String(k.key)},
+                               {"segment_index", json::Value::UInt(first + k.buffer)}}));
+    }
+    for (Segment& s : store.Segments()) AddSegment(SegmentRole::kNamedData, std::move(s));
     if (options_.integrity_table) {
       // The last segment, so that it can cover every other one.
       std::vector<std::string_view> keys;
-      for (const NamedData& e : input_.named_data) keys.push_back(e.key);
+      for (const NamedDataStore::Key& k : store.keys()) keys.push_back(k.key);
       named.push_back(
           json::Value::Object({{"key", json::Value::String(IntegrityKey("pte", keys))},
                                {"segment_index", json::Value::UInt(segments_.size())}}));
@@ -395,6 +390,9 @@ class PtePlanner {
   // segments_[j] and plays roles_[j].
   std::vector<Segment> segments_;
   std::vector<SegmentRole> roles_;
+  // Delegate payloads by content; delegate_segment_[content id] = segment.
+  ContentDedup delegate_contents_;
+  std::vector<size_t> delegate_segment_;
 };
 
 }  // namespace

@@ -401,6 +401,14 @@ SourcePtr PteFile::SegmentSource(size_t i) const {
   return RangeSource(header_.segment_base_offset + s.offset, s.size);
 }
 
+SourcePtr PteFile::DelegateSource(const PteDelegate& delegate) const {
+  if (delegate.in_segment) return SegmentSource(delegate.index);
+  // Validated on open: the index is in range.
+  const auto* data = program_->backend_delegate_data()->Get(delegate.index)->data();
+  if (data == nullptr) return OwnedSource({});
+  return RangeSource(static_cast<uint64_t>(data->data() - head()), data->size());
+}
+
 PteOptions PteFile::InferredOptions() const {
   // The largest power of two dividing every offset seen (0 says nothing).
   struct Alignment {

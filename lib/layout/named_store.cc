@@ -1,0 +1,40 @@
+#include "layout/named_store.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace etpack {
+
+Result<NamedDataStore::Added> NamedDataStore::Add(const std::string& key, const SourcePtr& source,
+                                                  uint64_t alignment, std::string what) {
+  if (source == nullptr) return InvalidArgument(what + ": the data source is null");
+  ETPACK_RETURN_IF_ERROR(CheckAlignment(alignment, what + ": alignment"));
+  ETPACK_ASSIGN_OR_RETURN(const size_t content, dedup_.Add(source));
+  if (content == buffers_.size()) {
+    buffers_.push_back({source, alignment});
+  } else if (rule_ == SharedAlignment::kStrictest) {
+    buffers_[content].alignment = std::max(buffers_[content].alignment, alignment);
+  }
+  if (auto it = key_index_.find(key); it != key_index_.end()) {
+    const Key& first = keys_[it->second];
+    if (first.buffer != content) {
+      return InvalidArgument(what + ": key \"" + key + "\" (" + std::to_string(source->size()) +
+                             " bytes) is already " + first.what + " with different bytes (" +
+                             std::to_string(buffers_[first.buffer].source->size()) +
+                             " bytes); one key can hold only one content");
+    }
+    return Added{it->second, false};
+  }
+  key_index_.emplace(key, keys_.size());
+  keys_.push_back({key, content, std::move(what)});
+  return Added{keys_.size() - 1, true};
+}
+
+std::vector<Segment> NamedDataStore::Segments() const {
+  std::vector<Segment> out;
+  out.reserve(buffers_.size());
+  for (const Buffer& b : buffers_) out.push_back(SourceSegment(b.source, b.alignment));
+  return out;
+}
+
+}  // namespace etpack

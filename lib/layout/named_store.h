@@ -1,0 +1,78 @@
+// named_store.h (internal) — the named-data store of .pte and .ptd files:
+// keys mapped to buffers, every distinct content stored once.
+//
+// The rules (formats.md §4.3, §6.3), as the reference NamedDataStore keeps
+// them:
+//   - the same key added again with the same bytes is the same entry;
+//   - the same key with different bytes is an error naming both entries;
+//   - different keys with the same bytes share one buffer (one segment);
+//   - buffers and keys keep the order of their first appearance.
+// Contents are compared by ContentDedup (content_dedup.h): only buffers of
+// equal size are ever read.
+//
+// Alignment of a shared buffer: the reference keeps the alignment of the
+// first key that brought the content and silently ignores a stricter one
+// asked for by a later key (kFirstKey, the default, so output matches it
+// byte for byte). kStrictest gives the buffer the largest alignment any of
+// its keys asked for, so every key gets what it asked.
+
+#ifndef ETPACK_LAYOUT_NAMED_STORE_H_
+#define ETPACK_LAYOUT_NAMED_STORE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "etpack/source.h"
+#include "etpack/status.h"
+#include "layout/content_dedup.h"
+#include "layout/layout.h"
+
+namespace etpack {
+
+enum class SharedAlignment { kFirstKey, kStrictest };
+
+class NamedDataStore {
+ public:
+  explicit NamedDataStore(SharedAlignment rule = SharedAlignment::kFirstKey) : rule_(rule) {}
+
+  struct Key {
+    std::string key;
+    size_t buffer = 0;  // into buffers()
+    std::string what;   // how the entry that added it is named in errors
+  };
+  struct Buffer {
+    SourcePtr source;  // the first source seen with these bytes
+    uint64_t alignment = 1;
+  };
+
+  // Adds `key` -> `source`. Returns the index into keys() and whether the
+  // key is new (false: the same key with the same bytes was there). Fails
+  // with kInvalidArgument naming `what` (e.g. "named_data[3]") for a null
+  // source or an alignment that is not a power of two, and naming both
+  // entries when the key already holds different bytes.
+  struct Added {
+    size_t key = 0;
+    bool fresh = false;
+  };
+  Result<Added> Add(const std::string& key, const SourcePtr& source, uint64_t alignment,
+                    std::string what);
+
+  const std::vector<Key>& keys() const { return keys_; }
+  const std::vector<Buffer>& buffers() const { return buffers_; }
+  // One segment per buffer, in buffers() order, at the buffer's alignment.
+  std::vector<Segment> Segments() const;
+
+ private:
+  SharedAlignment rule_;
+  ContentDedup dedup_;
+  std::vector<Key> keys_;
+  std::vector<Buffer> buffers_;  // index = ContentDedup content id
+  std::unordered_map<std::string, size_t> key_index_;
+};
+
+}  // namespace etpack
+
+#endif  // ETPACK_LAYOUT_NAMED_STORE_H_

@@ -1,0 +1,21 @@
+// plan_behind.h (internal) — the plan a PlanSource (etpack/plan_source.h)
+// reads from, so a planner that takes sources can nest a planned artifact
+// (NestedSegment) instead of reading it through the source: its placements
+// then reach the output as they are (a file range stays a file range, for
+// in-kernel copies), and nothing of it passes through memory twice.
+
+#ifndef ETPACK_LAYOUT_PLAN_BEHIND_H_
+#define ETPACK_LAYOUT_PLAN_BEHIND_H_
+
+#include "etpack/source.h"
+#include "etpack/writer.h"
+
+namespace etpack {
+
+// The plan behind `source` when it was made by PlanSource, else nullptr.
+// The plan lives as long as the source.
+const ArtifactPlan* PlanBehind(const Source& source);
+
+}  // namespace etpack
+
+#endif  // ETPACK_LAYOUT_PLAN_BEHIND_H_

@@ -1,0 +1,61 @@
+// PlanFatDelegate: the container is PlanNfat's; the named data goes through
+// the same store (layout/named_store.h) that PlanPte and PlanPtd use, here
+// only to find shared contents and clashes while each entry can still be
+// named.
+
+#include "etpack/fat_delegate.h"
+
+#include <unordered_map>
+#include <utility>
+
+#include "etpack/plan_source.h"
+#include "layout/named_store.h"
+#include "nfat/nfat_format.h"
+
+namespace etpack {
+
+Result<FatDelegate> PlanFatDelegate(std::vector<FatEntry> entries, const NfatOptions& options) {
+  FatDelegate out;
+  NamedDataStore store;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const FatEntry& e = entries[i];
+    const std::string entry =
+        "NFAT entries[" + std::to_string(i) + "] " + nfat::ShownId(e.backend_id);
+    for (size_t j = 0; j < e.named_data.size(); ++j) {
+      const NamedData& nd = e.named_data[j];
+      ETPACK_ASSIGN_OR_RETURN(NamedDataStore::Added added,
+                              store.Add(nd.key, nd.source, nd.alignment,
+                                        entry + " named_data[" + std::to_string(j) + "]"));
+      const size_t buffer = store.keys()[added.key].buffer;
+      out.named_data.push_back({nd.key, store.buffers()[buffer].source, nd.alignment});
+    }
+  }
+  if (entries.size() == 1) {
+    // Checked as a container entry would be, then used bare.
+    ETPACK_RETURN_IF_ERROR(
+        PlanNfat({{entries[0].backend_id, entries[0].payload}}, options).status());
+    ETPACK_ASSIGN_OR_RETURN(out.payload,
+                            PlanSource(std::move(entries[0].payload), entries[0].backend_id));
+    return out;
+  }
+  std::vector<NfatEntryInput> inputs;
+  inputs.reserve(entries.size());
+  for (FatEntry& e : entries) inputs.push_back({std::move(e.backend_id), std::move(e.payload)});
+  ETPACK_ASSIGN_OR_RETURN(NfatPlan nfat, PlanNfat(inputs, options));
+  out.entries = std::move(nfat.entries);
+  ETPACK_ASSIGN_OR_RETURN(out.payload, PlanSource(std::move(nfat.artifact), "NFAT container"));
+  return out;
+}
+
+PtdInput PtdInputOf(const std::vector<NamedData>& named_data) {
+  PtdInput out;
+  std::unordered_map<const Source*, uint32_t> index;
+  for (const NamedData& nd : named_data) {
+    auto [it, fresh] = index.emplace(nd.source.get(), static_cast<uint32_t>(out.buffers.size()));
+    if (fresh) out.buffers.push_back(nd.source);
+    out.entries.push_back({nd.key, it->second, nd.alignment, std::nullopt});
+  }
+  return out;
+}
+
+}  // namespace etpack

@@ -1,0 +1,138 @@
+// ContentDedup and the named-data store built on it: the dedup rules, what
+// is read to apply them, and the errors.
+#include <catch2/catch.hpp>
+#include <memory>
+
+#include "layout/content_dedup.h"
+#include "layout/named_store.h"
+#include "test_files.h"
+#include "test_programs.h"
+
+using namespace etpack;
+using namespace etpack::testing;
+
+namespace {
+
+// A source that counts the bytes read from it.
+SourcePtr Counted(uint64_t size, uint8_t seed, std::shared_ptr<uint64_t> read) {
+  return GeneratorSource("counted " + std::to_string(seed), size,
+                         [read, seed](uint64_t offset, uint8_t* dst, size_t n) {
+                           *read += n;
+                           for (size_t k = 0; k < n; ++k) {
+                             dst[k] = static_cast<uint8_t>(seed + (offset + k) * 7);
+                           }
+                           return Status::OK();
+                         });
+}
+
+}  // namespace
+
+TEST_CASE("ContentDedup: equal bytes get one id; lone sizes are never read") {
+  auto read = std::make_shared<uint64_t>(0);
+  ContentDedup d;
+  auto a = Counted(3 << 20, 1, read);   // larger than one read chunk
+  auto a2 = Counted(3 << 20, 1, read);  // same bytes, another source
+  auto b = Counted(3 << 20, 2, read);   // same size, other bytes
+  auto lone = Counted(1000, 1, read);   // no other item has its size
+  CHECK(*d.Add(lone) == 0);
+  CHECK(*d.Add(a) == 1);
+  CHECK(*read == 0);  // nothing to compare with yet
+  CHECK(*d.Add(b) == 2);
+  CHECK(*read == 2 * (3 << 20));  // a and b hashed, once each
+  CHECK(*d.Add(a2) == 1);
+  // a2 hashed, then confirmed against a byte by byte; a's and b's hashes kept.
+  CHECK(*read == 2 * (3 << 20) + 3 * (3 << 20));
+  CHECK(*d.Add(a) == 1);  // the same object: no read
+  CHECK(*read == 5 * (3 << 20));
+  CHECK(d.contents() == 3);
+  CHECK(d.content(1) == a);
+  // Empty items are equal without reading; an in-memory copy of a matches.
+  CHECK(*d.Add(Bytes({})) == 3);
+  CHECK(*d.Add(Bytes({})) == 3);
+  REQUIRE(ReadAll(*a).ok());
+  CHECK(*d.Add(OwnedSource(*ReadAll(*a))) == 1);
+}
+
+TEST_CASE("ContentDedup: one range of one file named twice is one content, unread") {
+  testing::TempDir dir;
+  testing::WriteFile(dir.File("w.bin"), testing::PatternBytes(4096, 1));
+  Result<SourcePtr> a = FileSource(dir.File("w.bin"), 0, 1024);
+  Result<SourcePtr> b = FileSource(dir.File("w.bin"), 0, 1024);  // another object
+  Result<SourcePtr> c = FileSource(dir.File("w.bin"), 1024, 1024);
+  REQUIRE((a.ok() && b.ok() && c.ok()));
+  REQUIRE((*a)->file_range() != nullptr);
+  ContentDedup d;
+  CHECK(*d.Add(*a) == 0);
+  CHECK(*d.Add(*b) == 0);
+  CHECK(*d.Add(*c) == 1);  // same size, other bytes: hashed and told apart
+  CHECK(d.contents() == 2);
+}
+
+TEST_CASE("ContentDedup: read errors are returned") {
+  ContentDedup d;
+  auto failing = GeneratorSource(
+      "failing", 64, [](uint64_t, uint8_t*, size_t) { return Corrupt("disk on fire"); });
+  REQUIRE(d.Add(Pattern(64, 1)).ok());
+  auto r = d.Add(failing);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().message().find("disk on fire") != std::string::npos);
+}
+
+TEST_CASE("NamedDataStore: one entry per key, one buffer per content") {
+  NamedDataStore store;
+  auto w = Pattern(64, 1);
+  auto w_copy = Pattern(64, 1);
+  auto bias = Pattern(16, 2);
+  auto k0 = store.Add("linear.weight", w, 16, "entries[0] \"NativeBackend\" named_data[0]");
+  REQUIRE(k0.ok());
+  CHECK(k0->fresh);
+  REQUIRE(store.Add("linear.bias", bias, 16, "b").ok());
+  // Another key, the same bytes from another source: shares the buffer, and
+  // the first key's alignment stays (the reference rule).
+  auto k2 = store.Add("mlx/linear.weight", w_copy, 1024, "entries[1] \"MLXBackend\" named_data[0]");
+  REQUIRE(k2.ok());
+  CHECK(k2->fresh);
+  // The same key and bytes again: the same entry.
+  auto again = store.Add("linear.weight", w_copy, 16, "again");
+  REQUIRE(again.ok());
+  CHECK_FALSE(again->fresh);
+  CHECK(again->key == 0);
+  REQUIRE(store.keys().size() == 3);
+  CHECK(store.keys()[2].buffer == 0);
+  REQUIRE(store.buffers().size() == 2);
+  CHECK(store.buffers()[0].alignment == 16);
+  auto segs = store.Segments();
+  REQUIRE(segs.size() == 2);
+  CHECK(segs[0].size == 64);
+  CHECK(segs[0].alignment == 16);
+
+  // The same key with other bytes names both entries.
+  auto clash = store.Add("mlx/linear.weight", Pattern(64, 9), 16,
+                         "entries[2] \"VulkanBackend\" named_data[4]");
+  REQUIRE_FALSE(clash.ok());
+  CHECK(clash.status().code() == Code::kInvalidArgument);
+  CHECK(clash.status().message() ==
+        "entries[2] \"VulkanBackend\" named_data[4]: key \"mlx/linear.weight\" (64 bytes) is "
+        "already entries[1] \"MLXBackend\" named_data[0] with different bytes (64 bytes); one key "
+        "can hold only one content");
+}
+
+TEST_CASE("NamedDataStore: kStrictest gives a shared buffer every key's alignment") {
+  NamedDataStore store(SharedAlignment::kStrictest);
+  auto w = Pattern(64, 1);
+  REQUIRE(store.Add("a", w, 16, "a").ok());
+  REQUIRE(store.Add("b", Pattern(64, 1), 1024, "b").ok());
+  REQUIRE(store.Add("c", w, 64, "c").ok());
+  REQUIRE(store.buffers().size() == 1);
+  CHECK(store.buffers()[0].alignment == 1024);
+}
+
+TEST_CASE("NamedDataStore: bad entries name themselves") {
+  NamedDataStore store;
+  auto null = store.Add("k", nullptr, 1, "named_data[3]");
+  REQUIRE_FALSE(null.ok());
+  CHECK(null.status().message() == "named_data[3]: the data source is null");
+  auto align = store.Add("k", Pattern(4, 1), 24, "named_data[4]");
+  REQUIRE_FALSE(align.ok());
+  CHECK(align.status().message() == "named_data[4]: alignment = 24 is not a power of two");
+}
