@@ -44,6 +44,13 @@ const char kUsage[] =
     "                              program with BYTES of weights (default\n"
     "                              512MiB; suffixes K M G KiB MiB GiB) as\n"
     "                              DIR/demo.pte (default DIR: .)\n"
+    "  compress FILE -o FILE.zst [--level N]\n"
+    "                              seekable zstd archive of FILE (default level\n"
+    "                              3), frames cut on the artifact's segments,\n"
+    "                              restorable by stock `zstd -d`\n"
+    "  decompress FILE.zst -o FILE [--tensor KEY | --segment N]\n"
+    "                              restore the file, or only one named tensor or\n"
+    "                              segment (decompressing only its frames)\n"
     "\n"
     "Alignments are powers of two; defaults: segment 128, constant 16.\n"
     "Exit status: 0 success, 1 failure, 2 usage error.\n";

@@ -14,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 pkgs=(flatbuffers-compiler libflatbuffers-dev libzstd-dev libxxhash-dev catch2
-      libbenchmark-dev meson ninja-build pkg-config g++ python3 time clang-format)
+      libbenchmark-dev meson ninja-build pkg-config g++ python3 time clang-format zstd)
 build="${1:-build}"
 kind="${2:-plain}"
 case "$kind" in
