@@ -16,6 +16,8 @@ constexpr uint64_t kSeekEntrySize = 8;  // Compressed_Size, Decompressed_Size
 constexpr uint64_t kSeekEntryWithChecksum = 12;
 constexpr uint8_t kChecksumFlag = 0x80;
 constexpr uint8_t kReservedBits = 0x7c;
+// The seekable format's own limit on frames in one archive.
+constexpr uint64_t kMaxFrames = 0x8000000;
 
 // Index payload: tag, original size, region count, then the regions.
 constexpr char kIndexTag[4] = {'E', 'P', 'X', '1'};
@@ -88,7 +90,9 @@ Result<std::vector<ArchiveFrame>> DecodeSeekTable(const std::string& name, const
   const uint64_t entry_size =
       (descriptor & kChecksumFlag) ? kSeekEntryWithChecksum : kSeekEntrySize;
   const uint64_t table_size = count * entry_size + kSeekFooterSize;
-  if (table_size + kSkippableHeaderSize > file_size) {
+  // Every frame listed takes at least a skippable frame's 8 bytes too, so a
+  // corrupt count cannot make the table's allocation outgrow the file.
+  if (count > kMaxFrames || table_size + kSkippableHeaderSize + count * 8 > file_size) {
     return corrupt("the seek table lists " + std::to_string(count) + " frames (" +
                    std::to_string(table_size) + " bytes), more than the " +
                    std::to_string(file_size) + "-byte file holds");
