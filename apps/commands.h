@@ -27,6 +27,10 @@ int Unbundle(const std::vector<std::string>& argv);  // apps/bundle.cc
 int Demo(const std::vector<std::string>& argv);      // apps/demo.cc
 int Extract(const std::vector<std::string>& argv);   // apps/extract.cc
 
+// Transport archives (etpack/archive.h), both in apps/archive_command.cc.
+int Compress(const std::vector<std::string>& argv);
+int Decompress(const std::vector<std::string>& argv);
+
 }  // namespace etpack::cli
 
 #endif  // ETPACK_APPS_COMMANDS_H_

@@ -37,5 +37,7 @@ int main(int argc, char** argv) {
   if (command == "unbundle") return Unbundle(args);
   if (command == "demo") return Demo(args);
   if (command == "extract") return Extract(args);
+  if (command == "compress") return Compress(args);
+  if (command == "decompress") return Decompress(args);
   return UsageError("unknown command '" + command + "'");
 }

@@ -28,6 +28,13 @@
 #           native program + MLX + Vulkan payloads (8 MiB each), all three
 #           sharing S of weights from one file          vs  cp of the weights
 #           and payloads (the output must be about that, not 3 × S)
+#   compress (not in the default list) for synthetic .ptd files of S of
+#           BF16, F16 and int8 weights and of random bytes
+#           (build-release/bench/gen_weights): etpack compress vs
+#           zstd -T2 -3 (ratio and speed), etpack decompress vs zstd -d
+#           (speed, peak RSS), and etpack decompress --tensor of one
+#           matrix; both sides fsync their output (`sync FILE`). Its own
+#           table in RESULTS.md ("Transport archives"); not plotted.
 #
 # Both sides make the data durable: etpack syncs before its rename, so cp
 # is timed as `cp && sync`. Outputs are removed before every run and a
@@ -69,8 +76,8 @@ while (($#)); do
 done
 [[ "$runs" =~ ^[1-9][0-9]*$ ]] || { echo "bench: --runs $runs is not a positive integer" >&2; exit 2; }
 for job in $jobs; do
-  case "$job" in demo | pack | ptd | bundle | python | checksum | fat) ;;
-    *) echo "bench: unknown job '$job' (jobs: demo pack ptd bundle python checksum fat)" >&2; exit 2 ;;
+  case "$job" in demo | pack | ptd | bundle | python | checksum | fat | compress) ;;
+    *) echo "bench: unknown job '$job' (jobs: demo pack ptd bundle python checksum fat compress)" >&2; exit 2 ;;
   esac
 done
 
@@ -93,7 +100,7 @@ extra=""
 command -v gnuplot >/dev/null || extra="gnuplot-nox"
 SETUP_EXTRA_PACKAGES="$extra" scripts/setup.sh build-release >/dev/null
 meson configure build-release -Dbuildtype=release >/dev/null
-ninja -C build-release apps/etpack bench/etpack_bench >/dev/null
+ninja -C build-release apps/etpack bench/etpack_bench bench/gen_weights >/dev/null
 etpack="$PWD/build-release/apps/etpack"
 python_section=""
 if [[ " $jobs " == *" python "* ]]; then
@@ -213,6 +220,50 @@ make_fat() {
   note="3 lowerings share the weights; output = cp bytes + 1 program (checked after each run)"
 }
 
+# compress_job SIZE: the `compress` job (see the top), one row per dtype in
+# zrows. Each archive is checked to restore the file, through both tools.
+zrows=()
+compress_job() {
+  local size=$1 bytes dt f r t n ew=() zw=() dw=() dr=() zdw=() tw=() tr=() es zs ts
+  bytes=$(to_bytes "$size")
+  for dt in bf16 f16 int8 random; do
+    f="$w/$dt.ptd"
+    n=$(build-release/bench/gen_weights "$f" --dtype "$dt" --size "$bytes" | sed -E 's/.*: ([0-9]+) layers.*/\1/')
+    t="layers.$((n / 2)).wq"
+    ew=() zw=() dw=() dr=() zdw=() tw=() tr=()
+    for ((r = 1; r <= runs; r++)); do
+      rm -f "$w"/*.zst "$w"/*.out
+      measure sh -c '"$0" compress "$1" -o "$2" && sync "$2"' "$etpack" "$f" "$w/e.zst"
+      must_succeed "etpack compress $dt"; ew+=("$wall")
+      measure sh -c 'zstd -q -T2 -3 "$1" -o "$2" && sync "$2"' zstd "$f" "$w/z.zst"
+      must_succeed "zstd -T2 -3 $dt"; zw+=("$wall")
+      measure "$etpack" decompress "$w/e.zst" -o "$w/e.out"
+      must_succeed "etpack decompress $dt"; dw+=("$wall") dr+=("$rss")
+      cmp -s "$f" "$w/e.out" || { echo "bench: etpack decompress of $dt differs" >&2; exit 1; }
+      rm -f "$w/e.out"
+      measure sh -c 'zstd -q -d "$1" -o "$2" && sync "$2"' zstd "$w/z.zst" "$w/z.out"
+      must_succeed "zstd -d $dt"; zdw+=("$wall")
+      rm -f "$w/z.out"
+      measure "$etpack" decompress "$w/e.zst" --tensor "$t" -o "$w/t.out"
+      must_succeed "etpack decompress --tensor $dt"; tw+=("$wall") tr+=("$rss")
+      echo "   compress $dt $size run $r: etpack ${ew[-1]} s | zstd ${zw[-1]} s | decompress ${dw[-1]} s, ${dr[-1]} KiB | tensor ${tw[-1]} s" >&2
+    done
+    zstd -q -d "$w/e.zst" -o "$w/z.out" && cmp -s "$f" "$w/z.out" ||
+      { echo "bench: zstd -d of etpack's $dt archive differs" >&2; exit 1; }
+    es=$(stat -c %s "$w/e.zst") zs=$(stat -c %s "$w/z.zst") ts=$(stat -c %s "$w/t.out")
+    bytes=$(stat -c %s "$f")
+    zrows+=("$(awk -v dt="$dt" -v s="$size" -v b="$bytes" -v es="$es" -v zs="$zs" -v ts="$ts" \
+      -v ew="$(printf '%s\n' "${ew[@]}" | median)" -v zw="$(printf '%s\n' "${zw[@]}" | median)" \
+      -v dw="$(printf '%s\n' "${dw[@]}" | median)" -v zdw="$(printf '%s\n' "${zdw[@]}" | median)" \
+      -v dr="$(printf '%s\n' "${dr[@]}" | maxof)" -v tw="$(printf '%s\n' "${tw[@]}" | median)" \
+      -v tr="$(printf '%s\n' "${tr[@]}" | maxof)" 'BEGIN { mib = b / 1048576;
+      printf "| %s | %s | %.2f (%.0f MiB/s) | %.2f (%.0f MiB/s) | **%.2f×** | %.2f%% | %.2f%% | %+.2f%% | %.2f | %.2f | %.1f | %.3f (%.0f MiB) | %.1f |",
+        dt, s, ew, mib / ew, zw, mib / zw, zw / ew, 100 * es / b, 100 * zs / b, 100 * (es - zs) / zs,
+        dw, zdw, dr / 1024, tw, ts / 1048576, tr / 1024 }')")
+    rm -f "$f" "$w"/*.zst "$w"/*.out
+  done
+}
+
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 range() { sort -g | awk 'NR==1 {lo=$1} {hi=$1} END {printf "%s–%s", lo, hi}'; }
 maxof() { sort -g | tail -1; }
@@ -307,6 +358,11 @@ for size in $all_sizes; do
     need_space "the $job job" "$size"
     w="$work/$job"
     mkdir -p "$w"
+    if [ "$job" = compress ]; then
+      if [[ " $sizes " == *" $size "* ]]; then compress_job "$size"; fi
+      rm -rf "$w"
+      continue
+    fi
     bcmd=()
     "make_$job" "$size"
     if [[ " $sizes " == *" $size "* ]]; then pair "$job" "$size"; fi
@@ -323,7 +379,7 @@ gbench=$(TMPDIR="$work" build-release/bench/etpack_bench 2>/dev/null | sed -n '/
 # Data for the plot: one block per job (gnuplot `index`), in --jobs order.
 {
   printf '# job\tsize\tsize_mib\tbytes\tetpack_s\tetpack_mibs\tcp_s\tcp_mibs\tetpack_rss_mib\tcp_rss_mib\tcache_growth_mib\n'
-  for job in $jobs; do
+  for job in ${jobs//compress/}; do
     printf '\n\n# %s\n' "$job"
     printf '%s\n' "${data[@]}" | awk -F'\t' -v j="$job" '$1 == j'
   done
@@ -339,7 +395,7 @@ plot() {
     if ((mib > hi)); then hi=$mib; fi
   done
   local -A color=([demo]=1 [pack]=2 [ptd]=3 [bundle]=4 [checksum]=5 [fat]=6)   # same colour in every plot
-  for job in $jobs; do
+  for job in ${jobs//compress/}; do
     local f="'$out/results.tsv' index $i using 3" lc="lc ${color[$job]}"
     tp+="$f:6 with linespoints $lc pt 7 dt 1 title '$job etpack', "
     tp+="$f:8 with linespoints $lc pt 6 dt 2 title '$job cp', "
@@ -416,6 +472,20 @@ EOF
   if [ -n "$python_section" ]; then
     echo
     printf '%s\n' "$python_section"
+  fi
+  if ((${#zrows[@]})); then
+    echo
+    echo "## Transport archives (\`compress\` job)"
+    echo
+    echo "Synthetic .ptd files (bench/gen_weights.cc): layers of three 1024×4096"
+    echo "matrices and one 4096 norm; BF16/F16 values ~N(0, 0.02), int8 the same"
+    echo "quantised, or uniform random bytes. Median of $runs runs; both sides fsync their"
+    echo "output. Speed = zstd time / etpack time. Ratio = archive size / file size."
+    echo "Tensor = \`etpack decompress --tensor layers.<mid>.wq\`."
+    echo
+    echo "| data | size | etpack compress s | zstd -T2 -3 s | speed | etpack ratio | zstd ratio | size vs zstd | etpack decompress s | zstd -d s | decompress peak RSS MiB | tensor s | tensor peak RSS MiB |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+    printf '%s\n' "${zrows[@]}"
   fi
   echo
   echo "## In-process (Google Benchmark, \`build-release/bench/etpack_bench\`)"

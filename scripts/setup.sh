@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 
 pkgs=(flatbuffers-compiler libflatbuffers-dev libzstd-dev libxxhash-dev libssl-dev catch2
       libbenchmark-dev meson ninja-build pkg-config g++ python3 time clang-format
-      python3-dev pybind11-dev python3-pybind11 python3-pytest python3-numpy python3-torch)
+      python3-dev pybind11-dev python3-pybind11 python3-pytest python3-numpy python3-torch zstd)
 build="${1:-build}"
 kind="${2:-plain}"
 case "$kind" in

@@ -29,6 +29,33 @@ using testing::WriteFile;
 
 using Bytes = std::vector<uint8_t>;
 
+TEST_CASE("Truncate cuts a reserved upper bound down to the bytes written") {
+  MemoryOutputFs fs;
+  auto out = Open(fs, "a.zst");
+  REQUIRE(out->Reserve(10).ok());
+  REQUIRE(out->Write(2, "ab", 2).ok());
+  REQUIRE(out->Truncate(6).ok());
+  CHECK(out->Write(6, "c", 1).code() == Code::kOutOfRange);  // past the new size
+
+  auto ok = Open(fs, "b.zst");
+  REQUIRE(ok->Reserve(10).ok());
+  REQUIRE(ok->Write(2, "ab", 2).ok());
+  REQUIRE(ok->Truncate(5).ok());
+  REQUIRE(PublishOne(std::move(ok)).ok());
+  CHECK(fs.files().at("b.zst") == Bytes{0, 0, 'a', 'b', 0});
+
+  for (uint64_t bad : {uint64_t{3}, uint64_t{11}}) {
+    auto o = Open(fs, "c.zst");
+    REQUIRE(o->Reserve(10).ok());
+    REQUIRE(o->Write(2, "ab", 2).ok());
+    Status s = o->Truncate(bad);
+    CHECK(s.code() == Code::kInvalidArgument);
+    CHECK(Contains(s.message(), "cannot truncate to " + std::to_string(bad)));
+  }
+  auto early = Open(fs, "d.zst");
+  CHECK(early->Truncate(0).code() == Code::kInvalidArgument);  // before Reserve
+}
+
 TEST_CASE("memory output holds nothing until published") {
   MemoryOutputFs fs;
   auto out = Open(fs, "a.pte");

@@ -66,6 +66,13 @@
 //   CheckExternalReferences / ExternalizeConstants (external_data.h) relate
 //   a program to its .ptd files.
 //
+// TRANSPORT
+//
+//   CompressFile / Archive (archive.h, in the separate etpack_archive
+//   library, the one user of libzstd) turn any artifact into a seekable
+//   zstd archive that stock `zstd -d` restores, and restore it, or one
+//   named tensor of it, with bounded memory (docs/archive.md).
+//
 // WHO OWNS WHAT
 //
 //   - Sources are shared (SourcePtr). Memory behind MemorySource(data,

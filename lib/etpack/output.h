@@ -67,6 +67,13 @@ class OutputFile {
   // Bytes written so far (for progress reports).
   virtual uint64_t bytes_written() const = 0;
 
+  // For an output whose size is known only once it is written (a
+  // compressed archive): Reserve() an upper bound, write, then cut the file
+  // to `size` after the last Write and before Publish(). `size` must lie
+  // between the end of the last write and the reserved size (else
+  // kInvalidArgument). Outputs that cannot shrink return kUnimplemented.
+  virtual Status Truncate(uint64_t size);
+
   // Makes the written bytes durable (when the output syncs at all), after
   // the last Write. Publish() calls it first; calling it earlier is harmless.
   virtual Status Sync() = 0;

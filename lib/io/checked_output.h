@@ -64,6 +64,19 @@ class CheckedOutput : public OutputFile {
 
   uint64_t bytes_written() const override { return written_; }
 
+  Status Truncate(uint64_t size) final {
+    ETPACK_RETURN_IF_ERROR(Expect(Stage::kWriting, "Truncate"));
+    if (size < next_offset_ || size > size_) {
+      return Fail(InvalidArgument(destination_ + ": cannot truncate to " + std::to_string(size) +
+                                  " bytes: outside [end of the last write " +
+                                  std::to_string(next_offset_) + ", reserved size " +
+                                  std::to_string(size_) + "]"));
+    }
+    ETPACK_RETURN_IF_ERROR(Fail(DoTruncate(size)));
+    size_ = size;
+    return Status::OK();
+  }
+
   Status Sync() final {
     if (stage_ == Stage::kSynced && status_.ok()) return Status::OK();
     ETPACK_RETURN_IF_ERROR(Expect(Stage::kWriting, "Sync"));
@@ -113,6 +126,7 @@ class CheckedOutput : public OutputFile {
   // size at or after the previous write.
   virtual Status DoReserve(uint64_t size) = 0;
   virtual Status DoWrite(uint64_t offset, const Source& source) = 0;
+  virtual Status DoTruncate(uint64_t size) = 0;
   virtual Status DoSync() = 0;
   // Sets *placed_free when the output went straight to its free
   // destination (then DoRename is never called).

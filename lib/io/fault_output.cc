@@ -49,6 +49,13 @@ class FaultInjectingOutput final : public OutputFile {
     });
   }
 
+  Status Truncate(uint64_t size) override {
+    if (!status_.ok()) return status_;
+    Status s = inner_->Truncate(size);
+    if (!s.ok()) status_ = s;
+    return s;
+  }
+
   Status Sync() override {
     return Step(FaultStep::kSync, [&] { return inner_->Sync(); });
   }

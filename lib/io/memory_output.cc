@@ -38,6 +38,11 @@ class MemoryOutput final : public CheckedOutput {
         .WithContext(destination());
   }
 
+  Status DoTruncate(uint64_t size) override {
+    bytes_.resize(static_cast<size_t>(size));
+    return Status::OK();
+  }
+
   Status DoSync() override { return Status::OK(); }
 
   Status DoLink(bool* placed_free) override {

@@ -216,6 +216,22 @@ class PosixOutput final : public CheckedOutput {
     return AdvanceFrontier(offset + n);
   }
 
+  // Every write is done, so write-behind has nothing left to track past
+  // `size`; the window is dropped first so no mapped page lies beyond it.
+  Status DoTruncate(uint64_t size) override {
+    Unmap();
+    if (calls_->Ftruncate(fd_, static_cast<off_t>(size)) != 0) {
+      return IoError(
+          path_ + ": cannot truncate " + TempText() + " to " + std::to_string(size) + " bytes",
+          errno);
+    }
+    size_ = size;
+    cells_ = size == 0 ? 0 : (size - 1) / window_bytes_ + 1;
+    started_ = std::min(started_, cells_);
+    retired_ = std::min(retired_, cells_);
+    return Status::OK();
+  }
+
   Status DoSync() override {
     Unmap();
     FlushSourceCache();

@@ -23,6 +23,10 @@ Status OutputFile::Write(uint64_t offset, const void* data, uint64_t size) {
   return Write(offset, *MemorySource(data, size));
 }
 
+Status OutputFile::Truncate(uint64_t) {
+  return Unimplemented(destination() + ": this output cannot be truncated");
+}
+
 namespace {
 
 // Keeps the interrupts a user sends (Ctrl-C, kill, a closed terminal) from

@@ -1,0 +1,92 @@
+// `etpack compress FILE -o FILE.zst [--level N]` and
+// `etpack decompress FILE.zst -o FILE [--tensor KEY | --segment N]`:
+// seekable zstd transport archives (etpack/archive.h).
+
+#include <sys/stat.h>
+
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+#include "etpack/archive.h"
+#include "progress.h"
+
+namespace etpack::cli {
+
+int Compress(const std::vector<std::string>& argv) {
+  Result<Args> args = ParseArgs(argv, {"-o", "--output", "--level"}, {});
+  if (!args.ok()) return UsageError(args.status().message());
+  if (args->positional.size() != 1) return UsageError("compress takes exactly one FILE");
+  const std::string* out = args->Output();
+  if (!out || out->empty()) return UsageError("missing -o FILE.zst");
+  ArchiveOptions options;
+  if (const std::string* level = args->Value("--level")) {
+    char* end = nullptr;
+    const long v = std::strtol(level->c_str(), &end, 10);
+    if (level->empty() || *end != '\0' || v < 1 || v > 19) {
+      return UsageError("--level " + *level + " is not a number from 1 to 19");
+    }
+    options.level = static_cast<int>(v);
+  }
+  const std::string& input = args->positional[0];
+  {
+    ProgressLine progress("compressing " + input);
+    if (Status s = CompressFile(input, *out, options, progress.callback()); !s.ok()) {
+      return Failure(s);
+    }
+  }
+  Result<std::unique_ptr<Archive>> archive = Archive::Open(*out);
+  if (!archive.ok()) return Failure(archive.status());
+  struct stat st;
+  const uint64_t packed = ::stat(out->c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
+  const uint64_t size = (*archive)->size();
+  std::printf("wrote %s (%s from %s, %.1f%%, %zu frames, %zu regions indexed)\n", out->c_str(),
+              BytesText(packed).c_str(), BytesText(size).c_str(),
+              size ? 100.0 * static_cast<double>(packed) / static_cast<double>(size) : 100.0,
+              (*archive)->frames().size(), (*archive)->regions().size());
+  return kExitOk;
+}
+
+int Decompress(const std::vector<std::string>& argv) {
+  Result<Args> args = ParseArgs(argv, {"-o", "--output", "--tensor", "--segment"}, {});
+  if (!args.ok()) return UsageError(args.status().message());
+  if (args->positional.size() != 1) return UsageError("decompress takes exactly one FILE.zst");
+  const std::string* out = args->Output();
+  if (!out || out->empty()) return UsageError("missing -o FILE");
+  const std::string* tensor = args->Value("--tensor");
+  const std::string* segment = args->Value("--segment");
+  if (tensor && segment) return UsageError("give --tensor or --segment, not both");
+  const std::string& path = args->positional[0];
+  Result<std::unique_ptr<Archive>> archive = Archive::Open(path);
+  if (!archive.ok()) return Failure(archive.status());
+  const Archive& a = **archive;
+  uint64_t offset = 0;
+  uint64_t length = a.size();
+  if (tensor || segment) {
+    const RegionKind kind = tensor ? RegionKind::kTensor : RegionKind::kSegment;
+    const std::string& name = tensor ? *tensor : *segment;
+    const ArchiveRegion* region = a.Find(kind, name);
+    if (region == nullptr) {
+      return Failure(NotFound(
+          path + ": no " + RegionKindName(kind) + " '" + name + "' in the archive's index" +
+          (a.regions().empty() ? " (it has none: not made by etpack compress from an artifact)"
+                               : " (" + std::to_string(a.regions().size()) + " regions)")));
+    }
+    offset = region->offset;
+    length = region->size;
+  }
+  {
+    ProgressLine progress("decompressing " + path);
+    if (Status s = a.ExtractFile(offset, length, *out, progress.callback()); !s.ok()) {
+      return Failure(s);
+    }
+  }
+  std::printf("wrote %s (%s)\n", out->c_str(), BytesText(length).c_str());
+  return kExitOk;
+}
+
+}  // namespace etpack::cli

@@ -1,0 +1,126 @@
+// Where an artifact's frames should break: the regions its readers report,
+// and the frame plan cut from them.
+
+#include <algorithm>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "etpack/archive.h"
+#include "etpack/bpte_file.h"
+#include "etpack/ptd_file.h"
+#include "etpack/pte_file.h"
+
+namespace etpack {
+namespace {
+
+// Pieces smaller than this share a frame with a neighbour: a frame per
+// small segment would cost ratio and seek-table entries for little gain.
+constexpr uint64_t kMinPiece = uint64_t{1} << 20;
+
+// Head, segments and named tensors of a .pte whose byte 0 is at `base` in
+// the file (a program inside a .bpte starts later).
+void PteRegions(const PteFile& pte, uint64_t base, std::vector<ArchiveRegion>* out) {
+  const PteLayout& layout = pte.layout();
+  const size_t first = out->size();
+  uint64_t head_end = pte.size();
+  for (size_t i = 0; i < layout.segments.size(); ++i) {
+    const PteLayout::Segment& s = layout.segments[i];
+    const uint64_t offset = layout.segment_base_offset + s.offset;
+    head_end = std::min(head_end, offset);
+    out->push_back({RegionKind::kSegment, std::to_string(i), base + offset, s.size});
+  }
+  for (const PteNamedData& d : pte.named_data()) {
+    const PteLayout::Segment& s = layout.segments[d.segment_index];
+    out->push_back(
+        {RegionKind::kTensor, d.key, base + layout.segment_base_offset + s.offset, s.size});
+  }
+  out->insert(out->begin() + static_cast<std::ptrdiff_t>(first),
+              ArchiveRegion{RegionKind::kHead, "", base, head_end});
+}
+
+void PtdRegions(const PtdFile& ptd, std::vector<ArchiveRegion>* out) {
+  const PtdLayout& layout = ptd.layout();
+  const uint64_t base = ptd.header().segment_base_offset;
+  uint64_t head_end = ptd.size();
+  for (size_t i = 0; i < layout.segments.size(); ++i) {
+    const PtdLayout::Segment& s = layout.segments[i];
+    head_end = std::min(head_end, base + s.offset);
+    out->push_back({RegionKind::kSegment, std::to_string(i), base + s.offset, s.size});
+  }
+  for (const PtdFile::Entry& e : ptd.entries()) {
+    const PtdLayout::Segment& s = layout.segments[e.segment_index];
+    out->push_back({RegionKind::kTensor, e.key, base + s.offset, s.size});
+  }
+  out->insert(out->begin(), ArchiveRegion{RegionKind::kHead, "", 0, head_end});
+}
+
+}  // namespace
+
+Result<std::vector<ArchiveRegion>> ArtifactRegions(const std::string& path) {
+  ETPACK_ASSIGN_OR_RETURN(SourcePtr file, FileSource(path));
+  char id[4] = {};
+  if (file->size() >= 8) ETPACK_RETURN_IF_ERROR(file->ReadAt(4, id, 4).WithContext(path));
+  const std::string kind(id, 4);
+  std::vector<ArchiveRegion> regions;
+  if (kind == "ET12") {
+    ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PteFile> pte, PteFile::Open(path, file));
+    PteRegions(*pte, 0, &regions);
+  } else if (kind == "FT01") {
+    ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PtdFile> ptd, PtdFile::Open(path, file));
+    PtdRegions(*ptd, &regions);
+  } else if (kind == "BP08") {
+    ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<BpteFile> bpte, BpteFile::Open(path, file));
+    regions.push_back({RegionKind::kHead, "", 0, bpte->program_offset()});
+    PteRegions(bpte->program(), bpte->program_offset(), &regions);
+    // The program's own head is a piece of the file, not the file's head.
+    regions[1].kind = RegionKind::kSegment;
+    regions[1].name = "program";
+    regions[1].size = bpte->program_size();
+  }
+  return regions;
+}
+
+std::vector<uint64_t> PlanFrames(uint64_t size, const std::vector<ArchiveRegion>& regions,
+                                 uint64_t frame_bytes) {
+  std::vector<uint64_t> cuts;
+  for (const ArchiveRegion& r : regions) {
+    cuts.push_back(r.offset);
+    cuts.push_back(r.offset + r.size);
+  }
+  cuts.push_back(size);
+  std::sort(cuts.begin(), cuts.end());
+  cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+
+  // The open frame is [start, end). Each piece between cuts joins it when
+  // one of the two is small and both fit one frame. Otherwise the open frame
+  // is closed (or, when small, taken along) and the rest up to the cut is
+  // split into near-equal frames, the last of which stays open.
+  std::vector<uint64_t> ends;
+  uint64_t start = 0;
+  uint64_t end = 0;
+  for (const uint64_t cut : cuts) {
+    if (cut == 0 || cut > size) continue;
+    const bool small_open = end - start < kMinPiece;
+    if (end > start && (small_open || cut - end < kMinPiece) && cut - start <= frame_bytes) {
+      end = cut;
+      continue;
+    }
+    if (end > start && !small_open) {
+      ends.push_back(end);
+      start = end;
+    }
+    const uint64_t piece = cut - start;
+    const uint64_t parts = (piece + frame_bytes - 1) / frame_bytes;
+    const uint64_t q = piece / parts;
+    const uint64_t r = piece % parts;
+    for (uint64_t k = 1; k < parts; ++k) ends.push_back(start + q * k + r * k / parts);
+    if (parts > 1) start = ends.back();
+    end = cut;
+  }
+  if (end > start) ends.push_back(end);
+  return ends;
+}
+
+}  // namespace etpack

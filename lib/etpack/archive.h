@@ -1,0 +1,145 @@
+// etpack/archive.h — transport archives: an artifact (or any file) as a
+// seekable zstd archive that stock `zstd -d` restores byte for byte.
+//
+// The archive is zstd's seekable format (contrib/seekable_format in the
+// zstd sources): independent zstd frames, then a skippable frame holding
+// the seek table (each frame's compressed and decompressed size). etpack
+// cuts the frames on the artifact's own boundaries, found with its readers
+// (PteFile, PtdFile, BpteFile): the head, every segment, every named
+// tensor; pieces larger than ArchiveOptions::frame_bytes are split, small
+// neighbours merged. Frame 0 is a skippable frame (ignored by zstd) with
+// etpack's region index: the name, offset and size of the head, of every
+// segment and of every named tensor, so one of them can be restored by
+// decompressing only the frames it overlaps. docs/archive.md has the bytes.
+//
+//   ETPACK_RETURN_IF_ERROR(CompressFile("model.ptd", "model.ptd.zst"));
+//   ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<Archive> a, Archive::Open("model.ptd.zst"));
+//   const ArchiveRegion* r = a->Find(RegionKind::kTensor, "layers.0.wq");
+//   ETPACK_RETURN_IF_ERROR(a->ExtractFile(r->offset, r->size, "wq.bin"));
+//
+// Outputs go through the output seam (etpack/output.h): published whole or
+// not at all. Decompression streams frame by frame: memory stays at about
+// one frame plus the output window, whatever the size. Errors name the
+// archive, the frame index and its offset in the archive.
+
+#ifndef ETPACK_ARCHIVE_H_
+#define ETPACK_ARCHIVE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "etpack/output.h"
+#include "etpack/source.h"
+#include "etpack/status.h"
+#include "etpack/writer.h"
+
+namespace etpack {
+
+struct ArchiveOptions {
+  // zstd compression level (1..19; 3 is zstd's own default).
+  int level = 3;
+  // Upper bound on the decompressed bytes of one frame (at most 1 GiB, the
+  // seekable format's limit). Larger frames compress a little better;
+  // decompression and single-region extraction hold one frame in memory.
+  uint64_t frame_bytes = uint64_t{8} << 20;
+  // Frames compressed in parallel; 0 means one per online core.
+  int threads = 0;
+};
+
+enum class RegionKind : uint8_t {
+  kHead = 1,     // the artifact's headers and flatbuffer(s), up to the first segment
+  kSegment = 2,  // name: the segment's index ("0", "1", ...)
+  kTensor = 3,   // name: the key of a named tensor or blob (.pte named data, .ptd entry)
+};
+const char* RegionKindName(RegionKind kind);  // "head", "segment", "tensor"
+
+// A named byte range of the original file.
+struct ArchiveRegion {
+  RegionKind kind = RegionKind::kHead;
+  std::string name;
+  uint64_t offset = 0;
+  uint64_t size = 0;
+};
+
+// One frame of the archive, as its seek table gives it.
+struct ArchiveFrame {
+  uint64_t archive_offset = 0;  // where the frame starts in the archive
+  uint32_t archive_size = 0;    // its compressed bytes
+  uint64_t offset = 0;          // where its bytes go in the original file
+  uint32_t size = 0;            // its decompressed bytes (0: a skippable frame)
+};
+
+// The regions of the artifact at `path`, for cutting frames: none for a
+// file that is not a .pte, .ptd or .bpte (recognised by its identifier at
+// bytes 4..7); an error (naming the file) for one that claims to be one and
+// does not open.
+Result<std::vector<ArchiveRegion>> ArtifactRegions(const std::string& path);
+
+// Frame boundaries for a file of `size` bytes with `regions`: every region
+// boundary is a frame boundary unless a neighbouring piece is smaller than
+// 1 MiB (then they share a frame), and no frame exceeds frame_bytes.
+// Returns the end offset of each frame, in order (empty for size 0).
+std::vector<uint64_t> PlanFrames(uint64_t size, const std::vector<ArchiveRegion>& regions,
+                                 uint64_t frame_bytes);
+
+// Compresses the file at `input` into a seekable archive published at
+// `output`, with options.threads workers. kInvalidArgument for options out
+// of range; otherwise the errors of reading the input (naming it) and of the
+// output seam.
+Status CompressFile(OutputFs& fs, const std::string& input, const std::string& output,
+                    const ArchiveOptions& options = {}, const ProgressFn& progress = {});
+// The same through NewPosixOutputFs().
+Status CompressFile(const std::string& input, const std::string& output,
+                    const ArchiveOptions& options = {}, const ProgressFn& progress = {});
+
+// An opened archive: its seek table checked against the file (a truncated
+// or extended archive is kCorrupt) and its region index read when it has
+// one. Thread-compatible; the archive file must not change while open.
+class Archive {
+ public:
+  // kNotFound for a missing path; kCorrupt naming the file and what is
+  // wrong when it is not a seekable zstd archive or its table does not add
+  // up.
+  static Result<std::unique_ptr<Archive>> Open(const std::string& path);
+  ~Archive();
+
+  const std::string& name() const { return name_; }
+  // Bytes of the original file.
+  uint64_t size() const { return size_; }
+  const std::vector<ArchiveFrame>& frames() const { return frames_; }
+  // Empty when the archive has no etpack index (made by another tool, or of
+  // a file that is not an artifact).
+  const std::vector<ArchiveRegion>& regions() const { return regions_; }
+  // The region of that kind and name, or nullptr.
+  const ArchiveRegion* Find(RegionKind kind, const std::string& name) const;
+
+  // Decompresses original bytes [offset, offset + length) into `output`
+  // (Reserve()d here to `length`; publishing is the caller's), touching
+  // only the frames that overlap the range. Each frame is checked (zstd's
+  // checksum, its exact sizes); a bad one is kCorrupt naming the archive,
+  // the frame index and its archive offset.
+  // REQUIRES: offset + length <= size().
+  Status Extract(uint64_t offset, uint64_t length, OutputFile& output,
+                 const ProgressFn& progress = {}) const;
+  // Extract() into a new file published at `path` (nothing is left there
+  // on failure).
+  Status ExtractFile(uint64_t offset, uint64_t length, const std::string& path,
+                     const ProgressFn& progress = {}) const;
+
+ private:
+  Archive() = default;
+  Status Load();
+  Status CheckSkippable(const ArchiveFrame& frame, const std::string& where) const;
+
+  std::string name_;
+  SourcePtr file_;
+  uint64_t size_ = 0;
+  std::vector<ArchiveFrame> frames_;
+  std::vector<ArchiveRegion> regions_;
+};
+
+}  // namespace etpack
+
+#endif  // ETPACK_ARCHIVE_H_

@@ -1,0 +1,269 @@
+#include "etpack/archive.h"
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cstddef>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "etpack/ptd_file.h"
+#include "etpack/pte_file.h"
+#include "io/fault_output.h"
+#include "test_files.h"
+
+namespace etpack {
+namespace {
+
+using testing::Contains;
+using testing::Golden;
+using testing::PatternBytes;
+using testing::ReadFile;
+using testing::TempDir;
+using testing::WriteFile;
+
+// Runs a shell command; true when it exits 0.
+bool Run(const std::string& command) { return std::system(command.c_str()) == 0; }
+
+std::unique_ptr<Archive> OpenArchive(const std::string& path) {
+  Result<std::unique_ptr<Archive>> a = Archive::Open(path);
+  INFO(a.status().ToString());
+  REQUIRE(a.ok());
+  return std::move(a).value();
+}
+
+// Compresses `input` with small frames (so even a golden has several) and
+// checks both ways back: etpack's reader and stock `zstd -d`.
+void CheckRoundTrip(const TempDir& dir, const std::string& input, uint64_t frame_bytes) {
+  const std::string zst = dir.File("a.zst");
+  ArchiveOptions options;
+  options.frame_bytes = frame_bytes;
+  Status s = CompressFile(input, zst, options);
+  INFO(input << ": " << s.ToString());
+  REQUIRE(s.ok());
+  const std::vector<uint8_t> original = ReadFile(input);
+  std::unique_ptr<Archive> a = OpenArchive(zst);
+  CHECK(a->size() == original.size());
+  REQUIRE(a->ExtractFile(0, a->size(), dir.File("etpack.out")).ok());
+  CHECK(ReadFile(dir.File("etpack.out")) == original);
+  REQUIRE(Run("zstd -q -d -f '" + zst + "' -o '" + dir.File("zstd.out") + "'"));
+  CHECK(ReadFile(dir.File("zstd.out")) == original);
+}
+
+TEST_CASE("archives of goldens round-trip through etpack and zstd -d") {
+  TempDir dir;
+  for (const char* name : {"pte_all_kinds.pte", "pte_constants.pte", "ptd_basic.ptd",
+                           "ptd_shared_blob.ptd", "bpte_basic.bpte", "bpte_multi_method.bpte"}) {
+    for (uint64_t frame : {uint64_t{64}, uint64_t{4096}, uint64_t{8} << 20}) {
+      CheckRoundTrip(dir, Golden(name), frame);
+    }
+  }
+}
+
+TEST_CASE("archives of any file round-trip, empty ones included") {
+  TempDir dir;
+  const std::vector<uint8_t> bytes = PatternBytes(3 << 20, 7);
+  WriteFile(dir.File("random.bin"), bytes);
+  CheckRoundTrip(dir, dir.File("random.bin"), 1 << 20);
+  CHECK(OpenArchive(dir.File("a.zst"))->regions().empty());
+  CHECK(OpenArchive(dir.File("a.zst"))->frames().size() == 4);  // index + 3 frames
+  WriteFile(dir.File("empty.bin"), std::vector<uint8_t>{});
+  CheckRoundTrip(dir, dir.File("empty.bin"), 1 << 20);
+}
+
+TEST_CASE("a tensor or segment is extracted from its frames alone") {
+  TempDir dir;
+  const std::string ptd = Golden("ptd_shared_blob.ptd");
+  const std::string zst = dir.File("w.zst");
+  ArchiveOptions options;
+  options.frame_bytes = 64;
+  REQUIRE(CompressFile(ptd, zst, options).ok());
+  std::unique_ptr<Archive> a = OpenArchive(zst);
+  Result<std::unique_ptr<PtdFile>> file = PtdFile::Open(ptd);
+  REQUIRE(file.ok());
+  const std::vector<PtdFile::Entry>& entries = (*file)->entries();
+  REQUIRE(!entries.empty());
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const ArchiveRegion* r = a->Find(RegionKind::kTensor, entries[i].key);
+    REQUIRE(r != nullptr);
+    const std::string out = dir.File("t" + std::to_string(i));
+    REQUIRE(a->ExtractFile(r->offset, r->size, out).ok());
+    Result<std::vector<uint8_t>> want = ReadAll(*(*file)->EntrySource(i));
+    REQUIRE(want.ok());
+    CHECK(ReadFile(out) == *want);
+  }
+  const ArchiveRegion* seg = a->Find(RegionKind::kSegment, "0");
+  REQUIRE(seg != nullptr);
+  CHECK(seg->offset == (*file)->header().segment_base_offset);
+  CHECK(a->Find(RegionKind::kTensor, "no such key") == nullptr);
+}
+
+TEST_CASE("named data of a .pte is indexed") {
+  TempDir dir;
+  const std::string pte = Golden("pte_all_kinds.pte");
+  REQUIRE(CompressFile(pte, dir.File("p.zst")).ok());
+  std::unique_ptr<Archive> a = OpenArchive(dir.File("p.zst"));
+  Result<std::unique_ptr<PteFile>> file = PteFile::Open(pte);
+  REQUIRE(file.ok());
+  REQUIRE(a->Find(RegionKind::kHead, "") != nullptr);
+  CHECK(a->Find(RegionKind::kHead, "")->offset == 0);
+  for (const PteNamedData& d : (*file)->named_data()) {
+    const ArchiveRegion* r = a->Find(RegionKind::kTensor, d.key);
+    REQUIRE(r != nullptr);
+    REQUIRE(a->ExtractFile(r->offset, r->size, dir.File("nd")).ok());
+    Result<std::vector<uint8_t>> want = ReadAll(*(*file)->SegmentSource(d.segment_index));
+    REQUIRE(want.ok());
+    CHECK(ReadFile(dir.File("nd")) == *want);
+  }
+}
+
+TEST_CASE("frames break on region boundaries, merge small pieces, split large ones") {
+  const uint64_t M = uint64_t{1} << 20;
+  // head [0, 4K), segment [4K, 4K + 20M), tiny segment, large segment.
+  std::vector<ArchiveRegion> regions = {
+      {RegionKind::kHead, "", 0, 4096},
+      {RegionKind::kSegment, "0", 4096, 20 * M},
+      {RegionKind::kSegment, "1", 4096 + 20 * M, 100},
+      {RegionKind::kSegment, "2", 4096 + 20 * M + 128, 3 * M},
+  };
+  const uint64_t size = 4096 + 23 * M + 128;
+  const std::vector<uint64_t> ends = PlanFrames(size, regions, 8 * M);
+  REQUIRE(!ends.empty());
+  CHECK(ends.back() == size);
+  uint64_t prev = 0;
+  for (uint64_t e : ends) {
+    CHECK(e > prev);
+    CHECK(e - prev <= 8 * M);
+    prev = e;
+  }
+  // The tiny head shares the first frame; the large segment starts a frame.
+  CHECK(std::find(ends.begin(), ends.end(), 4096 + 20 * M + 128) != ends.end());
+  CHECK(std::find(ends.begin(), ends.end(), 4096) == ends.end());
+  CHECK(PlanFrames(0, {}, 8 * M).empty());
+  CHECK(PlanFrames(10, {}, 3) == std::vector<uint64_t>{2, 5, 7, 10});
+}
+
+// Everything in `dir` but the archive itself.
+std::set<std::string> Leftovers(const TempDir& dir) {
+  std::set<std::string> names = dir.List();
+  names.erase("a.zst");
+  names.erase("bad.zst");
+  return names;
+}
+
+TEST_CASE("a truncated archive is refused, naming the file") {
+  TempDir dir;
+  CheckRoundTrip(dir, Golden("ptd_basic.ptd"), 64);
+  std::filesystem::remove(dir.File("etpack.out"));
+  std::filesystem::remove(dir.File("zstd.out"));
+  std::vector<uint8_t> bytes = ReadFile(dir.File("a.zst"));
+  for (size_t cut : {size_t{1}, size_t{9}, size_t{20}, bytes.size() / 2}) {
+    std::vector<uint8_t> shorter(bytes.begin(), bytes.end() - static_cast<std::ptrdiff_t>(cut));
+    WriteFile(dir.File("bad.zst"), shorter);
+    Result<std::unique_ptr<Archive>> a = Archive::Open(dir.File("bad.zst"));
+    REQUIRE(!a.ok());
+    CHECK(a.status().code() == Code::kCorrupt);
+    CHECK(Contains(a.status().message(), dir.File("bad.zst")));
+  }
+  CHECK(Leftovers(dir).empty());
+}
+
+TEST_CASE("a corrupt frame is an error naming the frame; nothing is left at the destination") {
+  TempDir dir;
+  const std::vector<uint8_t> payload = PatternBytes(64 << 10, 3);
+  std::vector<uint8_t> text(payload.size());
+  for (size_t i = 0; i < text.size(); ++i) text[i] = "etpack archive "[i % 15];
+  WriteFile(dir.File("in.bin"), text);
+  ArchiveOptions options;
+  options.frame_bytes = 16 << 10;
+  REQUIRE(CompressFile(dir.File("in.bin"), dir.File("a.zst"), options).ok());
+  std::unique_ptr<Archive> good = OpenArchive(dir.File("a.zst"));
+  REQUIRE(good->frames().size() == 5);
+  const ArchiveFrame& f = good->frames()[2];
+  std::vector<uint8_t> bytes = ReadFile(dir.File("a.zst"));
+  // Every byte of the frame, one at a time: magic, header, blocks, checksum.
+  for (uint64_t at = 0; at < f.archive_size; ++at) {
+    std::vector<uint8_t> bad = bytes;
+    bad[f.archive_offset + at] ^= 0x5a;
+    WriteFile(dir.File("bad.zst"), bad);
+    std::unique_ptr<Archive> a = OpenArchive(dir.File("bad.zst"));
+    Status s = a->ExtractFile(0, a->size(), dir.File("out.bin"));
+    INFO("byte " << at << " of frame 2: " << s.ToString());
+    REQUIRE(!s.ok());
+    CHECK(s.code() == Code::kCorrupt);
+    CHECK(Contains(s.message(), dir.File("bad.zst") + ": frame 2 at archive offset " +
+                                    std::to_string(f.archive_offset)));
+    CHECK(Leftovers(dir) == std::set<std::string>{"in.bin"});
+  }
+  // A seek table that lost a frame's size does not drop its bytes silently.
+  // (Frame 2's size moves to frame 3, so the total still matches the index.)
+  std::vector<uint8_t> bad = bytes;
+  uint8_t* entries = bad.data() + bad.size() - 9 - 5 * 8;
+  entries[2 * 8 + 4] = 0;
+  entries[2 * 8 + 5] = 0;
+  entries[3 * 8 + 5] = 0x80;  // 16 KiB + 16 KiB, little-endian
+  WriteFile(dir.File("bad.zst"), bad);
+  Status s = OpenArchive(dir.File("bad.zst"))->ExtractFile(0, 1, dir.File("out.bin"));
+  CHECK(s.ok());  // frame 1 alone is fine
+  std::unique_ptr<Archive> a = OpenArchive(dir.File("bad.zst"));
+  s = a->ExtractFile(0, a->size(), dir.File("out.bin"));
+  CHECK(!s.ok());
+  CHECK(Contains(s.message(), "frame 2"));
+}
+
+TEST_CASE("a failing output leaves nothing behind") {
+  TempDir dir;
+  MemoryOutputFs memory;
+  Fault fault;
+  fault.after_bytes = 100;
+  std::unique_ptr<OutputFs> fs = NewFaultInjectingOutputFs(&memory, fault);
+  const std::vector<uint8_t> bytes = PatternBytes(1 << 20, 9);
+  WriteFile(dir.File("in.bin"), bytes);
+  Status s = CompressFile(*fs, dir.File("in.bin"), "out.zst");
+  CHECK(!s.ok());
+  CHECK(memory.files().empty());
+  MemoryOutputFs ok;
+  REQUIRE(CompressFile(ok, dir.File("in.bin"), "out.zst").ok());
+  CHECK(ok.files().count("out.zst") == 1);
+}
+
+TEST_CASE("options out of range are refused") {
+  TempDir dir;
+  WriteFile(dir.File("in.bin"), PatternBytes(10));
+  ArchiveOptions o;
+  o.frame_bytes = 0;
+  CHECK(CompressFile(dir.File("in.bin"), dir.File("a.zst"), o).code() == Code::kInvalidArgument);
+  o = {};
+  o.level = 0;
+  CHECK(CompressFile(dir.File("in.bin"), dir.File("a.zst"), o).code() == Code::kInvalidArgument);
+  CHECK(dir.List() == std::set<std::string>{"in.bin"});
+}
+
+TEST_CASE("etpack compress / decompress --tensor on the command line") {
+  const char* bin = std::getenv("ETPACK_BIN");
+  REQUIRE(bin != nullptr);
+  TempDir dir;
+  const std::string ptd = Golden("ptd_basic.ptd");
+  const std::string etpack = std::string("'") + bin + "'";
+  REQUIRE(Run(etpack + " compress '" + ptd + "' -o '" + dir.File("w.zst") + "' > /dev/null"));
+  REQUIRE(Run(etpack + " decompress '" + dir.File("w.zst") + "' -o '" + dir.File("w.ptd") +
+              "' > /dev/null"));
+  CHECK(ReadFile(dir.File("w.ptd")) == ReadFile(ptd));
+  Result<std::unique_ptr<PtdFile>> file = PtdFile::Open(ptd);
+  REQUIRE(file.ok());
+  const std::string key = (*file)->entries()[0].key;
+  REQUIRE(Run(etpack + " decompress '" + dir.File("w.zst") + "' --tensor '" + key + "' -o '" +
+              dir.File("t.bin") + "' > /dev/null"));
+  Result<std::vector<uint8_t>> want = ReadAll(*(*file)->EntrySource(0));
+  REQUIRE(want.ok());
+  CHECK(ReadFile(dir.File("t.bin")) == *want);
+  CHECK(!Run(etpack + " decompress '" + dir.File("w.zst") + "' --tensor nope -o '" +
+             dir.File("n.bin") + "' 2> /dev/null"));
+  CHECK(!std::filesystem::exists(dir.File("n.bin")));
+}
+
+}  // namespace
+}  // namespace etpack
