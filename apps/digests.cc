@@ -6,10 +6,10 @@
 #include <vector>
 
 #include "etpack/bpte_file.h"
+#include "etpack/inspect.h"
 #include "etpack/integrity.h"
 #include "etpack/ptd_file.h"
 #include "etpack/pte_file.h"
-#include "etpack/inspect.h"
 
 namespace etpack::cli {
 namespace {
@@ -87,7 +87,7 @@ void PrintWrittenDigests(const ArtifactFiles& files, const std::vector<ArtifactS
     Named n;
     Result<ArtifactKind> kind = DetectArtifactKind(path);
     Result<Named> r = kind.ok() && *kind != ArtifactKind::kBpte ? NamesOf(path, nullptr, nullptr)
-                                                            : Result<Named>(Named{});
+                                                                : Result<Named>(Named{});
     if (r.ok() && !r->parts.empty()) {
       n = std::move(*r);
     } else {

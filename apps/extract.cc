@@ -9,10 +9,10 @@
 #include <vector>
 
 #include "commands.h"
+#include "etpack/inspect.h"
 #include "etpack/nfat.h"
 #include "etpack/pte_file.h"
 #include "fat_report.h"
-#include "etpack/inspect.h"
 #include "write_job.h"
 
 namespace etpack::cli {

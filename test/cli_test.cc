@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <string>
 #include <vector>
@@ -702,6 +703,55 @@ uint64_t FatPayloadOffset() {
 
 }  // namespace
 
+namespace {
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// A golden manifest, edited by `edit`, written to `path`.
+template <typename Edit>
+void WriteEditedManifest(const std::string& golden, const std::string& path, Edit edit) {
+  auto doc = etpack::json::Parse(ReadAll(Golden(golden)), golden);
+  REQUIRE(doc.ok());
+  edit(*doc);
+  std::ofstream(path) << etpack::json::Print(*doc, 1);
+}
+
+// The value `v` (the member "val") of the first method of a manifest.
+etpack::json::Value& ManifestValue(etpack::json::Value& doc, size_t v) {
+  return *doc.Find("program")
+              ->Find("execution_plan")
+              ->items()[0]
+              .Find("values")
+              ->items()[v]
+              .Find("val");
+}
+
+// `bytes` with every occurrence of `from` replaced by `to` (same length).
+std::string ReplaceAll(std::string bytes, const std::string& from, const std::string& to) {
+  REQUIRE(from.size() == to.size());
+  size_t n = 0;
+  for (size_t at = bytes.find(from); at != std::string::npos; at = bytes.find(from, at + 1)) {
+    bytes.replace(at, from.size(), to);
+    ++n;
+  }
+  REQUIRE(n > 0);
+  return bytes;
+}
+
+std::string Le32s(std::initializer_list<int32_t> xs) {
+  std::string s;
+  for (int32_t x : xs) {
+    for (int i = 0; i < 4; ++i)
+      s += static_cast<char>((static_cast<uint32_t>(x) >> (8 * i)) & 0xff);
+  }
+  return s;
+}
+
+}  // namespace
+
 TEST_CASE("extract writes a delegate payload or one NFAT entry, byte for byte") {
   TempDir dir;
   const std::string fat = Golden("pte_fat.pte");
@@ -812,5 +862,139 @@ TEST_CASE("verify names the delegate, the entry and the value for every malforme
     CHECK(extract.exit_code == 1);
     CHECK(Contains(extract.output, message));
     CHECK_FALSE(fs::exists(dir / "out"));
+  }
+}
+
+TEST_CASE("pack refuses what verify would refuse and writes nothing") {
+  using etpack::json::Value;
+  struct Case {
+    const char* golden;
+    std::function<void(Value&)> edit;
+    const char* fragment;
+  };
+  const std::vector<Case> cases = {
+      {"pte_constants.input.json",
+       [](Value& d) { ManifestValue(d, 1).Set("scalar_type", Value::Int(99)); },
+       "execution_plan[0].values[1].scalar_type = 99 is not a scalar type"},
+      {"pte_constants.input.json",
+       [](Value& d) { ManifestValue(d, 1).Set("data_buffer_idx", Value::Int(999)); },
+       "execution_plan[0].values[1].data_buffer_idx = 999 is out of range"},
+      {"pte_mutable.input.json",
+       [](Value& d) { ManifestValue(d, 4).Set("data_buffer_idx", Value::Int(999)); },
+       "execution_plan[0].values[4].data_buffer_idx = 999 is out of range: "
+       "mutable_data_segments[0] has 4 offsets"},
+      {"pte_constants.input.json",
+       [](Value& d) {
+         ManifestValue(d, 1).Set("sizes", Value::Array({Value::Int(2), Value::Int(300)}));
+       },
+       "execution_plan[0].values[1]: 2400 bytes at offset"},
+  };
+  for (const Case& c : cases) {
+    TempDir dir;
+    fs::create_directory(dir.path() / "out");
+    const std::string manifest = dir / "manifest.json";
+    WriteEditedManifest(c.golden, manifest, c.edit);
+    Run run = Etpack({"pack", manifest, "-o", dir / "out/model.pte"});
+    INFO(run.output);
+    CHECK(run.exit_code == 1);
+    CHECK(Contains(run.output, c.fragment));
+    CHECK(Listing(dir.path() / "out").empty());
+  }
+}
+
+TEST_CASE("verify refuses indices and strings the runtime refuses, naming field and value") {
+  TempDir dir;
+  const std::string golden = ReadAll(Golden("pte_constants.pte"));
+  struct Case {
+    std::string bytes;
+    const char* fragment;
+  };
+  const std::vector<Case> cases = {
+      // The method's inputs (and its chain's), [0, 7, 8, 9] -> [0, 12345, 8, 9].
+      {ReplaceAll(golden, Le32s({4, 0, 7, 8, 9}), Le32s({4, 0, 12345, 8, 9})),
+       "execution_plan[0].inputs[1] = 12345 is out of range"},
+      // The first kernel call's arguments [0, 1, 10, 12, 12] -> [0, 999, ...].
+      {ReplaceAll(golden, Le32s({5, 0, 1, 10, 12, 12}), Le32s({5, 0, 999, 10, 12, 12})),
+       "execution_plan[0].chains[0].instructions[0].instr_args.args[1] = 999 is out of range"},
+      {ReplaceAll(golden, "forward",
+                  "forw\xff"
+                  "rd"),
+       "execution_plan[0].name is not valid UTF-8"},
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const std::string path = dir / ("bad" + std::to_string(i) + ".pte");
+    std::ofstream(path, std::ios::binary) << cases[i].bytes;
+    Run run = Etpack({"verify", path});
+    INFO(run.output);
+    CHECK(run.exit_code == 1);
+    CHECK(Contains(run.output, path + ": invalid: "));
+    CHECK(Contains(run.output, cases[i].fragment));
+  }
+}
+
+TEST_CASE("inspect --json prints valid JSON whatever bytes a name holds") {
+  // A .ptd key with a byte that is not UTF-8: printed as U+FFFD.
+  TempDir dir;
+  const std::string path = dir / "bad_key.ptd";
+  std::ofstream(path, std::ios::binary)
+      << ReplaceAll(ReadAll(Golden("ptd_basic.ptd")), "linear.bias",
+                    "linear\xff"
+                    "bias");
+  Run run = Etpack({"inspect", "--json", path});
+  INFO(run.output);
+  if (run.exit_code == 0) {
+    auto doc = etpack::json::Parse(run.output, "inspect --json");
+    INFO(doc.status().ToString());
+    CHECK(doc.ok());
+    CHECK(Contains(run.output,
+                   "linear\xEF\xBF\xBD"
+                   "bias"));
+  } else {
+    // A reader that refuses such keys is fine too; it must say so cleanly.
+    CHECK(run.exit_code == 1);
+    CHECK(Contains(run.output, path));
+  }
+}
+
+TEST_CASE("repack without flags keeps the file's options and is a fixed point") {
+  // Each golden was written by the reference serializer with the options in
+  // its input's "effective_alignments": repack reports the same ones and
+  // writes what pack writes from that input. pte_delegates_inline was
+  // written with delegate_alignment 32, which the file does not record
+  // (its payload's offset is a multiple of 32 but could be by chance), so
+  // the default 16 holds.
+  TempDir dir;
+  for (const char* name :
+       {"pte_all_kinds", "pte_constants", "pte_constants_align64", "pte_delegates",
+        "pte_delegates_inline", "pte_external", "pte_fat", "pte_multi_method", "pte_mutable",
+        "pte_named_data", "pte_no_segments"}) {
+    INFO(name);
+    const std::string base = name;
+    const std::string golden = Golden(base + ".pte");
+    const std::string manifest = dir / (base + ".json");
+    WriteEditedManifest(base + ".input.json", manifest, [](etpack::json::Value& d) {
+      d.Find("serializer_options")->Set("delegate_alignment", etpack::json::Value());
+    });
+    auto input = etpack::json::Parse(ReadAll(manifest), manifest);
+    REQUIRE(input.ok());
+    const auto& effective = *input->Find("effective_alignments");
+    const std::string packed = dir / (base + ".packed.pte");
+    REQUIRE(Etpack({"pack", manifest, "-o", packed}).exit_code == 0);
+
+    const std::string once = dir / (base + ".1.pte");
+    const std::string twice = dir / (base + ".2.pte");
+    Run first = Etpack({"repack", golden, "-o", once});
+    INFO(first.output);
+    REQUIRE(first.exit_code == 0);
+    CHECK(Contains(first.output,
+                   "segment alignment " +
+                       std::to_string(effective.Find("segment_alignment")->as_uint()) +
+                       ", constant alignment " +
+                       std::to_string(effective.Find("constant_tensor_alignment")->as_uint())));
+    CHECK(ReadAll(once) == ReadAll(packed));
+    Run second = Etpack({"repack", once, "-o", twice});
+    INFO(second.output);
+    REQUIRE(second.exit_code == 0);
+    CHECK(ReadAll(once) == ReadAll(twice));
   }
 }

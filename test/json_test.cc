@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <limits>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "etpack/json.h"
 #include "test_files.h"
@@ -145,6 +147,25 @@ TEST_CASE("Print escapes strings and keeps UTF-8", "[json]") {
   Value s = Value::String(std::string("q\"b\\n\n\x01\x1f\xC3\xA9\x7f", 11));
   CHECK(Print(s) == "\"q\\\"b\\\\n\\n\\u0001\\u001F\xC3\xA9\x7f\"");
   CHECK(MustParse(Print(s)) == s);
+}
+
+TEST_CASE("Print replaces bytes that are not UTF-8 with U+FFFD, so its output parses", "[json]") {
+  const std::string fffd = "\xEF\xBF\xBD";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"a\xff"
+       "b",
+       "a" + fffd + "b"},                           // never a lead byte
+      {"\xC0\xAF", fffd + fffd},                    // overlong '/'
+      {"\xED\xA0\x80", fffd + fffd + fffd},         // a surrogate
+      {"x\xE2\x82", "x" + fffd + fffd},             // truncated at the end
+      {"\xE2\x82\xAC\x80", "\xE2\x82\xAC" + fffd},  // valid, then a stray continuation
+  };
+  for (const auto& [in, want] : cases) {
+    const std::string printed = Print(Value::String(in));
+    INFO(printed);
+    CHECK(printed == "\"" + want + "\"");
+    CHECK(MustParse(printed).as_string() == want);
+  }
 }
 
 TEST_CASE("strict grammar", "[json]") {

@@ -2,9 +2,11 @@
 // produces in memory, read back with the validating reader.
 #include <catch2/catch.hpp>
 #include <cstring>
+#include <functional>
 
 #include "etpack/pte.h"
 #include "etpack/pte_file.h"
+#include "flatbuffer/tree_builder.h"
 #include "program_etpack_generated.h"
 #include "test_programs.h"
 
@@ -286,14 +288,11 @@ TEST_CASE("bytes inside the tree are refused, naming the field and where they go
   CHECK(plan.status().message() == "constants[1]: null source");
 }
 
-// The structure alone (no data) plans to a plain Program flatbuffer.
-std::vector<uint8_t> StructureFlatbuffer(PteInput in) {
-  in.constants.clear();
-  for (SourcePtr& d : in.delegates) d = Bytes({});
-  auto plan = PlanPte(std::move(in));
-  REQUIRE(plan.ok());
-  REQUIRE(plan->artifact.placements.empty());
-  return plan->artifact.head;
+// The structure alone (no data) as a plain Program flatbuffer.
+std::vector<uint8_t> StructureFlatbuffer(const PteInput& in) {
+  auto fb = BuildFlatbuffer(SchemaId::kProgram, in.program.tree(), {});
+  REQUIRE(fb.ok());
+  return std::move(fb).value();
 }
 
 TEST_CASE("the structure as flatbuffer bytes plans like the tree") {
@@ -346,4 +345,82 @@ TEST_CASE("inline alignments above 64 KiB are refused by name") {
   REQUIRE_FALSE(plan.ok());
   CHECK(plan.status().message() ==
         "constant_tensor_alignment = 131072 exceeds the maximum of 65536");
+}
+
+TEST_CASE("the planner refuses what the reader would refuse, before writing a byte") {
+  // One program, one defect at a time; each is named by the reader's own
+  // field path (pte/program_checks.h runs on the planned head).
+  struct Case {
+    const char* what;
+    std::function<void(PteInput&)> edit;
+    const char* fragment;
+  };
+  auto tensor = [](PteInput& in, size_t v) -> Value& { return *Values(in)[v].Find("val"); };
+  auto method = [](PteInput& in) -> Value& {
+    return in.program.tree().Find("execution_plan")->items()[0];
+  };
+  const std::vector<Case> cases = {
+      {"unknown scalar type",
+       [&](PteInput& in) { tensor(in, 0).Set("scalar_type", Value::Int(99)); },
+       "execution_plan[0].values[0].scalar_type = 99 is not a scalar type"},
+      {"constant index out of range",
+       [&](PteInput& in) { tensor(in, 1).Set("data_buffer_idx", Value::Int(999)); },
+       "execution_plan[0].values[1].data_buffer_idx = 999 is out of range"},
+      {"constant past its segment's end",
+       [&](PteInput& in) { tensor(in, 1).Set("sizes", IntArray({5000})); },
+       "execution_plan[0].values[1]: 5000 bytes at offset"},
+      {"input index out of range",
+       [&](PteInput& in) {
+         method(in).Set("inputs", IntArray({0, 12345}));
+       },
+       "execution_plan[0].inputs[1] = 12345 is out of range: execution_plan[0] has 2 values"},
+      {"kernel argument out of range",
+       [&](PteInput& in) {
+         method(in).Set("operators",
+                        Value::Array({Value::Object({{"name", Value::String("op")}})}));
+         auto& chain = method(in).Find("chains")->items()[0];
+         chain.Set("instructions",
+                   Value::Array({Value::Object(
+                       {{"instr_args_type", Value::String("KernelCall")},
+                        {"instr_args", Value::Object({{"op_index", Value::Int(0)},
+                                                      {"args", IntArray({0, 999})}})}})}));
+       },
+       "execution_plan[0].chains[0].instructions[0].instr_args.args[1] = 999 is out of range"},
+      {"method name not UTF-8",
+       [&](PteInput& in) { method(in).Set("name", Value::String("for\xffward")); },
+       "execution_plan[0].name is not valid UTF-8"},
+      {"dim_order not a permutation",
+       [&](PteInput& in) {
+         tensor(in, 0).Set("sizes", IntArray({2, 2}));
+         tensor(in, 0).Set("dim_order", IntArray({1, 1}));
+       },
+       "execution_plan[0].values[0].dim_order[1] = 1: dim_order must be a permutation of 0..1"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.what);
+    PteInput in = SmallProgram({Pattern(4, 1), Pattern(8, 2)});
+    c.edit(in);
+    auto plan = PlanPte(std::move(in));
+    INFO(plan.status().ToString());
+    REQUIRE_FALSE(plan.ok());
+    CHECK(plan.status().code() == Code::kInvalidArgument);
+    CHECK(plan.status().message().find("the program would not load") != std::string::npos);
+    CHECK(plan.status().message().find(c.fragment) != std::string::npos);
+  }
+}
+
+TEST_CASE("mutable initial values out of range are refused by the planner") {
+  PteInput in = SmallProgram({});
+  ProgramBuilder program;
+  MethodBuilder& forward = program.AddMethod("forward");
+  const int32_t t = forward.PlannedTensor({6, {3}, {}}, 1, 0, 2);  // asks for mutable entry 2
+  forward.SetInputs({t});
+  forward.SetNonConstBufferSizes({0, 16});
+  in.program = std::move(program).Build();
+  in.mutable_data = {OwnedSource({}), Pattern(12, 1)};  // only entry 1
+  auto plan = PlanPte(std::move(in));
+  REQUIRE_FALSE(plan.ok());
+  CHECK(plan.status().message().find(
+            "execution_plan[0].values[0].data_buffer_idx = 2 is out of range: "
+            "mutable_data_segments[0] has 2 offsets") != std::string::npos);
 }

@@ -2,6 +2,8 @@
 // message naming the field and the value.
 #include <catch2/catch.hpp>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <utility>
 
@@ -201,10 +203,11 @@ TEST_CASE("tensors beyond the runtime's rank limit are refused before any size m
   for (int i = 0; i < 17; ++i) order[i] = i;
   t.Set("sizes", IntArray(ones));
   t.Set("dim_order", IntArray(order));
+  // The planner runs the reader's checks: it refuses to write such a file.
   auto plan = PlanPte(in);
-  REQUIRE(plan.ok());
-  ExpectError(Materialize(plan->artifact),
-              "sizes has 17 dimensions; the runtime allows at most 16");
+  REQUIRE_FALSE(plan.ok());
+  CHECK(plan.status().message().find("sizes has 17 dimensions; the runtime allows at most 16") !=
+        std::string::npos);
 }
 
 TEST_CASE("repack keeps constants whose offsets alias or run backwards") {
@@ -291,4 +294,111 @@ TEST_CASE("uint64 offsets the verifier aligns only to 4 bytes are read byte-safe
     CHECK((*f)->InferredOptions().constant_tensor_alignment ==
           (*g)->InferredOptions().constant_tensor_alignment);
   }
+}
+
+// --- What the runtime checks when it initialises a method -------------------
+
+namespace {
+
+std::vector<uint8_t> GoldenBytes(const std::string& name) {
+  std::ifstream f(Golden(name), std::ios::binary);
+  return std::vector<uint8_t>((std::istreambuf_iterator<char>(f)),
+                              std::istreambuf_iterator<char>());
+}
+
+// Overwrites byte `i` of a string of the flatbuffer.
+void PokeString(std::vector<uint8_t>& bytes, const flatbuffers::String* s, size_t i, uint8_t b) {
+  REQUIRE(s != nullptr);
+  REQUIRE(i < s->size());
+  bytes[reinterpret_cast<const uint8_t*>(s->c_str()) - bytes.data() + i] = b;
+}
+
+// Overwrites element i of an [int] vector.
+void PokeInt(std::vector<uint8_t>& bytes, const flatbuffers::Vector<int32_t>* v, size_t i,
+             int32_t x) {
+  REQUIRE(v != nullptr);
+  REQUIRE(i < v->size());
+  std::memcpy(bytes.data() + (reinterpret_cast<const uint8_t*>(v->Data()) - bytes.data()) + 4 * i,
+              &x, 4);
+}
+
+}  // namespace
+
+TEST_CASE("value indices out of range are refused with their path") {
+  const auto golden = GoldenBytes("pte_constants.pte");
+  REQUIRE(Validate(golden).ok());
+  auto bytes = golden;
+  const auto* plan = ProgramOf(bytes)->execution_plan()->Get(0);
+  PokeInt(bytes, plan->inputs(), 1, 12345);
+  ExpectError(bytes, "execution_plan[0].inputs[1] = 12345 is out of range: execution_plan[0] has " +
+                         std::to_string(plan->values()->size()) + " values");
+
+  bytes = golden;
+  PokeInt(bytes, ProgramOf(bytes)->execution_plan()->Get(0)->outputs(), 0, -1);
+  ExpectError(bytes, "execution_plan[0].outputs[0] = -1 is out of range");
+
+  bytes = golden;
+  const auto* call = ProgramOf(bytes)
+                         ->execution_plan()
+                         ->Get(0)
+                         ->chains()
+                         ->Get(0)
+                         ->instructions()
+                         ->Get(0)
+                         ->instr_args_as_KernelCall();
+  REQUIRE(call != nullptr);
+  PokeInt(bytes, call->args(), 1, 999);
+  ExpectError(bytes, "execution_plan[0].chains[0].instructions[0].instr_args.args[1] = 999");
+
+  bytes = golden;
+  call = ProgramOf(bytes)
+             ->execution_plan()
+             ->Get(0)
+             ->chains()
+             ->Get(0)
+             ->instructions()
+             ->Get(1)  // op_index 1: present (0, the default, is left out)
+             ->instr_args_as_KernelCall();
+  Poke<int32_t>(bytes, call, fb::KernelCall::VT_OP_INDEX, 7);
+  ExpectError(bytes,
+              "instructions[1].instr_args.op_index = 7 is out of range: execution_plan[0] "
+              "has 2 operators");
+}
+
+TEST_CASE("strings that are not UTF-8 are refused with their path") {
+  auto bytes = GoldenBytes("pte_constants.pte");
+  PokeString(bytes, ProgramOf(bytes)->execution_plan()->Get(0)->name(), 0, 0xFF);
+  ExpectError(bytes, "execution_plan[0].name is not valid UTF-8 (bytes ff");
+
+  bytes = GoldenBytes("pte_named_data.pte");
+  REQUIRE(Validate(bytes).ok());
+  PokeString(bytes, ProgramOf(bytes)->named_data()->Get(0)->key(), 0, 0xC0);
+  ExpectError(bytes, "named_data[0].key is not valid UTF-8");
+
+  bytes = GoldenBytes("pte_delegates.pte");
+  REQUIRE(Validate(bytes).ok());
+  PokeString(bytes, ProgramOf(bytes)->execution_plan()->Get(0)->delegates()->Get(0)->id(), 1, 0xED);
+  ExpectError(bytes, "execution_plan[0].delegates[0].id is not valid UTF-8");
+}
+
+TEST_CASE("tensor shapes the runtime refuses are refused") {
+  const auto golden = GoldenBytes("pte_constants.pte");
+  // values[5] is INT [2, 2] with dim_order [1, 0].
+  auto bytes = golden;
+  const auto* t = ProgramOf(bytes)->execution_plan()->Get(0)->values()->Get(5)->val_as_Tensor();
+  REQUIRE(t != nullptr);
+  REQUIRE(t->dim_order()->size() == 2);
+  bytes[reinterpret_cast<const uint8_t*>(t->dim_order()->Data()) - bytes.data()] = 0;
+  ExpectError(bytes, "values[5].dim_order[1] = 0: dim_order must be a permutation of 0..1");
+
+  bytes = golden;
+  t = ProgramOf(bytes)->execution_plan()->Get(0)->values()->Get(0)->val_as_Tensor();
+  PokeInt(bytes, t->sizes(), 1, -3);
+  ExpectError(bytes, "execution_plan[0].values[0].sizes[1] = -3 is negative");
+
+  bytes = golden;
+  t = ProgramOf(bytes)->execution_plan()->Get(0)->values()->Get(0)->val_as_Tensor();
+  PokeInt(bytes, t->sizes(), 0, INT32_MAX);
+  PokeInt(bytes, t->sizes(), 1, INT32_MAX);
+  CHECK(Validate(bytes).ok());  // 2^62 * 4 bytes still fits in 64 bits
 }

@@ -29,7 +29,10 @@ TEST_CASE("a Program built with upstream-named code is read by etpack") {
   namespace up = executorch_flatbuffer;
   std::vector<flatbuffers::Offset<up::EValue>> values;
   std::vector<int32_t> none;
-  std::vector<flatbuffers::Offset<up::Chain>> chains;
+  // The runtime needs at least one chain, even without instructions.
+  std::vector<flatbuffers::Offset<up::Instruction>> instructions;
+  std::vector<flatbuffers::Offset<up::Chain>> chains{
+      up::CreateChainDirect(b, &none, &none, &instructions)};
   std::vector<flatbuffers::Offset<up::Operator>> operators;
   std::vector<flatbuffers::Offset<up::BackendDelegate>> delegates;
   std::vector<int64_t> buffer_sizes{0};

@@ -16,6 +16,8 @@
 #include <new>
 #include <system_error>
 
+#include "core/utf8.h"
+
 namespace etpack::json {
 
 // ---------------------------------------------------------------------------
@@ -176,30 +178,6 @@ std::string DescribeChar(unsigned char c) {
   char buf[16];
   std::snprintf(buf, sizeof buf, "byte 0x%02X", c);
   return buf;
-}
-
-// Length of the UTF-8 sequence at p (its lead byte >= 0x80) if it is a
-// valid, shortest-form encoding of a scalar value within [p, end); 0 if not.
-size_t Utf8SequenceLength(const unsigned char* p, const unsigned char* end) {
-  const unsigned char c = p[0];
-  size_t n;
-  uint32_t min, cp;
-  if (c >= 0xC2 && c <= 0xDF) {
-    n = 2, min = 0x80, cp = c & 0x1F;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    n = 3, min = 0x800, cp = c & 0x0F;
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    n = 4, min = 0x10000, cp = c & 0x07;
-  } else {
-    return 0;
-  }
-  if (static_cast<size_t>(end - p) < n) return 0;
-  for (size_t i = 1; i < n; ++i) {
-    if ((p[i] & 0xC0) != 0x80) return 0;
-    cp = (cp << 6) | (p[i] & 0x3F);
-  }
-  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-  return n;
 }
 
 void AppendUtf8(std::string& out, uint32_t cp) {
@@ -651,6 +629,20 @@ void PrintString(std::string& out, std::string_view s) {
   const char* end = s.data() + s.size();
   for (const char* q = run; q < end; ++q) {
     const unsigned char c = static_cast<unsigned char>(*q);
+    if (c >= 0x80) {
+      // Valid sequences pass through; any other byte becomes U+FFFD, so
+      // the output is valid JSON whatever a corrupt file holds.
+      const size_t n = Utf8SequenceLength(reinterpret_cast<const unsigned char*>(q),
+                                          reinterpret_cast<const unsigned char*>(end));
+      if (n > 0) {
+        q += n - 1;
+        continue;
+      }
+      out.append(run, q - run);
+      run = q + 1;
+      out += "\xEF\xBF\xBD";
+      continue;
+    }
     if (c >= 0x20 && c != '"' && c != '\\') continue;
     out.append(run, q - run);
     run = q + 1;

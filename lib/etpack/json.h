@@ -95,7 +95,9 @@ Result<Value> Parse(std::string_view text, std::string_view origin = "<json>");
 
 // Serializes compactly (indent < 0) or pretty-printed with `indent` spaces.
 // Doubles print with 17 significant digits; inf/nan print as strings
-// "inf", "-inf", "nan".
+// "inf", "-inf", "nan". The output is always valid JSON: in a string that
+// is not valid UTF-8 (a name read from a corrupt file), every byte that does
+// not begin a valid sequence prints as U+FFFD, the replacement character.
 std::string Print(const Value& value, int indent = -1);
 
 // Reads and parses a whole file; errors name the file: kNotFound when it

@@ -165,7 +165,11 @@ struct PtePlan {
 // null source, a non-power-of-two alignment, or a delegate not given
 // INLINE; with kCorrupt for a flatbuffer structure that fails verification;
 // with kOutOfRange when the layout does not fit in 64 bits or a flatbuffer
-// exceeds 2 GiB.
+// exceeds 2 GiB. The planned file passes the reader's checks (PteFile::Open)
+// or the plan fails: anything the reader would refuse (a tensor index, scalar
+// type or shape the runtime refuses, a constant past its segment, a string
+// that is not UTF-8, ...) is kInvalidArgument "the program would not load:"
+// with the reader's field path and value.
 Result<PtePlan> PlanPte(PteInput input, const PteOptions& options = {});
 
 // Plan and write `path` atomically (see WriteArtifactFile).

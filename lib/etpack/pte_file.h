@@ -126,10 +126,17 @@ class PteFile : public ArtifactFileOf<PteFile> {
   // (docs/integrity.md) is left out: it describes this layout only.
   Result<PteInput> ToInput() const;
 
-  // The writer options this file appears to have been written with, so a
-  // repack changes only what it is asked to: the alignments are the largest
-  // powers of two (up to 65536) that the file's offsets all honour, and
-  // delegates count as extracted unless a non-empty payload is inline.
+  // The writer options this file was written with, as far as the file
+  // records them, so that a repack changes only what it is asked to and
+  // repacking is a fixed point. Each alignment is the documented default
+  // (PteOptions) when the writer's rule (every item at the previous one's
+  // end rounded up to the alignment) explains where the file's items sit,
+  // else the nearest power of two (up to 65536) that does: the segment
+  // alignment from the segment base and the segment offsets, the constant
+  // alignment from the constant offsets and sizes. Inline delegate data
+  // shows only what its offsets divide, so the default stays unless they
+  // are less aligned. Delegates count as extracted unless a non-empty
+  // payload is inline.
   PteOptions InferredOptions() const;
 
   // The program rendered like `flatc --json --strict-json --defaults-json`.

@@ -19,20 +19,7 @@ namespace {
 
 constexpr int kExternal = static_cast<int>(fb::TensorDataLocation::EXTERNAL);
 
-std::string TensorPath(uint32_t p, uint32_t v) {
-  return "execution_plan[" + std::to_string(p) + "].values[" + std::to_string(v) + "]";
-}
-
 std::string Quote(const std::string& s) { return "'" + s + "'"; }
-
-bool IsExternal(const fb::Tensor& t) {
-  return t.extra_tensor_info() != nullptr &&
-         t.extra_tensor_info()->location() == fb::TensorDataLocation::EXTERNAL;
-}
-
-bool IsConstant(const fb::Tensor& t) {
-  return !IsExternal(t) && t.data_buffer_idx() > 0 && t.allocation_info() == nullptr;
-}
 
 // The tensor's layout as a .ptd entry would state it. A missing dim_order
 // reads as empty, which matches only a 0-dim layout, as at runtime.
@@ -139,7 +126,7 @@ Result<std::pair<PteInput, PtdInput>> ExternalizeConstants(const PteFile& pte, u
 
   ETPACK_RETURN_IF_ERROR(
       ForEachTensor(prog, [&](uint32_t p, uint32_t v, const fb::Tensor& t) -> Status {
-        if (!IsConstant(t)) return Status::OK();
+        if (!IsConstantTensor(t)) return Status::OK();
         const std::string path = TensorPath(p, v);
         const std::string what = name + ": " + path;
         ETPACK_ASSIGN_OR_RETURN(TensorLayout layout, LayoutOf(t, what));

@@ -1,14 +1,42 @@
-// program_walk.h (internal) — visiting the tensors of a verified Program.
+// program_walk.h (internal) — visiting the tensors of a verified Program,
+// and what the reader and the checks both say about them.
 
 #ifndef ETPACK_PROGRAM_WALK_H_
 #define ETPACK_PROGRAM_WALK_H_
 
+#include <algorithm>
 #include <cstdint>
+#include <string>
 
 #include "etpack/status.h"
+#include "layout/layout.h"
 #include "program_etpack_generated.h"
 
 namespace etpack {
+
+// Where the runtime finds a tensor's bytes (formats.md §1.2): in the
+// constant segment, or as the initial value of a memory-planned tensor.
+inline bool IsExternal(const etpack::pte_fb::Tensor& t) {
+  return t.extra_tensor_info() != nullptr &&
+         t.extra_tensor_info()->location() == etpack::pte_fb::TensorDataLocation::EXTERNAL;
+}
+inline bool IsConstantTensor(const etpack::pte_fb::Tensor& t) {
+  return !IsExternal(t) && t.data_buffer_idx() > 0 && t.allocation_info() == nullptr;
+}
+inline bool IsMutableWithInit(const etpack::pte_fb::Tensor& t) {
+  return !IsExternal(t) && t.data_buffer_idx() > 0 && t.allocation_info() != nullptr;
+}
+
+// "execution_plan[p].values[v]", for messages.
+inline std::string TensorPath(uint32_t p, uint32_t v) {
+  return "execution_plan[" + std::to_string(p) + "].values[" + std::to_string(v) + "]";
+}
+
+// Largest power of two dividing `offset`, capped at 64 KiB (0 is aligned to
+// anything): the alignment a read file shows for its data.
+inline uint64_t OffsetAlignment(uint64_t offset) {
+  return std::min<uint64_t>(AlignmentOf(offset), 65536);
+}
 
 // Calls fn(plan index, value index, tensor) for every Tensor value, in
 // order, and stops at the first error fn returns.

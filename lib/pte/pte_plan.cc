@@ -21,6 +21,7 @@
 #include "layout/layout.h"
 #include "layout/named_store.h"
 #include "layout/plan_behind.h"
+#include "pte/program_checks.h"
 #include "pte/pte_format.h"
 #include "pte/pte_header.h"
 
@@ -363,6 +364,13 @@ class PtePlanner {
     ETPACK_ASSIGN_OR_RETURN(
         Assembly a, Assemble(std::move(fb), codec ? &*codec : nullptr, options_.segment_alignment,
                              segments_, seg_layout));
+    // The reader's checks, on the head just built: a program the reader
+    // would refuse is never written. Only the head is read.
+    if (Result<CheckedPte> checked =
+            CheckPte(a.artifact.head.data(), a.artifact.head.size(), a.artifact.file_size);
+        !checked.ok()) {
+      return InvalidArgument("the program would not load: " + checked.status().message());
+    }
     PtePlan plan;
     plan.artifact = std::move(a.artifact);
     if (options_.integrity_table) plan.artifact.integrity = {IntegritySpecOf(plan.artifact)};

@@ -126,7 +126,7 @@ def test_save_pte_with_external_constants(tmp_path):
         "values": [{"val_type": "Tensor", "val": {
             "scalar_type": 6, "sizes": [2, 3], "dim_order": [0, 1], "data_buffer_idx": 1,
             "extra_tensor_info": {"fully_qualified_name": "w"}}}],
-        "inputs": [], "outputs": [0], "chains": [], "operators": [], "delegates": [],
+        "inputs": [], "outputs": [0], "chains": [{"inputs": [], "outputs": [], "instructions": []}], "operators": [], "delegates": [],
         "non_const_buffer_sizes": [0]}]}
     pte, ptd = tmp_path / "m.pte", tmp_path / "m.ptd"
     etpack.save_pte(pte, program, constants=[b"", w], external_constants=ptd)
