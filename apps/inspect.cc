@@ -53,8 +53,11 @@ int InspectBpte(const std::string& path, bool as_json) {
 
 int Inspect(const std::vector<std::string>& argv) {
   Result<Args> args = ParseArgs(argv, {}, {"--json"});
-  if (!args.ok()) return UsageError(args.status().message());
-  if (args->positional.size() != 1) return UsageError("inspect takes exactly one FILE");
+  if (!args.ok()) return UsageError("inspect", args.status().message());
+  if (args->positional.size() != 1) {
+    return UsageError("inspect",
+                      "expected exactly one FILE, got " + std::to_string(args->positional.size()));
+  }
   const std::string& path = args->positional[0];
   const bool as_json = args->Has("--json");
   Result<FileKind> kind = DetectFileKind(path);

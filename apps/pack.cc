@@ -15,11 +15,11 @@ namespace etpack::cli {
 
 int Pack(const std::vector<std::string>& argv) {
   Result<WriteJob> job = ParseWriteJob(argv, "MANIFEST.json", "OUT");
-  if (!job.ok()) return UsageError("pack: " + job.status().message());
+  if (!job.ok()) return UsageError("pack", job.status().message());
   // Validate the flags before touching any file so a typo costs nothing.
   PteOptions flag_check;
   if (Status s = ApplyAlignmentFlags(job->args, &flag_check); !s.ok()) {
-    return UsageError("pack: " + s.message());
+    return UsageError("pack", s.message());
   }
   Result<AnyManifest> manifest = LoadManifest(job->input);
   if (!manifest.ok()) return Failure(manifest.status());
@@ -27,7 +27,7 @@ int Pack(const std::vector<std::string>& argv) {
   if (auto* pte = std::get_if<PteManifest>(&*manifest)) {
     PteOptions options = pte->options;
     if (Status s = ApplyAlignmentFlags(job->args, &options); !s.ok()) return Failure(s);
-    if (Status s = PlanAndWrite(job->output, std::move(pte->input), options); !s.ok()) {
+    if (Status s = PlanAndWrite(job->input, job->output, std::move(pte->input), options); !s.ok()) {
       return Failure(s);
     }
     return kExitOk;
@@ -35,8 +35,8 @@ int Pack(const std::vector<std::string>& argv) {
 
   const PtdManifest& ptd = std::get<PtdManifest>(*manifest);
   if (job->args.Value("--constant-alignment") != nullptr) {
-    return UsageError("pack: --constant-alignment does not apply to a .ptd manifest (" +
-                      job->input + " has format \"ptd\")");
+    return UsageError("pack", "--constant-alignment does not apply to a .ptd manifest (" +
+                                  job->input + " has format \"ptd\")");
   }
   PtdOptions options = ptd.options;
   if (job->args.Value("--segment-alignment") != nullptr) {

@@ -207,7 +207,7 @@ void PrintReport(const Report& r) {
     }
   }
 
-  std::printf("\nconstants:           %" PRIu64 " tensors, %s\n", r.constant_tensors,
+  std::printf("\nconstants:           %s, %s\n", Count(r.constant_tensors, "tensor").c_str(),
               BytesText(r.constant_bytes).c_str());
 
   std::printf("\ndelegates (%zu):\n", r.delegates.size());
@@ -325,13 +325,13 @@ Result<json::Value> BpteReportJson(const BpteFile& f) {
 
 Status PrintBpteReport(const BpteFile& f) {
   ETPACK_ASSIGN_OR_RETURN(std::vector<BundledTestSuite> suites, f.Suites());
-  std::printf("file:                %s (%" PRIu64 " bytes)\n", f.name().c_str(), f.size());
+  std::printf("file:                %s (%s)\n", f.name().c_str(), Count(f.size(), "byte").c_str());
   std::printf("format:              bundled program (BP08), %s layout\n", LayoutName(f.layout()));
   std::printf("embedded program:    offset %" PRIu64 ", %" PRIu64 " bytes\n", f.program_offset(),
               f.program_size());
   std::printf("\ntest suites (%zu):\n", suites.size());
   for (const BundledTestSuite& s : suites) {
-    std::printf("  %-24s %zu cases\n", s.method_name.c_str(), s.test_cases.size());
+    std::printf("  %-24s %s\n", s.method_name.c_str(), Count(s.test_cases.size(), "case").c_str());
   }
   std::printf("\n--- embedded program ---\n");
   PrintPteReport(f.program());

@@ -31,8 +31,10 @@ int VerifyPtd(const std::string& path) {
   Result<std::unique_ptr<PtdFile>> file = PtdFile::Open(path);
   if (!file.ok()) return Invalid(path, file.status());
   const PtdFile& f = **file;
-  std::printf("%s: ok (.ptd, %zu entries, %zu segments, %" PRIu64 " bytes)\n", path.c_str(),
-              f.entries().size(), f.layout().segments.size(), f.size());
+  std::printf("%s: ok (.ptd, %s, %s, %s)\n", path.c_str(),
+              Count(f.entries().size(), "entry", "entries").c_str(),
+              Count(f.layout().segments.size(), "segment").c_str(),
+              Count(f.size(), "byte").c_str());
   return kExitOk;
 }
 
@@ -44,10 +46,10 @@ int VerifyBpte(const std::string& path) {
   if (!suites.ok()) return Invalid(path, suites.status());
   uint64_t cases = 0;
   for (const BundledTestSuite& s : *suites) cases += s.test_cases.size();
-  std::printf("%s: ok (.bpte, %s layout, %zu suites, %" PRIu64 " cases; embedded program %" PRIu64
-              " bytes, %zu methods)\n",
-              path.c_str(), LayoutName(f.layout()), suites->size(), cases, f.program_size(),
-              f.program().methods().size());
+  std::printf("%s: ok (.bpte, %s layout, %s, %s; embedded program %s, %s)\n", path.c_str(),
+              LayoutName(f.layout()), Count(suites->size(), "suite").c_str(),
+              Count(cases, "case").c_str(), Count(f.program_size(), "byte").c_str(),
+              Count(f.program().methods().size(), "method").c_str());
   return kExitOk;
 }
 
@@ -76,26 +78,31 @@ int VerifyPte(const std::string& path, const std::vector<std::string>& data_path
     if (Status s = CheckExternalReferences(f, views, &resolved); !s.ok()) return Invalid(path, s);
     std::string files;
     for (const std::string& d : data_paths) files += (files.empty() ? "" : ", ") + d;
-    external = "; " + std::to_string(resolved) + " external tensors resolve in " + files;
+    external = "; " + Count(resolved, "external tensor") +
+               (resolved == 1 ? " resolves" : " resolve") + " in " + files;
   } else {
     uint64_t count = 0;
     for (const PteTensor& t : f.Tensors()) count += t.data == TensorData::kExternal ? 1 : 0;
     if (count > 0) {
-      external = "; " + std::to_string(count) +
-                 " external tensors not checked: give their .ptd files with --data";
+      external = "; " + Count(count, "external tensor") +
+                 " not checked: give their .ptd files with --data";
     }
   }
-  std::printf("%s: ok (%zu methods, %zu segments, %" PRIu64 " bytes%s)\n", path.c_str(),
-              f.methods().size(), f.layout().segments.size(), f.size(), external.c_str());
+  std::printf("%s: ok (%s, %s, %s%s)\n", path.c_str(), Count(f.methods().size(), "method").c_str(),
+              Count(f.layout().segments.size(), "segment").c_str(), Count(f.size(), "byte").c_str(),
+              external.c_str());
   return kExitOk;
 }
 
 }  // namespace
 
 int Verify(const std::vector<std::string>& argv) {
-  Result<Args> args = ParseArgs(argv, {"--data"}, {});
-  if (!args.ok()) return UsageError(args.status().message());
-  if (args->positional.size() != 1) return UsageError("verify takes exactly one FILE");
+  Result<Args> args = ParseArgs(argv, {"--data..."}, {});
+  if (!args.ok()) return UsageError("verify", args.status().message());
+  if (args->positional.size() != 1) {
+    return UsageError("verify",
+                      "expected exactly one FILE, got " + std::to_string(args->positional.size()));
+  }
   const std::string& path = args->positional[0];
   const std::vector<std::string> data_paths = args->Values("--data");
   Result<FileKind> kind = DetectFileKind(path);
@@ -103,7 +110,7 @@ int Verify(const std::vector<std::string>& argv) {
   if (*kind == FileKind::kPte) return VerifyPte(path, data_paths);
   const char* ext = *kind == FileKind::kPtd ? ".ptd" : ".bpte";
   if (!data_paths.empty()) {
-    return UsageError("verify: --data goes with a .pte; " + path + " is a " + ext);
+    return UsageError("verify", "--data goes with a .pte; " + path + " is a " + ext);
   }
   return *kind == FileKind::kPtd ? VerifyPtd(path) : VerifyBpte(path);
 }
