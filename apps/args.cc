@@ -61,9 +61,10 @@ Result<Args> ParseArgs(const std::vector<std::string>& argv,
         return InvalidArgument("option " + name + " needs a value");
       }
       const std::string key = name == "--output" ? "-o" : name;
-      if (key == "-o" && (value.empty() || value == "-")) {
-        return InvalidArgument(name + " '" + value +
-                               "': name an output file (etpack does not write to standard output)");
+      if (key == "-o" && value.empty()) return InvalidArgument(name + " needs a file name");
+      if (key == "-o" && value == "-") {
+        return InvalidArgument(
+            name + " '-': name an output file (etpack does not write to standard output)");
       }
       const auto [it, fresh] = args.values.emplace(key, value);
       if (!fresh && !known(value_options, name + "...")) {

@@ -427,9 +427,7 @@ TEST_CASE("alignment options are bounded: usage error naming the option, value a
   fs::remove(dir / "x.pte");
 
   // A manifest's alignment fields: a failure naming the file and the field.
-  std::ifstream in(Golden("ptd_basic.input.json"));
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  auto doc = etpack::json::Parse(text, "ptd_basic.input.json");
+  auto doc = etpack::json::ParseFile(Golden("ptd_basic.input.json"));
   REQUIRE(doc.ok());
   doc->Set("serializer_options",
            etpack::json::Value::Object(
@@ -447,9 +445,7 @@ TEST_CASE("alignment options are bounded: usage error naming the option, value a
 
 TEST_CASE("pack names the manifest and the program. path of a program-tree error") {
   TempDir dir;
-  std::ifstream in(Golden("pte_constants.input.json"));
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  auto doc = etpack::json::Parse(text, "pte_constants.input.json");
+  auto doc = etpack::json::ParseFile(Golden("pte_constants.input.json"));
   REQUIRE(doc.ok());
   doc->Find("program")->Set("bogus_field", etpack::json::Value::Int(1));
   const std::string manifest = dir / "m.json";
@@ -463,9 +459,7 @@ TEST_CASE("pack names the manifest and the program. path of a program-tree error
 
 TEST_CASE("a .ptd manifest without \"format\" is told so") {
   TempDir dir;
-  std::ifstream in(Golden("ptd_basic.input.json"));
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  auto doc = etpack::json::Parse(text, "ptd_basic.input.json");
+  auto doc = etpack::json::ParseFile(Golden("ptd_basic.input.json"));
   REQUIRE(doc.ok());
   std::vector<etpack::json::Value::Member> kept;
   for (auto& m : doc->members()) {
