@@ -22,10 +22,7 @@ std::vector<std::string> Args::Values(const std::string& option) const {
   return out;
 }
 
-const std::string* Args::Output() const {
-  const std::string* out = Value("-o");
-  return out ? out : Value("--output");
-}
+const std::string* Args::Output() const { return Value("-o"); }
 
 Result<Args> ParseArgs(const std::vector<std::string>& argv,
                        const std::vector<std::string>& value_options,
@@ -54,17 +51,30 @@ Result<Args> ParseArgs(const std::vector<std::string>& argv,
         inline_value = a.substr(eq + 1);
       }
     }
-    if (known(value_options, name)) {
+    if (known(value_options, name) || known(value_options, name + "...")) {
+      std::string value;
       if (inline_value) {
-        args.values[name] = *inline_value;
+        value = *inline_value;
       } else if (i + 1 < argv.size()) {
-        args.values[name] = argv[++i];
+        value = argv[++i];
       } else {
         return InvalidArgument("option " + name + " needs a value");
       }
-      args.all_values.emplace_back(name, args.values[name]);
+      const std::string key = name == "--output" ? "-o" : name;
+      if (key == "-o" && value.empty()) return InvalidArgument(name + " needs a file name");
+      if (key == "-o" && value == "-") {
+        return InvalidArgument(
+            name + " '-': name an output file (etpack does not write to standard output)");
+      }
+      const auto [it, fresh] = args.values.emplace(key, value);
+      if (!fresh && !known(value_options, name + "...")) {
+        return InvalidArgument("option " + (key == "-o" ? std::string("-o/--output") : name) +
+                               " given twice ('" + it->second + "' and '" + value + "')");
+      }
+      args.all_values.emplace_back(key, value);
     } else if (known(flag_options, name)) {
       if (inline_value) return InvalidArgument("option " + name + " takes no value");
+      if (args.Has(name)) return InvalidArgument("option " + name + " given twice");
       args.flags.push_back(name);
     } else {
       return InvalidArgument("unknown option '" + a + "'");

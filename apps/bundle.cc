@@ -47,10 +47,6 @@ double MiBPerSecond(uint64_t bytes, double seconds) {
   return seconds > 0 ? static_cast<double>(bytes) / (1024.0 * 1024.0) / seconds : 0;
 }
 
-std::string Count(size_t n, const char* noun) {
-  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
-}
-
 const char* LayoutName(BpteLayout layout) {
   return layout == BpteLayout::kStandard ? "standard" : "segmented";
 }
@@ -58,7 +54,7 @@ const char* LayoutName(BpteLayout layout) {
 }  // namespace
 
 int Bundle(const std::vector<std::string>& argv_list) {
-  auto usage = [](const std::string& m) { return UsageError("bundle: " + m); };
+  auto usage = [](const std::string& m) { return UsageError("bundle", m); };
   Result<Args> args = ParseArgs(
       argv_list, {"-o", "--output", "--cases", "--layout", "--program-alignment", kDigestOption},
       {kIntegrityFlag});
@@ -138,7 +134,13 @@ int Bundle(const std::vector<std::string>& argv_list) {
   }
   bundle_input.suites = std::move(suites).value();
   Result<BptePlan> plan = PlanBpte(bundle_input, options);
-  if (!plan.ok()) return Failure(plan.status().WithContext(*out));
+  if (!plan.ok()) {
+    Status s = plan.status().WithContext(*out);
+    if (s.code() == Code::kOutOfRange && options.layout == BpteLayout::kStandard) {
+      s = Status(s.code(), s.message() + ": give --layout segmented");
+    }
+    return Failure(s);
+  }
   const double plan_s = SecondsSince(start);
 
   const auto write_start = std::chrono::steady_clock::now();
@@ -167,7 +169,7 @@ int Bundle(const std::vector<std::string>& argv_list) {
 }
 
 int Unbundle(const std::vector<std::string>& argv_list) {
-  auto usage = [](const std::string& m) { return UsageError("unbundle: " + m); };
+  auto usage = [](const std::string& m) { return UsageError("unbundle", m); };
   Result<Args> args = ParseArgs(argv_list, {"-o", "--output"}, {});
   if (!args.ok()) return usage(args.status().message());
   if (args->positional.size() != 1) {

@@ -358,12 +358,13 @@ Status RunDemo(const Config& config, const std::string& dir) {
   Demo demo = BuildDemo(config);
   uint64_t weight_bytes = 0;
   for (const Weight& w : demo.weights) weight_bytes += w.bytes;
-  std::printf("model:   llama-shaped, %" PRId64 " layers, dim %" PRId64 ", %" PRId64
-              " heads (%" PRId64 " kv), ffn %" PRId64 ", vocab %" PRId64 "\n",
-              config.layers, config.dim, config.heads(), config.kv_heads(), config.hidden(),
+  std::printf("model:   llama-shaped, %s, dim %" PRId64 ", %s (%" PRId64 " kv), ffn %" PRId64
+              ", vocab %" PRId64 "\n",
+              Count(config.layers, "layer").c_str(), config.dim,
+              Count(config.heads(), "head").c_str(), config.kv_heads(), config.hidden(),
               config.vocab);
-  std::printf("weights: %zu tensors (BFLOAT16 matrices, FLOAT norms), %s\n", demo.weights.size(),
-              BytesText(weight_bytes).c_str());
+  std::printf("weights: %s (BFLOAT16 matrices, FLOAT norms), %s\n",
+              Count(demo.weights.size(), "tensor").c_str(), BytesText(weight_bytes).c_str());
   std::fflush(stdout);
 
   ETPACK_ASSIGN_OR_RETURN(PtePlan plan, PlanPte(std::move(demo.input), PteOptions{}));
@@ -391,7 +392,7 @@ Status RunDemo(const Config& config, const std::string& dir) {
   std::printf("  program_size:        %" PRIu64 "\n", hdr.program_size);
   std::printf("  segment base offset: %" PRIu64 "\n", hdr.segment_base_offset);
   std::printf("  segments:            %zu\n", file->layout().segments.size());
-  std::printf("  constants:           %" PRIu64 " tensors, %s\n", constants,
+  std::printf("  constants:           %s, %s\n", Count(constants, "tensor").c_str(),
               BytesText(constant_bytes).c_str());
   std::printf("time:    plan %.3f s, write %.3f s (%.0f MiB/s), verify %.3f s, total %.3f s\n",
               Seconds(t1 - t0), write_s, mib_s, Seconds(t3 - t2), Seconds(t3 - t0));
@@ -405,24 +406,22 @@ Status RunDemo(const Config& config, const std::string& dir) {
 
 int Demo(const std::vector<std::string>& argv) {
   Result<Args> args = ParseArgs(argv, {"--size", "-o", "--output"}, {});
-  if (!args.ok()) return UsageError("demo: " + args.status().message());
+  if (!args.ok()) return UsageError("demo", args.status().message());
   if (!args->positional.empty()) {
-    return UsageError("demo: unexpected argument '" + args->positional[0] + "'");
+    return UsageError("demo", "unexpected argument '" + args->positional[0] + "'");
   }
   uint64_t size = kDefaultSize;
   if (const std::string* text = args->Value("--size")) {
     Result<uint64_t> parsed = ParseByteSize(*text, "--size");
-    if (!parsed.ok()) return UsageError("demo: " + parsed.status().message());
+    if (!parsed.ok()) return UsageError("demo", parsed.status().message());
     size = *parsed;
   }
   if (size > kMaxSize) {
-    return UsageError("demo: --size " + BytesText(size) + " is above the limit of 1 TiB");
+    return UsageError("demo", "--size " + BytesText(size) + " is above the limit of 1 TiB");
   }
   Result<Config> config = ChooseConfig(size);
-  if (!config.ok()) return UsageError("demo: " + config.status().message());
-  std::string dir = ".";
-  if (const std::string* o = args->Value("-o")) dir = *o;
-  if (const std::string* o = args->Value("--output")) dir = *o;
+  if (!config.ok()) return UsageError("demo", config.status().message());
+  const std::string dir = args->Output() ? *args->Output() : ".";
 
   if (Status s = RunDemo(*config, dir); !s.ok()) return Failure(s);
   return kExitOk;

@@ -17,8 +17,11 @@ namespace etpack::cli {
 
 int Inspect(const std::vector<std::string>& argv) {
   Result<Args> args = ParseArgs(argv, {kDigestOption}, {"--json"});
-  if (!args.ok()) return UsageError(args.status().message());
-  if (args->positional.size() != 1) return UsageError("inspect takes exactly one FILE");
+  if (!args.ok()) return UsageError("inspect", args.status().message());
+  if (args->positional.size() != 1) {
+    return UsageError("inspect",
+                      "expected exactly one FILE, got " + std::to_string(args->positional.size()));
+  }
   const std::string& path = args->positional[0];
   if (args->Value(kDigestOption) != nullptr) {
     // The digests instead of the layout report.

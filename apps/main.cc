@@ -13,20 +13,22 @@ int main(int argc, char** argv) {
   const std::vector<std::string> args(argv + 2, argv + argc);
 
   if (command == "-h" || command == "--help" || command == "help") {
-    std::fputs(kUsage, stdout);
+    // `etpack help CMD` is `etpack CMD --help`.
+    if (args.size() == 1 && PrintCommandHelp(args[0])) return kExitOk;
+    if (!args.empty()) return UsageError("help: unknown command '" + args[0] + "'");
+    PrintUsage();
     return kExitOk;
   }
   if (command == "--version") {
     std::puts("etpack 0.1.0");
     return kExitOk;
   }
-  // Help for a command is the same single page: the commands are few.
   for (const std::string& a : args) {
-    if (a == "-h" || a == "--help") {
-      std::fputs(kUsage, stdout);
-      return kExitOk;
-    }
     if (a == "--") break;
+    if (a == "-h" || a == "--help") {
+      if (PrintCommandHelp(command)) return kExitOk;
+      break;  // an unknown command: say so below
+    }
   }
   if (command == "inspect") return Inspect(args);
   if (command == "verify") return Verify(args);

@@ -16,11 +16,11 @@ namespace etpack::cli {
 
 int Pack(const std::vector<std::string>& argv) {
   Result<WriteJob> job = ParseWriteJob(argv, "MANIFEST.json", "OUT");
-  if (!job.ok()) return UsageError("pack: " + job.status().message());
+  if (!job.ok()) return UsageError("pack", job.status().message());
   // Validate the flags before touching any file so a typo costs nothing.
   PteOptions flag_check;
   if (Status s = ApplyAlignmentFlags(job->args, &flag_check); !s.ok()) {
-    return UsageError("pack: " + s.message());
+    return UsageError("pack", s.message());
   }
   const DigestFlags digest = ParseDigestFlags(job->args).value();  // checked by ParseWriteJob
   Result<AnyManifest> manifest = LoadManifest(job->input);
@@ -30,7 +30,8 @@ int Pack(const std::vector<std::string>& argv) {
     PteOptions options = pte->options;
     if (Status s = ApplyAlignmentFlags(job->args, &options); !s.ok()) return Failure(s);
     options.integrity_table = digest.integrity_table;
-    if (Status s = PlanAndWrite(job->output, std::move(pte->input), options, digest.sha256);
+    if (Status s =
+            PlanAndWrite(job->input, job->output, std::move(pte->input), options, digest.sha256);
         !s.ok()) {
       return Failure(s);
     }
@@ -39,8 +40,8 @@ int Pack(const std::vector<std::string>& argv) {
 
   const PtdManifest& ptd = std::get<PtdManifest>(*manifest);
   if (job->args.Value("--constant-alignment") != nullptr) {
-    return UsageError("pack: --constant-alignment does not apply to a .ptd manifest (" +
-                      job->input + " has format \"ptd\")");
+    return UsageError("pack", "--constant-alignment does not apply to a .ptd manifest (" +
+                                  job->input + " has format \"ptd\")");
   }
   PtdOptions options = ptd.options;
   if (job->args.Value("--segment-alignment") != nullptr) {

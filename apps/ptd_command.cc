@@ -22,18 +22,18 @@ namespace etpack::cli {
 int Ptd(const std::vector<std::string>& argv) {
   Result<Args> args =
       ParseArgs(argv, {"-o", "--output", "--align", kDigestOption}, {kIntegrityFlag});
-  if (!args.ok()) return UsageError("ptd: " + args.status().message());
+  if (!args.ok()) return UsageError("ptd", args.status().message());
   Result<DigestFlags> digest = ParseDigestFlags(*args);
-  if (!digest.ok()) return UsageError("ptd: " + digest.status().message());
+  if (!digest.ok()) return UsageError("ptd", digest.status().message());
   if (args->positional.empty()) {
-    return UsageError("ptd: give at least one .safetensors file or model.safetensors.index.json");
+    return UsageError("ptd", "give at least one .safetensors file or model.safetensors.index.json");
   }
   const std::string* out = args->Output();
-  if (!out || out->empty()) return UsageError("ptd: missing -o OUT.ptd");
+  if (!out || out->empty()) return UsageError("ptd", "missing -o OUT.ptd");
   uint64_t align = 1;
   if (const std::string* text = args->Value("--align")) {
     Result<uint64_t> parsed = ParseAlignment(*text, "--align");
-    if (!parsed.ok()) return UsageError("ptd: " + parsed.status().message());
+    if (!parsed.ok()) return UsageError("ptd", parsed.status().message());
     align = *parsed;
   }
 
@@ -50,11 +50,16 @@ int Ptd(const std::vector<std::string>& argv) {
   if (!plan.ok()) return Failure(plan.status().WithContext(*out));
   const double read_s = SecondsSince(start);
 
+  // The files read: those given (an index stands for its shards) and the
+  // shards tensors came from, so that an empty file counts too.
   uint64_t tensor_bytes = 0;
-  std::set<std::string> shards;
+  std::set<std::string> files;
+  for (const std::string& p : args->positional) {
+    if (p.size() < 5 || p.compare(p.size() - 5, 5, ".json") != 0) files.insert(p);
+  }
   for (const SafetensorsTensor& t : *tensors) {
     tensor_bytes += t.data->size();
-    shards.insert(t.file);
+    files.insert(t.file);
   }
   const auto write_start = std::chrono::steady_clock::now();
   if (Status s = WritePlanned(*out, plan->artifact, digest->sha256); !s.ok()) return Failure(s);
@@ -62,8 +67,8 @@ int Ptd(const std::vector<std::string>& argv) {
   const double mib_s =
       write_s > 0 ? static_cast<double>(tensor_bytes) / (1024.0 * 1024.0) / write_s : 0;
 
-  std::printf("read:    %zu tensors from %zu safetensors files, %s of tensor data\n",
-              tensors->size(), shards.size(), BytesText(tensor_bytes).c_str());
+  std::printf("read:    %s from %s, %s of tensor data\n", Count(tensors->size(), "tensor").c_str(),
+              Count(files.size(), "safetensors file").c_str(), BytesText(tensor_bytes).c_str());
   std::printf("wrote:   %s\n", out->c_str());
   std::printf("  file size:           %s\n", BytesText(plan->artifact.file_size).c_str());
   std::printf("  segments:            %zu, segment alignment %" PRIu64 ", tensor alignment %" PRIu64

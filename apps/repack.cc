@@ -21,19 +21,21 @@ namespace etpack::cli {
 
 int Repack(const std::vector<std::string>& argv) {
   Result<WriteJob> job = ParseWriteJob(argv, "IN.pte", "OUT.pte", {"--external-constants"});
-  if (!job.ok()) return UsageError("repack: " + job.status().message());
+  if (!job.ok()) return UsageError("repack", job.status().message());
   // Flags are checked before anything is opened (usage errors come first);
   // they then override what the input file was written with.
   PteOptions flag_check;
   if (Status s = ApplyAlignmentFlags(job->args, &flag_check); !s.ok()) {
-    return UsageError("repack: " + s.message());
+    return UsageError("repack", s.message());
   }
   const std::string* ptd_path = job->args.Value("--external-constants");
   if (ptd_path != nullptr) {
-    if (ptd_path->empty()) return UsageError("repack: --external-constants needs a file name");
+    if (ptd_path->empty() || *ptd_path == "-") {
+      return UsageError("repack", "--external-constants needs a file name (not standard output)");
+    }
     if (std::filesystem::path(*ptd_path).lexically_normal() ==
         std::filesystem::path(job->output).lexically_normal()) {
-      return UsageError("repack: the .pte and the .ptd must be different files");
+      return UsageError("repack", "the .pte and the .ptd must be different files");
     }
   }
   Result<std::unique_ptr<PteFile>> file = PteFile::Open(job->input);
@@ -45,7 +47,8 @@ int Repack(const std::vector<std::string>& argv) {
   if (ptd_path == nullptr) {
     Result<PteInput> input = (*file)->ToInput();
     if (!input.ok()) return Failure(input.status());
-    if (Status s = PlanAndWrite(job->output, std::move(*input), options, digest.sha256); !s.ok()) {
+    if (Status s = PlanAndWrite(job->input, job->output, std::move(*input), options, digest.sha256);
+        !s.ok()) {
       return Failure(s);
     }
     return kExitOk;

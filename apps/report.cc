@@ -53,7 +53,7 @@ void PrintPte(const Value& r) {
   }
 
   const Value& c = At(r, "constants");
-  std::printf("\nconstants:           %" PRIu64 " tensors, %s\n", N(c, "tensors"),
+  std::printf("\nconstants:           %s, %s\n", Count(N(c, "tensors"), "tensor").c_str(),
               BytesText(N(c, "bytes")).c_str());
 
   const auto& delegates = At(r, "delegates").items();

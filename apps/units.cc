@@ -40,7 +40,7 @@ Result<uint64_t> ParseByteSize(std::string_view text, std::string_view what) {
 }
 
 std::string BytesText(uint64_t bytes) {
-  std::string text = std::to_string(bytes) + " bytes";
+  std::string text = Count(bytes, "byte");
   if (bytes >= 1024) text += " (" + HumanBytes(bytes) + ")";
   return text;
 }
@@ -48,10 +48,7 @@ std::string BytesText(uint64_t bytes) {
 std::string HumanBytes(uint64_t bytes) {
   static const char* const kUnits[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
   char buf[48];
-  if (bytes < 1024) {
-    std::snprintf(buf, sizeof buf, "%" PRIu64 " bytes", bytes);
-    return buf;
-  }
+  if (bytes < 1024) return Count(bytes, "byte");
   double v = static_cast<double>(bytes) / 1024.0;
   size_t unit = 0;
   while (v >= 1024.0 && unit + 1 < std::size(kUnits)) {
@@ -62,13 +59,31 @@ std::string HumanBytes(uint64_t bytes) {
   return buf;
 }
 
-Result<uint64_t> ParseAlignment(std::string_view text, std::string_view what) {
+Result<uint64_t> ParseAlignment(std::string_view text, std::string_view what, uint64_t max) {
   ETPACK_ASSIGN_OR_RETURN(uint64_t value, ParseByteSize(text, what));
   if (value == 0 || (value & (value - 1)) != 0) {
     return InvalidArgument(std::string(what) + " = " + std::to_string(value) +
                            " is not a power of two");
   }
+  if (value > max) {
+    const std::string given = std::string(text) == std::to_string(value)
+                                  ? std::string(text)
+                                  : std::string(text) + " (" + std::to_string(value) + ")";
+    // Bounds are powers of two of at least 1 KiB: "1 GiB", never "1.0 GiB".
+    const char* const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    size_t unit = 0;
+    uint64_t n = max >> 10;
+    while (n >= 1024 && unit + 1 < std::size(units)) n >>= 10, ++unit;
+    return InvalidArgument(std::string(what) + " = " + given + " exceeds the maximum of " +
+                           std::to_string(max) + " (" + std::to_string(n) + " " + units[unit] +
+                           ")");
+  }
   return value;
+}
+
+std::string Count(uint64_t n, std::string_view one, std::string_view many) {
+  std::string noun(n == 1 ? one : many.empty() ? std::string(one) + "s" : many);
+  return std::to_string(n) + " " + noun;
 }
 
 }  // namespace etpack::cli

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "etpack/status.h"
+#include "etpack/writer.h"
 
 namespace etpack::cli {
 
@@ -16,9 +17,15 @@ namespace etpack::cli {
 // in errors.
 Result<uint64_t> ParseByteSize(std::string_view text, std::string_view what);
 
-// A byte count that must be a power of two ("<what> = N is not a power of
-// two" otherwise).
-Result<uint64_t> ParseAlignment(std::string_view text, std::string_view what);
+// A byte count that must be a power of two no larger than `max` ("<what> =
+// N is not a power of two", "<what> = TEXT (N) exceeds the maximum of M
+// (1 GiB)" otherwise): the library's bound for the option, so that a flag
+// is refused as a usage error before any file is touched.
+Result<uint64_t> ParseAlignment(std::string_view text, std::string_view what,
+                                uint64_t max = kMaxAlignment);
+
+// "1 tensor", "2 tensors"; `many` when the plural is not `one` + "s".
+std::string Count(uint64_t n, std::string_view one, std::string_view many = {});
 
 // "1.5 GiB", "512 MiB", "123 bytes".
 std::string HumanBytes(uint64_t bytes);

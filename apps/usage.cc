@@ -1,73 +1,152 @@
 #include "usage.h"
 
+#include <cctype>
 #include <cstdio>
 
 namespace etpack::cli {
+namespace {
 
-const char kUsage[] =
-    "usage: etpack COMMAND [ARGS]\n"
-    "\n"
-    "Commands:\n"
-    "  inspect FILE [--json | --digest sha256]\n"
-    "                              show the layout of a .pte (header, methods,\n"
-    "                              segments, constants, delegates, named data,\n"
-    "                              external tensors) or a .ptd (header,\n"
-    "                              segments, entries with their layouts)\n"
-    "  verify FILE [--data X.ptd ...] [--deep]\n"
-    "                              validate a .pte or .ptd completely; with\n"
-    "                              --data, also check that every EXTERNAL\n"
-    "                              tensor of the .pte resolves in the .ptd\n"
-    "                              files with identical dtype, sizes, dim_order;\n"
-    "                              checks an integrity table when present;\n"
-    "                              --deep prints every part's XXH3-64\n"
-    "  repack IN.pte -o OUT.pte [--external-constants OUT.ptd]\n"
-    "         [--segment-alignment N] [--constant-alignment N]\n"
-    "                              lay a .pte out again with new alignments\n"
-    "                              (unset: the input's, as its layout shows);\n"
-    "                              --external-constants moves every constant\n"
-    "                              into OUT.ptd and marks it EXTERNAL\n"
-    "  pack MANIFEST.json -o OUT [--segment-alignment N] [--constant-alignment N]\n"
-    "                              write a .pte or .ptd from a JSON manifest\n"
-    "                              (docs/manifest.md); flags override the\n"
-    "                              manifest's serializer_options\n"
-    "  ptd WEIGHTS.safetensors [MORE.safetensors | model.safetensors.index.json ...]\n"
-    "      -o OUT.ptd [--align N]\n"
-    "                              convert a (sharded) safetensors checkpoint\n"
-    "                              to a .ptd, streaming file to file; --align\n"
-    "                              places every tensor at a multiple of N\n"
-    "                              in the file (e.g. 4096 for page-aligned mmap)\n"
-    "  bundle IN.pte --cases CASES.json -o OUT.bpte [--layout standard|segmented]\n"
-    "         [--program-alignment N]\n"
-    "                              write a bundled program: IN.pte plus the test\n"
-    "                              cases of CASES.json (docs/bundle-cases.md);\n"
-    "                              segmented (no 2 GiB limit) places the program\n"
-    "                              N-aligned (power of two >= 128)\n"
-    "  unbundle IN.bpte -o OUT.pte  extract the program of a bundled program\n"
-    "  extract FILE.pte --delegate N [--entry ID] -o OUT\n"
-    "                              write delegate N's payload (N as inspect\n"
-    "                              numbers them), or with --entry the entry of\n"
-    "                              backend ID of its NFAT (fat) container\n"
-    "  demo [--size BYTES] [-o DIR]\n"
-    "                              write, verify and summarise an LLM-shaped\n"
-    "                              program with BYTES of weights (default\n"
-    "                              512MiB; suffixes K M G KiB MiB GiB) as\n"
-    "                              DIR/demo.pte (default DIR: .)\n"
-    "  compress FILE -o FILE.zst [--level N]\n"
-    "                              seekable zstd archive of FILE (default level\n"
-    "                              3), frames cut on the artifact's segments,\n"
-    "                              restorable by stock `zstd -d`\n"
-    "  decompress FILE.zst -o FILE [--tensor KEY | --segment N]\n"
-    "                              restore the file, or only one named tensor or\n"
-    "                              segment (decompressing only its frames)\n"
-    "\n"
+// One command's help. `synopsis` follows "etpack "; `summary` is its line
+// in `etpack --help`; `details` (what it does beyond the summary, and each
+// option) is printed by `etpack COMMAND --help` only.
+struct CommandHelp {
+  const char* name;
+  const char* synopsis;
+  const char* summary;
+  const char* details;
+};
+
+const CommandHelp kCommands[] = {
+    {"inspect", "inspect FILE [--json | --digest sha256]",
+     "show the layout of a .pte, .ptd or .bpte",
+     "A .pte: header, methods, segments, constants, delegates, named data and\n"
+     "EXTERNAL tensors. A .ptd: header, segments, entries with their layouts.\n"
+     "A .bpte: layout, test suites, and the embedded program as for a .pte.\n"
+     "\n"
+     "Fat (NFAT) delegates are listed with their entries.\n"
+     "\n"
+     "  --json            print one JSON object with the same content\n"
+     "  --digest sha256   print SHA-256 of every part and named key instead\n"},
+    {"verify", "verify FILE [--data X.ptd ...] [--deep]",
+     "validate a .pte, .ptd or .bpte completely",
+     "Checks everything a loader relies on and prints \"FILE: ok (...)\", or\n"
+     "\"FILE: invalid: why\" and exits 1.\n"
+     "\n"
+     "  --data X.ptd   (repeatable; a .pte only) also check that every EXTERNAL\n"
+     "                 tensor of the program resolves in these files with\n"
+     "                 identical dtype, sizes and dim_order\n"
+     "  --deep         also print every part's XXH3-64 (an integrity table, when\n"
+     "                 present, is always checked: docs/integrity.md)\n"},
+    {"repack",
+     "repack IN.pte -o OUT.pte [--external-constants OUT.ptd]\n"
+     "       [--segment-alignment N] [--constant-alignment N]",
+     "lay a .pte out again, optionally moving its constants into a .ptd",
+     "  -o, --output OUT.pte           the program to write\n"
+     "  --external-constants OUT.ptd   move every constant into OUT.ptd and mark\n"
+     "                                 it EXTERNAL; both files appear together\n"
+     "  --segment-alignment N          every segment at a multiple of N\n"
+     "                                 (power of two, at most 1GiB)\n"
+     "  --constant-alignment N         every constant at a multiple of N in its\n"
+     "                                 segment (power of two, at most 64KiB)\n"},
+    {"pack", "pack MANIFEST.json -o OUT [--segment-alignment N] [--constant-alignment N]",
+     "write a .pte or .ptd from a JSON manifest (docs/manifest.md)",
+     "The manifest's \"format\" (\"pte\", the default, or \"ptd\") decides what is\n"
+     "written; the flags override its serializer_options.\n"
+     "\n"
+     "  -o, --output OUT            the file to write\n"
+     "  --segment-alignment N       every segment at a multiple of N\n"
+     "                              (power of two, at most 1GiB)\n"
+     "  --constant-alignment N      (.pte only) every constant at a multiple of N\n"
+     "                              in its segment (power of two, at most 64KiB)\n"},
+    {"ptd",
+     "ptd WEIGHTS.safetensors [MORE.safetensors | model.safetensors.index.json ...]\n"
+     "       -o OUT.ptd [--align N]",
+     "convert a (sharded) safetensors checkpoint to a .ptd, file to file",
+     "Every tensor becomes an entry keyed by its name, with its dtype and shape.\n"
+     "An index (model.safetensors.index.json) stands for the shards it names.\n"
+     "\n"
+     "  -o, --output OUT.ptd   the file to write\n"
+     "  --align N              every tensor at a multiple of N in the file, e.g.\n"
+     "                         4096 for page-aligned mmap (power of two, at most\n"
+     "                         1GiB; default: segments 128-aligned)\n"},
+    {"bundle",
+     "bundle IN.pte --cases CASES.json -o OUT.bpte [--layout standard|segmented]\n"
+     "       [--program-alignment N]",
+     "write a bundled program: IN.pte plus test cases (docs/bundle-cases.md)",
+     "  --cases CASES.json        the test cases (docs/bundle-cases.md)\n"
+     "  -o, --output OUT.bpte     the file to write\n"
+     "  --layout standard         the program inside the flatbuffer (2 GiB limit)\n"
+     "  --layout segmented        the program in a segment of its own (no limit)\n"
+     "  --program-alignment N     (segmented) the program at a multiple of N\n"
+     "                            (power of two, 128 to 1GiB; default: what its\n"
+     "                            segments need)\n"},
+    {"unbundle", "unbundle IN.bpte -o OUT.pte", "extract the program of a bundled program",
+     "  -o, --output OUT.pte   the file to write (the program's bytes, unchanged)\n"},
+    {"extract", "extract FILE.pte --delegate N [--entry ID] -o OUT",
+     "write one delegate payload, or one entry of a fat (NFAT) delegate",
+     "  --delegate N         the delegate, numbered as inspect lists them\n"
+     "  --entry ID           the entry of backend ID in its NFAT container\n"
+     "  -o, --output OUT     the file to write (streamed, published whole)\n"},
+    {"compress", "compress FILE -o FILE.zst [--level N]",
+     "seekable zstd archive, frames cut on the artifact's segments (docs/archive.md)",
+     "Stock `zstd -d` restores the exact bytes.\n"
+     "\n"
+     "  -o, --output FILE.zst   the archive to write\n"
+     "  --level N               zstd level (default 3)\n"},
+    {"decompress", "decompress FILE.zst -o FILE [--tensor KEY | --segment N]",
+     "restore a file, or one named tensor or segment, from a seekable archive",
+     "  -o, --output FILE   the file to write\n"
+     "  --tensor KEY        only the named tensor KEY (decompresses its frames only)\n"
+     "  --segment N         only segment N\n"},
+    {"demo", "demo [--size BYTES] [-o DIR]", "write, verify and summarise an LLM-shaped program",
+     "Writes DIR/demo.pte, reads it back and reports layout, speed and memory.\n"
+     "\n"
+     "  --size BYTES        weights to generate (default 512MiB, at most 1TiB;\n"
+     "                      suffixes K M G T, KiB MiB GiB TiB)\n"
+     "  -o, --output DIR    the folder to write into, made if missing (default .)\n"},
+};
+
+const char kFooter[] =
     "pack, repack, ptd and bundle also take --integrity (embed an integrity\n"
     "table, docs/integrity.md) and --digest sha256 (print SHA-256 per segment\n"
     "and key, computed while writing).\n"
-    "Alignments are powers of two; defaults: segment 128, constant 16.\n"
+    "Alignments are powers of two (suffixes K M G, KiB MiB GiB); defaults:\n"
+    "segment 128, constant 16. Outputs are files (not '-'), published whole.\n"
     "Exit status: 0 success, 1 failure, 2 usage error.\n";
 
+const CommandHelp* Find(const std::string& name) {
+  for (const CommandHelp& c : kCommands) {
+    if (name == c.name) return &c;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+void PrintUsage() {
+  std::printf("usage: etpack COMMAND [ARGS]\n\nCommands:\n");
+  for (const CommandHelp& c : kCommands) std::printf("  %-10s %s\n", c.name, c.summary);
+  std::printf("\nRun 'etpack COMMAND --help' for its arguments and options.\n%s", kFooter);
+}
+
+bool PrintCommandHelp(const std::string& command) {
+  const CommandHelp* c = Find(command);
+  if (c == nullptr) return false;
+  std::string summary = c->summary;
+  summary[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(summary[0])));
+  std::printf("usage: etpack %s\n\n%s.\n\n%s\n%s", c->synopsis, summary.c_str(), c->details,
+              kFooter);
+  return true;
+}
+
+int UsageError(const std::string& command, const std::string& message) {
+  std::fprintf(stderr, "etpack: %s: %s\ntry 'etpack %s --help'\n", command.c_str(), message.c_str(),
+               command.c_str());
+  return kExitUsage;
+}
+
 int UsageError(const std::string& message) {
-  std::fprintf(stderr, "etpack: %s\n\n%s", message.c_str(), kUsage);
+  std::fprintf(stderr, "etpack: %s\ntry 'etpack --help'\n", message.c_str());
   return kExitUsage;
 }
 

@@ -1,4 +1,4 @@
-// apps/usage.h — how a command ends: the exit codes, the usage text, and
+// apps/usage.h — how a command ends: the exit codes, the help texts, and
 // how errors reach stderr.
 
 #ifndef ETPACK_APPS_USAGE_H_
@@ -14,10 +14,16 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;
 inline constexpr int kExitUsage = 2;
 
-// The full usage text printed by `etpack --help`.
-extern const char kUsage[];
+// `etpack --help`: every command's synopsis and summary.
+void PrintUsage();
+// `etpack COMMAND --help`: the command's synopsis, what it does and its
+// options. False (nothing printed) for an unknown command.
+bool PrintCommandHelp(const std::string& command);
 
-// Prints "etpack: <message>" and the usage text on stderr; returns 2.
+// Prints "etpack: COMMAND: <message>" and "try 'etpack COMMAND --help'" on
+// stderr; returns 2.
+int UsageError(const std::string& command, const std::string& message);
+// The same without a command (none given, or not a known one).
 int UsageError(const std::string& message);
 // Prints "etpack: <status message>" on stderr; returns 1.
 int Failure(const Status& status);

@@ -47,8 +47,10 @@ int VerifyPtd(const std::string& path, bool deep) {
   const PtdFile& f = **file;
   Result<IntegrityCheck> check = CheckIntegrity(f, deep);
   if (!check.ok()) return Invalid(path, check.status());
-  std::printf("%s: ok (.ptd, %zu entries, %zu segments, %" PRIu64 " bytes)\n", path.c_str(),
-              f.entries().size(), f.layout().segments.size(), f.size());
+  std::printf("%s: ok (.ptd, %s, %s, %s)\n", path.c_str(),
+              Count(f.entries().size(), "entry", "entries").c_str(),
+              Count(f.layout().segments.size(), "segment").c_str(),
+              Count(f.size(), "byte").c_str());
   PrintIntegrity(path, *check);
   return kExitOk;
 }
@@ -64,10 +66,10 @@ int VerifyBpte(const std::string& path, bool deep) {
   // The program's own table covers the program (docs/integrity.md).
   Result<IntegrityCheck> check = CheckIntegrity(f.program(), deep);
   if (!check.ok()) return Invalid(path, check.status());
-  std::printf("%s: ok (.bpte, %s layout, %zu suites, %" PRIu64 " cases; embedded program %" PRIu64
-              " bytes, %zu methods)\n",
-              path.c_str(), LayoutName(f.layout()), suites->size(), cases, f.program_size(),
-              f.program().methods().size());
+  std::printf("%s: ok (.bpte, %s layout, %s, %s; embedded program %s, %s)\n", path.c_str(),
+              LayoutName(f.layout()), Count(suites->size(), "suite").c_str(),
+              Count(cases, "case").c_str(), Count(f.program_size(), "byte").c_str(),
+              Count(f.program().methods().size(), "method").c_str());
   PrintIntegrity(path, *check);
   return kExitOk;
 }
@@ -102,20 +104,22 @@ int VerifyPte(const std::string& path, const std::vector<std::string>& data_path
     if (Status s = CheckExternalReferences(f, views, &resolved); !s.ok()) return Invalid(path, s);
     std::string files;
     for (const std::string& d : data_paths) files += (files.empty() ? "" : ", ") + d;
-    external = "; " + std::to_string(resolved) + " external tensors resolve in " + files;
+    external = "; " + Count(resolved, "external tensor") +
+               (resolved == 1 ? " resolves" : " resolve") + " in " + files;
   } else {
     uint64_t count = 0;
     for (const PteTensor& t : f.Tensors()) count += t.data == TensorData::kExternal ? 1 : 0;
     if (count > 0) {
-      external = "; " + std::to_string(count) +
-                 " external tensors not checked: give their .ptd files with --data";
+      external = "; " + Count(count, "external tensor") +
+                 " not checked: give their .ptd files with --data";
     }
   }
   std::string fat;
   if (Status s = VerifyFatDelegates(f, views, &fat); !s.ok()) return Invalid(path, s);
-  std::printf("%s: ok (%zu methods, %zu segments, %" PRIu64 " bytes%s%s)\n", path.c_str(),
-              f.methods().size(), f.layout().segments.size(), f.size(), external.c_str(),
-              fat.c_str());
+  std::printf("%s: ok (%s, %s, %s%s%s)\n", path.c_str(),
+              Count(f.methods().size(), "method").c_str(),
+              Count(f.layout().segments.size(), "segment").c_str(), Count(f.size(), "byte").c_str(),
+              external.c_str(), fat.c_str());
   PrintIntegrity(path, *check);
   return kExitOk;
 }
@@ -123,9 +127,12 @@ int VerifyPte(const std::string& path, const std::vector<std::string>& data_path
 }  // namespace
 
 int Verify(const std::vector<std::string>& argv) {
-  Result<Args> args = ParseArgs(argv, {"--data"}, {"--deep"});
-  if (!args.ok()) return UsageError(args.status().message());
-  if (args->positional.size() != 1) return UsageError("verify takes exactly one FILE");
+  Result<Args> args = ParseArgs(argv, {"--data..."}, {"--deep"});
+  if (!args.ok()) return UsageError("verify", args.status().message());
+  if (args->positional.size() != 1) {
+    return UsageError("verify",
+                      "expected exactly one FILE, got " + std::to_string(args->positional.size()));
+  }
   const std::string& path = args->positional[0];
   const std::vector<std::string> data_paths = args->Values("--data");
   Result<ArtifactKind> kind = DetectArtifactKind(path);
@@ -134,7 +141,7 @@ int Verify(const std::vector<std::string>& argv) {
   if (*kind == ArtifactKind::kPte) return VerifyPte(path, data_paths, deep);
   const char* ext = *kind == ArtifactKind::kPtd ? ".ptd" : ".bpte";
   if (!data_paths.empty()) {
-    return UsageError("verify: --data goes with a .pte; " + path + " is a " + ext);
+    return UsageError("verify", "--data goes with a .pte; " + path + " is a " + ext);
   }
   return *kind == ArtifactKind::kPtd ? VerifyPtd(path, deep) : VerifyBpte(path, deep);
 }

@@ -2,6 +2,7 @@
 
 #include <cinttypes>
 #include <cstdio>
+#include <tuple>
 #include <utility>
 
 #include "digests.h"
@@ -11,13 +12,13 @@
 namespace etpack::cli {
 
 Status ApplyAlignmentFlags(const Args& args, PteOptions* options) {
-  const std::pair<const char*, uint64_t*> flags[] = {
-      {"--segment-alignment", &options->segment_alignment},
-      {"--constant-alignment", &options->constant_tensor_alignment}};
-  for (const auto& [name, field] : flags) {
+  const std::tuple<const char*, uint64_t*, uint64_t> flags[] = {
+      {"--segment-alignment", &options->segment_alignment, kMaxAlignment},
+      {"--constant-alignment", &options->constant_tensor_alignment, kMaxInlineAlignment}};
+  for (const auto& [name, field, max] : flags) {
     const std::string* text = args.Value(name);
     if (!text) continue;
-    ETPACK_ASSIGN_OR_RETURN(*field, ParseAlignment(*text, name));
+    ETPACK_ASSIGN_OR_RETURN(*field, ParseAlignment(*text, name, max));
   }
   return Status::OK();
 }
@@ -74,25 +75,26 @@ Status WritePlanned(const std::string& output, const ArtifactPlan& plan, bool sh
 }
 
 void ReportPte(const std::string& output, const PtePlan& plan, const PteOptions& options) {
-  std::printf("wrote %s (%" PRIu64 " bytes, %zu segments, segment alignment %" PRIu64
-              ", constant alignment %" PRIu64 ")\n",
-              output.c_str(), plan.artifact.file_size, plan.layout.segments.size(),
-              options.segment_alignment, options.constant_tensor_alignment);
+  std::printf("wrote %s (%s, %s, segment alignment %" PRIu64 ", constant alignment %" PRIu64 ")\n",
+              output.c_str(), Count(plan.artifact.file_size, "byte").c_str(),
+              Count(plan.layout.segments.size(), "segment").c_str(), options.segment_alignment,
+              options.constant_tensor_alignment);
 }
 
 void ReportPtd(const std::string& output, const PtdPlan& plan, const PtdInput& input,
                const PtdOptions& options) {
-  std::printf("wrote %s (%" PRIu64 " bytes, %zu entries, %zu segments, segment alignment %" PRIu64
-              ")\n",
-              output.c_str(), plan.artifact.file_size, input.entries.size(),
-              plan.layout.segments.size(), options.segment_alignment);
+  std::printf("wrote %s (%s, %s, %s, segment alignment %" PRIu64 ")\n", output.c_str(),
+              Count(plan.artifact.file_size, "byte").c_str(),
+              Count(input.entries.size(), "entry", "entries").c_str(),
+              Count(plan.layout.segments.size(), "segment").c_str(), options.segment_alignment);
 }
 
-Status PlanAndWrite(const std::string& output, PteInput input, const PteOptions& options,
-                    bool sha256) {
-  ETPACK_ASSIGN_OR_RETURN(PtePlan plan, PlanPte(std::move(input), options));
-  ETPACK_RETURN_IF_ERROR(WritePlanned(output, plan.artifact, sha256));
-  ReportPte(output, plan, options);
+Status PlanAndWrite(const std::string& input_name, const std::string& output, PteInput input,
+                    const PteOptions& options, bool sha256) {
+  Result<PtePlan> plan = PlanPte(std::move(input), options);
+  if (!plan.ok()) return plan.status().WithContext(input_name);
+  ETPACK_RETURN_IF_ERROR(WritePlanned(output, plan->artifact, sha256));
+  ReportPte(output, *plan, options);
   return Status::OK();
 }
 

@@ -60,9 +60,10 @@ void ReportPte(const std::string& output, const PtePlan& plan, const PteOptions&
 void ReportPtd(const std::string& output, const PtdPlan& plan, const PtdInput& input,
                const PtdOptions& options);
 
-// PlanPte, WritePlanned, ReportPte.
-Status PlanAndWrite(const std::string& output, PteInput input, const PteOptions& options,
-                    bool sha256 = false);
+// PlanPte, WritePlanned, ReportPte. A planning error is about the input:
+// its message starts with `input_name` (the manifest or program read).
+Status PlanAndWrite(const std::string& input_name, const std::string& output, PteInput input,
+                    const PteOptions& options, bool sha256 = false);
 
 }  // namespace etpack::cli
 

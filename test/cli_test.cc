@@ -83,6 +83,12 @@ class TempDir {
   fs::path path_;
 };
 
+void WriteFileText(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  REQUIRE(out.good());
+}
+
 std::vector<std::string> Listing(const fs::path& dir) {
   std::vector<std::string> names;
   for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
@@ -286,24 +292,187 @@ TEST_CASE("usage errors exit 2") {
       {"ptd", dir / "w.safetensors"},
       {"ptd", dir / "w.safetensors", "-o", dir / "x.ptd", "--align", "100"},
       {"ptd", "-o", dir / "x.ptd"},
+      {"ptd", dir / "w.safetensors", "-o", "-"},
+      {"ptd", dir / "w.safetensors", "-o", dir / "x.ptd", "--output", dir / "y.ptd"},
+      {"inspect", pte, "--json", "--json"},
+      {"bundle", pte, "--cases", dir / "c.json", "--cases", dir / "d.json", "-o", dir / "x.bpte"},
   };
   for (const auto& args : cases) {
     Run run = Etpack(args);
     INFO(run.output);
     CHECK(run.exit_code == 2);
+    // One line saying what is wrong, one saying where help is: no help page.
     CHECK(Contains(run.output, "etpack: "));
-    CHECK(Contains(run.output, "usage: etpack"));
+    CHECK(Contains(run.output, "try 'etpack "));
+    CHECK_FALSE(Contains(run.output, "usage:"));
+    CHECK(std::count(run.output.begin(), run.output.end(), '\n') == 2);
   }
   CHECK(Listing(dir.path()).empty());
 }
 
-TEST_CASE("--help prints usage and succeeds") {
+TEST_CASE("a usage error names its command and that command's help") {
+  Run run = Etpack({"ptd"});
+  CHECK(run.exit_code == 2);
+  CHECK(run.output ==
+        "etpack: ptd: give at least one .safetensors file or model.safetensors.index.json\n"
+        "try 'etpack ptd --help'\n");
+  run = Etpack({"frobnicate"});
+  CHECK(run.exit_code == 2);
+  CHECK(run.output == "etpack: unknown command 'frobnicate'\ntry 'etpack --help'\n");
+  run = Etpack({"frobnicate", "--help"});
+  CHECK(run.exit_code == 2);
+  CHECK(Contains(run.output, "unknown command 'frobnicate'"));
+}
+
+TEST_CASE("--help lists the commands and succeeds") {
   Run run = Etpack({"--help"});
   CHECK(run.exit_code == 0);
-  CHECK(Contains(run.output, "usage: etpack"));
-  for (const char* command : {"inspect", "verify", "repack", "pack", "ptd", "demo"}) {
+  CHECK(Contains(run.output, "usage: etpack COMMAND"));
+  for (const char* command :
+       {"inspect", "verify", "repack", "pack", "ptd", "bundle", "unbundle", "demo"}) {
     CHECK(Contains(run.output, command));
   }
+  CHECK(Contains(run.output, "etpack COMMAND --help"));
+  // inspect and verify read all three kinds.
+  CHECK(Contains(run.output, "inspect    show the layout of a .pte, .ptd or .bpte"));
+  CHECK(Contains(run.output, "verify     validate a .pte, .ptd or .bpte"));
+}
+
+TEST_CASE("each command has its own help") {
+  const std::vector<std::pair<std::string, std::string>> options = {
+      {"inspect", "--json"},
+      {"verify", "--data"},
+      {"repack", "--external-constants"},
+      {"pack", "--constant-alignment"},
+      {"ptd", "--align"},
+      {"bundle", "--program-alignment"},
+      {"unbundle", "-o, --output"},
+      {"demo", "--size"}};
+  for (const auto& [command, option] : options) {
+    INFO(command);
+    for (const std::vector<std::string>& args : {std::vector<std::string>{command, "--help"},
+                                                 {command, "-h"},
+                                                 {"help", command},
+                                                 {command, "x", "--bogus", "--help"}}) {
+      Run run = Etpack(args);
+      CHECK(run.exit_code == 0);
+      CHECK(run.output.rfind("usage: etpack " + command + " ", 0) == 0);
+      CHECK(Contains(run.output, option));
+      CHECK_FALSE(Contains(run.output, "Commands:"));
+    }
+  }
+  CHECK(Contains(Etpack({"verify", "--help"}).output, ".pte, .ptd or .bpte"));
+}
+
+TEST_CASE("-o names a file, once") {
+  TempDir dir;
+  const std::string pte = Golden("pte_constants.pte");
+  Run dash = Etpack({"repack", pte, "-o", "-"});
+  CHECK(dash.exit_code == 2);
+  CHECK(Contains(dash.output,
+                 "etpack: repack: -o '-': name an output file (etpack does not write to "
+                 "standard output)"));
+  Run twice = Etpack({"repack", pte, "-o", dir / "a.pte", "-o", dir / "b.pte"});
+  CHECK(twice.exit_code == 2);
+  CHECK(Contains(twice.output, "etpack: repack: option -o/--output given twice ('" + dir / "a.pte" +
+                                   "' and '" + dir / "b.pte" + "')"));
+  Run spelled = Etpack({"repack", pte, "--output=" + dir / "a.pte", "-o", dir / "b.pte"});
+  CHECK(spelled.exit_code == 2);
+  CHECK(Contains(spelled.output, "given twice"));
+  Run ext = Etpack({"repack", pte, "-o", dir / "a.pte", "--external-constants", "-"});
+  CHECK(ext.exit_code == 2);
+  CHECK(Listing(dir.path()).empty());
+  CHECK_FALSE(fs::exists("-"));
+  // --data stays repeatable.
+  Run data = Etpack({"verify", Golden("pte_external.pte"), "--data", Golden("ptd_basic.ptd"),
+                     "--data", Golden("ptd_basic.ptd")});
+  CHECK(data.exit_code == 1);
+  CHECK(Contains(data.output, "is in both"));
+}
+
+TEST_CASE("alignment options are bounded: usage error naming the option, value and bound") {
+  TempDir dir;
+  const std::string pte = Golden("pte_constants.pte");
+  const std::string st = dir / "w.safetensors";
+  WriteFileText(st, "");  // never read: the flags are checked first
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"ptd", st, "-o", dir / "x.ptd", "--align", "8GiB"},
+       "etpack: ptd: --align = 8GiB (8589934592) exceeds the maximum of 1073741824 (1 GiB)"},
+      {{"repack", pte, "-o", dir / "x.pte", "--segment-alignment", "2147483648"},
+       "etpack: repack: --segment-alignment = 2147483648 exceeds the maximum of 1073741824 "
+       "(1 GiB)"},
+      {{"repack", pte, "-o", dir / "x.pte", "--constant-alignment", "128K"},
+       "etpack: repack: --constant-alignment = 128K (131072) exceeds the maximum of 65536 "
+       "(64 KiB)"},
+      {{"pack", Golden("pte_constants.input.json"), "-o", dir / "x.pte", "--constant-alignment",
+        "1MiB"},
+       "etpack: pack: --constant-alignment = 1MiB (1048576) exceeds the maximum of 65536 (64 KiB)"},
+      {{"pack", Golden("ptd_basic.input.json"), "-o", dir / "x.ptd", "--segment-alignment", "2G"},
+       "etpack: pack: --segment-alignment = 2G (2147483648) exceeds the maximum of 1073741824 "
+       "(1 GiB)"},
+      {{"bundle", pte, "--cases", dir / "c.json", "-o", dir / "x.bpte", "--layout", "segmented",
+        "--program-alignment", "2GiB"},
+       "etpack: bundle: --program-alignment = 2GiB (2147483648) exceeds the maximum of "
+       "1073741824 (1 GiB)"},
+  };
+  for (const auto& [args, message] : cases) {
+    Run run = Etpack(args);
+    INFO(run.output);
+    CHECK(run.exit_code == 2);
+    CHECK(Contains(run.output, message + "\n"));
+  }
+  // The bound itself is allowed.
+  Run at_bound = Etpack({"repack", pte, "-o", dir / "x.pte", "--constant-alignment", "64KiB"});
+  INFO(at_bound.output);
+  CHECK(at_bound.exit_code == 0);
+  fs::remove(dir / "x.pte");
+
+  // A manifest's alignment fields: a failure naming the file and the field.
+  auto doc = etpack::json::ParseFile(Golden("ptd_basic.input.json"));
+  REQUIRE(doc.ok());
+  doc->Set("serializer_options",
+           etpack::json::Value::Object(
+               {{"segment_alignment", etpack::json::Value::UInt(uint64_t{8} << 30)}}));
+  const std::string manifest = dir / "big.json";
+  WriteFileText(manifest, etpack::json::Print(*doc));
+  Run run = Etpack({"pack", manifest, "-o", dir / "x.ptd"});
+  INFO(run.output);
+  CHECK(run.exit_code == 1);
+  CHECK(Contains(run.output, "etpack: " + manifest +
+                                 ": serializer_options.segment_alignment = 8589934592 exceeds the "
+                                 "maximum of 1073741824 (1 GiB)"));
+  CHECK_FALSE(fs::exists(dir / "x.ptd"));
+}
+
+TEST_CASE("pack names the manifest and the program. path of a program-tree error") {
+  TempDir dir;
+  auto doc = etpack::json::ParseFile(Golden("pte_constants.input.json"));
+  REQUIRE(doc.ok());
+  doc->Find("program")->Set("bogus_field", etpack::json::Value::Int(1));
+  const std::string manifest = dir / "m.json";
+  WriteFileText(manifest, etpack::json::Print(*doc));
+  Run run = Etpack({"pack", manifest, "-o", dir / "x.pte"});
+  CHECK(run.exit_code == 1);
+  CHECK(run.output ==
+        "etpack: " + manifest + ": program.bogus_field: unknown member of table Program\n");
+  CHECK_FALSE(fs::exists(dir / "x.pte"));
+}
+
+TEST_CASE("a .ptd manifest without \"format\" is told so") {
+  TempDir dir;
+  auto doc = etpack::json::ParseFile(Golden("ptd_basic.input.json"));
+  REQUIRE(doc.ok());
+  std::vector<etpack::json::Value::Member> kept;
+  for (auto& m : doc->members()) {
+    if (m.first != "format") kept.push_back(m);
+  }
+  const std::string manifest = dir / "w.json";  // its blobs are inline
+  WriteFileText(manifest, etpack::json::Print(etpack::json::Value::Object(std::move(kept))));
+  Run run = Etpack({"pack", manifest, "-o", dir / "x.ptd"});
+  CHECK(run.exit_code == 1);
+  CHECK(Contains(run.output, manifest + ": has no \"format\" member; a .ptd manifest"));
+  CHECK(Contains(run.output, "needs \"format\": \"ptd\""));
+  CHECK_FALSE(Contains(run.output, "unknown member"));
 }
 
 // ------------------------------------------------------------ .ptd commands
@@ -604,12 +773,67 @@ TEST_CASE("ptd converts safetensors checkpoints") {
     CHECK(Contains(run.output, "bad.safetensors"));
     CHECK(Listing(out.path()).empty());
 
-    // The same tensor in two shards.
-    Run dup = Etpack({"ptd", dir / "model-00001-of-00002.safetensors",
-                      dir / "model-00001-of-00002.safetensors", "-o", out / "w.ptd"});
+    // The same shard given twice: said so, not "appears in both A and A".
+    const std::string shard = dir / "model-00001-of-00002.safetensors";
+    Run dup = Etpack({"ptd", shard, shard, "-o", out / "w.ptd"});
     INFO(dup.output);
     CHECK(dup.exit_code == 1);
+    CHECK(dup.output == "etpack: " + shard +
+                            " is read twice (given twice, or also through an index); give each "
+                            "file once\n");
     CHECK(Listing(out.path()).empty());
+
+    // A tensor with an empty name: the input is to blame, not the output.
+    const std::string unnamed = dir / "unnamed.safetensors";
+    WriteSafetensors(unnamed, {{"", "U8", {1}, {7}}});
+    Run empty = Etpack({"ptd", unnamed, "-o", out / "w.ptd"});
+    INFO(empty.output);
+    CHECK(empty.exit_code == 1);
+    CHECK(empty.output ==
+          "etpack: " + unnamed + ": a tensor has an empty name, which cannot be a key\n");
+    CHECK(Listing(out.path()).empty());
+  }
+
+  SECTION("counts say what was read, in the singular when it is one") {
+    const std::string none = dir / "none.safetensors";
+    WriteSafetensors(none, {});
+    Run empty = Etpack({"ptd", none, "-o", dir / "none.ptd"});
+    INFO(empty.output);
+    REQUIRE(empty.exit_code == 0);
+    CHECK(Contains(empty.output, "read:    0 tensors from 1 safetensors file, 0 bytes of tensor"));
+    const std::string one = dir / "one.safetensors";
+    WriteSafetensors(one, {{"w", "U8", {1}, {7}}});
+    Run single = Etpack({"ptd", one, "-o", dir / "one.ptd"});
+    INFO(single.output);
+    REQUIRE(single.exit_code == 0);
+    CHECK(Contains(single.output, "read:    1 tensor from 1 safetensors file, 1 byte of tensor"));
+    Run verify = Etpack({"verify", dir / "one.ptd"});
+    CHECK(Contains(verify.output, ": ok (.ptd, 1 entry, 1 segment, "));
+    Run two = Etpack({"ptd", one, none, "-o", dir / "two.ptd"});
+    INFO(two.output);
+    REQUIRE(two.exit_code == 0);
+    CHECK(Contains(two.output, "read:    1 tensor from 2 safetensors files"));
+  }
+}
+
+TEST_CASE("counts of one are singular") {
+  Run verify = Etpack({"verify", Golden("pte_external.pte"), "--data", Golden("ptd_basic.ptd")});
+  INFO(verify.output);
+  CHECK(Contains(verify.output, ": ok (1 method, 1 segment, 1540 bytes; 3 external tensors "));
+  Run text = Etpack({"inspect", Golden("pte_named_data.pte")});
+  INFO(text.output);
+  CHECK(Contains(text.output, "constants:           1 tensor, 24 bytes"));
+}
+
+TEST_CASE("demo -o makes the folder it is given") {
+  TempDir dir;
+  const std::string nested = dir / "new/sub";
+  Run demo = Etpack({"demo", "--size", "8MiB", "-o", nested});
+  INFO(demo.output);
+  REQUIRE(demo.exit_code == 0);
+  CHECK(fs::exists(nested + "/demo.pte"));
+  for (const char* plural : {" 1 heads", " 1 layers", " 1 tensors"}) {
+    CHECK_FALSE(Contains(demo.output, plural));
   }
 }
 
@@ -646,7 +870,8 @@ TEST_CASE("bundle and unbundle round-trip in both layouts") {
     Run v = Etpack({"verify", bpte});
     INFO(v.output);
     CHECK(v.exit_code == 0);
-    CHECK(Contains(v.output, layout + " layout, 1 suites, 1 cases"));
+    CHECK(Contains(v.output, layout + " layout, 1 suite, 1 case; embedded program 1896 bytes, "
+                                      "1 method)"));
     Run i = Etpack({"inspect", bpte});
     CHECK(i.exit_code == 0);
     CHECK(Contains(i.output, "--- embedded program ---"));

@@ -368,6 +368,10 @@ TEST_CASE("ExternalizeConstants: names, shared buffers and generated keys") {
   SECTION("alignment must be a power of two") {
     auto pte = PteOf(in, "m.pte");
     CHECK_FALSE(ExternalizeConstants(*pte, 48).ok());
+    auto big = ExternalizeConstants(*pte, kMaxAlignment * 2);
+    REQUIRE_FALSE(big.ok());
+    CHECK(big.status().code() == Code::kInvalidArgument);
+    CHECK(Contains(big.status().message(), "exceeds the maximum of 1073741824 (1 GiB)"));
   }
 }
 

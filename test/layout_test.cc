@@ -32,9 +32,16 @@ TEST_CASE("AlignUp rounds up to powers of two and refuses to wrap") {
   CHECK(r.status().code() == Code::kOutOfRange);
 }
 
-TEST_CASE("CheckAlignment accepts only powers of two") {
+TEST_CASE("CheckAlignment accepts only powers of two up to kMaxAlignment") {
   CHECK(CheckAlignment(1, "a").ok());
-  CHECK(CheckAlignment(uint64_t{1} << 63, "a").ok());
+  CHECK(CheckAlignment(kMaxAlignment, "a").ok());
+  for (uint64_t big : {kMaxAlignment * 2, uint64_t{1} << 33, uint64_t{1} << 63}) {
+    Status s = CheckAlignment(big, "segment_alignment");
+    REQUIRE_FALSE(s.ok());
+    CHECK(s.code() == Code::kInvalidArgument);
+    CHECK(s.message() == "segment_alignment = " + std::to_string(big) +
+                             " exceeds the maximum of 1073741824 (1 GiB)");
+  }
   for (uint64_t bad : {uint64_t{0}, uint64_t{3}, uint64_t{48}, uint64_t{100}, UINT64_MAX}) {
     Status s = CheckAlignment(bad, "segment_alignment");
     REQUIRE_FALSE(s.ok());

@@ -384,6 +384,12 @@ TEST_CASE("manifest-level errors name the field and value", "[manifest]") {
         LoadError(Manifest("", R"(, "serializer_options": {"constant_tensor_alignment": 48})"));
     CHECK(e.find("serializer_options.constant_tensor_alignment = 48") != std::string::npos);
     CHECK(e.find("power of two") != std::string::npos);
+    e = LoadError(Manifest("", R"(, "serializer_options": {"segment_alignment": 2147483648})"));
+    CHECK(e.find("serializer_options.segment_alignment = 2147483648 exceeds the maximum of "
+                 "1073741824 (1 GiB)") != std::string::npos);
+    e = LoadError(Manifest("", R"(, "serializer_options": {"constant_tensor_alignment": 131072})"));
+    CHECK(e.find("serializer_options.constant_tensor_alignment = 131072 exceeds the maximum of "
+                 "65536 (64 KiB)") != std::string::npos);
     e = LoadError(Manifest("", R"(, "serializer_options": {"segment_alignment": 0})"));
     CHECK(e.find("serializer_options.segment_alignment = 0") != std::string::npos);
     e = LoadError(Manifest("", R"(, "serializer_options": {"delegate_alignment": "16"})"));
@@ -396,6 +402,11 @@ TEST_CASE("manifest-level errors name the field and value", "[manifest]") {
         Manifest("", R"(, "named_data": {"buffers": [)" + blob +
                          R"(], "entries": [{"key": "a", "buffer_index": 0, "alignment": 48}]})"));
     CHECK(e.find("named_data.entries[0].alignment = 48") != std::string::npos);
+    e = LoadError(Manifest("", R"(, "named_data": {"buffers": [)" + blob +
+                                   R"(], "entries": [{"key": "a", "buffer_index": 0, )"
+                                   R"("alignment": 2147483648}]})"));
+    CHECK(e.find("named_data.entries[0].alignment = 2147483648 exceeds the maximum") !=
+          std::string::npos);
   }
   SECTION("bad buffer_index") {
     std::string e = LoadError(
@@ -542,6 +553,17 @@ TEST_CASE("LoadManifest dispatches on format", "[manifest]") {
   Result<AnyManifest> bad = LoadManifest(odd);
   REQUIRE_FALSE(bad.ok());
   CHECK(bad.status().message().find(odd + ": format = \"bpte\"") == 0);
+
+  // A .ptd manifest that forgot "format": name the missing member, not the
+  // .ptd members a .pte manifest does not know.
+  const std::string unmarked = dir.Write("w.json", R"({"buffers": [], "entries": []})");
+  Result<AnyManifest> ptd_like = LoadManifest(unmarked);
+  REQUIRE_FALSE(ptd_like.ok());
+  CHECK(ptd_like.status().code() == Code::kInvalidArgument);
+  CHECK(ptd_like.status().message() ==
+        unmarked +
+            ": has no \"format\" member; a .ptd manifest (top-level \"buffers\" and "
+            "\"entries\") needs \"format\": \"ptd\"");
 }
 
 TEST_CASE(".ptd manifest: options, defaults and file blobs", "[manifest]") {

@@ -294,6 +294,8 @@ TEST_CASE("the planner refuses bad ids, bad plans and bad options") {
   SourcePtr b = OwnedSource({1, 2, 3});
   CHECK(Contains(error({}), "no entries"));
   CHECK(Contains(error({NfatBytes("A", b)}, 3), "payload_alignment = 3"));
+  CHECK(Contains(error({NfatBytes("A", b)}, kMaxAlignment * 2),
+                 "payload_alignment = 2147483648 exceeds the maximum of 1073741824 (1 GiB)"));
   std::string m = error({NfatBytes("A", b), NfatBytes(std::string(33, 'x'), b)});
   CHECK(Contains(m, "entries[1]"));
   CHECK(Contains(m, "33 bytes"));

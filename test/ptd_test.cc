@@ -145,6 +145,12 @@ TEST_CASE("bad .ptd input is refused, naming the entry") {
   in.entries[0].alignment = 24;
   check(in, "alignment = 24 is not a power of two");
   in = Basic();
+  in.entries[0].alignment = kMaxAlignment * 2;
+  check(in, "alignment = 2147483648 exceeds the maximum of 1073741824 (1 GiB)");
+  in = Basic();
+  CHECK(PlanPtd(in, PtdOptions{kMaxAlignment * 2}).status().message() ==
+        "segment_alignment = 2147483648 exceeds the maximum of 1073741824 (1 GiB)");
+  in = Basic();
   in.entries[0].layout = F32({4, 4});
   check(in, "needs 64 bytes but its buffer");
   in = Basic();

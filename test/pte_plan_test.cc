@@ -269,7 +269,7 @@ TEST_CASE("bytes inside the tree are refused, naming the field and where they go
   auto plan = PlanPte(constant);
   REQUIRE_FALSE(plan.ok());
   CHECK(plan.status().message() ==
-        "constant_buffer[1].storage holds 1 bytes: the bytes go in PteInput::constants[1], "
+        "program.constant_buffer[1].storage holds 1 byte: the bytes go in PteInput::constants[1], "
         "beside the program; leave the field empty");
 
   PteInput delegate = SmallProgram({}, {Pattern(4, 1)});
@@ -278,8 +278,8 @@ TEST_CASE("bytes inside the tree are refused, naming the field and where they go
   plan = PlanPte(delegate);
   REQUIRE_FALSE(plan.ok());
   CHECK(plan.status().message() ==
-        "backend_delegate_data[0].data holds \"abc\": the bytes go in PteInput::delegates[0], "
-        "beside the program; leave the field empty");
+        "program.backend_delegate_data[0].data holds \"abc\": the bytes go in "
+        "PteInput::delegates[0], beside the program; leave the field empty");
 
   PteInput null_source = SmallProgram({Pattern(4, 1)});
   null_source.constants[1] = nullptr;
@@ -344,7 +344,42 @@ TEST_CASE("inline alignments above 64 KiB are refused by name") {
   auto plan = PlanPte(SmallProgram({}), o);
   REQUIRE_FALSE(plan.ok());
   CHECK(plan.status().message() ==
-        "constant_tensor_alignment = 131072 exceeds the maximum of 65536");
+        "constant_tensor_alignment = 131072 exceeds the maximum of 65536 (64 KiB)");
+  o = PteOptions{};
+  o.delegate_alignment = kMaxInlineAlignment * 2;
+  plan = PlanPte(SmallProgram({}), o);
+  REQUIRE_FALSE(plan.ok());
+  CHECK(plan.status().code() == Code::kInvalidArgument);
+  CHECK(plan.status().message() ==
+        "delegate_alignment = 131072 exceeds the maximum of 65536 (64 KiB)");
+}
+
+TEST_CASE("segment and named-data alignments above 1 GiB are refused by name") {
+  PteOptions o;
+  o.segment_alignment = uint64_t{8} << 30;  // `ptd --align 8GiB` once wrote 17 GB
+  auto plan = PlanPte(SmallProgram({Pattern(4, 1)}), o);
+  REQUIRE_FALSE(plan.ok());
+  CHECK(plan.status().code() == Code::kInvalidArgument);
+  CHECK(plan.status().message() ==
+        "segment_alignment = 8589934592 exceeds the maximum of 1073741824 (1 GiB)");
+  o.segment_alignment = kMaxAlignment;  // the bound itself is allowed (nothing is written)
+  CHECK(PlanPte(SmallProgram({Pattern(4, 1)}), o).ok());
+
+  PteInput in = SmallProgram({});
+  in.named_data = {{"k", Pattern(1, 1), kMaxAlignment * 2}};
+  plan = PlanPte(in);
+  REQUIRE_FALSE(plan.ok());
+  CHECK(plan.status().code() == Code::kInvalidArgument);
+  CHECK(plan.status().message() ==
+        "named_data[0]: alignment = 2147483648 exceeds the maximum of 1073741824 (1 GiB)");
+}
+
+TEST_CASE("program-tree errors name the path from program") {
+  PteInput in = SmallProgram({});
+  in.program.tree().Set("bogus_field", json::Value::Int(1));
+  auto plan = PlanPte(in);
+  REQUIRE_FALSE(plan.ok());
+  CHECK(plan.status().message() == "program.bogus_field: unknown member of table Program");
 }
 
 TEST_CASE("the planner refuses what the reader would refuse, before writing a byte") {

@@ -402,10 +402,26 @@ TEST_CASE("ReadCheckpoint rejects inconsistent indexes and duplicate tensors") {
   CHECK(r.status().code() == Code::kInvalidArgument);
   CHECK(r.status().message() == "tensor 'norm' appears in both " + shard1 + " and " + shard2);
 
-  // The same tensor in two inputs.
+  // The same file twice, by the same name or through its index: not "in
+  // both A and A".
   r = ReadCheckpoint({shard1, shard1});
   REQUIRE_FALSE(r.ok());
-  CHECK(r.status().message() == "tensor 'embed' appears in both " + shard1 + " and " + shard1);
+  CHECK(r.status().code() == Code::kInvalidArgument);
+  CHECK(r.status().message() == shard1 +
+                                    " is read twice (given twice, or also through an index); give "
+                                    "each file once");
+  s.WriteIndex("{\"head\": \"model-00002-of-00002.safetensors\"}");
+  r = ReadCheckpoint({s.index, shard2});
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(r.status().message(), Contains("is read twice"));
+
+  // A tensor with an empty name can be no key: the input is to blame.
+  const std::string unnamed = s.dir.File("unnamed.safetensors");
+  WriteSafetensors(unnamed, HeaderJson({{"", "U8", "[1]", 0, 1}}), PatternBytes(1));
+  r = ReadCheckpoint({unnamed});
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().code() == Code::kInvalidArgument);
+  CHECK(r.status().message() == unnamed + ": a tensor has an empty name, which cannot be a key");
 
   // A broken shard is reported with the index that led to it.
   WriteFile(shard1, LittleEndian64(1000));

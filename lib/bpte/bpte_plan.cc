@@ -265,8 +265,8 @@ class BptePlanner {
     return OutOfRange("a standard-layout .bpte holding a " + std::to_string(in_.program.file_size) +
                       "-byte program would be " +
                       (size == in_.program.file_size ? "at least " : "") + std::to_string(size) +
-                      " bytes, beyond the 2 GiB FlatBuffers limit; use --layout segmented "
-                      "(BpteLayout::kSegmented), which has no size limit");
+                      " bytes, beyond the 2 GiB FlatBuffers limit; the segmented layout has no "
+                      "size limit");
   }
 
   Result<BptePlan> Segmented() {

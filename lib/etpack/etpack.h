@@ -110,7 +110,10 @@
 // UNITS AND LIMITS
 //
 //   Every size and offset is a uint64_t count of bytes, and every addition
-//   that could overflow is checked. Alignments are powers of two.
+//   that could overflow is checked. Alignments are powers of two, at most
+//   kMaxAlignment (1 GiB, writer.h); constant and delegate alignments,
+//   which also pad inside the flatbuffer, at most kMaxInlineAlignment
+//   (64 KiB, pte.h).
 
 #ifndef ETPACK_ETPACK_H_
 #define ETPACK_ETPACK_H_

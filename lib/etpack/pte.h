@@ -37,14 +37,21 @@
 
 namespace etpack {
 
+// The largest constant_tensor_alignment and delegate_alignment: they also
+// align data inside the flatbuffer and pad the extended header, where more
+// than 64 KiB (the largest base page size) is never useful.
+inline constexpr uint64_t kMaxInlineAlignment = 65536;
+
 struct PteOptions {
   // Alignment of every segment's start, relative to the segment base
-  // (which itself is aligned to it in the file). Power of two.
+  // (which itself is aligned to it in the file). Power of two, at most
+  // kMaxAlignment.
   uint64_t segment_alignment = 128;
   // Alignment of each constant inside the constant segment, and of inline
-  // Buffer data. Power of two.
+  // Buffer data. Power of two, at most kMaxInlineAlignment.
   uint64_t constant_tensor_alignment = 16;
-  // Alignment of inline delegate data. Power of two.
+  // Alignment of inline delegate data. Power of two, at most
+  // kMaxInlineAlignment.
   uint64_t delegate_alignment = 16;
   // Move non-empty delegate payloads into segments (true) or keep them
   // inline in the flatbuffer (false; limited to 2 GiB in total).
@@ -73,7 +80,7 @@ struct PteOptions {
 struct NamedData {
   std::string key;
   SourcePtr source;
-  uint64_t alignment = 1;  // power of two
+  uint64_t alignment = 1;  // power of two, at most kMaxAlignment
 };
 
 // The Program table without its bulk data, in one of two forms:

@@ -49,8 +49,10 @@ Result<std::vector<SafetensorsTensor>> ReadSafetensors(const std::string& path);
 // Reads a checkpoint given as any mix of .safetensors files and sharded
 // indexes (model.safetensors.index.json: {"weight_map": {tensor: shard}}).
 // Every index entry must be found in the shard it names; a tensor name
-// appearing twice across the inputs is an error naming both files
-// (kInvalidArgument); an index entry missing from its shard is kNotFound.
+// appearing twice across the inputs is an error naming both files, or the
+// file when it is the same one read twice, and an empty tensor name one
+// naming its file (kInvalidArgument); an index entry missing from its shard
+// is kNotFound.
 Result<std::vector<SafetensorsTensor>> ReadCheckpoint(const std::vector<std::string>& paths);
 
 // The .ptd input for a checkpoint: one entry and one buffer per tensor, in

@@ -22,6 +22,14 @@
 
 namespace etpack {
 
+// The largest alignment any planner accepts for an option it pads to
+// (segment, program, payload, entry and named-data alignments): 1 GiB, the
+// largest page size in use (x86-64 and arm64 1 GiB huge pages). Nothing
+// maps or loads better beyond it, while each padded gap could cost that
+// much disk. More is kInvalidArgument naming the option, the value and
+// this bound.
+inline constexpr uint64_t kMaxAlignment = uint64_t{1} << 30;
+
 // One item's bytes at its final place.
 struct Placement {
   uint64_t offset = 0;     // absolute file offset

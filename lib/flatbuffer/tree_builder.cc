@@ -162,6 +162,7 @@ Result<const FieldInfo*> FindVectorField(const SchemaData& d, const std::string&
 }
 
 Status TreeBuilder::Configure(const TreeBuildOptions& options) {
+  path_ = options.root_path;
   sources_ = options.sources;
   for (const std::string& name : options.sources_fields) {
     ETPACK_ASSIGN_OR_RETURN(const FieldInfo* f, FindVectorField(d_, name, "sources_fields"));

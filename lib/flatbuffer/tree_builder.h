@@ -33,6 +33,9 @@ struct TreeBuildOptions {
   // the form.
   std::vector<SourcePtr> sources;
   std::vector<std::string> sources_fields;
+  // What errors call the root: paths read "<root_path>.execution_plan[0]..."
+  // ("program" for a .pte, the member of PteInput the tree came from).
+  std::string root_path;
 };
 
 // Builds a finished flatbuffer (root + file identifier) from `root`, a tree
@@ -43,7 +46,8 @@ struct TreeBuildOptions {
 //     {"source": i}: the bytes of options.sources[i], read into the buffer
 //   unions: "<field>_type" (member table name, or its integer code) + "<field>"
 //   null or missing member: field absent
-// Errors name the path: "execution_plan[0].values[3].val.sizes[1]: ...".
+// Errors name the path: "execution_plan[0].values[3].val.sizes[1]: ...",
+// after options.root_path.
 // Unknown members are errors. The result is below 2 GiB or an error.
 Result<std::vector<uint8_t>> BuildFlatbuffer(SchemaId schema, const json::Value& root,
                                              const TreeBuildOptions& options = {});

@@ -30,9 +30,9 @@ Result<uint64_t> GetUIntOr(const JsonDocument& cx, const json::Value& obj,
 
 Result<uint64_t> GetAlignmentOr(const JsonDocument& cx, const json::Value& obj,
                                 const std::string& obj_path, std::string_view key,
-                                uint64_t fallback) {
+                                uint64_t fallback, uint64_t max = kMaxAlignment) {
   ETPACK_ASSIGN_OR_RETURN(uint64_t a, GetUIntOr(cx, obj, obj_path, key, fallback));
-  ETPACK_RETURN_IF_ERROR(CheckAlignment(a, cx.origin() + ": " + JoinPath(obj_path, key)));
+  ETPACK_RETURN_IF_ERROR(CheckAlignment(a, cx.origin() + ": " + JoinPath(obj_path, key), max));
   return a;
 }
 
@@ -220,12 +220,20 @@ Status ReadOptions(const JsonDocument& cx, const json::Value* opts, PteOptions& 
   // reference serializer's options object.
   ETPACK_ASSIGN_OR_RETURN(out.segment_alignment,
                           GetAlignmentOr(cx, *opts, path, "segment_alignment", 128));
-  ETPACK_ASSIGN_OR_RETURN(out.constant_tensor_alignment,
-                          GetAlignmentOr(cx, *opts, path, "constant_tensor_alignment", 16));
-  ETPACK_ASSIGN_OR_RETURN(out.delegate_alignment,
-                          GetAlignmentOr(cx, *opts, path, "delegate_alignment", 16));
-  ETPACK_RETURN_IF_ERROR(
-      GetBoolOr(cx, *opts, path, "extract_delegate_segments", out.extract_delegate_segments));
+  ETPACK_ASSIGN_OR_RETURN(
+      out.constant_tensor_alignment,
+      GetAlignmentOr(cx, *opts, path, "constant_tensor_alignment", 16, kMaxInlineAlignment));
+  ETPACK_ASSIGN_OR_RETURN(
+      out.delegate_alignment,
+      GetAlignmentOr(cx, *opts, path, "delegate_alignment", 16, kMaxInlineAlignment));
+  const json::Value* extract = opts->Find("extract_delegate_segments");
+  if (extract != nullptr && !extract->is_null()) {
+    if (extract->kind() != json::Kind::kBool) {
+      return cx.BadValue(JoinPath(path, "extract_delegate_segments"), *extract,
+                         "is not true or false");
+    }
+    out.extract_delegate_segments = extract->as_bool();
+  }
   return GetBoolOr(cx, *opts, path, "strictest_shared_alignment", out.strictest_shared_alignment);
 }
 
@@ -621,6 +629,14 @@ Result<PtdManifest> LoadPtdManifest(const std::string& path) {
 Result<AnyManifest> LoadManifest(const std::string& path) {
   ETPACK_ASSIGN_OR_RETURN(json::Value doc, json::ParseFile(path));
   const json::Value* format = doc.kind() == json::Kind::kObject ? doc.Find("format") : nullptr;
+  if (format == nullptr && doc.Find("program") == nullptr &&
+      (doc.Find("buffers") != nullptr || doc.Find("entries") != nullptr)) {
+    // Without "format" a manifest is a .pte's; "buffers" and "entries" at
+    // the top level say which member is really missing.
+    return InvalidArgument(path +
+                           ": has no \"format\" member; a .ptd manifest (top-level \"buffers\" "
+                           "and \"entries\") needs \"format\": \"ptd\"");
+  }
   if (format == nullptr ||
       (format->kind() == json::Kind::kString && format->as_string() == "pte")) {
     ETPACK_ASSIGN_OR_RETURN(PteManifest m, FromJson(doc, DirName(path), path));

@@ -270,8 +270,17 @@ Result<std::vector<SafetensorsTensor>> ReadCheckpoint(const std::vector<std::str
     auto read = EndsWith(path, ".json") ? ReadIndex(path) : ReadSafetensors(path);
     if (!read.ok()) return read.status();
     for (auto& t : *read) {
+      // A .ptd is looked up by key; an empty one could never be found.
+      if (t.name.empty()) {
+        return InvalidArgument(t.file + ": a tensor has an empty name, which cannot be a key");
+      }
       auto [it, inserted] = owner.emplace(t.name, t.file);
       if (!inserted) {
+        std::error_code ec;
+        if (it->second == t.file || std::filesystem::equivalent(it->second, t.file, ec)) {
+          return InvalidArgument(t.file + " is read twice (given twice, or also through an " +
+                                 "index); give each file once");
+        }
         return InvalidArgument("tensor " + Quoted(t.name) + " appears in both " + it->second +
                                " and " + t.file);
       }

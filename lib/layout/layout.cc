@@ -5,9 +5,21 @@
 
 namespace etpack {
 
-Status CheckAlignment(uint64_t a, std::string_view what) {
-  if (IsPowerOfTwo(a)) return Status::OK();
-  return InvalidArgument(std::string(what) + " = " + std::to_string(a) + " is not a power of two");
+Status CheckAlignment(uint64_t a, std::string_view what, uint64_t max) {
+  if (!IsPowerOfTwo(a)) {
+    return InvalidArgument(std::string(what) + " = " + std::to_string(a) +
+                           " is not a power of two");
+  }
+  if (a > max) {
+    static const char* const kUnits[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    int unit = 0;
+    uint64_t n = max;
+    while (n >= 1024) n >>= 10, ++unit;  // exact: max is a power of two
+    return InvalidArgument(std::string(what) + " = " + std::to_string(a) +
+                           " exceeds the maximum of " + std::to_string(max) + " (" +
+                           std::to_string(n) + " " + kUnits[unit] + ")");
+  }
+  return Status::OK();
 }
 
 Result<uint64_t> AlignUp(uint64_t offset, uint64_t alignment) {

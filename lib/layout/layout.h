@@ -23,6 +23,7 @@
 
 #include "etpack/source.h"
 #include "etpack/status.h"
+#include "etpack/writer.h"
 
 namespace etpack {
 
@@ -35,8 +36,12 @@ constexpr uint64_t AlignmentOf(uint64_t offset) {
   return offset == 0 ? uint64_t{1} << 63 : offset & (~offset + 1);
 }
 
-// kInvalidArgument "<what> = <a> is not a power of two" unless it is.
-Status CheckAlignment(uint64_t a, std::string_view what);
+// kInvalidArgument "<what> = <a> is not a power of two" unless it is, and
+// "<what> = <a> exceeds the maximum of 1073741824 (1 GiB)" above `max`:
+// for alignments a caller asks for (options, entries). Alignments that
+// describe an offset (pieces, placements) are checked with IsPowerOfTwo.
+// REQUIRES: max is a power of two.
+Status CheckAlignment(uint64_t a, std::string_view what, uint64_t max = kMaxAlignment);
 
 // The smallest multiple of `alignment` >= offset.
 // REQUIRES: IsPowerOfTwo(alignment). Fails with kOutOfRange on overflow.

@@ -40,8 +40,6 @@ const char* SegmentRoleName(SegmentRole role) {
 
 namespace {
 
-constexpr uint64_t kMaxInlineAlignment = 65536;
-
 // Checks that the [ubyte] member `field` of every `table` object in the
 // Program's array `array` is empty: the bytes travel beside the tree, in
 // PteInput::`list`. Paths are spelled only on failure: a program can have
@@ -51,7 +49,7 @@ Status CheckNoBytes(const std::vector<json::Value>* entries, const char* array, 
   if (entries == nullptr) return Status::OK();
   for (size_t i = 0; i < entries->size(); ++i) {
     const json::Value& e = (*entries)[i];
-    auto path = [&] { return std::string(array) + "[" + std::to_string(i) + "]"; };
+    auto path = [&] { return std::string("program.") + array + "[" + std::to_string(i) + "]"; };
     if (e.kind() != json::Kind::kObject) {
       return InvalidArgument(path() + ": expected a " + table + " object");
     }
@@ -61,7 +59,8 @@ Status CheckNoBytes(const std::vector<json::Value>* entries, const char* array, 
       continue;
     }
     const std::string held = bytes->kind() == json::Kind::kArray
-                                 ? std::to_string(bytes->items().size()) + " bytes"
+                                 ? std::to_string(bytes->items().size()) +
+                                       (bytes->items().size() == 1 ? " byte" : " bytes")
                                  : json::Print(*bytes);
     return InvalidArgument(path() + "." + field + " holds " + held + ": the bytes go in " +
                            "PteInput::" + list + "[" + std::to_string(i) +
@@ -97,19 +96,10 @@ class PtePlanner {
 
   Result<PtePlan> Plan() {
     ETPACK_RETURN_IF_ERROR(CheckAlignment(options_.segment_alignment, "segment_alignment"));
+    ETPACK_RETURN_IF_ERROR(CheckAlignment(options_.constant_tensor_alignment,
+                                          "constant_tensor_alignment", kMaxInlineAlignment));
     ETPACK_RETURN_IF_ERROR(
-        CheckAlignment(options_.constant_tensor_alignment, "constant_tensor_alignment"));
-    ETPACK_RETURN_IF_ERROR(CheckAlignment(options_.delegate_alignment, "delegate_alignment"));
-    // Both also align data inside the flatbuffer and pad the extended
-    // header, where more than 64 KiB is never useful.
-    for (auto [value, name] :
-         {std::pair{options_.constant_tensor_alignment, "constant_tensor_alignment"},
-          std::pair{options_.delegate_alignment, "delegate_alignment"}}) {
-      if (value > kMaxInlineAlignment) {
-        return InvalidArgument(std::string(name) + " = " + std::to_string(value) +
-                               " exceeds the maximum of " + std::to_string(kMaxInlineAlignment));
-      }
-    }
+        CheckAlignment(options_.delegate_alignment, "delegate_alignment", kMaxInlineAlignment));
     ETPACK_ASSIGN_OR_RETURN(program_, std::move(input_.program).TakeTree());
     if (program_.kind() != json::Kind::kObject) {
       return InvalidArgument("program: expected an object (the Program table)");
@@ -124,7 +114,7 @@ class PtePlanner {
 
  private:
   Status PlanConstants() {
-    ETPACK_ASSIGN_OR_RETURN(auto entries, OptionalArray(program_, "constant_buffer", ""));
+    ETPACK_ASSIGN_OR_RETURN(auto entries, OptionalArray(program_, "constant_buffer", "program."));
     ETPACK_RETURN_IF_ERROR(
         CheckNoBytes(entries, "constant_buffer", "Buffer", "storage", "constants"));
     std::vector<SourcePtr> sources = std::move(input_.constants);
@@ -159,7 +149,8 @@ class PtePlanner {
   }
 
   Status PlanDelegates() {
-    ETPACK_ASSIGN_OR_RETURN(auto inline_data, OptionalArray(program_, "backend_delegate_data", ""));
+    ETPACK_ASSIGN_OR_RETURN(auto inline_data,
+                            OptionalArray(program_, "backend_delegate_data", "program."));
     ETPACK_RETURN_IF_ERROR(CheckNoBytes(inline_data, "backend_delegate_data",
                                         "BackendDelegateInlineData", "data", "delegates"));
     const std::vector<SourcePtr>& payloads = input_.delegates;
@@ -171,7 +162,7 @@ class PtePlanner {
 
     json::Value* plans = program_.Find("execution_plan");
     if (plans == nullptr || plans->kind() != json::Kind::kArray) {
-      return InvalidArgument("execution_plan: expected an array of ExecutionPlan");
+      return InvalidArgument("program.execution_plan: expected an array of ExecutionPlan");
     }
     // Payloads kept inline when extracting (the empty ones), one entry per
     // delegate as the reference writer does.
@@ -179,7 +170,7 @@ class PtePlanner {
     std::vector<bool> referenced(payloads.size(), false);
     for (size_t p = 0; p < plans->items().size(); ++p) {
       json::Value& plan = plans->items()[p];
-      const std::string ppath = "execution_plan[" + std::to_string(p) + "]";
+      const std::string ppath = "program.execution_plan[" + std::to_string(p) + "]";
       if (plan.kind() != json::Kind::kObject) {
         return InvalidArgument(ppath + ": expected an ExecutionPlan object");
       }
@@ -341,6 +332,7 @@ class PtePlanner {
     program_.Set("segments", json::Value::Array(std::move(table)));
 
     TreeBuildOptions build;
+    build.root_path = "program";
     build.vector_alignment = {{"Buffer.storage", options_.constant_tensor_alignment},
                               {"BackendDelegateInlineData.data", options_.delegate_alignment}};
     if (!options_.extract_delegate_segments) {
