@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 #include <string>
+#include <system_error>
 #include <utility>
 
 namespace etpack {
@@ -58,6 +59,62 @@ void StreamHashes::Span(uint64_t offset, const uint8_t* data, uint64_t n) {
       continue;
     }
     ++i;
+  }
+}
+
+HashThread::HashThread(StreamHashes& hashes) : hashes_(hashes) {
+  try {
+    thread_ = std::thread([this] { Run(); });
+  } catch (const std::system_error&) {
+    // No thread (a process at its limit): Feed hashes inline instead.
+  }
+}
+
+HashThread::~HashThread() {
+  {
+    // Only an abandoned write leaves jobs here, and their bytes may be gone.
+    std::lock_guard<std::mutex> lock(mu_);
+    jobs_.clear();
+    stop_ = true;
+  }
+  work_.notify_one();
+  if (thread_.joinable()) thread_.join();
+}
+
+void HashThread::Feed(uint64_t offset, const uint8_t* data, uint64_t n) {
+  if (!thread_.joinable()) {
+    if (status_.ok()) status_ = hashes_.Feed(offset, data, n);
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    jobs_.push_back({offset, data, n});
+  }
+  work_.notify_one();
+}
+
+Status HashThread::Drain() {
+  std::unique_lock<std::mutex> lock(mu_);
+  idle_.wait(lock, [this] { return jobs_.empty() && !busy_; });
+  return status_;
+}
+
+void HashThread::Run() {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    work_.wait(lock, [this] { return stop_ || !jobs_.empty(); });
+    if (jobs_.empty()) return;  // stop_, and nothing left
+    const Job job = jobs_.front();
+    jobs_.pop_front();
+    busy_ = true;
+    const bool failed = !status_.ok();
+    lock.unlock();
+    // After a failure the rest is dropped: the write is already lost.
+    Status s = failed ? Status::OK() : hashes_.Feed(job.offset, job.data, job.n);
+    lock.lock();
+    if (!s.ok() && status_.ok()) status_ = std::move(s);
+    busy_ = false;
+    if (jobs_.empty()) idle_.notify_all();
   }
 }
 

@@ -8,8 +8,12 @@
 #ifndef ETPACK_LAYOUT_STREAM_HASH_H_
 #define ETPACK_LAYOUT_STREAM_HASH_H_
 
+#include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <memory>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 #include "etpack/status.h"
@@ -45,6 +49,44 @@ class StreamHashes {
   std::vector<size_t> active_;  // open ranges
   uint64_t pos_ = 0;            // end of what was fed
   bool started_ = false;
+};
+
+// Feeds a StreamHashes from a second thread, so that hashing one slice
+// overlaps reading the next: a write with hashes then takes as long as the
+// copy alone, as long as hashing keeps up with the disk. Where no thread can
+// be started it hashes on the caller's thread.
+class HashThread {
+ public:
+  // `hashes` must outlive this object.
+  explicit HashThread(StreamHashes& hashes);
+  ~HashThread();  // drops what is still queued
+  HashThread(const HashThread&) = delete;
+  HashThread& operator=(const HashThread&) = delete;
+
+  // Queues StreamHashes::Feed(offset, data, n). REQUIRES: the n bytes at
+  // `data` stay valid and unchanged until the next Drain() returns.
+  void Feed(uint64_t offset, const uint8_t* data, uint64_t n);
+
+  // Waits until everything queued is hashed; the first Feed error, sticky.
+  Status Drain();
+
+ private:
+  struct Job {
+    uint64_t offset;
+    const uint8_t* data;
+    uint64_t n;
+  };
+  void Run();
+
+  StreamHashes& hashes_;
+  std::mutex mu_;
+  std::condition_variable work_;  // jobs_ grew, or stop_
+  std::condition_variable idle_;  // jobs_ emptied and nothing in hand
+  std::deque<Job> jobs_;
+  bool busy_ = false;
+  bool stop_ = false;
+  Status status_;
+  std::thread thread_;  // not joinable: hashing inline
 };
 
 }  // namespace etpack

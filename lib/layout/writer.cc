@@ -52,32 +52,24 @@ uint64_t PayloadBytes(const ArtifactPlan& plan) {
 }
 
 // A placement's source as the output sees it while hashes are computed:
-// the same bytes, handed to `hashes` as the output copies them in, in
-// slices small enough to still be in cache when hashed. It offers neither
-// a contiguous span nor a file range, so the output reads every byte
-// through ReadAt (an in-kernel copy would never show them to us).
+// the same bytes, handed to the hash thread slice by slice as the output
+// copies them in, so that hashing a slice overlaps reading the next. It
+// offers neither a contiguous span nor a file range, so the output reads
+// every byte through ReadAt (an in-kernel copy would never show them to us).
 class HashedSource final : public Source {
  public:
-  HashedSource(const Source& base, uint64_t file_offset, StreamHashes& hashes)
+  HashedSource(const Source& base, uint64_t file_offset, HashThread& hashes)
       : base_(base), file_offset_(file_offset), hashes_(&hashes) {}
 
   uint64_t size() const override { return base_.size(); }
   std::string Describe() const override { return base_.Describe(); }
 
   Status ReadAt(uint64_t offset, void* dst, size_t n) const override {
-    constexpr size_t kSlice = size_t{1} << 20;
-    uint8_t* out = static_cast<uint8_t*>(dst);
-    const uint8_t* bytes = base_.contiguous();
-    for (size_t done = 0; done < n;) {
-      const size_t k = std::min(kSlice, n - done);
-      if (bytes != nullptr) {
-        std::memcpy(out + done, bytes + offset + done, k);
-      } else {
-        ETPACK_RETURN_IF_ERROR(base_.ReadAt(offset + done, out + done, k));
-      }
-      ETPACK_RETURN_IF_ERROR(hashes_->Feed(file_offset_ + offset + done, out + done, k));
-      done += k;
-    }
+    Status read = Copy(offset, static_cast<uint8_t*>(dst), n);
+    // `dst` belongs to the output once this returns.
+    Status hashed = hashes_->Drain();
+    ETPACK_RETURN_IF_ERROR(read);
+    ETPACK_RETURN_IF_ERROR(hashed);
     // What the output does for file sources it reads itself: keep a
     // multi-GB input from crowding the page cache (whole 2 MiB folios).
     if (const FileRange* r = base_.file_range()) {
@@ -91,9 +83,26 @@ class HashedSource final : public Source {
   }
 
  private:
+  // Slices small enough to still be in cache when the hash thread reads them.
+  Status Copy(uint64_t offset, uint8_t* out, size_t n) const {
+    constexpr size_t kSlice = size_t{1} << 20;
+    const uint8_t* bytes = base_.contiguous();
+    for (size_t done = 0; done < n;) {
+      const size_t k = std::min(kSlice, n - done);
+      if (bytes != nullptr) {
+        std::memcpy(out + done, bytes + offset + done, k);
+      } else {
+        ETPACK_RETURN_IF_ERROR(base_.ReadAt(offset + done, out + done, k));
+      }
+      hashes_->Feed(file_offset_ + offset + done, out + done, k);
+      done += k;
+    }
+    return Status::OK();
+  }
+
   const Source& base_;
   const uint64_t file_offset_;
-  StreamHashes* const hashes_;
+  HashThread* const hashes_;
 };
 
 // The hashes one file's write computes: its integrity tables and, when
@@ -150,8 +159,8 @@ class PlanHashes {
 
 // Writes `source` at `offset`, a large one in slices so progress moves,
 // through `hashes` when given.
-Status WriteSource(OutputFile& output, uint64_t offset, const SourcePtr& source,
-                   StreamHashes* hashes, Progress& progress) {
+Status WriteSource(OutputFile& output, uint64_t offset, const SourcePtr& source, HashThread* hashes,
+                   Progress& progress) {
   auto write = [&](uint64_t at, const Source& s) {
     return hashes != nullptr ? output.Write(at, HashedSource(s, at, *hashes)) : output.Write(at, s);
   };
@@ -186,21 +195,25 @@ Status WriteValidPlan(const ArtifactPlan& plan, OutputFile& output, Progress& pr
   }
   PlanHashes h;
   ETPACK_RETURN_IF_ERROR(h.Init(plan, sha256 != nullptr));
-  ETPACK_RETURN_IF_ERROR(h.stream().Feed(0, plan.head.data(), plan.head.size()));
+  HashThread hashes(h.stream());
+  hashes.Feed(0, plan.head.data(), plan.head.size());
   size_t table = 0;
   for (const Placement& p : plan.placements) {
     if (table < plan.integrity.size() && p.offset == plan.integrity[table].table_offset) {
       // Everything the table covers lies before it (ValidateArtifactPlan).
-      ETPACK_RETURN_IF_ERROR(h.stream().Feed(p.offset, nullptr, 0));
+      hashes.Feed(p.offset, nullptr, 0);
+      ETPACK_RETURN_IF_ERROR(hashes.Drain());
       const std::vector<uint8_t> bytes = h.Table(plan, table++);
       ETPACK_RETURN_IF_ERROR(output.Write(p.offset, bytes.data(), bytes.size()));
-      ETPACK_RETURN_IF_ERROR(h.stream().Feed(p.offset, bytes.data(), bytes.size()));
+      hashes.Feed(p.offset, bytes.data(), bytes.size());
+      ETPACK_RETURN_IF_ERROR(hashes.Drain());
       progress.Advance(bytes.size());
       continue;
     }
-    ETPACK_RETURN_IF_ERROR(WriteSource(output, p.offset, p.source, &h.stream(), progress));
+    ETPACK_RETURN_IF_ERROR(WriteSource(output, p.offset, p.source, &hashes, progress));
   }
-  ETPACK_RETURN_IF_ERROR(h.stream().Feed(plan.file_size, nullptr, 0));
+  hashes.Feed(plan.file_size, nullptr, 0);
+  ETPACK_RETURN_IF_ERROR(hashes.Drain());
   if (sha256 != nullptr) *sha256 = h.Sha256();
   return Status::OK();
 }
