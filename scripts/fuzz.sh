@@ -18,7 +18,7 @@ cd "$(dirname "$0")/.."
 seconds="${1:-60}"
 shift || true
 all=(pte_reader ptd_reader bpte_reader json manifest bundle_cases safetensors
-     safetensors_index npy nfat_reader)
+     safetensors_index npy nfat_reader archive)
 [ "$#" -gt 0 ] && targets=("$@") || targets=("${all[@]}")
 
 # The goldens that seed each target.
