@@ -18,9 +18,10 @@
 //   ETPACK_RETURN_IF_ERROR(a->ExtractFile(r->offset, r->size, "wq.bin"));
 //
 // Outputs go through the output seam (etpack/output.h): published whole or
-// not at all. Decompression streams frame by frame: memory stays at about
-// one frame plus the output window, whatever the size. Errors name the
-// archive, the frame index and its offset in the archive.
+// not at all. Decompression runs frame by frame (up to one worker per core,
+// written in order): memory stays at a few frames plus the output window,
+// whatever the size. Errors name the archive, the frame index and its offset
+// in the archive.
 
 #ifndef ETPACK_ARCHIVE_H_
 #define ETPACK_ARCHIVE_H_
@@ -132,6 +133,7 @@ class Archive {
   Archive() = default;
   Status Load();
   Status CheckSkippable(const ArchiveFrame& frame, const std::string& where) const;
+  std::string FrameText(size_t index) const;
 
   std::string name_;
   SourcePtr file_;
