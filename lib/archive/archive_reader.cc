@@ -9,6 +9,7 @@
 // its compressed bytes must hold one whole frame, no more, and it must
 // produce exactly its recorded size (zstd's own checksum covers the bytes).
 
+#define ZSTD_STATIC_LINKING_ONLY  // ZSTD_d_stableOutBuffer (zstd >= 1.4.4)
 #include <zstd.h>
 #include <zstd_errors.h>
 
@@ -34,9 +35,10 @@ constexpr size_t kChunk = size_t{1} << 20;
 // ArchiveOptions::frame_bytes.
 constexpr int kWindowLogMax = 25;
 // Frames up to this size (etpack's default frame_bytes) are decompressed
-// whole on worker threads; each worker holds one compressed frame and the
-// slots one decompressed frame each.
+// by up to kMaxWorkers threads, each straight into its own slot of one
+// frame: memory is kMaxWorkers frames plus 1 MiB per worker.
 constexpr uint64_t kParallelFrameBytes = uint64_t{8} << 20;
+constexpr unsigned kMaxWorkers = 4;
 // An index frame larger than this is refused rather than read into memory.
 constexpr uint64_t kMaxIndexBytes = uint64_t{1} << 30;
 
@@ -44,32 +46,63 @@ struct DCtxDeleter {
   void operator()(ZSTD_DCtx* d) const { ZSTD_freeDCtx(d); }
 };
 
-// Frame `f` of `file` decompressed whole into `out` on a worker: the same
-// checks as the streaming path, in one call. `where` names the frame.
-// REQUIRES: f.size > 0 and the frame fits the parallel path.
-Status DecompressFrame(const Source& file, const ArchiveFrame& f, const std::string& where,
-                       ZSTD_DCtx* dctx, std::vector<uint8_t>* in, std::vector<uint8_t>* out) {
+// Decompresses frame `f` of `file` (named `where` in errors) through
+// `dctx`, reading 1 MiB of it at a time into `in`, into `out`: without
+// `put`, a buffer for the whole frame (out_size >= f.size; zstd then writes
+// straight into it and needs no window of its own); with `put`, a chunk
+// that `put` empties after each step. Holds the frame to its seek-table
+// entry: one whole frame in exactly its compressed bytes, exactly f.size
+// bytes out, zstd's checksum. REQUIRES: f.size > 0; in->size() == kChunk.
+Status DecodeFrame(const Source& file, const ArchiveFrame& f, const std::string& where,
+                   ZSTD_DCtx* dctx, std::vector<uint8_t>* in, uint8_t* out, size_t out_size,
+                   const std::function<Status(const uint8_t*, size_t)>& put) {
   if (dctx == nullptr) return OutOfRange(where + ": cannot allocate a zstd decompression context");
-  in->resize(f.archive_size);
-  ETPACK_RETURN_IF_ERROR(file.ReadAt(f.archive_offset, in->data(), in->size()));
-  const size_t whole = ZSTD_findFrameCompressedSize(in->data(), in->size());
-  if (ZSTD_isError(whole)) return Corrupt(where + ": " + ZSTD_getErrorName(whole));
-  if (whole != in->size()) {
-    return Corrupt(where + ": the frame ends " + std::to_string(in->size() - whole) +
+  const bool whole = !put;
+  ZSTD_DCtx_reset(dctx, ZSTD_reset_session_and_parameters);
+  ZSTD_DCtx_setParameter(dctx, ZSTD_d_windowLogMax, kWindowLogMax);
+  if (whole) ZSTD_DCtx_setParameter(dctx, ZSTD_d_stableOutBuffer, 1);
+  auto too_much = [&] {
+    return Corrupt(where + ": decompresses to more than the " + std::to_string(f.size) +
+                   " bytes the seek table records");
+  };
+  uint64_t read = 0;      // compressed bytes of the frame read so far
+  uint64_t produced = 0;  // its decompressed bytes so far
+  size_t left = 1;        // ZSTD_decompressStream's answer; 0 once the frame is complete
+  ZSTD_inBuffer zin = {in->data(), 0, 0};
+  ZSTD_outBuffer zout = {out, whole ? static_cast<size_t>(f.size) : out_size, 0};
+  while (left != 0) {
+    if (zin.pos == zin.size && read < f.archive_size) {
+      const size_t n = static_cast<size_t>(std::min<uint64_t>(kChunk, f.archive_size - read));
+      ETPACK_RETURN_IF_ERROR(file.ReadAt(f.archive_offset + read, in->data(), n));
+      read += n;
+      zin = {in->data(), n, 0};
+    }
+    const size_t before = zout.pos;
+    left = ZSTD_decompressStream(dctx, &zout, &zin);
+    if (ZSTD_isError(left)) {
+      if (whole && ZSTD_getErrorCode(left) == ZSTD_error_dstSize_tooSmall) return too_much();
+      return Corrupt(where + ": " + ZSTD_getErrorName(left));
+    }
+    const size_t got = zout.pos - before;
+    if (left != 0 && got == 0 && zin.pos == zin.size && read == f.archive_size) {
+      return Corrupt(where + ": the frame is cut short (its " + std::to_string(f.archive_size) +
+                     " compressed bytes end before it does)");
+    }
+    if (got > f.size - produced) return too_much();
+    produced += got;
+    if (!whole) {
+      ETPACK_RETURN_IF_ERROR(put(out, got));
+      zout.pos = 0;
+    }
+  }
+  if (zin.pos != zin.size || read != f.archive_size) {
+    return Corrupt(where + ": the frame ends " +
+                   std::to_string(f.archive_size - read + zin.size - zin.pos) +
                    " bytes before the " + std::to_string(f.archive_size) +
                    " compressed bytes the seek table records");
   }
-  out->resize(f.size);
-  const size_t got = ZSTD_decompressDCtx(dctx, out->data(), out->size(), in->data(), in->size());
-  if (ZSTD_isError(got)) {
-    if (ZSTD_getErrorCode(got) == ZSTD_error_dstSize_tooSmall) {
-      return Corrupt(where + ": decompresses to more than the " + std::to_string(f.size) +
-                     " bytes the seek table records");
-    }
-    return Corrupt(where + ": " + ZSTD_getErrorName(got));
-  }
-  if (got != f.size) {
-    return Corrupt(where + ": decompresses to " + std::to_string(got) + " bytes, not the " +
+  if (produced != f.size) {
+    return Corrupt(where + ": decompresses to " + std::to_string(produced) + " bytes, not the " +
                    std::to_string(f.size) + " the seek table records");
   }
   return Status::OK();
@@ -164,81 +197,51 @@ Status Archive::Extract(uint64_t offset, uint64_t length, OutputFile& output,
     return Status::OK();
   };
 
-  // Frames that fit the parallel path are decompressed whole by workers,
+  // Frames of up to kParallelFrameBytes are decompressed whole by workers,
   // one per core, while this thread writes the previous ones in order; a
-  // range with larger frames (another tool's archive) streams on this thread.
-  const int cores = static_cast<int>(std::min(4u, std::thread::hardware_concurrency()));
+  // range of one frame, or with a larger one (another tool's archive),
+  // streams through 1 MiB chunks on this thread.
+  const int cores = static_cast<int>(std::min(kMaxWorkers, std::thread::hardware_concurrency()));
   bool parallel = cores > 1 && last - first > 1;
   for (size_t i = first; parallel && i < last; ++i) {
-    parallel = frames_[i].size <= kParallelFrameBytes &&
-               frames_[i].archive_size <= ZSTD_compressBound(kParallelFrameBytes);
+    parallel = frames_[i].size <= kParallelFrameBytes;
   }
+  struct Decoder {
+    std::unique_ptr<ZSTD_DCtx, DCtxDeleter> dctx{ZSTD_createDCtx()};
+    std::vector<uint8_t> in = std::vector<uint8_t>(kChunk);
+  };
   if (parallel) {
-    struct Decompressor {
-      std::unique_ptr<ZSTD_DCtx, DCtxDeleter> dctx{ZSTD_createDCtx()};
-      std::vector<uint8_t> in;
-    };
-    return RunOrderedJobs<Decompressor>(
-        last - first, cores, static_cast<size_t>(cores) + 1, [] { return Decompressor(); },
-        [&](Decompressor& d, size_t job, std::vector<uint8_t>* out) {
+    return RunOrderedJobs<Decoder>(
+        last - first, cores, static_cast<size_t>(cores), [] { return Decoder(); },
+        [&](Decoder& d, size_t job, std::vector<uint8_t>* out) {
           const ArchiveFrame& f = frames_[first + job];
-          out->clear();
+          out->resize(f.size);
           if (f.size == 0) return CheckSkippable(f, FrameText(first + job));
-          return DecompressFrame(*file_, f, FrameText(first + job), d.dctx.get(), &d.in, out);
+          return DecodeFrame(*file_, f, FrameText(first + job), d.dctx.get(), &d.in, out->data(),
+                             out->size(), {});
         },
         [&](size_t job, const std::vector<uint8_t>& bytes) {
           return deliver(frames_[first + job].offset, bytes.data(), bytes.size());
         });
   }
-
-  std::unique_ptr<ZSTD_DCtx, DCtxDeleter> dctx(ZSTD_createDCtx());
-  if (dctx == nullptr) return OutOfRange(name_ + ": cannot allocate a zstd decompression context");
-  std::vector<uint8_t> in(kChunk);
+  Decoder d;
   std::vector<uint8_t> out(kChunk);
   for (size_t index = first; index < last; ++index) {
     const ArchiveFrame& f = frames_[index];
-    const std::string where = FrameText(index);
     if (f.size == 0) {
-      ETPACK_RETURN_IF_ERROR(CheckSkippable(f, where));
+      ETPACK_RETURN_IF_ERROR(CheckSkippable(f, FrameText(index)));
       continue;
     }
-    ZSTD_DCtx_reset(dctx.get(), ZSTD_reset_session_and_parameters);
-    ZSTD_DCtx_setParameter(dctx.get(), ZSTD_d_windowLogMax, kWindowLogMax);
-    uint64_t read = 0;      // compressed bytes of the frame read so far
-    uint64_t produced = 0;  // its decompressed bytes so far
-    size_t left = 1;        // ZSTD_decompressStream's answer; 0 once the frame is complete
-    ZSTD_inBuffer zin = {in.data(), 0, 0};
-    while (left != 0) {
-      if (zin.pos == zin.size && read < f.archive_size) {
-        const size_t n = static_cast<size_t>(std::min<uint64_t>(kChunk, f.archive_size - read));
-        ETPACK_RETURN_IF_ERROR(file_->ReadAt(f.archive_offset + read, in.data(), n));
-        read += n;
-        zin = {in.data(), n, 0};
-      }
-      ZSTD_outBuffer zout = {out.data(), out.size(), 0};
-      left = ZSTD_decompressStream(dctx.get(), &zout, &zin);
-      if (ZSTD_isError(left)) return Corrupt(where + ": " + ZSTD_getErrorName(left));
-      if (left != 0 && zout.pos == 0 && zin.pos == zin.size && read == f.archive_size) {
-        return Corrupt(where + ": the frame is cut short (its " + std::to_string(f.archive_size) +
-                       " compressed bytes end before it does)");
-      }
-      if (zout.pos > f.size - produced) {
-        return Corrupt(where + ": decompresses to more than the " + std::to_string(f.size) +
-                       " bytes the seek table records");
-      }
-      ETPACK_RETURN_IF_ERROR(deliver(f.offset + produced, out.data(), zout.pos));
-      produced += zout.pos;
-    }
-    if (zin.pos != zin.size || read != f.archive_size) {
-      return Corrupt(where + ": the frame ends " +
-                     std::to_string(f.archive_size - read + zin.size - zin.pos) +
-                     " bytes before the " + std::to_string(f.archive_size) +
-                     " compressed bytes the seek table records");
-    }
-    if (produced != f.size) {
-      return Corrupt(where + ": decompresses to " + std::to_string(produced) + " bytes, not the " +
-                     std::to_string(f.size) + " the seek table records");
-    }
+    uint64_t at = f.offset;
+    // A chunk smaller than the frame, so that zstd streams through it.
+    const size_t chunk = static_cast<size_t>(std::min<uint64_t>(kChunk, f.size - 1));
+    ETPACK_RETURN_IF_ERROR(DecodeFrame(*file_, f, FrameText(index), d.dctx.get(), &d.in, out.data(),
+                                       std::max<size_t>(chunk, 1),
+                                       [&](const uint8_t* bytes, size_t n) {
+                                         Status s = deliver(at, bytes, n);
+                                         at += n;
+                                         return s;
+                                       }));
   }
   return Status::OK();
 }
