@@ -564,6 +564,16 @@ TEST_CASE("LoadManifest dispatches on format", "[manifest]") {
         unmarked +
             ": has no \"format\" member; a .ptd manifest (top-level \"buffers\" and "
             "\"entries\") needs \"format\": \"ptd\"");
+
+  // A document that is not an object at all (found by the manifest fuzzer).
+  for (const char* text : {"2", "[]", "\"pte\"", "null"}) {
+    const std::string path = dir.Write("scalar.json", text);
+    Result<AnyManifest> r = LoadManifest(path);
+    INFO(text << ": " << r.status().ToString());
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().code() == Code::kInvalidArgument);
+    CHECK(r.status().message().find(path) == 0);
+  }
 }
 
 TEST_CASE(".ptd manifest: options, defaults and file blobs", "[manifest]") {

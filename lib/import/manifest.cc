@@ -628,8 +628,9 @@ Result<PtdManifest> LoadPtdManifest(const std::string& path) {
 
 Result<AnyManifest> LoadManifest(const std::string& path) {
   ETPACK_ASSIGN_OR_RETURN(json::Value doc, json::ParseFile(path));
-  const json::Value* format = doc.kind() == json::Kind::kObject ? doc.Find("format") : nullptr;
-  if (format == nullptr && doc.Find("program") == nullptr &&
+  const bool object = doc.kind() == json::Kind::kObject;
+  const json::Value* format = object ? doc.Find("format") : nullptr;
+  if (object && format == nullptr && doc.Find("program") == nullptr &&
       (doc.Find("buffers") != nullptr || doc.Find("entries") != nullptr)) {
     // Without "format" a manifest is a .pte's; "buffers" and "entries" at
     // the top level say which member is really missing.
