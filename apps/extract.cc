@@ -12,7 +12,6 @@
 #include "etpack/inspect.h"
 #include "etpack/nfat.h"
 #include "etpack/pte_file.h"
-#include "fat_report.h"
 #include "write_job.h"
 
 namespace etpack::cli {

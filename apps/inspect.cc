@@ -1,16 +1,12 @@
 // `etpack inspect FILE [--json]`: the layout of a .pte, .ptd or .bpte.
 
 #include <cstdio>
-#include <memory>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "commands.h"
 #include "digests.h"
 #include "etpack/inspect.h"
-#include "etpack/pte_file.h"
-#include "fat_report.h"
 #include "report.h"
 
 namespace etpack::cli {
@@ -32,27 +28,11 @@ int Inspect(const std::vector<std::string>& argv) {
   }
   Result<json::Value> report = InspectJson(path);
   if (!report.ok()) return Failure(report.status());
-  // Fat (NFAT) delegates of a .pte: listed after the layout report.
-  std::unique_ptr<PteFile> pte;
-  if (Result<ArtifactKind> kind = DetectArtifactKind(path);
-      kind.ok() && *kind == ArtifactKind::kPte) {
-    Result<std::unique_ptr<PteFile>> file = PteFile::Open(path);
-    if (!file.ok()) return Failure(file.status());
-    pte = std::move(file).value();
-  }
   if (args->Has("--json")) {
-    if (pte != nullptr) {
-      Result<json::Value> fat = FatDelegatesJson(*pte);
-      if (!fat.ok()) return Failure(fat.status());
-      report->Set("fat_delegates", std::move(fat).value());
-    }
     std::printf("%s\n", json::Print(*report, 2).c_str());
     return kExitOk;
   }
   PrintReport(*report);
-  if (pte != nullptr) {
-    if (Status s = PrintFatDelegates(*pte); !s.ok()) return Failure(s);
-  }
   return kExitOk;
 }
 

@@ -19,7 +19,7 @@ int Pack(const std::vector<std::string>& argv) {
   if (!job.ok()) return UsageError("pack", job.status().message());
   // Validate the flags before touching any file so a typo costs nothing.
   PteOptions flag_check;
-  if (Status s = ApplyAlignmentFlags(job->args, &flag_check); !s.ok()) {
+  if (Status s = ApplyPteFlags(job->args, &flag_check); !s.ok()) {
     return UsageError("pack", s.message());
   }
   const DigestFlags digest = ParseDigestFlags(job->args).value();  // checked by ParseWriteJob
@@ -28,7 +28,7 @@ int Pack(const std::vector<std::string>& argv) {
 
   if (auto* pte = std::get_if<PteManifest>(&*manifest)) {
     PteOptions options = pte->options;
-    if (Status s = ApplyAlignmentFlags(job->args, &options); !s.ok()) return Failure(s);
+    if (Status s = ApplyPteFlags(job->args, &options); !s.ok()) return Failure(s);
     options.integrity_table = digest.integrity_table;
     if (Status s =
             PlanAndWrite(job->input, job->output, std::move(pte->input), options, digest.sha256);

@@ -25,7 +25,7 @@ int Repack(const std::vector<std::string>& argv) {
   // Flags are checked before anything is opened (usage errors come first);
   // they then override what the input file was written with.
   PteOptions flag_check;
-  if (Status s = ApplyAlignmentFlags(job->args, &flag_check); !s.ok()) {
+  if (Status s = ApplyPteFlags(job->args, &flag_check); !s.ok()) {
     return UsageError("repack", s.message());
   }
   const std::string* ptd_path = job->args.Value("--external-constants");
@@ -41,7 +41,7 @@ int Repack(const std::vector<std::string>& argv) {
   Result<std::unique_ptr<PteFile>> file = PteFile::Open(job->input);
   if (!file.ok()) return Failure(file.status());
   PteOptions options = (*file)->InferredOptions();
-  if (Status s = ApplyAlignmentFlags(job->args, &options); !s.ok()) return Failure(s);
+  if (Status s = ApplyPteFlags(job->args, &options); !s.ok()) return Failure(s);
   const DigestFlags digest = ParseDigestFlags(job->args).value();  // checked by ParseWriteJob
   options.integrity_table = digest.integrity_table;
   if (ptd_path == nullptr) {

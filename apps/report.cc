@@ -3,6 +3,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "units.h"
 
@@ -15,6 +16,53 @@ using json::Value;
 const Value& At(const Value& object, const char* key) { return *object.Find(key); }
 uint64_t N(const Value& object, const char* key) { return At(object, key).as_uint(); }
 const char* S(const Value& object, const char* key) { return At(object, key).as_string().c_str(); }
+
+// "a, b, c" of an array of strings.
+std::string Joined(const std::vector<Value>& items) {
+  std::string s;
+  for (const Value& x : items) s += (s.empty() ? "" : ", ") + x.as_string();
+  return s;
+}
+
+// Entries whose bytes another entry holds (inspect.h "dedup").
+void PrintDedup(const Value& r) {
+  const Value& d = At(r, "dedup");
+  const uint64_t shared = N(d, "shared_entries");
+  if (shared == 0) {
+    std::printf("\ndedup:               no entry shares another's bytes\n");
+    return;
+  }
+  std::printf("\ndedup:               %s in bytes another entry holds, %s saved\n",
+              Count(shared, "entry", "entries").c_str(), BytesText(N(d, "bytes_saved")).c_str());
+}
+
+// Fat (NFAT) delegates: each container and its entries, when there are any.
+void PrintFatDelegates(const Value& r) {
+  const auto& fat = At(r, "fat_delegates").items();
+  if (fat.empty()) return;
+  std::printf("\nfat delegates (%zu):\n", fat.size());
+  for (const Value& f : fat) {
+    const auto& entries = At(f, "entries").items();
+    std::printf("  delegate %" PRIu64 ": NFAT container, %zu entries, %" PRIu64 " bytes\n",
+                N(f, "delegate"), entries.size(), N(f, "size"));
+    std::printf("    %-32s %12s %12s %14s %9s\n", "backend id", "offset", "length", "file offset",
+                "alignment");
+    for (const Value& e : entries) {
+      // Alignment achieved: in the file when known, else in the container.
+      const bool in_file = !At(e, "file_offset").is_null();
+      std::printf("    %-32s %12" PRIu64 " %12" PRIu64 " %14s %9" PRIu64 "\n", S(e, "backend_id"),
+                  N(e, "offset"), N(e, "length"),
+                  in_file ? std::to_string(N(e, "file_offset")).c_str() : "-",
+                  in_file ? N(e, "file_alignment") : N(e, "alignment"));
+      if (const Value* methods = e.Find("methods")) {
+        const auto& keys = At(e, "external_keys").items();
+        std::printf("      program: methods %s; %zu external keys%s%s\n",
+                    Joined(methods->items()).c_str(), keys.size(), keys.empty() ? "" : ": ",
+                    Joined(keys).c_str());
+      }
+    }
+  }
+}
 
 void PrintPte(const Value& r) {
   std::printf("file:                %s\n", S(r, "file"));
@@ -78,6 +126,8 @@ void PrintPte(const Value& r) {
                 key.empty() ? "(no fully_qualified_name)" : key.c_str(),
                 S(At(e, "tensor_layout"), "text"));
   }
+  PrintDedup(r);
+  PrintFatDelegates(r);
 }
 
 void PrintPtd(const Value& r) {
@@ -110,6 +160,7 @@ void PrintPtd(const Value& r) {
                 N(e, "segment"), N(e, "size"),
                 layout.is_null() ? "(opaque blob)" : S(layout, "text"));
   }
+  PrintDedup(r);
 }
 
 void PrintBpte(const Value& r) {

@@ -23,7 +23,8 @@ const CommandHelp kCommands[] = {
      "EXTERNAL tensors. A .ptd: header, segments, entries with their layouts.\n"
      "A .bpte: layout, test suites, and the embedded program as for a .pte.\n"
      "\n"
-     "Fat (NFAT) delegates are listed with their entries.\n"
+     "Fat (NFAT) delegates are listed with their entries, and \"dedup\" counts\n"
+     "the entries stored in bytes another entry holds and the bytes saved.\n"
      "\n"
      "  --json            print one JSON object with the same content\n"
      "  --digest sha256   print SHA-256 of every part and named key instead\n"},
@@ -39,7 +40,7 @@ const CommandHelp kCommands[] = {
      "                 present, is always checked: docs/integrity.md)\n"},
     {"repack",
      "repack IN.pte -o OUT.pte [--external-constants OUT.ptd]\n"
-     "       [--segment-alignment N] [--constant-alignment N]",
+     "       [--segment-alignment N] [--constant-alignment N] [--dedup]",
      "lay a .pte out again, optionally moving its constants into a .ptd",
      "  -o, --output OUT.pte           the program to write\n"
      "  --external-constants OUT.ptd   move every constant into OUT.ptd and mark\n"
@@ -47,8 +48,12 @@ const CommandHelp kCommands[] = {
      "  --segment-alignment N          every segment at a multiple of N\n"
      "                                 (power of two, at most 1GiB)\n"
      "  --constant-alignment N         every constant at a multiple of N in its\n"
-     "                                 segment (power of two, at most 64KiB)\n"},
-    {"pack", "pack MANIFEST.json -o OUT [--segment-alignment N] [--constant-alignment N]",
+     "                                 segment (power of two, at most 64KiB)\n"
+     "  --dedup                        store identical constants once (kept when\n"
+     "                                 IN.pte already does; a .ptd always does)\n"},
+    {"pack",
+     "pack MANIFEST.json -o OUT [--segment-alignment N] [--constant-alignment N]\n"
+     "       [--dedup]",
      "write a .pte or .ptd from a JSON manifest (docs/manifest.md)",
      "The manifest's \"format\" (\"pte\", the default, or \"ptd\") decides what is\n"
      "written; the flags override its serializer_options.\n"
@@ -57,13 +62,16 @@ const CommandHelp kCommands[] = {
      "  --segment-alignment N       every segment at a multiple of N\n"
      "                              (power of two, at most 1GiB)\n"
      "  --constant-alignment N      (.pte only) every constant at a multiple of N\n"
-     "                              in its segment (power of two, at most 64KiB)\n"},
+     "                              in its segment (power of two, at most 64KiB)\n"
+     "  --dedup                     store identical constants once (a .ptd stores\n"
+     "                              every content once anyway)\n"},
     {"ptd",
      "ptd WEIGHTS.safetensors [MORE.safetensors | model.safetensors.index.json ...]\n"
      "       -o OUT.ptd [--align N]",
      "convert a (sharded) safetensors checkpoint to a .ptd, file to file",
      "Every tensor becomes an entry keyed by its name, with its dtype and shape.\n"
      "An index (model.safetensors.index.json) stands for the shards it names.\n"
+     "Tensors with identical bytes are stored once (only same-size ones are read).\n"
      "\n"
      "  -o, --output OUT.ptd   the file to write\n"
      "  --align N              every tensor at a multiple of N in the file, e.g.\n"

@@ -11,7 +11,8 @@
 
 namespace etpack::cli {
 
-Status ApplyAlignmentFlags(const Args& args, PteOptions* options) {
+Status ApplyPteFlags(const Args& args, PteOptions* options) {
+  if (args.Has(kDedupFlag)) options->dedup_constants = true;
   const std::tuple<const char*, uint64_t*, uint64_t> flags[] = {
       {"--segment-alignment", &options->segment_alignment, kMaxAlignment},
       {"--constant-alignment", &options->constant_tensor_alignment, kMaxInlineAlignment}};
@@ -28,7 +29,7 @@ Result<WriteJob> ParseWriteJob(const std::vector<std::string>& argv, const char*
   std::vector<std::string> options = {"-o", "--output", "--segment-alignment",
                                       "--constant-alignment", kDigestOption};
   options.insert(options.end(), extra.begin(), extra.end());
-  ETPACK_ASSIGN_OR_RETURN(Args args, ParseArgs(argv, options, {kIntegrityFlag}));
+  ETPACK_ASSIGN_OR_RETURN(Args args, ParseArgs(argv, options, {kIntegrityFlag, kDedupFlag}));
   ETPACK_RETURN_IF_ERROR(ParseDigestFlags(args).status());
   if (args.positional.size() != 1) {
     return InvalidArgument(std::string("expected exactly one ") + what + ", got " +
@@ -75,10 +76,12 @@ Status WritePlanned(const std::string& output, const ArtifactPlan& plan, bool sh
 }
 
 void ReportPte(const std::string& output, const PtePlan& plan, const PteOptions& options) {
-  std::printf("wrote %s (%s, %s, segment alignment %" PRIu64 ", constant alignment %" PRIu64 ")\n",
+  std::printf("wrote %s (%s, %s, segment alignment %" PRIu64 ", constant alignment %" PRIu64
+              "%s)\n",
               output.c_str(), Count(plan.artifact.file_size, "byte").c_str(),
               Count(plan.layout.segments.size(), "segment").c_str(), options.segment_alignment,
-              options.constant_tensor_alignment);
+              options.constant_tensor_alignment,
+              options.dedup_constants ? ", identical constants stored once" : "");
 }
 
 void ReportPtd(const std::string& output, const PtdPlan& plan, const PtdInput& input,

@@ -24,15 +24,19 @@ struct WriteJob {
 };
 
 // Splits the arguments: exactly one `what`, -o `output_name`, the
-// alignment flags, --integrity, --digest and the command's `extra` value
+// alignment flags, --dedup, --integrity, --digest and the command's `extra` value
 // options. A failure is a
 // usage error (its message says what is wrong).
 Result<WriteJob> ParseWriteJob(const std::vector<std::string>& argv, const char* what,
                                const char* output_name, const std::vector<std::string>& extra = {});
 
-// Reads "--segment-alignment" / "--constant-alignment" into `options`.
-// A bad value is an error whose message names the flag.
-Status ApplyAlignmentFlags(const Args& args, PteOptions* options);
+// --dedup: PteOptions::dedup_constants (a .ptd stores every content once
+// anyway).
+inline constexpr char kDedupFlag[] = "--dedup";
+
+// Reads "--segment-alignment" / "--constant-alignment" and --dedup into
+// `options`. A bad value is an error whose message names the flag.
+Status ApplyPteFlags(const Args& args, PteOptions* options);
 
 // Commands write POSIX files with the default options. While a
 // ScopedCommandOutputFs is alive they write through its `fs` instead (tests:

@@ -396,6 +396,7 @@ static void CheckBadInput(checker* ck, const char* dir) {
         ETPACK_OK);
   CHECK(etpack_pte_plan(pte, &plan) != ETPACK_OK && plan == NULL);
   CHECK_FAILS(etpack_pte_set_option(pte, 99, 1), ETPACK_INVALID_ARGUMENT, "unknown option 99");
+  CHECK(etpack_pte_set_option(pte, ETPACK_PTE_DEDUP_CONSTANTS, 1) == ETPACK_OK);
 
   CHECK_FAILS(etpack_source_file(missing, 0, ETPACK_TO_END, &src), ETPACK_NOT_FOUND, "missing.bin");
   CHECK(src == NULL);

@@ -1223,3 +1223,46 @@ TEST_CASE("repack without flags keeps the file's options and is a fixed point") 
     CHECK(ReadAll(once) == ReadAll(twice));
   }
 }
+
+TEST_CASE("pack and repack --dedup store identical constants once; inspect reports it") {
+  TempDir dir;
+  // pte_constants with a seventh constant repeating the first (f32[2,3],
+  // 24 bytes), read by a new tensor value.
+  auto doc = etpack::json::ParseFile(Golden("pte_constants.input.json"));
+  REQUIRE(doc.ok());
+  etpack::json::Value& program = *doc->Find("program");
+  auto& buffers = program.Find("constant_buffer")->items();
+  buffers.push_back(buffers[1]);
+  auto& values = program.Find("execution_plan")->items()[0].Find("values")->items();
+  etpack::json::Value copy = values[1];
+  copy.Find("val")->Set("data_buffer_idx", etpack::json::Value::UInt(buffers.size() - 1));
+  values.push_back(copy);
+  const std::string manifest = dir / "m.json";
+  std::ofstream(manifest) << etpack::json::Print(*doc);
+
+  const std::string plain = dir / "plain.pte", shared = dir / "shared.pte";
+  Run a = Etpack({"pack", manifest, "-o", plain});
+  INFO(a.output);
+  REQUIRE(a.exit_code == 0);
+  Run b = Etpack({"pack", manifest, "-o", shared, "--dedup"});
+  INFO(b.output);
+  REQUIRE(b.exit_code == 0);
+  CHECK(Contains(b.output, "identical constants stored once"));
+  CHECK(fs::file_size(plain) == fs::file_size(shared) + 32);  // 24 bytes padded to 16
+
+  Run v = Etpack({"verify", shared});
+  INFO(v.output);
+  CHECK(v.exit_code == 0);
+  Run text = Etpack({"inspect", shared});
+  CHECK(Contains(text.output,
+                 "dedup:               1 entry in bytes another entry holds, "
+                 "24 bytes saved"));
+  CHECK(Contains(Etpack({"inspect", plain}).output, "no entry shares another's bytes"));
+
+  // repack keeps what the input does, and --dedup adds it.
+  const std::string again = dir / "again.pte", deduped = dir / "deduped.pte";
+  REQUIRE(Etpack({"repack", shared, "-o", again}).exit_code == 0);
+  CHECK(fs::file_size(again) == fs::file_size(shared));
+  REQUIRE(Etpack({"repack", plain, "-o", deduped, "--dedup"}).exit_code == 0);
+  CHECK(fs::file_size(deduped) == fs::file_size(shared));
+}

@@ -371,6 +371,9 @@ etpack_status etpack_pte_set_option(etpack_pte* pte, int option, uint64_t value)
       case ETPACK_PTE_EXTRACT_DELEGATES:
         pte->options.extract_delegate_segments = value != 0;
         return Status::OK();
+      case ETPACK_PTE_DEDUP_CONSTANTS:
+        pte->options.dedup_constants = value != 0;
+        return Status::OK();
     }
     return etpack::InvalidArgument("etpack_pte_set_option: unknown option " +
                                    std::to_string(option));

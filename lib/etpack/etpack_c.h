@@ -263,8 +263,10 @@ typedef enum etpack_pte_option {
   ETPACK_PTE_SEGMENT_ALIGNMENT = 1,  /* 128: every segment's start */
   ETPACK_PTE_CONSTANT_ALIGNMENT = 2, /* 16: each constant in its segment */
   ETPACK_PTE_DELEGATE_ALIGNMENT = 3, /* 16: inline delegate data */
-  ETPACK_PTE_EXTRACT_DELEGATES = 4   /* 1: delegate payloads to segments;
+  ETPACK_PTE_EXTRACT_DELEGATES = 4,  /* 1: delegate payloads to segments;
                                         0: keep them inline (2 GiB limit) */
+  ETPACK_PTE_DEDUP_CONSTANTS = 5     /* 0; 1: identical constants stored once
+                                        (PteOptions::dedup_constants) */
 } etpack_pte_option;
 ETPACK_C_API etpack_status etpack_pte_set_option(etpack_pte* pte, int option, uint64_t value);
 

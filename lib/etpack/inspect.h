@@ -4,19 +4,39 @@
 //   .pte   {"kind": "pte", "file", "file_size", "identifier",
 //           "extended_header": {...}, "methods": [...], "segments": [...],
 //           "constants": {"tensors", "bytes"}, "delegates": [...],
-//           "named_data": [...], "external_tensors": [...]}
+//           "named_data": [...], "external_tensors": [...], "dedup": {...},
+//           "fat_delegates": [...]}
 //   .ptd   {"kind": "ptd", "file", "file_size", "identifier", "header": {...},
-//           "segments": [...], "entries": [...]}
+//           "segments": [...], "entries": [...], "dedup": {...}}
 //   .bpte  {"file", "format": "bpte", "file_size", "layout", "program_offset",
 //           "program_size", "test_suites": [...], "program": {.pte report}}
 //
 // Offsets and sizes are byte counts; a segment's "alignment" is the largest
 // power of two (up to 64 KiB) dividing its absolute offset.
+//
+// "dedup": {"shared_entries": N, "bytes_saved": B} is what shared storage
+// saves, read from the file's structure alone: the entries (constants, by
+// the bytes their tensors read; delegate calls, by their payload; named-data
+// keys and .ptd entries, by their segment) whose bytes lie in bytes an
+// entry before them (by offset) already covers. B is the sum of all
+// entries' sizes minus the bytes they cover together: what storing each
+// entry apart would add, padding not counted. It counts what any writer
+// shared: identical named data and delegate payloads (always stored once)
+// and constants written with PteOptions::dedup_constants.
+//
+// "fat_delegates": per delegate whose payload is an NFAT container
+// (etpack/nfat.h): {"delegate" (index into AllDelegates), "size",
+// "entries": [{"backend_id", "offset", "position", "length", "alignment",
+// "file_offset", "file_alignment" (null unless the payload is a range of
+// the file), "kind": "program" or "bytes"; a program also has "methods"
+// and "external_keys" (distinct, in order of first use)}]}.
 
 #ifndef ETPACK_INSPECT_H_
 #define ETPACK_INSPECT_H_
 
+#include <cstddef>
 #include <string>
+#include <vector>
 
 #include "etpack/bpte_file.h"
 #include "etpack/json.h"
@@ -39,11 +59,20 @@ Result<ArtifactKind> DetectArtifactKind(const std::string& path);
 // reports call "alignment achieved").
 uint64_t OffsetAlignment(uint64_t offset);
 
-// The report of an opened file.
-json::Value PteReportJson(const PteFile& file);
+// The report of an opened file. A .pte's fails (kCorrupt) on a malformed
+// NFAT container or program entry, naming the delegate, the entry and the
+// value; a .bpte's also when the test suites cannot be read.
+Result<json::Value> PteReportJson(const PteFile& file);
 json::Value PtdReportJson(const PtdFile& file);
-// Fails only when the test suites cannot be read.
 Result<json::Value> BpteReportJson(const BpteFile& file);
+
+// The delegate calls of every method, in order: "delegate N" in reports
+// and on the command line is an index into this list.
+std::vector<const PteDelegate*> AllDelegates(const PteFile& file);
+// How errors name delegate n: "model.pte: delegate 0 (forward[0] NativeBackend)".
+std::string DelegateName(const PteFile& file, size_t n);
+// The report's "fat_delegates" member (above).
+Result<json::Value> FatDelegatesJson(const PteFile& file);
 
 // Detects the kind of `path`, opens (validating) and reports it.
 Result<json::Value> InspectJson(const std::string& path);

@@ -6,10 +6,10 @@
 //   ETPACK_RETURN_IF_ERROR(WriteArtifactFile("model.pte", plan.artifact));
 //
 // PlanPte is pass one. It reads no bulk data (one exception: delegate blobs
-// and named data of equal size are compared so identical bytes are stored
-// once), lays
-// out every segment, builds the flatbuffer with the `eh00` extended header
-// and returns the plan. WriteArtifactFile (etpack/writer.h) is pass two.
+// and named data of equal size, and with dedup_constants constants of
+// equal size, are compared so identical bytes are stored once), lays out
+// every segment, builds the flatbuffer with the `eh00` extended header and
+// returns the plan. WriteArtifactFile (etpack/writer.h) is pass two.
 //
 // The layout follows the reference serializer exactly (formats.md §2-§3):
 //   - segment order: constants (always, even when empty), mutable initial
@@ -17,7 +17,8 @@
 //     bytes share a segment; empty ones stay inline), named data (entry
 //     order; one segment per distinct content);
 //   - constants padded to constant_tensor_alignment after every buffer but
-//     the last; mutable values packed without padding;
+//     the last (PteOptions::dedup_constants: identical ones stored once);
+//     mutable values packed without padding;
 //   - segment j at align_up(end of j-1, max(segment_alignment, its own
 //     alignment)), zero padding between, none after the last;
 //   - no segment bytes at all: a plain flatbuffer, no extended header.
@@ -69,6 +70,19 @@ struct PteOptions {
   // 16 of "linear.weight", 128 in the file). true: the strictest alignment of all keys sharing it,
   // so every key gets what it asked for.
   bool strictest_shared_alignment = false;
+  // Constant tensors whose bytes are identical are stored once: their
+  // constant_segment offsets are equal (the entries and the program's
+  // data_buffer_idx values stay as given). The runtime sizes a constant by
+  // its tensor's nbytes, never by the next offset, so such a file loads
+  // like any other; etpack's reader, verify and repack accept it too.
+  // Compared as named data is: only constants of equal size are read
+  // (XXH3-128 once each, then the bytes), so when no two constants share a
+  // size nothing is read and the file is the same as without the option.
+  // Off by default: the reference serializer stores every constant_buffer
+  // entry as given, so the default output matches it byte for byte. Empty
+  // constants are never moved. Named data, delegate payloads and .ptd
+  // entries are always stored once, with or without this option.
+  bool dedup_constants = false;
 };
 
 // A key of the program's named data, stored in the .pte. Every content is

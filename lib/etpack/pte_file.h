@@ -136,7 +136,8 @@ class PteFile : public ArtifactFileOf<PteFile> {
   // alignment from the constant offsets and sizes. Inline delegate data
   // shows only what its offsets divide, so the default stays unless they
   // are less aligned. Delegates count as extracted unless a non-empty
-  // payload is inline.
+  // payload is inline. Constants count as deduplicated when two that
+  // tensors read share an offset.
   PteOptions InferredOptions() const;
 
   // The program rendered like `flatc --json --strict-json --defaults-json`.

@@ -212,10 +212,10 @@ Status ReadOptions(const JsonDocument& cx, const json::Value* opts, PteOptions& 
   if (opts == nullptr || opts->is_null()) return Status::OK();
   const std::string path = "serializer_options";
   if (opts->kind() != json::Kind::kObject) return cx.BadValue(path, *opts, "is not an object");
-  ETPACK_RETURN_IF_ERROR(
-      cx.CheckMembers(*opts, path,
-                      {"segment_alignment", "constant_tensor_alignment", "delegate_alignment",
-                       "extract_delegate_segments", "strictest_shared_alignment"}));
+  ETPACK_RETURN_IF_ERROR(cx.CheckMembers(
+      *opts, path,
+      {"segment_alignment", "constant_tensor_alignment", "delegate_alignment",
+       "extract_delegate_segments", "strictest_shared_alignment", "dedup_constants"}));
   // null means "the serializer's default" for every option, as in the
   // reference serializer's options object.
   ETPACK_ASSIGN_OR_RETURN(out.segment_alignment,
@@ -234,7 +234,9 @@ Status ReadOptions(const JsonDocument& cx, const json::Value* opts, PteOptions& 
     }
     out.extract_delegate_segments = extract->as_bool();
   }
-  return GetBoolOr(cx, *opts, path, "strictest_shared_alignment", out.strictest_shared_alignment);
+  ETPACK_RETURN_IF_ERROR(
+      GetBoolOr(cx, *opts, path, "strictest_shared_alignment", out.strictest_shared_alignment));
+  return GetBoolOr(cx, *opts, path, "dedup_constants", out.dedup_constants);
 }
 
 Status ReadMutableData(const JsonDocument& cx, json::Value* md, PteInput& input) {

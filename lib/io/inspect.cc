@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "layout/layout.h"
+#include "program_etpack_generated.h"
 
 namespace etpack {
 namespace {
@@ -33,6 +34,56 @@ std::string Identifier(const uint8_t* head, uint64_t size) {
 
 const char* LayoutName(BpteLayout layout) {
   return layout == BpteLayout::kStandard ? "standard" : "segmented";
+}
+
+// What shared storage saves, from where each entry's bytes are in the file.
+// By offset (the longer entry first at one offset), an entry that starts
+// inside the bytes covered so far shares them; the bytes saved are the
+// entries' total size less the bytes they cover together.
+Value DedupJson(std::vector<ByteRange> ranges) {
+  ranges.erase(
+      std::remove_if(ranges.begin(), ranges.end(), [](const ByteRange& r) { return r.size == 0; }),
+      ranges.end());
+  std::sort(ranges.begin(), ranges.end(), [](const ByteRange& a, const ByteRange& b) {
+    return a.offset != b.offset ? a.offset < b.offset : a.size > b.size;
+  });
+  uint64_t shared = 0, total = 0, covered = 0, end = 0;
+  for (const ByteRange& r : ranges) {
+    // Each range lies inside the file (validated on open).
+    const uint64_t r_end = r.offset + r.size;
+    total += r.size;
+    if (r.offset < end) ++shared;
+    if (r_end > end) {
+      covered += r_end - std::max(r.offset, end);
+      end = r_end;
+    }
+  }
+  return Value::Object({{"shared_entries", U(shared)}, {"bytes_saved", U(total - covered)}});
+}
+
+// Where the bytes of a .pte's entries are: constants (the bytes their
+// tensors read: `need` by buffer index), delegate calls (their payload) and
+// named-data keys.
+std::vector<ByteRange> EntryRanges(const PteFile& file, const std::vector<uint64_t>& need) {
+  const PteLayout& layout = file.layout();
+  const uint64_t base = file.header().segment_base_offset;
+  auto segment = [&](uint32_t i) {
+    return ByteRange{base + layout.segments[i].offset, layout.segments[i].size};
+  };
+  std::vector<ByteRange> out;
+  for (size_t k = 0; k < need.size(); ++k) {
+    out.push_back({file.constant_buffers()[k].offset, need[k]});
+  }
+  const auto* inline_data = file.program().backend_delegate_data();
+  for (const PteDelegate* d : AllDelegates(file)) {
+    if (d->in_segment) {
+      out.push_back(segment(d->index));
+    } else if (const auto* data = inline_data->Get(d->index)->data()) {
+      out.push_back({static_cast<uint64_t>(data->data() - file.head()), data->size()});
+    }
+  }
+  for (const PteNamedData& n : file.named_data()) out.push_back(segment(n.segment_index));
+  return out;
 }
 
 }  // namespace
@@ -75,7 +126,8 @@ Result<ArtifactKind> DetectArtifactKind(const std::string& path) {
                  "' at bytes 4..7 is none of ET12 (.pte), FT01 (.ptd), BP08 (.bpte)");
 }
 
-Value PteReportJson(const PteFile& file) {
+Result<Value> PteReportJson(const PteFile& file) {
+  ETPACK_ASSIGN_OR_RETURN(Value fat, FatDelegatesJson(file));
   const ExtendedHeader& header = file.header();
   const PteLayout& layout = file.layout();
   std::vector<Value> methods, delegates, segments, named, external;
@@ -100,6 +152,8 @@ Value PteReportJson(const PteFile& file) {
 
   uint64_t constant_tensors = 0, constant_bytes = 0;
   std::set<uint32_t> constant_buffers;
+  // By constant buffer: the most bytes a tensor reads from it.
+  std::vector<uint64_t> need(file.constant_buffers().size(), 0);
   for (const PteTensor& t : file.Tensors()) {
     if (t.data == TensorData::kExternal) {
       external.push_back(Value::Object({{"method", Value::String(file.methods()[t.method].name)},
@@ -109,6 +163,9 @@ Value PteReportJson(const PteFile& file) {
     } else if (t.data == TensorData::kConstant) {
       ++constant_tensors;
       constant_buffers.insert(t.buffer_index);
+      if (t.buffer_index < need.size()) {
+        need[t.buffer_index] = std::max(need[t.buffer_index], t.nbytes.value_or(0));
+      }
     }
   }
   for (uint32_t idx : constant_buffers) {
@@ -147,6 +204,8 @@ Value PteReportJson(const PteFile& file) {
       {"delegates", Value::Array(std::move(delegates))},
       {"named_data", Value::Array(std::move(named))},
       {"external_tensors", Value::Array(std::move(external))},
+      {"dedup", DedupJson(EntryRanges(file, need))},
+      {"fat_delegates", std::move(fat)},
   });
 }
 
@@ -154,6 +213,7 @@ Value PtdReportJson(const PtdFile& f) {
   const FlatTensorHeader& h = f.header();
   const PtdLayout& l = f.layout();
   std::vector<Value> segments, entries;
+  std::vector<ByteRange> ranges;
   for (size_t i = 0; i < l.segments.size(); ++i) {
     const uint64_t absolute = l.segment_base_offset + l.segments[i].offset;
     segments.push_back(Value::Object({{"index", U(i)},
@@ -163,6 +223,8 @@ Value PtdReportJson(const PtdFile& f) {
                                       {"alignment", U(OffsetAlignment(absolute))}}));
   }
   for (const PtdFile::Entry& e : f.entries()) {
+    ranges.push_back({l.segment_base_offset + l.segments[e.segment_index].offset,
+                      l.segments[e.segment_index].size});
     entries.push_back(
         Value::Object({{"key", Value::String(e.key)},
                        {"segment", U(e.segment_index)},
@@ -181,11 +243,13 @@ Value PtdReportJson(const PtdFile& f) {
                                 {"segment_data_size", U(h.segment_data_size)}})},
       {"segments", Value::Array(std::move(segments))},
       {"entries", Value::Array(std::move(entries))},
+      {"dedup", DedupJson(std::move(ranges))},
   });
 }
 
 Result<Value> BpteReportJson(const BpteFile& f) {
   ETPACK_ASSIGN_OR_RETURN(std::vector<BundledTestSuite> suites, f.Suites());
+  ETPACK_ASSIGN_OR_RETURN(Value program, PteReportJson(f.program()));
   std::vector<Value> list;
   for (const BundledTestSuite& s : suites) {
     list.push_back(Value::Object(
@@ -198,7 +262,7 @@ Result<Value> BpteReportJson(const BpteFile& f) {
                         {"program_offset", U(f.program_offset())},
                         {"program_size", U(f.program_size())},
                         {"test_suites", Value::Array(std::move(list))},
-                        {"program", PteReportJson(f.program())}});
+                        {"program", std::move(program)}});
 }
 
 Result<Value> InspectJson(const std::string& path) {

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -80,13 +81,48 @@ Result<const std::vector<json::Value>*> OptionalArray(const json::Value& obj, st
   return &v->items();
 }
 
-// The offsets of a packed segment's pieces, as a SubsegmentOffsets table.
-json::Value SubsegmentOffsets(uint64_t segment_index, const std::vector<Piece>& pieces) {
-  std::vector<json::Value> offsets;
-  offsets.reserve(pieces.size());
-  for (const Piece& p : pieces) offsets.push_back(json::Value::UInt(p.offset));
+// Sub-buffer offsets as a SubsegmentOffsets table.
+json::Value SubsegmentOffsets(uint64_t segment_index, const std::vector<uint64_t>& offsets) {
+  std::vector<json::Value> items;
+  items.reserve(offsets.size());
+  for (uint64_t off : offsets) items.push_back(json::Value::UInt(off));
   return json::Value::Object({{"segment_index", json::Value::UInt(segment_index)},
-                              {"offsets", json::Value::Array(std::move(offsets))}});
+                              {"offsets", json::Value::Array(std::move(items))}});
+}
+
+std::vector<uint64_t> PieceOffsets(const Segment& seg) {
+  std::vector<uint64_t> out;
+  out.reserve(seg.pieces.size());
+  for (const Piece& p : seg.pieces) out.push_back(p.offset);
+  return out;
+}
+
+// `sources` packed as PackSegment does, except that a source whose bytes
+// an earlier one holds is not stored again: its offset is that one's.
+// Empty sources stay where PackSegment puts them (they take no room).
+// Returns the segment and every source's offset in it.
+Result<std::pair<Segment, std::vector<uint64_t>>> PackDistinct(std::vector<SourcePtr> sources,
+                                                               uint64_t alignment) {
+  ContentDedup dedup;
+  std::vector<size_t> stored_as(sources.size());  // index into `kept`
+  std::vector<size_t> kept_of_content;            // ContentDedup id -> index into `kept`
+  std::vector<SourcePtr> kept;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    if (sources[i]->size() > 0) {
+      ETPACK_ASSIGN_OR_RETURN(const size_t content, dedup.Add(sources[i]));
+      if (content < kept_of_content.size()) {
+        stored_as[i] = kept_of_content[content];
+        continue;
+      }
+      kept_of_content.push_back(kept.size());
+    }
+    stored_as[i] = kept.size();
+    kept.push_back(std::move(sources[i]));
+  }
+  ETPACK_ASSIGN_OR_RETURN(Segment seg, PackSegment(std::move(kept), alignment));
+  std::vector<uint64_t> offsets(stored_as.size());
+  for (size_t i = 0; i < stored_as.size(); ++i) offsets[i] = seg.pieces[stored_as[i]].offset;
+  return std::pair{std::move(seg), std::move(offsets)};
 }
 
 class PtePlanner {
@@ -127,10 +163,18 @@ class PtePlanner {
     // still gets one so constant_segment.offsets is never empty.
     if (sources.empty()) sources.push_back(OwnedSource({}));
 
-    ETPACK_ASSIGN_OR_RETURN(Segment seg,
-                            PackSegment(std::move(sources), options_.constant_tensor_alignment));
+    Segment seg;
+    std::vector<uint64_t> offsets;
+    if (options_.dedup_constants) {
+      ETPACK_ASSIGN_OR_RETURN(std::tie(seg, offsets),
+                              PackDistinct(std::move(sources), options_.constant_tensor_alignment));
+    } else {
+      ETPACK_ASSIGN_OR_RETURN(seg,
+                              PackSegment(std::move(sources), options_.constant_tensor_alignment));
+      offsets = PieceOffsets(seg);
+    }
     program_.Set("constant_buffer", json::Value::Array());
-    program_.Set("constant_segment", SubsegmentOffsets(segments_.size(), seg.pieces));
+    program_.Set("constant_segment", SubsegmentOffsets(segments_.size(), offsets));
     AddSegment(SegmentRole::kConstants, std::move(seg));
     return Status::OK();
   }
@@ -143,7 +187,7 @@ class PtePlanner {
     ETPACK_ASSIGN_OR_RETURN(Segment seg, PackSegment(input_.mutable_data, 1));
     if (seg.size == 0) return Status::OK();  // the reference writes no segment then
     program_.Set("mutable_data_segments",
-                 json::Value::Array({SubsegmentOffsets(segments_.size(), seg.pieces)}));
+                 json::Value::Array({SubsegmentOffsets(segments_.size(), PieceOffsets(seg))}));
     AddSegment(SegmentRole::kMutable, std::move(seg));
     return Status::OK();
   }

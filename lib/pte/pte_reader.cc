@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <set>
 
 #include "flatbuffer/scalar_type.h"
 #include "flatbuffer/tree_reader.h"
@@ -168,7 +169,9 @@ PteOptions PteFile::InferredOptions() const {
     o.segment_alignment = segment.Pick(o.segment_alignment);
   }
   // Constants: each at the previous one's end rounded up, with the lengths
-  // ToInput() gives them.
+  // ToInput() gives them. A constant read by tensors at the offset of an
+  // earlier one that tensors read too is stored once (dedup_constants) and
+  // was not placed by this rule.
   if (const auto* cs = prog.constant_segment(); cs && cs->offsets() && cs->offsets()->size() > 1) {
     Result<std::vector<uint64_t>> need = NeededBytes(prog, cs->offsets()->size(), IsConstantTensor);
     if (need.ok()) {
@@ -176,8 +179,15 @@ PteOptions PteFile::InferredOptions() const {
       const std::vector<uint64_t> lengths =
           SubBufferLengths(offsets, *need, layout_.segments[cs->segment_index()].size);
       AlignmentBounds constant;
+      std::set<uint64_t> stored;  // offsets of constants that tensors read
+      uint64_t end = offsets[0] + lengths[0];
       for (size_t k = 1; k < offsets.size(); ++k) {
-        constant.Next(offsets[k - 1] + lengths[k - 1], offsets[k]);
+        if ((*need)[k] > 0 && !stored.insert(offsets[k]).second) {
+          o.dedup_constants = true;
+          continue;
+        }
+        constant.Next(end, offsets[k]);
+        end = offsets[k] + lengths[k];
       }
       o.constant_tensor_alignment = constant.Pick(o.constant_tensor_alignment);
     }

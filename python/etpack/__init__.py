@@ -184,7 +184,8 @@ def _alignment(value, what):
 
 def save_pte(path, program, *, constants=(), mutable=(), delegates=(), named_data={},
              segment_alignment=128, constant_alignment=16, progress=None,
-             external_constants=None, delegate_alignment=16, extract_delegate_segments=True):
+             external_constants=None, delegate_alignment=16, extract_delegate_segments=True,
+             dedup_constants=False):
     """Writes a program (.pte) to `path` atomically.
 
     program     flatc JSON (a str or a dict) or Program flatbuffer bytes, without data
@@ -195,6 +196,10 @@ def save_pte(path, program, *, constants=(), mutable=(), delegates=(), named_dat
     progress    progress(done_bytes, total_bytes), called from the writing thread
     external_constants  a .ptd path: constants move there (keyed by their
                 fully_qualified_name) and both files are written as one unit
+    dedup_constants  store constants with identical bytes once (equal offsets in the
+                constant segment; off by default, as the reference serializer).
+                Named data, and the .ptd of external_constants, always store
+                every content once.
     Every item: a buffer (bytes, memoryview, numpy array, CPU torch tensor), a path or
     a (path, offset, length) range.
     """
@@ -214,7 +219,7 @@ def save_pte(path, program, *, constants=(), mutable=(), delegates=(), named_dat
         named, _alignment(segment_alignment, "segment_alignment"),
         _alignment(constant_alignment, "constant_alignment"),
         _alignment(delegate_alignment, "delegate_alignment"),
-        bool(extract_delegate_segments), progress, external_constants)
+        bool(extract_delegate_segments), bool(dedup_constants), progress, external_constants)
 
 
 def save_ptd(path, tensors, *, alignment=None, progress=None):

@@ -426,12 +426,13 @@ void DefineModule(py::module_& m) {
         [](py::object path, py::object program, py::object constants, py::object mutable_data,
            py::object delegates, py::object named_data, uint64_t segment_alignment,
            uint64_t constant_alignment, uint64_t delegate_alignment, bool extract_delegate_segments,
-           py::object progress, py::object external) {
+           bool dedup_constants, py::object progress, py::object external) {
           PteOptions options;
           options.segment_alignment = segment_alignment;
           options.constant_tensor_alignment = constant_alignment;
           options.delegate_alignment = delegate_alignment;
           options.extract_delegate_segments = extract_delegate_segments;
+          options.dedup_constants = dedup_constants;
           SavePte(PathOf(path, "path"), program, constants, mutable_data, delegates, named_data,
                   options, progress, external);
         });

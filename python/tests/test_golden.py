@@ -150,3 +150,14 @@ def test_bpte_golden(case, tmp_path):
         assert ours[key] == ref[key]
     data = out.read_bytes()
     assert data[ours["program_offset"]:][:ours["program_size"]] == blob(doc["program"])
+
+
+def test_inspect_reports_fat_delegates_and_shared_storage():
+    report = etpack.inspect(GOLDEN / "pte_fat.pte")
+    fat = report["fat_delegates"]
+    assert len(fat) == 1
+    assert [e["backend_id"] for e in fat[0]["entries"]] == ["NativeBackend", "MLXBackend"]
+    assert fat[0]["entries"][0]["kind"] == "program"
+    assert etpack.inspect(GOLDEN / "pte_named_data.pte")["dedup"] == {
+        "shared_entries": 1, "bytes_saved": 200}
+    assert etpack.inspect(GOLDEN / "pte_constants.pte")["fat_delegates"] == []

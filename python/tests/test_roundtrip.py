@@ -135,3 +135,21 @@ def test_save_pte_with_external_constants(tmp_path):
     assert np.array_equal(etpack.load_ptd(ptd)["w"], w)
     assert etpack.inspect(pte)["external_tensors"][0]["key"] == "w"
     assert etpack.inspect(pte)["constants"]["tensors"] == 0
+
+
+def test_save_pte_dedup_constants(tmp_path):
+    w = np.arange(6, dtype=np.float32).reshape(2, 3)
+    tensor = lambda i: {"val_type": "Tensor", "val": {  # noqa: E731
+        "scalar_type": 6, "sizes": [2, 3], "dim_order": [0, 1], "data_buffer_idx": i}}
+    program = {"version": 0, "execution_plan": [{
+        "name": "forward", "values": [tensor(1), tensor(2)],
+        "inputs": [], "outputs": [0, 1],
+        "chains": [{"inputs": [], "outputs": [], "instructions": []}], "operators": [],
+        "delegates": [], "non_const_buffer_sizes": [0]}]}
+    shared, plain = tmp_path / "shared.pte", tmp_path / "plain.pte"
+    etpack.save_pte(shared, program, constants=[b"", w, w.copy()], dedup_constants=True)
+    etpack.save_pte(plain, program, constants=[b"", w, w.copy()])
+    etpack.verify(shared)
+    assert etpack.inspect(shared)["dedup"] == {"shared_entries": 1, "bytes_saved": 24}
+    assert etpack.inspect(plain)["dedup"] == {"shared_entries": 0, "bytes_saved": 0}
+    assert shared.stat().st_size < plain.stat().st_size

@@ -1,0 +1,122 @@
+// The fat (NFAT) delegates of a program, for inspect's report: which
+// delegates hold a container, where each entry is, and for a program entry
+// its methods and EXTERNAL keys. verify checks the same report.
+
+#include <cstring>
+#include <memory>
+#include <set>
+#include <utility>
+
+#include "etpack/inspect.h"
+#include "etpack/nfat.h"
+
+namespace etpack {
+namespace {
+
+using json::Value;
+
+// A program entry opened as a program: bytes 4..7 are its identifier.
+Result<bool> IsProgram(const Source& bytes) {
+  if (bytes.size() < 8) return false;
+  char id[4];
+  ETPACK_RETURN_IF_ERROR(bytes.ReadAt(4, id, sizeof(id)));
+  return std::memcmp(id, "ET12", 4) == 0;
+}
+
+// The entry as a program: through the file when it is a file range, else
+// from a 16-byte aligned copy (a program fits in 2 GiB).
+Result<std::unique_ptr<PteFile>> OpenProgram(const std::string& name, const SourcePtr& bytes) {
+  if (bytes->file_range() != nullptr) return PteFile::Open(name, bytes);
+  ETPACK_ASSIGN_OR_RETURN(std::vector<uint8_t> copy, ReadAll(*bytes));
+  auto owned = std::make_shared<std::vector<uint8_t>>(std::move(copy));  // new: 16-aligned
+  return PteFile::FromMemory(name, owned->data(), owned->size(), owned);
+}
+
+Value Strings(const std::vector<std::string>& v) {
+  std::vector<Value> items;
+  for (const std::string& s : v) items.push_back(Value::String(s));
+  return Value::Array(std::move(items));
+}
+
+// One entry of a container; a program entry is opened (validated) for its
+// methods and EXTERNAL keys.
+Result<Value> EntryJson(const NfatContainer& c, size_t i, const SourcePtr& payload,
+                        const std::string& delegate_name) {
+  const NfatEntry& e = c.entries()[i];
+  // In the file, when the payload is a file range (where a loader that maps
+  // the file finds it): the offset and the alignment it achieves there.
+  const FileRange* r = payload->file_range();
+  const uint64_t file_offset = r ? r->offset + e.position : 0;
+  Value v = Value::Object(
+      {{"backend_id", Value::String(e.backend_id)},
+       {"offset", Value::UInt(e.offset)},
+       {"position", Value::UInt(e.position)},
+       {"length", Value::UInt(e.length)},
+       {"alignment", Value::UInt(e.alignment)},
+       {"file_offset", r ? Value::UInt(file_offset) : Value::Null()},
+       {"file_alignment", r ? Value::UInt(OffsetAlignment(file_offset)) : Value::Null()},
+       {"kind", Value::String("bytes")}});
+  SourcePtr bytes = c.EntrySource(i);
+  ETPACK_ASSIGN_OR_RETURN(const bool program, IsProgram(*bytes));
+  if (!program) return v;
+  const std::string name =
+      delegate_name + " entries[" + std::to_string(i) + "] \"" + e.backend_id + "\"";
+  Result<std::unique_ptr<PteFile>> p = OpenProgram(name, bytes);
+  if (!p.ok()) return p.status().WithContext("the entry's bytes are not a valid program");
+  std::vector<std::string> methods, keys;  // keys distinct, in order of first use
+  for (const PteMethod& m : (*p)->methods()) methods.push_back(m.name);
+  std::set<std::string> seen;
+  for (const PteTensor& t : (*p)->Tensors()) {
+    if (t.data == TensorData::kExternal && seen.insert(t.key).second) keys.push_back(t.key);
+  }
+  v.Set("kind", Value::String("program"));
+  v.Set("methods", Strings(methods));
+  v.Set("external_keys", Strings(keys));
+  return v;
+}
+
+}  // namespace
+
+std::vector<const PteDelegate*> AllDelegates(const PteFile& file) {
+  std::vector<const PteDelegate*> out;
+  for (const PteMethod& m : file.methods()) {
+    for (const PteDelegate& d : m.delegates) out.push_back(&d);
+  }
+  return out;
+}
+
+std::string DelegateName(const PteFile& file, size_t n) {
+  size_t k = 0;
+  for (const PteMethod& m : file.methods()) {
+    for (size_t i = 0; i < m.delegates.size(); ++i, ++k) {
+      if (k == n) {
+        return file.name() + ": delegate " + std::to_string(n) + " (" + m.name + "[" +
+               std::to_string(i) + "] " + m.delegates[i].backend + ")";
+      }
+    }
+  }
+  return file.name() + ": delegate " + std::to_string(n);
+}
+
+Result<Value> FatDelegatesJson(const PteFile& file) {
+  std::vector<Value> list;
+  const std::vector<const PteDelegate*> delegates = AllDelegates(file);
+  for (size_t n = 0; n < delegates.size(); ++n) {
+    SourcePtr payload = file.DelegateSource(*delegates[n]);
+    ETPACK_ASSIGN_OR_RETURN(const bool nfat, HasNfatMagic(*payload));
+    if (!nfat) continue;
+    const std::string name = DelegateName(file, n);
+    ETPACK_ASSIGN_OR_RETURN(NfatContainer c, NfatContainer::Open(payload, name));
+    std::vector<Value> entries;
+    for (size_t i = 0; i < c.entries().size(); ++i) {
+      ETPACK_ASSIGN_OR_RETURN(Value e, EntryJson(c, i, payload, name));
+      entries.push_back(std::move(e));
+    }
+    list.push_back(Value::Object({{"delegate", Value::UInt(n)},
+                                  {"size", Value::UInt(payload->size())},
+                                  {"entries", Value::Array(std::move(entries))}}));
+  }
+  return Value::Array(std::move(list));
+}
+
+}  // namespace etpack
