@@ -48,7 +48,9 @@ const CommandHelp kCommands[] = {
      "                                 (power of two, at most 1GiB)\n"
      "  --constant-alignment N         every constant at a multiple of N in its\n"
      "                                 segment (power of two, at most 64KiB)\n"},
-    {"pack", "pack MANIFEST.json -o OUT [--segment-alignment N] [--constant-alignment N]",
+    {"pack",
+     "pack MANIFEST.json -o OUT [--segment-alignment N] [--constant-alignment N]\n"
+     "       [--external-named-data OUT.ptd]",
      "write a .pte or .ptd from a JSON manifest (docs/manifest.md)",
      "The manifest's \"format\" (\"pte\", the default, or \"ptd\") decides what is\n"
      "written; the flags override its serializer_options.\n"
@@ -57,7 +59,11 @@ const CommandHelp kCommands[] = {
      "  --segment-alignment N       every segment at a multiple of N\n"
      "                              (power of two, at most 1GiB)\n"
      "  --constant-alignment N      (.pte only) every constant at a multiple of N\n"
-     "                              in its segment (power of two, at most 64KiB)\n"},
+     "                              in its segment (power of two, at most 64KiB)\n"
+     "  --external-named-data OUT.ptd\n"
+     "                              (.pte only) write the program's named data, fat\n"
+     "                              delegates' included, to OUT.ptd instead; both\n"
+     "                              files appear together\n"},
     {"ptd",
      "ptd WEIGHTS.safetensors [MORE.safetensors | model.safetensors.index.json ...]\n"
      "       -o OUT.ptd [--align N]",
