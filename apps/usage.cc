@@ -53,7 +53,7 @@ const CommandHelp kCommands[] = {
      "                                 IN.pte already does; a .ptd always does)\n"},
     {"pack",
      "pack MANIFEST.json -o OUT [--segment-alignment N] [--constant-alignment N]\n"
-     "       [--dedup]",
+     "       [--dedup] [--external-named-data OUT.ptd]",
      "write a .pte or .ptd from a JSON manifest (docs/manifest.md)",
      "The manifest's \"format\" (\"pte\", the default, or \"ptd\") decides what is\n"
      "written; the flags override its serializer_options.\n"
@@ -64,7 +64,11 @@ const CommandHelp kCommands[] = {
      "  --constant-alignment N      (.pte only) every constant at a multiple of N\n"
      "                              in its segment (power of two, at most 64KiB)\n"
      "  --dedup                     store identical constants once (a .ptd stores\n"
-     "                              every content once anyway)\n"},
+     "                              every content once anyway)\n"
+     "  --external-named-data OUT.ptd\n"
+     "                              (.pte only) write the program's named data, fat\n"
+     "                              delegates' included, to OUT.ptd instead; both\n"
+     "                              files appear together\n"},
     {"ptd",
      "ptd WEIGHTS.safetensors [MORE.safetensors | model.safetensors.index.json ...]\n"
      "       -o OUT.ptd [--align N]",

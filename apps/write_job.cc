@@ -2,6 +2,7 @@
 
 #include <cinttypes>
 #include <cstdio>
+#include <filesystem>
 #include <tuple>
 #include <utility>
 
@@ -98,6 +99,37 @@ Status PlanAndWrite(const std::string& input_name, const std::string& output, Pt
   if (!plan.ok()) return plan.status().WithContext(input_name);
   ETPACK_RETURN_IF_ERROR(WritePlanned(output, plan->artifact, sha256));
   ReportPte(output, *plan, options);
+  return Status::OK();
+}
+
+Result<const std::string*> DataOutput(const WriteJob& job, const char* flag) {
+  const std::string* path = job.args.Value(flag);
+  if (path == nullptr) return path;
+  if (path->empty() || *path == "-") {
+    return InvalidArgument(std::string(flag) + " needs a file name (not standard output)");
+  }
+  if (std::filesystem::path(*path).lexically_normal() ==
+      std::filesystem::path(job.output).lexically_normal()) {
+    return InvalidArgument("the .pte and the .ptd must be different files");
+  }
+  return path;
+}
+
+Status PlanAndWritePair(const std::string& input_name, const std::string& output, PteInput pte,
+                        const PteOptions& options, const std::string& ptd_path, const PtdInput& ptd,
+                        bool sha256) {
+  PtdOptions ptd_options;
+  ptd_options.segment_alignment = options.segment_alignment;
+  ptd_options.integrity_table = options.integrity_table;
+  ptd_options.strictest_shared_alignment = options.strictest_shared_alignment;
+  Result<PtePlan> pte_plan = PlanPte(std::move(pte), options);
+  if (!pte_plan.ok()) return pte_plan.status().WithContext(input_name);
+  Result<PtdPlan> ptd_plan = PlanPtd(ptd, ptd_options);
+  if (!ptd_plan.ok()) return ptd_plan.status().WithContext(ptd_path);
+  ETPACK_RETURN_IF_ERROR(
+      WriteFiles({{ptd_path, &ptd_plan->artifact}, {output, &pte_plan->artifact}}, sha256));
+  ReportPtd(ptd_path, *ptd_plan, ptd, ptd_options);
+  ReportPte(output, *pte_plan, options);
   return Status::OK();
 }
 

@@ -69,6 +69,20 @@ void ReportPtd(const std::string& output, const PtdPlan& plan, const PtdInput& i
 Status PlanAndWrite(const std::string& input_name, const std::string& output, PteInput input,
                     const PteOptions& options, bool sha256 = false);
 
+// The .ptd named by `flag` (--external-constants, --external-named-data),
+// written beside the -o program: nullptr when the flag is absent; an
+// error (a usage error) for an empty name, standard output or the -o file.
+Result<const std::string*> DataOutput(const WriteJob& job, const char* flag);
+
+// A program and the .ptd holding its data: plans both before writing either
+// (a planning error starts with `input_name` for the program, `ptd_path`
+// for the data), publishes them as one unit, the .ptd first (a program
+// never appears without its data), and reports both. The .ptd takes the
+// program's segment alignment, shared-alignment rule and integrity option.
+Status PlanAndWritePair(const std::string& input_name, const std::string& output, PteInput pte,
+                        const PteOptions& options, const std::string& ptd_path, const PtdInput& ptd,
+                        bool sha256 = false);
+
 }  // namespace etpack::cli
 
 #endif  // ETPACK_APPS_WRITE_JOB_H_

@@ -40,7 +40,8 @@
 # is timed as `cp && sync`. Outputs are removed before every run and a
 # job's inputs before the next job, so a job needs 3 × S free in DIR
 # (checked before each job; default DIR: $TMPDIR or /tmp; the script works
-# in a fresh DIR/etpack-bench and removes it at exit).
+# in a fresh DIR/etpack-bench-XXXXXX of its own, made by mktemp -d, and
+# removes it at exit).
 #
 # --capped SIZE (default: the largest of --sizes; `none` skips it) also
 # runs each job once at SIZE as `prlimit --as=1GiB etpack ...` (the limit
@@ -108,10 +109,11 @@ if [[ " $jobs " == *" python "* ]]; then
     'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))') >/dev/null
 fi
 
-work="$dir/etpack-bench"
-rm -rf "$work"
-mkdir -p "$work" "$out"
+# A fresh directory per run: two runs at once never share (or remove) each
+# other's files.
+work=$(mktemp -d "$dir/etpack-bench-XXXXXX")
 trap 'rm -rf "$work"' EXIT
+mkdir -p "$out"
 
 # need_space WHAT SIZE: fails unless DIR has 3 × SIZE free (input, output, copy).
 need_space() {

@@ -30,7 +30,8 @@ def method(values, delegates):
     return {"name": "forward",
             "container_meta_type": {"encoded_inp_str": "", "encoded_out_str": ""},
             "values": values, "inputs": [], "outputs": [0] if values else [],
-            "chains": [], "operators": [], "delegates": delegates,
+            "chains": [{"inputs": [], "outputs": [], "instructions": []}],
+            "operators": [], "delegates": delegates,
             "non_const_buffer_sizes": [0], "non_const_buffer_device": None}
 
 

@@ -3,7 +3,8 @@
 #  1. installed: `meson install` into a staging directory; the C example of
 #     docs/c-api.md compiled with cc against the installed etpack.pc, run, and
 #     its .ptd checked with the installed `etpack verify`; a C++ program built
-#     the same way against the C++ API of the installed shared library;
+#     the same way against the C++ API of the installed shared library; the
+#     Python module imported from the installed site-packages;
 #  2. as a meson subproject: a throwaway project with etpack linked into
 #     subprojects/ builds the same example with dependency('etpack') (shared)
 #     and dependency('etpack', static : true), without etpack's tests.
@@ -47,6 +48,13 @@ c++ -std=c++17 -Wall -Wextra -Werror "$tmp/cxx.cc" "${flags[@]}" -o "$tmp/cxx"
 LD_LIBRARY_PATH="$libdir" "$tmp/cxx" || fail "the C++ API of the installed library failed"
 unset PKG_CONFIG_PATH PKG_CONFIG_SYSROOT_DIR
 
+# From / so that the source tree's python/ cannot be what is imported.
+site="$(find "$stage" -path '*/etpack/__init__.py' -printf '%h\n' | head -1)"
+[ -n "$site" ] || fail "meson install put no Python package etpack in place"
+(cd / && PYTHONPATH="${site%/etpack}" /usr/bin/python3 -c 'import etpack, sys
+assert etpack.__file__.startswith(sys.argv[1]), etpack.__file__' "${site%/etpack}") ||
+  fail "the installed Python module does not import from ${site%/etpack}"
+
 # ---- 2. subproject ------------------------------------------------------------
 consumer="$tmp/consumer"
 mkdir -p "$consumer/subprojects"
@@ -71,4 +79,4 @@ for kind in shared static; do
   "$consumer/build/${kind}_example" "$tmp/$kind.ptd" >/dev/null
   cmp -s "$tmp/installed.ptd" "$tmp/$kind.ptd" || fail "the $kind subproject build wrote other bytes"
 done
-echo "test_install: installed library, pkg-config, tool and subproject use all work"
+echo "test_install: installed library, pkg-config, tool, Python module and subproject use all work"

@@ -62,6 +62,13 @@ const std::vector<WritePath>& WritePaths() {
          return {Golden("pte_constants.input.json"), "-o", out + "/x.pte"};
        },
        {"x.pte"}},
+      {"pack --external-named-data",
+       cli::Pack,
+       [](const std::string&, const std::string& out) -> std::vector<std::string> {
+         return {Golden("pte_fat.input.json"), "-o", out + "/x.pte", "--external-named-data",
+                 out + "/x.ptd"};
+       },
+       {"x.ptd", "x.pte"}},
       {"pack .ptd",
        cli::Pack,
        [](const std::string&, const std::string& out) -> std::vector<std::string> {

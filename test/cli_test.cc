@@ -685,6 +685,73 @@ TEST_CASE("repack --external-constants writes a program and its data") {
   }
 }
 
+TEST_CASE("pack --external-named-data writes a fat delegate's named data to a .ptd") {
+  TempDir dir;
+  etpack::testing::WriteFile(dir / "w.bin", Pattern(4096, 1));
+  etpack::testing::WriteFile(dir / "mlx.bin", Pattern(100, 2));
+  // A fat delegate: the native program (its weight EXTERNAL "layer.w") and
+  // an MLX payload, both bringing w.bin under their own keys.
+  const std::string chain = R"("chains": [{"inputs": [], "outputs": [], "instructions": []}],
+      "operators": [], "non_const_buffer_sizes": [0])";
+  const std::string native = R"({"version": 0, "execution_plan": [{"name": "forward",
+      "values": [{"val_type": "Tensor", "val": {"scalar_type": 0, "sizes": [4096],
+        "dim_order": [0], "extra_tensor_info": {"fully_qualified_name": "layer.w",
+        "location": 1}}}],
+      "inputs": [], "outputs": [0], "delegates": [], )" +
+                             chain + "}]}";
+  const std::string manifest = R"({"format": "pte", "program": {"version": 0,
+      "execution_plan": [{"name": "forward", "values": [], "inputs": [], "outputs": [],
+        "delegates": [{"id": "NativeBackend", "processed": {"location": 0, "index": 0},
+                       "compile_specs": []}], )" +
+                               chain + R"(}],
+      "backend_delegate_data": [{"data": {"nfat": {"entries": [
+        {"backend_id": "NativeBackend", "program": {"program": )" +
+                               native + R"(},
+         "named_data": {"buffers": [{"file": "w.bin"}],
+                        "entries": [{"key": "layer.w", "buffer_index": 0, "alignment": 64}]}},
+        {"backend_id": "MLXBackend", "data": {"file": "mlx.bin"},
+         "named_data": {"buffers": [{"file": "w.bin"}],
+                        "entries": [{"key": "mlx/layer.w", "buffer_index": 0}]}}]}}}]}})";
+  WriteFileText(dir / "fat.json", manifest);
+  const std::string pte = dir / "m.pte";
+  const std::string ptd = dir / "m.ptd";
+  Run run = Etpack({"pack", dir / "fat.json", "-o", pte, "--external-named-data", ptd});
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  CHECK(Contains(run.output, "wrote " + ptd + " (4352 bytes, 2 entries, 1 segment"));
+  CHECK(Contains(run.output, "wrote " + pte));
+  CHECK(InspectJson(pte).Find("named_data")->items().empty());
+
+  // The program entry's key resolves in the .ptd, and only there.
+  Run alone = Etpack({"verify", pte});
+  INFO(alone.output);
+  CHECK(alone.exit_code == 1);
+  CHECK(Contains(alone.output,
+                 "EXTERNAL key \"layer.w\" is not in the outer program's "
+                 "named data (give .ptd files with --data)"));
+  Run both = Etpack({"verify", pte, "--data", ptd});
+  INFO(both.output);
+  CHECK(both.exit_code == 0);
+  CHECK(Contains(both.output, "1 entry external keys resolve"));
+  Run data = Etpack({"verify", ptd});
+  INFO(data.output);
+  CHECK(data.exit_code == 0);
+
+  SECTION("usage errors") {
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"pack", dir / "fat.json", "-o", pte, "--external-named-data",
+                                   pte},
+          {"pack", dir / "fat.json", "-o", pte, "--external-named-data", "-"},
+          {"pack", Golden("ptd_basic.input.json"), "-o", dir / "x.ptd", "--external-named-data",
+           dir / "y.ptd"}}) {
+      Run bad = Etpack(args);
+      INFO(bad.output);
+      CHECK(bad.exit_code == 2);
+      CHECK(Contains(bad.output, "etpack: pack: "));
+    }
+  }
+}
+
 TEST_CASE("ptd converts safetensors checkpoints") {
   TempDir dir;
   // BF16 matrix, F32 vector, a zero-element tensor and a 1-byte tensor.

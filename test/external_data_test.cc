@@ -394,3 +394,102 @@ TEST_CASE("ExternalizeConstants leaves EXTERNAL tensors alone") {
   const std::vector<uint8_t> half{0, 0, 0, 0x3f};      // 0.5f
   CHECK(ReadSource(*moved->EntrySource(0)) == half);
 }
+
+namespace {
+
+// The .pte and .ptd bytes of a split.
+std::pair<std::vector<uint8_t>, std::vector<uint8_t>> Written(
+    Result<std::pair<PteInput, PtdInput>> split, const PteOptions& options) {
+  INFO(split.status().ToString());
+  REQUIRE(split.ok());
+  auto pte = PlanPte(std::move(split->first), options);
+  INFO(pte.status().ToString());
+  REQUIRE(pte.ok());
+  PtdOptions ptd_options;
+  ptd_options.segment_alignment = options.segment_alignment;
+  auto ptd = PlanPtd(split->second, ptd_options);
+  INFO(ptd.status().ToString());
+  REQUIRE(ptd.ok());
+  return {Materialize(pte->artifact), Materialize(ptd->artifact)};
+}
+
+}  // namespace
+
+TEST_CASE("ExternalizeConstants of an input splits as that program's file does") {
+  // Splitting the input gives the bytes of splitting the file written from
+  // it (what save_pte(external_constants=) once did), but for named data:
+  // a file does not record the alignments its keys asked for (its input
+  // shows what their offsets happen to divide), the input does.
+  for (const char* name :
+       {"pte_all_kinds", "pte_constants", "pte_constants_align64", "pte_delegates",
+        "pte_delegates_inline", "pte_external", "pte_fat", "pte_multi_method", "pte_mutable",
+        "pte_named_data", "pte_no_segments"}) {
+    INFO(name);
+    auto m = LoadPteManifest(GoldenDir() + "/" + name + ".input.json");
+    INFO(m.status().ToString());
+    REQUIRE(m.ok());
+    const uint64_t alignment = m->options.constant_tensor_alignment;
+    auto file = PteOf(m->input, std::string(name) + ".pte", m->options);
+    auto file_split = ExternalizeConstants(*file, alignment);
+    if (file_split.ok()) file_split->first.named_data = m->input.named_data;
+    const auto from_file = Written(std::move(file_split), m->options);
+    const auto from_input = Written(ExternalizeConstants(m->input, alignment), m->options);
+    CHECK(from_input.first == from_file.first);
+    CHECK(from_input.second == from_file.second);
+  }
+}
+
+TEST_CASE("ExternalizeConstants of an input reads each constant byte once") {
+  uint64_t read = 0;
+  auto counted = [&read](uint64_t size, uint8_t seed) {
+    return GeneratorSource("counted", size,
+                           [&read, size, seed](uint64_t off, uint8_t* dst, size_t n) {
+                             if (off + n > size) return OutOfRange("read past the end");
+                             for (size_t i = 0; i < n; ++i)
+                               dst[i] = static_cast<uint8_t>(seed + (off + i) * 7);
+                             read += n;
+                             return Status::OK();
+                           });
+  };
+  PteInput in = SmallProgram({counted(3 << 20, 1), counted(1 << 20, 2)}, {Pattern(100, 3)});
+  auto split = ExternalizeConstants(std::move(in));
+  INFO(split.status().ToString());
+  REQUIRE(split.ok());
+  CHECK(read == 0);  // splitting plans, it does not read
+  const auto [pte, ptd] = Written(std::move(split), PteOptions{});
+  CHECK(read == (4u << 20));  // once, into the .ptd
+  CHECK(pte.size() < 4096);   // the program holds none of them
+  auto data = Read<PtdFile>("m.ptd", ptd);
+  REQUIRE(data->entries().size() == 2);
+  CHECK(ReadSource(*data->EntrySource(0)) == ReadSource(*Pattern(3 << 20, 1)));
+  CHECK(ReadSource(*data->EntrySource(1)) == ReadSource(*Pattern(1 << 20, 2)));
+}
+
+TEST_CASE("ExternalizeConstants of an input: errors") {
+  SECTION("what the planner refuses") {
+    PteInput in = SmallProgram({Pattern(8, 1)});
+    in.constants[1] = nullptr;
+    auto split = ExternalizeConstants(std::move(in));
+    REQUIRE_FALSE(split.ok());
+    CHECK(split.status().message() == "constants[1]: null source");
+  }
+  SECTION("what the split refuses") {
+    PteInput in = SmallProgram({Pattern(8, 1), Pattern(8, 2)});
+    for (size_t v : {0, 1}) {
+      Values(in)[v].Find("val")->Set(
+          "extra_tensor_info",
+          json::Value::Object({{"fully_qualified_name", json::Value::String("w")}}));
+    }
+    auto split = ExternalizeConstants(std::move(in));
+    REQUIRE_FALSE(split.ok());
+    INFO(split.status().message());
+    CHECK(Contains(split.status().message(),
+                   "program: execution_plan[0].values[1]: fully_qualified_name 'w' is also the "
+                   "name of execution_plan[0].values[0]"));
+  }
+  SECTION("alignment") {
+    auto split = ExternalizeConstants(SmallProgram({Pattern(8, 1)}), 48);
+    REQUIRE_FALSE(split.ok());
+    CHECK(split.status().code() == Code::kInvalidArgument);
+  }
+}

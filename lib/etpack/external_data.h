@@ -54,6 +54,14 @@ Status CheckExternalReferences(const PteFile& pte, const std::vector<const PtdFi
 Result<std::pair<PteInput, PtdInput>> ExternalizeConstants(const PteFile& pte,
                                                            uint64_t alignment = 16);
 
+// The same split for a program not written yet: `input` as PlanPte takes it
+// (move it in). The constants' sources move to the .ptd input as they are,
+// so planning and writing the pair reads each constant byte once, and no
+// .pte holding them is ever written. The program is planned once to be
+// checked (reading no bulk data): what PlanPte refuses for `input` is
+// returned as PlanPte's error. Split errors start with "program: ".
+Result<std::pair<PteInput, PtdInput>> ExternalizeConstants(PteInput input, uint64_t alignment = 16);
+
 }  // namespace etpack
 
 #endif  // ETPACK_EXTERNAL_DATA_H_

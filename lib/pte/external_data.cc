@@ -9,6 +9,7 @@
 #include "flatbuffer/scalar_type.h"
 #include "layout/layout.h"
 #include "program_etpack_generated.h"
+#include "pte/program_checks.h"
 #include "pte/program_walk.h"
 
 namespace etpack {
@@ -96,12 +97,13 @@ Status CheckExternalReferences(const PteFile& pte, const std::vector<const PtdFi
   return Status::OK();
 }
 
-Result<std::pair<PteInput, PtdInput>> ExternalizeConstants(const PteFile& pte, uint64_t alignment) {
-  ETPACK_RETURN_IF_ERROR(CheckAlignment(alignment, "external constant alignment"));
-  ETPACK_ASSIGN_OR_RETURN(PteInput in, pte.ToInput());
-  const fb::Program& prog = pte.program();
-  const std::string& name = pte.name();
+namespace {
 
+// The split itself, for `in` (program in tree form) and `prog`, the same
+// program verified, whose tensors' data_buffer_idx index in.constants.
+// `name` starts errors.
+Result<std::pair<PteInput, PtdInput>> Externalize(const fb::Program& prog, const std::string& name,
+                                                  PteInput in, uint64_t alignment) {
   const size_t nbuffers = in.constants.size();
   json::Value* plans = in.program.tree().Find("execution_plan");
 
@@ -194,6 +196,37 @@ Result<std::pair<PteInput, PtdInput>> ExternalizeConstants(const PteFile& pte, u
 
   if (nbuffers > 0) in.constants = {OwnedSource({})};
   return std::make_pair(std::move(in), std::move(ptd));
+}
+
+}  // namespace
+
+Result<std::pair<PteInput, PtdInput>> ExternalizeConstants(const PteFile& pte, uint64_t alignment) {
+  ETPACK_RETURN_IF_ERROR(CheckAlignment(alignment, "external constant alignment"));
+  ETPACK_ASSIGN_OR_RETURN(PteInput in, pte.ToInput());
+  return Externalize(pte.program(), pte.name(), std::move(in), alignment);
+}
+
+Result<std::pair<PteInput, PtdInput>> ExternalizeConstants(PteInput input, uint64_t alignment) {
+  ETPACK_RETURN_IF_ERROR(CheckAlignment(alignment, "external constant alignment"));
+  ETPACK_ASSIGN_OR_RETURN(json::Value tree, std::move(input.program).TakeTree());
+  // The walk needs the program verified, as the planner builds and checks
+  // it. Planning a copy of the structure reads no bulk bytes: constants and
+  // mutable values count by size; named data plays no part (and blobs of
+  // equal size would be compared); delegates stand in empty, kept inline,
+  // which also takes references exactly as given.
+  PteInput probe;
+  probe.program = ProgramStructure::FromTree(tree);
+  probe.constants = input.constants;
+  probe.mutable_data = input.mutable_data;
+  probe.delegates.assign(input.delegates.size(), OwnedSource({}));
+  PteOptions probe_options;
+  probe_options.extract_delegate_segments = false;
+  ETPACK_ASSIGN_OR_RETURN(PtePlan plan, PlanPte(std::move(probe), probe_options));
+  ETPACK_ASSIGN_OR_RETURN(
+      CheckedPte checked,
+      CheckPte(plan.artifact.head.data(), plan.artifact.head.size(), plan.artifact.file_size));
+  input.program = ProgramStructure::FromTree(std::move(tree));
+  return Externalize(*checked.program, "program", std::move(input), alignment);
 }
 
 }  // namespace etpack

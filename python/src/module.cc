@@ -77,21 +77,6 @@ ProgramStructure ProgramOf(Items& items, py::handle program) {
                  std::string(py::str(py::type::handle_of(program).attr("__name__"))));
 }
 
-// Writes `plan` to a hidden file next to `path`, opens it and removes its
-// name (the open file stays readable).
-Result<std::unique_ptr<PteFile>> WriteHidden(const std::string& path, const ArtifactPlan& plan) {
-  const size_t slash = path.rfind('/');
-  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
-  std::string temp = dir + "/.etpack-split-XXXXXX";
-  const int fd = mkstemp(temp.data());
-  if (fd < 0) return IoError(dir + ": creating a temporary file", errno);
-  close(fd);
-  Status written = WriteArtifactFile(temp, plan);
-  Result<std::unique_ptr<PteFile>> file = written.ok() ? PteFile::Open(temp) : written;
-  unlink(temp.c_str());
-  return file;
-}
-
 void SavePte(const std::string& path, py::handle program, py::handle constants,
              py::handle mutable_data, py::handle delegates, py::handle named_data,
              const PteOptions& options, py::handle progress, py::handle external_constants) {
@@ -112,19 +97,13 @@ void SavePte(const std::string& path, py::handle program, py::handle constants,
   PtdPlan ptd_plan;
   PlanAndWrite(
       [&](ArtifactFiles* files) -> Status {
-        ETPACK_ASSIGN_OR_RETURN(pte_plan, PlanPte(std::move(input), options));
         if (ptd_path.empty()) {
+          ETPACK_ASSIGN_OR_RETURN(pte_plan, PlanPte(std::move(input), options));
           *files = {{path, &pte_plan.artifact}};
           return Status::OK();
         }
-        // ExternalizeConstants splits a .pte file (as `repack
-        // --external-constants` does), so the program is written once to a
-        // hidden file beside `path`, which is unlinked as soon as it is
-        // open: the split's sources keep it readable until they are gone.
-        ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PteFile> file,
-                                WriteHidden(path, pte_plan.artifact));
-        ETPACK_ASSIGN_OR_RETURN(auto split,
-                                ExternalizeConstants(*file, options.constant_tensor_alignment));
+        ETPACK_ASSIGN_OR_RETURN(
+            auto split, ExternalizeConstants(std::move(input), options.constant_tensor_alignment));
         PtdOptions ptd_options;
         ptd_options.segment_alignment = options.segment_alignment;
         Result<PtePlan> program_only = PlanPte(std::move(split.first), options);
