@@ -38,12 +38,14 @@ TEST_CASE("ContentDedup: equal bytes get one id; lone sizes are never read") {
   CHECK(*d.Add(a) == 1);
   CHECK(*read == 0);  // nothing to compare with yet
   CHECK(*d.Add(b) == 2);
-  CHECK(*read == 2 * (3 << 20));  // a and b hashed, once each
+  constexpr uint64_t kSample = 3 * 4096;
+  CHECK(*read == 2 * kSample);  // a and b sampled, and told apart by that alone
   CHECK(*d.Add(a2) == 1);
-  // a2 hashed, then confirmed against a byte by byte; a's and b's hashes kept.
-  CHECK(*read == 2 * (3 << 20) + 3 * (3 << 20));
+  // a2 sampled; its sample is a's alone, so the two are compared byte by
+  // byte, each read once.
+  CHECK(*read == 3 * kSample + 2 * (3 << 20));
   CHECK(*d.Add(a) == 1);  // the same object: no read
-  CHECK(*read == 5 * (3 << 20));
+  CHECK(*read == 3 * kSample + 2 * (3 << 20));
   CHECK(d.contents() == 3);
   CHECK(d.content(1) == a);
   // Empty items are equal without reading; an in-memory copy of a matches.
@@ -51,6 +53,24 @@ TEST_CASE("ContentDedup: equal bytes get one id; lone sizes are never read") {
   CHECK(*d.Add(Bytes({})) == 3);
   REQUIRE(ReadAll(*a).ok());
   CHECK(*d.Add(OwnedSource(*ReadAll(*a))) == 1);
+}
+
+TEST_CASE("ContentDedup: bytes between the sampled windows still count") {
+  // Equal at the start, middle and end windows, different elsewhere.
+  const size_t n = 1 << 20;
+  std::vector<uint8_t> x = testing::PatternBytes(n, 5);
+  std::vector<uint8_t> y = x;
+  y[100000] ^= 1;
+  std::vector<uint8_t> z = x;
+  z[200000] ^= 1;
+  ContentDedup d;
+  CHECK(*d.Add(Bytes(x)) == 0);
+  CHECK(*d.Add(Bytes(y)) == 1);  // one same-sample candidate: compared
+  CHECK(*d.Add(Bytes(z)) == 2);  // two: hashed whole first
+  CHECK(*d.Add(Bytes(y)) == 1);
+  CHECK(*d.Add(Bytes(x)) == 0);
+  CHECK(*d.Add(Bytes(z)) == 2);
+  CHECK(d.contents() == 3);
 }
 
 TEST_CASE("ContentDedup: one range of one file named twice is one content, unread") {

@@ -8,13 +8,19 @@
 //     reading anything;
 //   - items are candidates for each other only when their sizes agree, so
 //     an item whose size no other item has is never read;
-//   - an item is hashed (XXH3-128) once, on the first meeting with another
-//     item of its size, and the hash is kept;
-//   - equal hashes are confirmed by comparing the bytes, so a collision can
-//     never merge different contents.
-// k items of one size cost k hash reads plus one comparison per match, never
-// k^2 reads. Used for .pte/.ptd named data and shared delegate payloads; any
-// other store (constant tensors, .ptd tensors) can use it the same way.
+//   - on its first meeting with another item of its size, an item is
+//     sampled: XXH3-128 of three 4 KiB windows (its start, middle and end),
+//     kept. Weights of one shape (every layer of a transformer) differ
+//     there, so telling them apart costs 12 KiB each, not a read of the
+//     whole checkpoint while planning;
+//   - an item whose sample matches one earlier content's is compared with
+//     it byte for byte; one that matches several is hashed whole (XXH3-128,
+//     once, kept) and compared only with the content of equal hash, so a
+//     collision can never merge different contents.
+// k items of one size cost k samples, plus for items whose sample another
+// shares a whole read or two and one comparison per match; never k^2 reads. Used for .pte/.ptd
+// named data and shared delegate payloads; any other store (constant tensors, .ptd tensors) can use
+// it the same way.
 
 #ifndef ETPACK_LAYOUT_CONTENT_DEDUP_H_
 #define ETPACK_LAYOUT_CONTENT_DEDUP_H_
@@ -52,9 +58,13 @@ class ContentDedup {
   };
   struct Item {
     SourcePtr source;
-    std::optional<Hash128> hash;  // computed on the first same-size meeting
+    std::optional<Hash128> sample;  // computed on the first same-size meeting
+    std::optional<Hash128> hash;    // computed on the first same-sample meeting
   };
-  static Result<Hash128> HashOf(const Source& source);
+  // XXH3-128 of [offset, offset + size) of `source`.
+  static Result<Hash128> HashOf(const Source& source, uint64_t offset, uint64_t size);
+  static Result<Hash128> SampleOf(const Source& source);
+  Result<const Hash128*> SampleOfItem(size_t i);
   Result<const Hash128*> HashOfItem(size_t i);
 
   std::vector<Item> items_;         // every distinct source object
