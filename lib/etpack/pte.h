@@ -75,9 +75,10 @@ struct PteOptions {
   // data_buffer_idx values stay as given). The runtime sizes a constant by
   // its tensor's nbytes, never by the next offset, so such a file loads
   // like any other; etpack's reader, verify and repack accept it too.
-  // Compared as named data is: only constants of equal size are read
-  // (XXH3-128 once each, then the bytes), so when no two constants share a
-  // size nothing is read and the file is the same as without the option.
+  // Compared as named data is: only constants of equal size are read (a
+  // 12 KiB sample each, then the bytes of those whose samples match), so
+  // when no two constants share a size nothing is read and the file is the
+  // same as without the option.
   // Off by default: the reference serializer stores every constant_buffer
   // entry as given, so the default output matches it byte for byte. Empty
   // constants are never moved. Named data, delegate payloads and .ptd
