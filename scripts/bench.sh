@@ -48,7 +48,8 @@
 # covers all virtual memory, mmap windows included) and records whether
 # it succeeded.
 #
-# Then runs the in-process Google Benchmarks (bench/bench_main.cc).
+# Then runs the in-process Google Benchmarks (bench/bench_main.cc): those
+# matching --gbench REGEX (default all), none with --gbench none.
 # Writes OUT/RESULTS.md, OUT/results.tsv and the plot OUT/results.png
 # (gnuplot; throughput and peak RSS against size). Default OUT: bench.
 set -euo pipefail
@@ -61,7 +62,8 @@ capped=""
 cap_as=$((1 << 30))
 dir="${TMPDIR:-/tmp}"
 out=bench
-usage="usage: $0 [--jobs LIST] [--sizes LIST] [--runs N] [--capped SIZE|none] [--dir DIR] [--out DIR]"
+gbench_filter=.
+usage="usage: $0 [--jobs LIST] [--sizes LIST] [--runs N] [--capped SIZE|none] [--dir DIR] [--out DIR] [--gbench REGEX|none]"
 while (($#)); do
   case "$1" in --*) (($# >= 2)) || { echo "$usage" >&2; exit 2; } ;; esac
   case "$1" in
@@ -71,6 +73,7 @@ while (($#)); do
     --capped) capped="$2" ;;
     --dir) dir="$2" ;;
     --out) out="$2" ;;
+    --gbench) gbench_filter="$2" ;;
     *) echo "$usage" >&2; exit 2 ;;
   esac
   shift 2
@@ -374,9 +377,13 @@ for size in $all_sizes; do
 done
 
 # The in-process benchmarks (bench/bench_main.cc), after the disk is quiet.
-echo "== Google Benchmark ($(date +%T))" >&2
-drop_caches
-gbench=$(TMPDIR="$work" build-release/bench/etpack_bench 2>/dev/null | sed -n '/^Benchmark/,$p' | grep -v '^-*$')
+gbench=""
+if [ "$gbench_filter" != none ]; then
+  echo "== Google Benchmark ($(date +%T))" >&2
+  drop_caches
+  gbench=$(TMPDIR="$work" build-release/bench/etpack_bench --benchmark_filter="$gbench_filter" \
+             2>/dev/null | sed -n '/^Benchmark/,$p' | grep -v '^-*$')
+fi
 
 # Data for the plot: one block per job (gnuplot `index`), in --jobs order.
 {
@@ -489,19 +496,21 @@ EOF
     echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
     printf '%s\n' "${zrows[@]}"
   fi
-  echo
-  echo "## In-process (Google Benchmark, \`build-release/bench/etpack_bench\`)"
-  echo
-  echo "Planning (\`PlanTensors/N\`: pass one and the finished header for N tensors),"
-  echo "225 delegate blobs planned and written to memory, XXH3 over resident buffers,"
-  echo "and the file sink alone writing 256 MiB (\`SinkWrite\`: mapped windows vs"
-  echo "pwrite, window size, write-back depth; \`peak_rss_above_buffers_MiB\` is the peak"
-  echo "RSS over the caller's own buffer) or copying a 256 MiB file dropped from the"
-  echo "page cache (\`FileCopy\`: copy_file_range vs pread). Wall time; sync on."
-  echo
-  echo '```'
-  printf '%s\n' "$gbench"
-  echo '```'
+  if [ -n "$gbench" ]; then
+    echo
+    echo "## In-process (Google Benchmark, \`build-release/bench/etpack_bench\`)"
+    echo
+    echo "Planning (\`PlanTensors/N\`: pass one and the finished header for N tensors),"
+    echo "225 delegate blobs planned and written to memory, XXH3 over resident buffers,"
+    echo "and the file sink alone writing 256 MiB (\`SinkWrite\`: mapped windows vs"
+    echo "pwrite, window size, write-back depth; \`peak_rss_above_buffers_MiB\` is the peak"
+    echo "RSS over the caller's own buffer) or copying a 256 MiB file dropped from the"
+    echo "page cache (\`FileCopy\`: copy_file_range vs pread). Wall time; sync on."
+    echo
+    echo '```'
+    printf '%s\n' "$gbench"
+    echo '```'
+  fi
 } > "$out/RESULTS.md"
 
 if ! plot; then echo "bench: gnuplot failed; $out/results.png not written" >&2; fi
