@@ -14,6 +14,9 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <new>
+#include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -58,7 +61,13 @@ Status RunOrderedJobs(size_t count, int threads, size_t slot_count,
         i = next++;
       }
       Slot& slot = slots[i % slots.size()];
-      Status s = job(worker, i, &slot.bytes);
+      Status s;
+      try {
+        s = job(worker, i, &slot.bytes);
+      } catch (const std::bad_alloc&) {
+        // An exception would end the process from this thread.
+        s = OutOfRange("out of memory in job " + std::to_string(i));
+      }
       std::lock_guard<std::mutex> lock(mu);
       slot.status = std::move(s);
       slot.ready = true;

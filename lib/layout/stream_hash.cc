@@ -1,6 +1,7 @@
 #include "layout/stream_hash.h"
 
 #include <algorithm>
+#include <new>
 #include <numeric>
 #include <string>
 #include <system_error>
@@ -110,7 +111,13 @@ void HashThread::Run() {
     const bool failed = !status_.ok();
     lock.unlock();
     // After a failure the rest is dropped: the write is already lost.
-    Status s = failed ? Status::OK() : hashes_.Feed(job.offset, job.data, job.n);
+    Status s;
+    try {
+      if (!failed) s = hashes_.Feed(job.offset, job.data, job.n);
+    } catch (const std::bad_alloc&) {
+      // An exception would end the process from this thread.
+      s = OutOfRange("out of memory while hashing");
+    }
     lock.lock();
     if (!s.ok() && status_.ok()) status_ = std::move(s);
     busy_ = false;
