@@ -4,12 +4,10 @@
 #ifndef ETPACK_PROGRAM_WALK_H_
 #define ETPACK_PROGRAM_WALK_H_
 
-#include <algorithm>
 #include <cstdint>
 #include <string>
 
 #include "etpack/status.h"
-#include "layout/layout.h"
 #include "program_etpack_generated.h"
 
 namespace etpack {
@@ -30,12 +28,6 @@ inline bool IsMutableWithInit(const etpack::pte_fb::Tensor& t) {
 // "execution_plan[p].values[v]", for messages.
 inline std::string TensorPath(uint32_t p, uint32_t v) {
   return "execution_plan[" + std::to_string(p) + "].values[" + std::to_string(v) + "]";
-}
-
-// Largest power of two dividing `offset`, capped at 64 KiB (0 is aligned to
-// anything): the alignment a read file shows for its data.
-inline uint64_t OffsetAlignment(uint64_t offset) {
-  return std::min<uint64_t>(AlignmentOf(offset), 65536);
 }
 
 // Calls fn(plan index, value index, tensor) for every Tensor value, in
