@@ -25,7 +25,7 @@ int Pack(const std::vector<std::string>& argv) {
   }
   Result<const std::string*> ptd_path = DataOutput(*job, "--external-named-data");
   if (!ptd_path.ok()) return UsageError("pack", ptd_path.status().message());
-  const DigestFlags digest = ParseDigestFlags(job->args).value();  // checked by ParseWriteJob
+  const DigestFlags& digest = job->digest;
   Result<AnyManifest> manifest = LoadManifest(job->input);
   if (!manifest.ok()) return Failure(manifest.status());
 

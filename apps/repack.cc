@@ -33,7 +33,7 @@ int Repack(const std::vector<std::string>& argv) {
   if (!file.ok()) return Failure(file.status());
   PteOptions options = (*file)->InferredOptions();
   if (Status s = ApplyPteFlags(job->args, &options); !s.ok()) return Failure(s);
-  const DigestFlags digest = ParseDigestFlags(job->args).value();  // checked by ParseWriteJob
+  const DigestFlags& digest = job->digest;
   options.integrity_table = digest.integrity_table;
   if (*ptd_path == nullptr) {
     Result<PteInput> input = (*file)->ToInput();

@@ -31,7 +31,7 @@ Result<WriteJob> ParseWriteJob(const std::vector<std::string>& argv, const char*
                                       "--constant-alignment", kDigestOption};
   options.insert(options.end(), extra.begin(), extra.end());
   ETPACK_ASSIGN_OR_RETURN(Args args, ParseArgs(argv, options, {kIntegrityFlag, kDedupFlag}));
-  ETPACK_RETURN_IF_ERROR(ParseDigestFlags(args).status());
+  ETPACK_ASSIGN_OR_RETURN(const DigestFlags digest, ParseDigestFlags(args));
   if (args.positional.size() != 1) {
     return InvalidArgument(std::string("expected exactly one ") + what + ", got " +
                            std::to_string(args.positional.size()));
@@ -42,6 +42,7 @@ Result<WriteJob> ParseWriteJob(const std::vector<std::string>& argv, const char*
   job.input = args.positional[0];
   job.output = *out;
   job.args = std::move(args);
+  job.digest = digest;
   return job;
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "args.h"
+#include "digests.h"
 #include "etpack/output.h"
 #include "etpack/ptd.h"
 #include "etpack/pte.h"
@@ -21,6 +22,7 @@ struct WriteJob {
   std::string input;
   std::string output;
   Args args;
+  DigestFlags digest;  // --integrity, --digest
 };
 
 // Splits the arguments: exactly one `what`, -o `output_name`, the
