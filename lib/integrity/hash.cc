@@ -9,12 +9,20 @@
 namespace etpack {
 namespace {
 
+// XXH3 in its 64- or 128-bit form: one state type, two sets of calls.
 class Xxh3 final : public RunningHash {
  public:
-  explicit Xxh3(XXH3_state_t* state) : state_(state) {}
+  Xxh3(XXH3_state_t* state, bool wide) : state_(state), wide_(wide) {}
   ~Xxh3() override { XXH3_freeState(state_); }
-  void Update(const uint8_t* data, size_t n) override { (void)XXH3_64bits_update(state_, data, n); }
+  void Update(const uint8_t* data, size_t n) override {
+    (void)(wide_ ? XXH3_128bits_update(state_, data, n) : XXH3_64bits_update(state_, data, n));
+  }
   std::vector<uint8_t> Finish() override {
+    if (wide_) {
+      XXH128_canonical_t c;
+      XXH128_canonicalFromHash(&c, XXH3_128bits_digest(state_));
+      return std::vector<uint8_t>(c.digest, c.digest + sizeof c.digest);
+    }
     XXH64_canonical_t c;
     XXH64_canonicalFromHash(&c, XXH3_64bits_digest(state_));
     return std::vector<uint8_t>(c.digest, c.digest + sizeof c.digest);
@@ -22,6 +30,7 @@ class Xxh3 final : public RunningHash {
 
  private:
   XXH3_state_t* state_;
+  const bool wide_;
 };
 
 class Sha256 final : public RunningHash {
@@ -53,13 +62,15 @@ void RunningHash::UpdateZeros(uint64_t n) {
 }
 
 Result<std::unique_ptr<RunningHash>> NewRunningHash(HashKind kind) {
-  if (kind == HashKind::kXxh3_64) {
+  if (kind == HashKind::kXxh3_64 || kind == HashKind::kXxh3_128) {
+    const bool wide = kind == HashKind::kXxh3_128;
     XXH3_state_t* state = XXH3_createState();
-    if (state == nullptr || XXH3_64bits_reset(state) != XXH_OK) {
+    if (state == nullptr ||
+        (wide ? XXH3_128bits_reset(state) : XXH3_64bits_reset(state)) != XXH_OK) {
       XXH3_freeState(state);
       return OutOfRange("cannot allocate an XXH3 state");
     }
-    return std::unique_ptr<RunningHash>(new Xxh3(state));
+    return std::unique_ptr<RunningHash>(new Xxh3(state, wide));
   }
   EVP_MD_CTX* ctx = EVP_MD_CTX_new();
   if (ctx == nullptr || EVP_DigestInit_ex(ctx, EVP_sha256(), nullptr) != 1) {

@@ -1,6 +1,7 @@
-// hash.h (internal) — the two digests etpack computes over artifact bytes:
-// XXH3-64 for the integrity table (fast, catches corruption, not forgery)
-// and SHA-256 for content addressing (`--digest sha256`).
+// hash.h (internal) — the digests etpack computes over artifact bytes:
+// XXH3-64 for the integrity table (fast, catches corruption, not forgery),
+// XXH3-128 for finding identical contents (content_dedup.h) and SHA-256 for
+// content addressing (`--digest sha256`).
 //
 // SHA-256 comes from Debian's libcrypto (OpenSSL 3, EVP interface): it uses
 // the SHA extensions where the CPU has them (several GB/s), is audited, and
@@ -20,7 +21,7 @@
 
 namespace etpack {
 
-enum class HashKind { kXxh3_64, kSha256 };
+enum class HashKind { kXxh3_64, kXxh3_128, kSha256 };
 
 // One digest being computed over a stream of bytes.
 class RunningHash {
@@ -29,8 +30,9 @@ class RunningHash {
   virtual void Update(const uint8_t* data, size_t n) = 0;
   // Feeds n zero bytes (padding inside a hashed range).
   void UpdateZeros(uint64_t n);
-  // The digest in its canonical byte order (XXH3-64: big-endian, as
-  // XXH64_canonicalFromHash; SHA-256: FIPS 180-4). Call once, last.
+  // The digest in its canonical byte order (XXH3: big-endian, as
+  // XXH64_canonicalFromHash / XXH128_canonicalFromHash; SHA-256: FIPS
+  // 180-4). Call once, last.
   virtual std::vector<uint8_t> Finish() = 0;
 };
 

@@ -1,9 +1,9 @@
 #include "layout/content_dedup.h"
 
-#include <xxhash.h>
-
 #include <algorithm>
 #include <memory>
+
+#include "integrity/hash.h"
 
 namespace etpack {
 
@@ -14,49 +14,25 @@ constexpr uint64_t kSampled = 3 * kWindow;  // items up to this size are sampled
 
 }  // namespace
 
-Result<ContentDedup::Hash128> ContentDedup::HashOf(const Source& source, uint64_t offset,
-                                                   uint64_t size) {
-  constexpr size_t kChunk = size_t{1} << 20;
-  if (const uint8_t* p = source.contiguous()) {
-    const XXH128_hash_t h = XXH3_128bits(p + offset, static_cast<size_t>(size));
-    return Hash128{h.low64, h.high64};
-  }
-  std::vector<uint8_t> buf;
-  try {
-    buf.resize(static_cast<size_t>(std::min<uint64_t>(size, kChunk)));
-  } catch (const std::bad_alloc&) {
-    return OutOfRange("cannot allocate a buffer to hash " + source.Describe());
-  }
-  // The state is too large for the stack in some builds; own it.
-  std::unique_ptr<XXH3_state_t, XXH_errorcode (*)(XXH3_state_t*)> state(XXH3_createState(),
-                                                                        XXH3_freeState);
-  if (state == nullptr || XXH3_128bits_reset(state.get()) != XXH_OK) {
-    return OutOfRange("cannot allocate a hash state for " + source.Describe());
-  }
-  for (uint64_t pos = 0; pos < size;) {
-    const size_t n = static_cast<size_t>(std::min<uint64_t>(size - pos, kChunk));
-    ETPACK_RETURN_IF_ERROR(source.ReadAt(offset + pos, buf.data(), n));
-    (void)XXH3_128bits_update(state.get(), buf.data(), n);
-    pos += n;
-  }
-  const XXH128_hash_t h = XXH3_128bits_digest(state.get());
-  return Hash128{h.low64, h.high64};
-}
-
-Result<ContentDedup::Hash128> ContentDedup::SampleOf(const Source& source) {
+// The three windows fed to one running hash, in order.
+Result<ContentDedup::Digest> ContentDedup::SampleOf(const Source& source) {
   const uint64_t size = source.size();
-  if (size <= kSampled) return HashOf(source, 0, size);
-  Hash128 sample;
+  if (size <= kSampled) return HashSource(source, HashKind::kXxh3_128);
+  ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<RunningHash> h, NewRunningHash(HashKind::kXxh3_128));
+  const uint8_t* bytes = source.contiguous();
+  uint8_t window[kWindow];
   for (const uint64_t at : {uint64_t{0}, (size - kWindow) / 2, size - kWindow}) {
-    ETPACK_ASSIGN_OR_RETURN(const Hash128 h, HashOf(source, at, kWindow));
-    // Order matters (a rotation of the windows is another sample).
-    sample.low = sample.low * 0x9E3779B97F4A7C15u ^ h.low;
-    sample.high = sample.high * 0x9E3779B97F4A7C15u ^ h.high;
+    if (bytes != nullptr) {
+      h->Update(bytes + at, kWindow);
+    } else {
+      ETPACK_RETURN_IF_ERROR(source.ReadAt(at, window, kWindow));
+      h->Update(window, kWindow);
+    }
   }
-  return sample;
+  return h->Finish();
 }
 
-Result<const ContentDedup::Hash128*> ContentDedup::SampleOfItem(size_t i) {
+Result<const ContentDedup::Digest*> ContentDedup::SampleOfItem(size_t i) {
   Item& item = items_[i];
   if (!item.sample) {
     ETPACK_ASSIGN_OR_RETURN(item.sample, SampleOf(*item.source));
@@ -66,10 +42,10 @@ Result<const ContentDedup::Hash128*> ContentDedup::SampleOfItem(size_t i) {
   return &*item.sample;
 }
 
-Result<const ContentDedup::Hash128*> ContentDedup::HashOfItem(size_t i) {
+Result<const ContentDedup::Digest*> ContentDedup::HashOfItem(size_t i) {
   Item& item = items_[i];
   if (!item.hash) {
-    ETPACK_ASSIGN_OR_RETURN(item.hash, HashOf(*item.source, 0, item.source->size()));
+    ETPACK_ASSIGN_OR_RETURN(item.hash, HashSource(*item.source, HashKind::kXxh3_128));
   }
   return &*item.hash;
 }
@@ -94,8 +70,8 @@ Result<size_t> ContentDedup::Add(const SourcePtr& source) {
   if (source->size() == 0 && !same_size.empty()) return same_as(same_size.front());
   std::vector<size_t> candidates;  // same size and same sample
   for (const size_t other : same_size) {
-    ETPACK_ASSIGN_OR_RETURN(const Hash128* mine, SampleOfItem(self));
-    ETPACK_ASSIGN_OR_RETURN(const Hash128* theirs, SampleOfItem(other));
+    ETPACK_ASSIGN_OR_RETURN(const Digest* mine, SampleOfItem(self));
+    ETPACK_ASSIGN_OR_RETURN(const Digest* theirs, SampleOfItem(other));
     if (*mine == *theirs) candidates.push_back(other);
   }
   // One candidate: comparing the bytes reads both once, where hashing first
@@ -103,8 +79,8 @@ Result<size_t> ContentDedup::Add(const SourcePtr& source) {
   const bool hash_first = candidates.size() > 1;
   for (const size_t other : candidates) {
     if (hash_first) {
-      ETPACK_ASSIGN_OR_RETURN(const Hash128* mine, HashOfItem(self));
-      ETPACK_ASSIGN_OR_RETURN(const Hash128* theirs, HashOfItem(other));
+      ETPACK_ASSIGN_OR_RETURN(const Digest* mine, HashOfItem(self));
+      ETPACK_ASSIGN_OR_RETURN(const Digest* theirs, HashOfItem(other));
       if (!(*mine == *theirs)) continue;
     }
     ETPACK_ASSIGN_OR_RETURN(const bool same, SameBytes(*items_[other].source, *source));

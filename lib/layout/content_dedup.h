@@ -52,20 +52,15 @@ class ContentDedup {
   const SourcePtr& content(size_t id) const { return items_[first_[id]].source; }
 
  private:
-  struct Hash128 {
-    uint64_t low = 0, high = 0;
-    bool operator==(const Hash128& o) const { return low == o.low && high == o.high; }
-  };
+  using Digest = std::vector<uint8_t>;  // XXH3-128, canonical bytes
   struct Item {
     SourcePtr source;
-    std::optional<Hash128> sample;  // computed on the first same-size meeting
-    std::optional<Hash128> hash;    // computed on the first same-sample meeting
+    std::optional<Digest> sample;  // computed on the first same-size meeting
+    std::optional<Digest> hash;    // computed on the first same-sample meeting
   };
-  // XXH3-128 of [offset, offset + size) of `source`.
-  static Result<Hash128> HashOf(const Source& source, uint64_t offset, uint64_t size);
-  static Result<Hash128> SampleOf(const Source& source);
-  Result<const Hash128*> SampleOfItem(size_t i);
-  Result<const Hash128*> HashOfItem(size_t i);
+  static Result<Digest> SampleOf(const Source& source);
+  Result<const Digest*> SampleOfItem(size_t i);
+  Result<const Digest*> HashOfItem(size_t i);
 
   std::vector<Item> items_;         // every distinct source object
   std::vector<size_t> content_of_;  // items_[i]'s content id
