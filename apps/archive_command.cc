@@ -22,7 +22,7 @@ int Compress(const std::vector<std::string>& argv) {
   if (!args.ok()) return UsageError(args.status().message());
   if (args->positional.size() != 1) return UsageError("compress takes exactly one FILE");
   const std::string* out = args->Output();
-  if (!out || out->empty()) return UsageError("missing -o FILE.zst");
+  if (!out) return UsageError("missing -o FILE.zst");
   ArchiveOptions options;
   if (const std::string* level = args->Value("--level")) {
     char* end = nullptr;
@@ -56,7 +56,7 @@ int Decompress(const std::vector<std::string>& argv) {
   if (!args.ok()) return UsageError(args.status().message());
   if (args->positional.size() != 1) return UsageError("decompress takes exactly one FILE.zst");
   const std::string* out = args->Output();
-  if (!out || out->empty()) return UsageError("missing -o FILE");
+  if (!out) return UsageError("missing -o FILE");
   const std::string* tensor = args->Value("--tensor");
   const std::string* segment = args->Value("--segment");
   if (tensor && segment) return UsageError("give --tensor or --segment, not both");

@@ -68,7 +68,7 @@ int Bundle(const std::vector<std::string>& argv_list) {
   const std::string* cases = args->Value("--cases");
   if (!cases || cases->empty()) return usage("missing --cases CASES.json");
   const std::string* out = args->Output();
-  if (!out || out->empty()) return usage("missing -o OUT.bpte");
+  if (!out) return usage("missing -o OUT.bpte");
 
   BpteOptions options;
   if (const std::string* layout = args->Value("--layout")) {
@@ -177,7 +177,7 @@ int Unbundle(const std::vector<std::string>& argv_list) {
   }
   const std::string input = args->positional[0];
   const std::string* out = args->Output();
-  if (!out || out->empty()) return usage("missing -o OUT.pte");
+  if (!out) return usage("missing -o OUT.pte");
 
   const auto start = std::chrono::steady_clock::now();
   Result<std::unique_ptr<BpteFile>> bpte = BpteFile::Open(input);

@@ -22,7 +22,7 @@ int Extract(const std::vector<std::string>& argv) {
   if (args->positional.size() != 1) return UsageError("extract takes exactly one FILE.pte");
   const std::string& path = args->positional[0];
   const std::string* out = args->Output();
-  if (out == nullptr || out->empty()) return UsageError("extract: missing -o OUT");
+  if (out == nullptr) return UsageError("extract: missing -o OUT");
   const std::string* n_text = args->Value("--delegate");
   if (n_text == nullptr) return UsageError("extract: missing --delegate N");
   uint64_t n = 0;

@@ -29,7 +29,7 @@ int Ptd(const std::vector<std::string>& argv) {
     return UsageError("ptd", "give at least one .safetensors file or model.safetensors.index.json");
   }
   const std::string* out = args->Output();
-  if (!out || out->empty()) return UsageError("ptd", "missing -o OUT.ptd");
+  if (!out) return UsageError("ptd", "missing -o OUT.ptd");
   uint64_t align = 1;
   if (const std::string* text = args->Value("--align")) {
     Result<uint64_t> parsed = ParseAlignment(*text, "--align");

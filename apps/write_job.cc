@@ -37,7 +37,7 @@ Result<WriteJob> ParseWriteJob(const std::vector<std::string>& argv, const char*
                            std::to_string(args.positional.size()));
   }
   const std::string* out = args.Output();
-  if (!out || out->empty()) return InvalidArgument(std::string("missing -o ") + output_name);
+  if (!out) return InvalidArgument(std::string("missing -o ") + output_name);
   WriteJob job;
   job.input = args.positional[0];
   job.output = *out;
