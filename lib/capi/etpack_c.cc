@@ -141,9 +141,8 @@ Status AddIndexed(std::vector<etpack::SourcePtr>& list, bool placeholder, const 
   return Status::OK();
 }
 
-Status NewPlan(etpack::Result<etpack::ArtifactPlan> artifact, etpack_plan** out) {
-  if (!artifact.ok()) return artifact.status();
-  *out = new etpack_plan{std::move(artifact).value()};
+Status NewPlan(etpack::ArtifactPlan artifact, etpack_plan** out) {
+  *out = new etpack_plan{std::move(artifact)};
   return Status::OK();
 }
 
@@ -279,8 +278,7 @@ etpack_status etpack_plan_of_source(const etpack_source* source, etpack_plan** o
   return Guard(__func__, [&](const char* fn) -> Status {
     ETPACK_C_OUT(out);
     ETPACK_C_REQUIRE(source);
-    *out = new etpack_plan{etpack::PlanOfSource(source->source)};
-    return Status::OK();
+    return NewPlan(etpack::PlanOfSource(source->source), out);
   });
 }
 
