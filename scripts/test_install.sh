@@ -31,7 +31,8 @@ done
 export PKG_CONFIG_PATH="$libdir/pkgconfig" PKG_CONFIG_SYSROOT_DIR="$stage"
 read -r -a flags <<<"$(pkg-config --cflags --libs etpack)"
 
-awk '/^```c$/ {on = 1; next} /^```$/ {on = 0} on' "$src/docs/c-api.md" >"$tmp/example.c"
+# The build extracted docs/c-api.md's ```c block for its c_api_example test.
+cp "$build/test/c_api_example.c" "$tmp/example.c"
 [ -s "$tmp/example.c" ] || fail "no \`\`\`c block in docs/c-api.md"
 cc -std=c99 -Wall -Wextra -Wpedantic -Werror "$tmp/example.c" "${flags[@]}" -o "$tmp/example"
 LD_LIBRARY_PATH="$libdir" "$tmp/example" "$tmp/installed.ptd" >/dev/null
