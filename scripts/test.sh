@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what is needed, builds, and runs every test: first the normal
-# build (GCC, build/), then the same suite under AddressSanitizer and
+# build (GCC, build/), then the Python wheel built and smoke-tested in a fresh
+# venv (scripts/test_wheel.sh), then the suite under AddressSanitizer and
 # UndefinedBehaviorSanitizer (clang, build-san/; any report fails its test).
 # Arguments go to both `meson test` runs.
 set -euo pipefail
@@ -9,13 +10,17 @@ scripts/setup.sh build
 ninja -C build
 rc=0
 meson test -C build --print-errorlogs "$@" || rc=$?
+wheel_ok=0
+wheel_bad=0
+if scripts/test_wheel.sh; then wheel_ok=1; else wheel_bad=1; rc=1; fi
 scripts/setup.sh build-san san
 ninja -C build-san
 # Sanitized code runs 2-3 times slower; the multiplier keeps the timeouts fair.
 meson test -C build-san --print-errorlogs --timeout-multiplier 3 "$@" || rc=$?
-# One plain closing line for CI: counts of test programs in both suites.
-ok=0
-bad=0
+# One plain closing line for CI: counts of test programs in both suites and
+# the wheel's smoke test.
+ok=$wheel_ok
+bad=$wheel_bad
 for log in build/meson-logs/testlog.json build-san/meson-logs/testlog.json; do
   [ -f "$log" ] || continue
   ok=$((ok + $(grep -c '"result": "OK"' "$log" || true)))
