@@ -119,6 +119,8 @@ etpack::ProgressFn Progress(etpack_progress_fn progress, void* user) {
 etpack::Result<etpack::TensorLayout> LayoutOf(const char* function, int32_t dtype, size_t rank,
                                               const int32_t* sizes, const uint8_t* dim_order) {
   if (rank > 0 && sizes == nullptr) return Null(function, "sizes");
+  // Before the arrays are read: `rank` says how long they are.
+  ETPACK_RETURN_IF_ERROR(etpack::CheckRank(rank, std::string(function) + " layout"));
   etpack::TensorLayout layout;
   layout.scalar_type = dtype;
   layout.sizes.assign(sizes, sizes + rank);
@@ -208,7 +210,8 @@ etpack_status etpack_source_file(const char* path, uint64_t offset, uint64_t len
   return Guard(__func__, [&](const char* fn) -> Status {
     ETPACK_C_OUT(out);
     ETPACK_C_REQUIRE(path);
-    auto source = etpack::FileSource(path, offset, length);
+    auto source = length == ETPACK_TO_END ? etpack::FileSource(path, offset)
+                                          : etpack::FileSource(path, offset, length);
     if (!source.ok()) return source.status();
     *out = new etpack_source{std::move(source).value()};
     return Status::OK();

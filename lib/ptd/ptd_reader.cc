@@ -11,6 +11,7 @@
 #include "flat_tensor_etpack_generated.h"
 #include "flatbuffer/tree_reader.h"
 #include "layout/header_insert.h"
+#include "layout/named_store.h"
 #include "layout/segment_table.h"
 #include "ptd/ptd_format.h"
 #include "ptd/ptd_header.h"
@@ -82,6 +83,7 @@ Status PtdFile::Validate() {
     if (nd->key() == nullptr || nd->key()->size() == 0) return Corrupt(what + ": missing key");
     Entry e;
     e.key = nd->key()->str();
+    if (Status s = CheckKeyText(e.key, what); !s.ok()) return Corrupt(s.message());
     what += " '" + e.key + "'";
     if (!keys.insert(e.key).second) {
       return Corrupt(what + ": duplicate key (the runtime would only ever find the first)");
