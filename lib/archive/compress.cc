@@ -59,8 +59,11 @@ Status CompressFrame(Compressor& c, const Source& input, uint64_t begin, uint64_
   // The frame header records the content size, as a one-shot compression would.
   ZSTD_CCtx_setPledgedSrcSize(cctx, n);
   c.in.resize(static_cast<size_t>(std::min<uint64_t>(kChunk, n)));
-  // Grows by doubling up to zstd's bound, which one frame never exceeds.
+  // Capacity for zstd's bound, which one frame never exceeds, taken at once
+  // (growing by reallocation would leave the smaller blocks behind in the
+  // allocator); its pages are touched only as the size grows, by doubling.
   const size_t bound = ZSTD_compressBound(static_cast<size_t>(n));
+  out->reserve(bound);
   out->resize(std::min(bound, kChunk));
   size_t produced = 0;
   uint64_t done = 0;
