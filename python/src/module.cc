@@ -254,6 +254,7 @@ void SaveBpte(const std::string& path, py::handle program, py::handle cases,
 class Mapping {
  public:
   static std::shared_ptr<Mapping> Open(const std::string& path) {
+    Check(CheckPathText(path, "path"));
     const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
       const int err = errno;

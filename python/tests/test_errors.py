@@ -273,3 +273,10 @@ def test_python_arguments_say_what_is_wrong(out, tmp_path):
     assert etpack.inspect(os.fsdecode(name))["kind"] == "ptd"
     with pytest.raises(etpack.NotFoundError, match=r"\\xff"):
         etpack.load_ptd(os.fsencode(str(out)) + b"/gone\xff.ptd")
+
+
+def test_read_paths_with_a_nul_byte(tmp_path):
+    """A NUL byte in a path to read is an error, not the file before it."""
+    for read in (etpack.load_ptd, etpack.verify, etpack.inspect):
+        with pytest.raises(etpack.InvalidArgumentError, match="NUL"):
+            read(str(GOLDEN / "ptd_basic.ptd") + "\0x")
