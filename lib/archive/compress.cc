@@ -119,7 +119,7 @@ class RegionHasher {
         ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<RunningHash> h, NewRunningHash(HashKind::kXxh3_64));
         open_.push_back({next_++, std::move(h)});
       }
-      if (stop > at) {
+      if (stop > at && !open_.empty()) {  // bytes no region covers are not read
         buffer_.resize(static_cast<size_t>(stop - at));
         ETPACK_RETURN_IF_ERROR(input.ReadAt(at, buffer_.data(), buffer_.size()));
       }
