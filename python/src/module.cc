@@ -26,6 +26,7 @@
 #include "etpack/pte.h"
 #include "etpack/pte_file.h"
 #include "items.h"
+#include "layout/named_store.h"
 #include "write.h"
 
 namespace py = pybind11;
@@ -89,6 +90,7 @@ void SavePte(const std::string& path, py::handle program, py::handle constants,
   for (py::handle entry : named_data) {
     auto [name, item, alignment] = entry.cast<std::tuple<py::object, py::object, uint64_t>>();
     const std::string key = Utf8Of(name, "named_data key");
+    Check(CheckDataKey(key, "named_data"));
     input.named_data.push_back({key, items.Source(item, "named_data['" + key + "']"), alignment});
   }
   std::string ptd_path;
@@ -129,6 +131,7 @@ void SavePtd(const std::string& path, py::handle entries, uint64_t segment_align
     auto [name, item, alignment, layout] =
         e.cast<std::tuple<py::object, py::object, uint64_t, py::object>>();
     const std::string key = Utf8Of(name, "tensors key");
+    Check(CheckDataKey(key, "tensors"));
     const std::string what = "tensors['" + key + "']";
     SourcePtr source = items.Source(item, what);
     auto [it, added] =
