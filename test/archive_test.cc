@@ -6,10 +6,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <new>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "archive/ordered_jobs.h"
 #include "etpack/ptd_file.h"
 #include "etpack/pte_file.h"
 #include "io/fault_output.h"
@@ -264,6 +266,27 @@ TEST_CASE("a disk without room for zstd's bound is told why compress needs it") 
   CHECK(Contains(s.message(), "compressing " + dir.File("in.bin") + " (1048576 bytes)"));
   CHECK(Contains(s.message(), "known only once it is written"));
   CHECK(memory.files().empty());
+}
+
+TEST_CASE("a worker out of memory is an error naming its job, not a crash") {
+  for (bool in_worker_setup : {false, true}) {
+    Status s = RunOrderedJobs<int>(
+        3, 2, 3, [](size_t i) { return "w.ptd: frame " + std::to_string(i); },
+        [in_worker_setup]() -> int {
+          if (in_worker_setup) throw std::bad_alloc();
+          return 0;
+        },
+        [](int&, size_t i, std::vector<uint8_t>* out) -> Status {
+          if (i == 1) throw std::bad_alloc();
+          out->assign(1, static_cast<uint8_t>(i));
+          return Status::OK();
+        },
+        [](size_t, const std::vector<uint8_t>&) { return Status::OK(); });
+    INFO(s.ToString());
+    CHECK(s.code() == Code::kOutOfRange);
+    CHECK(Contains(s.message(), in_worker_setup ? "w.ptd: frame 0: out of memory"
+                                                : "w.ptd: frame 1: out of memory"));
+  }
 }
 
 TEST_CASE("options out of range are refused") {
