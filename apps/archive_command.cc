@@ -19,16 +19,16 @@ namespace etpack::cli {
 
 int Compress(const std::vector<std::string>& argv) {
   Result<Args> args = ParseArgs(argv, {"-o", "--output", "--level"}, {});
-  if (!args.ok()) return UsageError(args.status().message());
-  if (args->positional.size() != 1) return UsageError("compress takes exactly one FILE");
+  if (!args.ok()) return UsageError("compress", args.status().message());
+  if (args->positional.size() != 1) return UsageError("compress", "takes exactly one FILE");
   const std::string* out = args->Output();
-  if (!out) return UsageError("missing -o FILE.zst");
+  if (!out) return UsageError("compress", "missing -o FILE.zst");
   ArchiveOptions options;
   if (const std::string* level = args->Value("--level")) {
     char* end = nullptr;
     const long v = std::strtol(level->c_str(), &end, 10);
     if (level->empty() || *end != '\0' || v < 1 || v > 19) {
-      return UsageError("--level " + *level + " is not a number from 1 to 19");
+      return UsageError("compress", "--level " + *level + " is not a number from 1 to 19");
     }
     options.level = static_cast<int>(v);
   }
@@ -53,39 +53,37 @@ int Compress(const std::vector<std::string>& argv) {
 
 int Decompress(const std::vector<std::string>& argv) {
   Result<Args> args = ParseArgs(argv, {"-o", "--output", "--tensor", "--segment"}, {});
-  if (!args.ok()) return UsageError(args.status().message());
-  if (args->positional.size() != 1) return UsageError("decompress takes exactly one FILE.zst");
+  if (!args.ok()) return UsageError("decompress", args.status().message());
+  if (args->positional.size() != 1) return UsageError("decompress", "takes exactly one FILE.zst");
   const std::string* out = args->Output();
-  if (!out) return UsageError("missing -o FILE");
+  if (!out) return UsageError("decompress", "missing -o FILE");
   const std::string* tensor = args->Value("--tensor");
   const std::string* segment = args->Value("--segment");
-  if (tensor && segment) return UsageError("give --tensor or --segment, not both");
+  if (tensor && segment) return UsageError("decompress", "give --tensor or --segment, not both");
   const std::string& path = args->positional[0];
   Result<std::unique_ptr<Archive>> archive = Archive::Open(path);
   if (!archive.ok()) return Failure(archive.status());
   const Archive& a = **archive;
-  uint64_t offset = 0;
-  uint64_t length = a.size();
+  const ArchiveRegion* region = nullptr;
   if (tensor || segment) {
     const RegionKind kind = tensor ? RegionKind::kTensor : RegionKind::kSegment;
     const std::string& name = tensor ? *tensor : *segment;
-    const ArchiveRegion* region = a.Find(kind, name);
+    region = a.Find(kind, name);
     if (region == nullptr) {
       return Failure(NotFound(
           path + ": no " + RegionKindName(kind) + " '" + name + "' in the archive's index" +
-          (a.regions().empty() ? " (it has none: not made by etpack compress from an artifact)"
+          (a.regions().empty() ? " (it has none: not made by etpack compress from an artifact, "
+                                 "or by an etpack whose index had no region checksums)"
                                : " (" + std::to_string(a.regions().size()) + " regions)")));
     }
-    offset = region->offset;
-    length = region->size;
   }
   {
     ProgressLine progress("decompressing " + path);
-    if (Status s = a.ExtractFile(offset, length, *out, progress.callback()); !s.ok()) {
-      return Failure(s);
-    }
+    const Status s = region ? a.ExtractRegionFile(*region, *out, progress.callback())
+                            : a.ExtractFile(0, a.size(), *out, progress.callback());
+    if (!s.ok()) return Failure(s);
   }
-  std::printf("wrote %s (%s)\n", out->c_str(), BytesText(length).c_str());
+  std::printf("wrote %s (%s)\n", out->c_str(), BytesText(region ? region->size : a.size()).c_str());
   return kExitOk;
 }
 

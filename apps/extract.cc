@@ -18,17 +18,17 @@ namespace etpack::cli {
 
 int Extract(const std::vector<std::string>& argv) {
   Result<Args> args = ParseArgs(argv, {"-o", "--output", "--delegate", "--entry"}, {});
-  if (!args.ok()) return UsageError("extract: " + args.status().message());
-  if (args->positional.size() != 1) return UsageError("extract takes exactly one FILE.pte");
+  if (!args.ok()) return UsageError("extract", args.status().message());
+  if (args->positional.size() != 1) return UsageError("extract", "takes exactly one FILE.pte");
   const std::string& path = args->positional[0];
   const std::string* out = args->Output();
-  if (out == nullptr) return UsageError("extract: missing -o OUT");
+  if (out == nullptr) return UsageError("extract", "missing -o OUT");
   const std::string* n_text = args->Value("--delegate");
-  if (n_text == nullptr) return UsageError("extract: missing --delegate N");
+  if (n_text == nullptr) return UsageError("extract", "missing --delegate N");
   uint64_t n = 0;
   if (n_text->empty() || n_text->find_first_not_of("0123456789") != std::string::npos ||
       n_text->size() > 9) {
-    return UsageError("extract: --delegate " + *n_text + " is not a delegate index");
+    return UsageError("extract", "--delegate " + *n_text + " is not a delegate index");
   }
   n = std::stoull(*n_text);
 

@@ -22,7 +22,7 @@ int Inspect(const std::vector<std::string>& argv) {
   if (args->Value(kDigestOption) != nullptr) {
     // The digests instead of the layout report.
     Result<DigestFlags> digest = ParseDigestFlags(*args);
-    if (!digest.ok()) return UsageError("inspect: " + digest.status().message());
+    if (!digest.ok()) return UsageError("inspect", digest.status().message());
     if (Status s = PrintFileDigests(path); !s.ok()) return Failure(s);
     return kExitOk;
   }

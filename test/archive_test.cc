@@ -6,13 +6,16 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <new>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "archive/ordered_jobs.h"
 #include "etpack/ptd_file.h"
 #include "etpack/pte_file.h"
 #include "io/fault_output.h"
+#include "layout/header_insert.h"
 #include "test_files.h"
 
 namespace etpack {
@@ -102,6 +105,17 @@ TEST_CASE("a tensor or segment is extracted from its frames alone") {
   const ArchiveRegion* seg = a->Find(RegionKind::kSegment, "0");
   REQUIRE(seg != nullptr);
   CHECK(seg->offset == (*file)->header().segment_base_offset);
+  // Every region's bytes match the checksum its index records.
+  for (const ArchiveRegion& r : a->regions()) {
+    INFO(RegionKindName(r.kind) << " '" << r.name << "'");
+    CHECK(a->ExtractRegionFile(r, dir.File("r.bin")).ok());
+  }
+  ArchiveRegion wrong = *seg;
+  wrong.xxh3 ^= 1;
+  Status s = a->ExtractRegionFile(wrong, dir.File("wrong.bin"));
+  CHECK(s.code() == Code::kCorrupt);
+  CHECK(Contains(s.message(), zst + ": segment '0': the bytes at "));
+  CHECK(!std::filesystem::exists(dir.File("wrong.bin")));
   CHECK(a->Find(RegionKind::kTensor, "no such key") == nullptr);
 }
 
@@ -239,6 +253,42 @@ TEST_CASE("a failing output leaves nothing behind") {
   CHECK(ok.files().count("out.zst") == 1);
 }
 
+TEST_CASE("a disk without room for zstd's bound is told why compress needs it") {
+  TempDir dir;
+  WriteFile(dir.File("in.bin"), PatternBytes(1 << 20, 4));
+  MemoryOutputFs memory;
+  Fault fault;
+  fault.step = FaultStep::kReserve;
+  std::unique_ptr<OutputFs> fs = NewFaultInjectingOutputFs(&memory, fault);
+  Status s = CompressFile(*fs, dir.File("in.bin"), "out.zst");
+  INFO(s.ToString());
+  CHECK(!s.ok());
+  CHECK(Contains(s.message(), "compressing " + dir.File("in.bin") + " (1048576 bytes)"));
+  CHECK(Contains(s.message(), "known only once it is written"));
+  CHECK(memory.files().empty());
+}
+
+TEST_CASE("a worker out of memory is an error naming its job, not a crash") {
+  for (bool in_worker_setup : {false, true}) {
+    Status s = RunOrderedJobs<int>(
+        3, 2, 3, [](size_t i) { return "w.ptd: frame " + std::to_string(i); },
+        [in_worker_setup]() -> int {
+          if (in_worker_setup) throw std::bad_alloc();
+          return 0;
+        },
+        [](int&, size_t i, std::vector<uint8_t>* out) -> Status {
+          if (i == 1) throw std::bad_alloc();
+          out->assign(1, static_cast<uint8_t>(i));
+          return Status::OK();
+        },
+        [](size_t, const std::vector<uint8_t>&) { return Status::OK(); });
+    INFO(s.ToString());
+    CHECK(s.code() == Code::kOutOfRange);
+    CHECK(Contains(s.message(), in_worker_setup ? "w.ptd: frame 0: out of memory"
+                                                : "w.ptd: frame 1: out of memory"));
+  }
+}
+
 TEST_CASE("options out of range are refused") {
   TempDir dir;
   WriteFile(dir.File("in.bin"), PatternBytes(10));
@@ -249,6 +299,16 @@ TEST_CASE("options out of range are refused") {
   o.level = 0;
   CHECK(CompressFile(dir.File("in.bin"), dir.File("a.zst"), o).code() == Code::kInvalidArgument);
   CHECK(dir.List() == std::set<std::string>{"in.bin"});
+}
+
+TEST_CASE("an archive whose index has no checksums (EPX1) decompresses whole, regions refused") {
+  TempDir dir;
+  // Made by etpack compress before the region checksums (kept as a fuzz seed).
+  const std::string old = testing::GoldenDir() + "/../fuzz/seeds/archive/ptd_basic_epx1.ptd.zst";
+  std::unique_ptr<Archive> a = OpenArchive(old);
+  CHECK(a->regions().empty());
+  REQUIRE(a->ExtractFile(0, a->size(), dir.File("w.ptd")).ok());
+  CHECK(ReadFile(dir.File("w.ptd")) == ReadFile(Golden("ptd_basic.ptd")));
 }
 
 TEST_CASE("etpack compress / decompress --tensor on the command line") {
@@ -272,6 +332,49 @@ TEST_CASE("etpack compress / decompress --tensor on the command line") {
   CHECK(!Run(etpack + " decompress '" + dir.File("w.zst") + "' --tensor nope -o '" +
              dir.File("n.bin") + "' 2> /dev/null"));
   CHECK(!std::filesystem::exists(dir.File("n.bin")));
+}
+
+// The index frame of `archive` with the record [kind][LE64 offset][LE64 size]
+// of tensor region `from` pointed at region `to`'s bytes instead.
+std::vector<uint8_t> RedirectRegion(std::vector<uint8_t> archive, const ArchiveRegion& from,
+                                    const ArchiveRegion& to) {
+  uint8_t want[17] = {static_cast<uint8_t>(RegionKind::kTensor)};
+  StoreLE64(want + 1, from.offset);
+  StoreLE64(want + 9, from.size);
+  auto at = std::search(archive.begin(), archive.end(), want, want + sizeof want);
+  REQUIRE(at != archive.end());
+  StoreLE64(&*at + 1, to.offset);
+  StoreLE64(&*at + 9, to.size);
+  return archive;
+}
+
+TEST_CASE("an index that points a tensor at other bytes is caught on extraction") {
+  const char* bin = std::getenv("ETPACK_BIN");
+  REQUIRE(bin != nullptr);
+  TempDir dir;
+  const std::string ptd = Golden("ptd_basic.ptd");
+  REQUIRE(CompressFile(ptd, dir.File("a.zst")).ok());
+  std::unique_ptr<Archive> a = OpenArchive(dir.File("a.zst"));
+  Result<std::unique_ptr<PtdFile>> file = PtdFile::Open(ptd);
+  REQUIRE(file.ok());
+  REQUIRE((*file)->entries().size() >= 2);
+  const std::string key = (*file)->entries()[0].key;
+  const ArchiveRegion* r0 = a->Find(RegionKind::kTensor, key);
+  const ArchiveRegion* r1 = a->Find(RegionKind::kTensor, (*file)->entries()[1].key);
+  REQUIRE((r0 != nullptr && r1 != nullptr));
+  WriteFile(dir.File("bad.zst"), RedirectRegion(ReadFile(dir.File("a.zst")), *r0, *r1));
+  const std::string etpack = std::string("'") + bin + "'";
+  CHECK(!Run(etpack + " decompress '" + dir.File("bad.zst") + "' --tensor '" + key + "' -o '" +
+             dir.File("t.bin") + "' 2> '" + dir.File("err.txt") + "'"));
+  CHECK(!std::filesystem::exists(dir.File("t.bin")));
+  const std::vector<uint8_t> err = ReadFile(dir.File("err.txt"));
+  const std::string text(err.begin(), err.end());
+  INFO(text);
+  CHECK(Contains(text, "tensor '" + key + "'"));
+  // The whole file needs no index and still decompresses.
+  CHECK(Run(etpack + " decompress '" + dir.File("bad.zst") + "' -o '" + dir.File("w.ptd") +
+            "' > /dev/null"));
+  CHECK(ReadFile(dir.File("w.ptd")) == ReadFile(ptd));
 }
 
 }  // namespace

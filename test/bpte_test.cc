@@ -658,6 +658,14 @@ TEST_CASE("malformed bundled programs are refused with clear messages") {
     StoreLE64(b.data() + 16, b.size() + 1);
     ExpectCorrupt(b, "bh00 header flatbuffer size");
   }
+  SECTION("bh00 header length past the file") {
+    Bytes_ b = seg.Build();
+    StoreLE32(b.data() + 12, 0xFFFFFFFF);
+    ExpectCorrupt(b,
+                  "bh00 header length = 4294967295 would end the header at byte 4294967303, "
+                  "past the end of the " +
+                      std::to_string(b.size()) + "-byte file");
+  }
 }
 
 // ---- CheckAgainstProgram -----------------------------------------------------

@@ -213,6 +213,18 @@ TEST_CASE("bundle cases: data size mismatches give both byte counts") {
   CHECK_THAT(m, Contains("past the end"));
 }
 
+TEST_CASE("bundle cases: a length of 2^64 - 1 is a length, not the rest of the file") {
+  const std::string m = ErrorOf(
+      ForwardInput(
+          R"({"tensor": {"dtype": "FLOAT", "sizes": [2, 3], "file": "raw.bin", "length": 18446744073709551615}})"),
+      Code::kOutOfRange);
+  CHECK_THAT(m, Contains("methods.forward[1].inputs[0].tensor.file"));
+  CHECK_THAT(m, Contains("length = 18446744073709551615"));
+  const std::string nul = ErrorOf(ForwardInput(
+      R"({"tensor": {"dtype": "FLOAT", "sizes": [2, 3], "file": "raw.bin\u0000x", "length": 24}})"));
+  CHECK_THAT(nul, Contains("NUL"));
+}
+
 TEST_CASE("bundle cases: bad dtype, sizes and dim_order") {
   std::string m = ErrorOf(
       ForwardInput(R"({"tensor": {"dtype": "float", "sizes": [1], "base64": "AAAAAA=="}})"));

@@ -409,6 +409,26 @@ static void CheckBadInput(checker* ck, const char* dir) {
       ETPACK_INVALID_ARGUMENT, "dim_order");
   CHECK_FAILS(etpack_ptd_add_tensor(ptd, "t", src, 12345, 2, sizes, NULL, 1),
               ETPACK_INVALID_ARGUMENT, "12345");
+  /* Rank: the runtime's limit of 16, checked before `rank` values are read;
+   * the message stays one short line whatever the rank. */
+  {
+    int32_t ones[100000];
+    size_t i;
+    for (i = 0; i < 100000; ++i) ones[i] = 1;
+    CHECK_FAILS(etpack_ptd_add_tensor(ptd, "r", src, ETPACK_DTYPE_BYTE, 17, ones, NULL, 1),
+                ETPACK_INVALID_ARGUMENT, "rank 17 exceeds");
+    CHECK_FAILS(etpack_ptd_add_tensor(ptd, "r", src, ETPACK_DTYPE_BYTE, 100000, ones, NULL, 1),
+                ETPACK_INVALID_ARGUMENT, "rank 100000 exceeds");
+    CHECK(strlen(etpack_last_error()) < 200);
+    CHECK_FAILS(etpack_ptd_add_tensor(ptd, "r", src, ETPACK_DTYPE_BYTE, (size_t)-1, ones, NULL, 1),
+                ETPACK_INVALID_ARGUMENT, "exceeds the runtime's limit of 16");
+  }
+  /* Keys: the planners' rule, checked by the call that adds the key. */
+  CHECK_FAILS(etpack_ptd_add_blob(ptd, "", src, 1), ETPACK_INVALID_ARGUMENT, "empty key");
+  CHECK_FAILS(etpack_ptd_add_blob(ptd, "a\xff", src, 1), ETPACK_INVALID_ARGUMENT,
+              "not valid UTF-8");
+  CHECK_FAILS(etpack_ptd_add_blob(ptd, "etpack.integrity.x", src, 1), ETPACK_INVALID_ARGUMENT,
+              "reserved");
   CHECK(etpack_ptd_add_tensor(ptd, "t", src, ETPACK_DTYPE_BYTE, 2, sizes, NULL, 1) == ETPACK_OK);
   CHECK(etpack_ptd_add_blob(ptd, "t", src, 1) == ETPACK_OK);
   CHECK_FAILS(etpack_ptd_plan(ptd, &plan), ETPACK_INVALID_ARGUMENT, "repeats entries[0] 't'");

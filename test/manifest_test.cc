@@ -315,6 +315,34 @@ TEST_CASE("base64 is strict RFC 4648 with padding", "[manifest]") {
   }
 }
 
+TEST_CASE("no in-band values: a huge length, a NUL in a path or a key", "[manifest]") {
+  TempDir dir;
+  dir.Write("w.bin", "0123456789");
+  SECTION("length 2^64 - 1 is a length, not 'to the end'") {
+    std::string e = LoadError(
+        Manifest(
+            "",
+            R"(, "mutable_data": [{"storage": {"file": "w.bin", "length": 18446744073709551615}}])"),
+        dir.path());
+    CHECK(e.find("mutable_data[0].storage") != std::string::npos);
+    CHECK(e.find("length = 18446744073709551615") != std::string::npos);
+  }
+  SECTION("a NUL byte in a file name") {
+    std::string e = LoadError(
+        Manifest("", R"(, "mutable_data": [{"storage": {"file": "w.bin\u0000x"}}])"), dir.path());
+    CHECK(e.find("mutable_data[0].storage.file = \"w.bin\\u0000x\"") != std::string::npos);
+    CHECK(e.find("NUL") != std::string::npos);
+  }
+  SECTION("a NUL byte in a key") {
+    std::string e = LoadError(Manifest("", R"(, "named_data": {"buffers": [{"file": "w.bin"}],
+                        "entries": [{"key": "a\u0000b", "buffer_index": 0}]})"),
+                              dir.path());
+    CHECK(e.find("named_data.entries[0]") != std::string::npos);
+    CHECK(e.find("\"a\\u0000b\"") != std::string::npos);
+    CHECK(e.find("NUL") != std::string::npos);
+  }
+}
+
 TEST_CASE("blob errors name the JSON path and the value", "[manifest]") {
   TempDir dir;
   dir.Write("w.bin", "0123456789");
@@ -628,8 +656,8 @@ TEST_CASE(".ptd manifest errors name the field and value", "[manifest]") {
               .find("serializer_options.segment_alignment = 96") != std::string::npos);
   }
   SECTION("keys") {
-    CHECK(PtdLoadError(PtdDoc(R"({"key": "", "buffer_index": 0})"))
-              .find("entries[0].key = \"\" is empty") != std::string::npos);
+    CHECK(PtdLoadError(PtdDoc(R"({"key": "", "buffer_index": 0})")).find("entries[0]: empty key") !=
+          std::string::npos);
     CHECK(
         PtdLoadError(PtdDoc(R"({"key": "a", "buffer_index": 0}, {"key": "a", "buffer_index": 0})"))
             .find("entries[1].key = \"a\" repeats entries[0].key") != std::string::npos);

@@ -185,6 +185,12 @@ TEST_CASE("malformed .ptd files are refused") {
   StoreLE32(b.data() + 12, 8);
   ExpectError(b, "FH01 header length = 8");
   b = good;
+  StoreLE32(b.data() + 12, 0xFFFFFFFF);
+  ExpectError(b,
+              "FH01 header length = 4294967295 would end the header at byte 4294967303, past "
+              "the end of the " +
+                  std::to_string(good.size()) + "-byte file");
+  b = good;
   StoreLE64(b.data() + 24, uint64_t{1} << 40);  // flatbuffer_size
   ExpectError(b, "does not fit the file");
 

@@ -89,6 +89,13 @@ TEST_CASE("malformed extended headers are refused") {
   auto bytes = ValidFile();
   pte::StoreLE32(bytes.data() + 12, 16);
   ExpectError(bytes, "extended header length = 16");
+  // A length past the file is reported as the length's fault.
+  bytes = ValidFile();
+  pte::StoreLE32(bytes.data() + 12, 0xFFFFFFFF);
+  ExpectError(bytes,
+              "extended header length = 4294967295 would end the header at byte 4294967303, "
+              "past the end of the " +
+                  std::to_string(bytes.size()) + "-byte file");
   bytes = ValidFile();
   pte::StoreLE64(bytes.data() + 16, bytes.size() + 1);
   ExpectError(bytes, "program_size");
@@ -206,8 +213,8 @@ TEST_CASE("tensors beyond the runtime's rank limit are refused before any size m
   // The planner runs the reader's checks: it refuses to write such a file.
   auto plan = PlanPte(in);
   REQUIRE_FALSE(plan.ok());
-  CHECK(plan.status().message().find("sizes has 17 dimensions; the runtime allows at most 16") !=
-        std::string::npos);
+  CHECK(plan.status().message().find(
+            "sizes: rank 17 exceeds the runtime's limit of 16 dimensions") != std::string::npos);
 }
 
 TEST_CASE("repack keeps constants whose offsets alias or run backwards") {

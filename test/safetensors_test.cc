@@ -421,7 +421,18 @@ TEST_CASE("ReadCheckpoint rejects inconsistent indexes and duplicate tensors") {
   r = ReadCheckpoint({unnamed});
   REQUIRE_FALSE(r.ok());
   CHECK(r.status().code() == Code::kInvalidArgument);
-  CHECK(r.status().message() == unnamed + ": a tensor has an empty name, which cannot be a key");
+  CHECK(r.status().message() == unnamed + ": tensor name: empty key");
+  // So is a name the key rule refuses: reserved, or with a NUL byte.
+  WriteSafetensors(unnamed, HeaderJson({{"etpack.integrity.x", "U8", "[1]", 0, 1}}),
+                   PatternBytes(1));
+  r = ReadCheckpoint({unnamed});
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().message().rfind(unnamed + ": tensor name \"etpack.integrity.x\": ", 0) == 0);
+  WriteSafetensors(unnamed, HeaderJson({{"a\\u0000b", "U8", "[1]", 0, 1}}), PatternBytes(1));
+  r = ReadCheckpoint({unnamed});
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(r.status().message(),
+             Contains(unnamed + ": tensor name: key \"a\\u0000b\" contains a NUL"));
 
   // A broken shard is reported with the index that led to it.
   WriteFile(shard1, LittleEndian64(1000));

@@ -19,10 +19,12 @@ constexpr uint8_t kReservedBits = 0x7c;
 // The seekable format's own limit on frames in one archive.
 constexpr uint64_t kMaxFrames = 0x8000000;
 
-// Index payload: tag, original size, region count, then the regions.
-constexpr char kIndexTag[4] = {'E', 'P', 'X', '1'};
+// Index payload: tag, original size, region count, then the regions. EPX1
+// (no region checksums) is no longer read: its ranges cannot be checked.
+constexpr char kIndexTag[4] = {'E', 'P', 'X', '2'};
 constexpr uint64_t kIndexFixed = 4 + 8 + 4;
-constexpr uint64_t kRegionFixed = 1 + 8 + 8 + 4;  // kind, offset, size, name length
+// kind, offset, size, XXH3-64 of the bytes, name length
+constexpr uint64_t kRegionFixed = 1 + 8 + 8 + 8 + 4;
 
 void PutLE32(std::vector<uint8_t>* out, uint32_t v) {
   uint8_t b[4];
@@ -138,6 +140,7 @@ std::vector<uint8_t> EncodeIndex(uint64_t size, const std::vector<ArchiveRegion>
     out.push_back(static_cast<uint8_t>(r.kind));
     PutLE64(&out, r.offset);
     PutLE64(&out, r.size);
+    PutLE64(&out, r.xxh3);
     PutLE32(&out, static_cast<uint32_t>(r.name.size()));
     out.insert(out.end(), r.name.begin(), r.name.end());
   }
@@ -151,7 +154,9 @@ bool IsIndexFrame(const uint8_t* frame, uint64_t n) {
 }
 
 Result<std::vector<ArchiveRegion>> DecodeIndex(const uint8_t* frame, uint64_t n, uint64_t size) {
-  auto corrupt = [](const std::string& what) { return Corrupt("etpack index (frame 0): " + what); };
+  auto corrupt = [](const std::string& what) {
+    return Corrupt("etpack index (last frame): " + what);
+  };
   if (!IsIndexFrame(frame, n) || n < kSkippableHeaderSize + kIndexFixed ||
       LoadLE32(frame + 4) != n - kSkippableHeaderSize) {
     return corrupt("header does not match its " + std::to_string(n) + "-byte frame");
@@ -182,7 +187,8 @@ Result<std::vector<ArchiveRegion>> DecodeIndex(const uint8_t* frame, uint64_t n,
     r.kind = static_cast<RegionKind>(kind);
     r.offset = LoadLE64(p + 1);
     r.size = LoadLE64(p + 9);
-    const uint64_t name_size = LoadLE32(p + 17);
+    r.xxh3 = LoadLE64(p + 17);
+    const uint64_t name_size = LoadLE32(p + 25);
     p += kRegionFixed;
     if (name_size > static_cast<uint64_t>(end - p)) return corrupt(where + "'s name is cut off");
     r.name.assign(reinterpret_cast<const char*>(p), static_cast<size_t>(name_size));

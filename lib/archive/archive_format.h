@@ -1,6 +1,6 @@
 // archive_format.h (internal) — the bytes of a seekable zstd archive that
 // are not zstd frames: the seek table at the end (zstd's seekable format)
-// and etpack's region index in frame 0. Encoders and decoders side by side
+// and etpack's region index in the last frame. Encoders and decoders side by side
 // in archive_format.cc; docs/archive.md describes both.
 
 #ifndef ETPACK_ARCHIVE_ARCHIVE_FORMAT_H_

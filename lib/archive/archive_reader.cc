@@ -14,8 +14,11 @@
 #include <zstd_errors.h>
 
 #include <algorithm>
+#include <cinttypes>
+#include <cstdio>
 #include <functional>
 #include <memory>
+#include <new>
 #include <string>
 #include <thread>
 #include <utility>
@@ -23,7 +26,9 @@
 
 #include "archive/archive_format.h"
 #include "archive/ordered_jobs.h"
+#include "core/range_text.h"
 #include "etpack/archive.h"
+#include "integrity/hash.h"
 #include "layout/header_insert.h"
 
 namespace etpack {
@@ -112,30 +117,34 @@ Status DecodeFrame(const Source& file, const ArchiveFrame& f, const std::string&
 
 Archive::~Archive() = default;
 
-Result<std::unique_ptr<Archive>> Archive::Open(const std::string& path) {
+Result<std::unique_ptr<Archive>> Archive::Open(const std::string& path) try {
   std::unique_ptr<Archive> a(new Archive());
   a->name_ = path;
   ETPACK_ASSIGN_OR_RETURN(a->file_, FileSource(path));
   ETPACK_RETURN_IF_ERROR(a->Load());
   return a;
+} catch (const std::bad_alloc&) {
+  return OutOfRange(path + ": out of memory reading the seek table and index");
 }
 
 Status Archive::Load() {
   ETPACK_ASSIGN_OR_RETURN(frames_, DecodeSeekTable(name_, *file_));
   size_ = frames_.empty() ? 0 : frames_.back().offset + frames_.back().size;
-  if (frames_.empty() || frames_[0].size != 0) return Status::OK();
-  const ArchiveFrame& f = frames_[0];
+  // The index is the last frame (written once every region was hashed).
+  if (frames_.empty() || frames_.back().size != 0) return Status::OK();
+  const ArchiveFrame& f = frames_.back();
   uint8_t head[kSkippableHeaderSize + 4];
   if (f.archive_size < sizeof head) return Status::OK();
-  ETPACK_RETURN_IF_ERROR(file_->ReadAt(0, head, sizeof head).WithContext(name_));
+  ETPACK_RETURN_IF_ERROR(file_->ReadAt(f.archive_offset, head, sizeof head).WithContext(name_));
   if (!IsIndexFrame(head, sizeof head)) return Status::OK();
   if (f.archive_size > kMaxIndexBytes) {
-    return OutOfRange(name_ + ": etpack index (frame 0) of " + std::to_string(f.archive_size) +
+    return OutOfRange(name_ + ": etpack index (last frame) of " + std::to_string(f.archive_size) +
                       " bytes is larger than the " + std::to_string(kMaxIndexBytes) +
                       " bytes read into memory");
   }
   std::vector<uint8_t> index(f.archive_size);
-  ETPACK_RETURN_IF_ERROR(file_->ReadAt(0, index.data(), index.size()).WithContext(name_));
+  ETPACK_RETURN_IF_ERROR(
+      file_->ReadAt(f.archive_offset, index.data(), index.size()).WithContext(name_));
   Result<std::vector<ArchiveRegion>> regions = DecodeIndex(index.data(), index.size(), size_);
   if (!regions.ok()) return regions.status().WithContext(name_);
   regions_ = std::move(regions).value();
@@ -171,6 +180,18 @@ std::string Archive::FrameText(size_t index) const {
 
 Status Archive::Extract(uint64_t offset, uint64_t length, OutputFile& output,
                         const ProgressFn& progress) const {
+  return ExtractChecked(offset, length, nullptr, output, progress);
+}
+
+Status Archive::ExtractRegion(const ArchiveRegion& region, OutputFile& output,
+                              const ProgressFn& progress) const {
+  return ExtractChecked(region.offset, region.size, &region, output, progress);
+}
+
+// A function-try-block: an allocation this thread cannot make is an error
+// naming the archive (workers report their own, naming the frame).
+Status Archive::ExtractChecked(uint64_t offset, uint64_t length, const ArchiveRegion* region,
+                               OutputFile& output, const ProgressFn& progress) const try {
   if (offset > size_ || length > size_ - offset) {
     return OutOfRange(name_ + ": range [" + std::to_string(offset) + ", +" +
                       std::to_string(length) + ") runs past the end of the " +
@@ -178,6 +199,11 @@ Status Archive::Extract(uint64_t offset, uint64_t length, OutputFile& output,
   }
   ETPACK_RETURN_IF_ERROR(output.Reserve(length));
   const uint64_t end = offset + length;
+  // Bytes reach deliver() in order, so the region's checksum runs along.
+  std::unique_ptr<RunningHash> hash;
+  if (region != nullptr) {
+    ETPACK_ASSIGN_OR_RETURN(hash, NewRunningHash(HashKind::kXxh3_64));
+  }
   // The frames that overlap [offset, end): from the first that ends after
   // `offset` to the first that starts at or after `end`.
   const size_t first = static_cast<size_t>(
@@ -191,6 +217,7 @@ Status Archive::Extract(uint64_t offset, uint64_t length, OutputFile& output,
     const uint64_t lo = std::max(at, offset);
     const uint64_t hi = std::min(at + n, end);
     if (lo < hi) {
+      if (hash) hash->Update(bytes + (lo - at), static_cast<size_t>(hi - lo));
       ETPACK_RETURN_IF_ERROR(output.Write(lo - offset, bytes + (lo - at), hi - lo));
       if (progress) progress(hi - offset, length);
     }
@@ -211,8 +238,9 @@ Status Archive::Extract(uint64_t offset, uint64_t length, OutputFile& output,
     std::vector<uint8_t> in = std::vector<uint8_t>(kChunk);
   };
   if (parallel) {
-    return RunOrderedJobs<Decoder>(
-        last - first, cores, static_cast<size_t>(cores), [] { return Decoder(); },
+    ETPACK_RETURN_IF_ERROR(RunOrderedJobs<Decoder>(
+        last - first, cores, static_cast<size_t>(cores),
+        [&](size_t job) { return FrameText(first + job); }, [] { return Decoder(); },
         [&](Decoder& d, size_t job, std::vector<uint8_t>* out) {
           const ArchiveFrame& f = frames_[first + job];
           out->resize(f.size);
@@ -222,35 +250,58 @@ Status Archive::Extract(uint64_t offset, uint64_t length, OutputFile& output,
         },
         [&](size_t job, const std::vector<uint8_t>& bytes) {
           return deliver(frames_[first + job].offset, bytes.data(), bytes.size());
-        });
-  }
-  Decoder d;
-  std::vector<uint8_t> out(kChunk);
-  for (size_t index = first; index < last; ++index) {
-    const ArchiveFrame& f = frames_[index];
-    if (f.size == 0) {
-      ETPACK_RETURN_IF_ERROR(CheckSkippable(f, FrameText(index)));
-      continue;
+        }));
+  } else {
+    Decoder d;
+    std::vector<uint8_t> out(kChunk);
+    for (size_t index = first; index < last; ++index) {
+      const ArchiveFrame& f = frames_[index];
+      if (f.size == 0) {
+        ETPACK_RETURN_IF_ERROR(CheckSkippable(f, FrameText(index)));
+        continue;
+      }
+      uint64_t at = f.offset;
+      // A chunk smaller than the frame, so that zstd streams through it.
+      const size_t chunk = static_cast<size_t>(std::min<uint64_t>(kChunk, f.size - 1));
+      ETPACK_RETURN_IF_ERROR(DecodeFrame(*file_, f, FrameText(index), d.dctx.get(), &d.in,
+                                         out.data(), std::max<size_t>(chunk, 1),
+                                         [&](const uint8_t* bytes, size_t n) {
+                                           Status s = deliver(at, bytes, n);
+                                           at += n;
+                                           return s;
+                                         }));
     }
-    uint64_t at = f.offset;
-    // A chunk smaller than the frame, so that zstd streams through it.
-    const size_t chunk = static_cast<size_t>(std::min<uint64_t>(kChunk, f.size - 1));
-    ETPACK_RETURN_IF_ERROR(DecodeFrame(*file_, f, FrameText(index), d.dctx.get(), &d.in, out.data(),
-                                       std::max<size_t>(chunk, 1),
-                                       [&](const uint8_t* bytes, size_t n) {
-                                         Status s = deliver(at, bytes, n);
-                                         at += n;
-                                         return s;
-                                       }));
   }
-  return Status::OK();
+  return region ? CheckRegion(*region, Xxh3Value(hash->Finish())) : Status::OK();
+} catch (const std::bad_alloc&) {
+  return OutOfRange(name_ + ": out of memory decompressing " + RangeText(offset, length));
+}
+
+Status Archive::CheckRegion(const ArchiveRegion& region, uint64_t got) const {
+  if (got == region.xxh3) return Status::OK();
+  char text[80];
+  std::snprintf(text, sizeof text, "XXH3-64 %016" PRIx64 ", but the index records %016" PRIx64, got,
+                region.xxh3);
+  return Corrupt(name_ + ": " + RegionKindName(region.kind) + " '" + region.name +
+                 "': the bytes at " + RangeText(region.offset, region.size) + " have " + text +
+                 " (the index does not describe this archive)");
 }
 
 Status Archive::ExtractFile(uint64_t offset, uint64_t length, const std::string& path,
                             const ProgressFn& progress) const {
+  return ExtractFileChecked(offset, length, nullptr, path, progress);
+}
+
+Status Archive::ExtractRegionFile(const ArchiveRegion& region, const std::string& path,
+                                  const ProgressFn& progress) const {
+  return ExtractFileChecked(region.offset, region.size, &region, path, progress);
+}
+
+Status Archive::ExtractFileChecked(uint64_t offset, uint64_t length, const ArchiveRegion* region,
+                                   const std::string& path, const ProgressFn& progress) const {
   std::unique_ptr<OutputFs> fs = NewPosixOutputFs();
   ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<OutputFile> out, fs->Create(path));
-  ETPACK_RETURN_IF_ERROR(Extract(offset, length, *out, progress));
+  ETPACK_RETURN_IF_ERROR(ExtractChecked(offset, length, region, *out, progress));
   std::vector<std::unique_ptr<OutputFile>> outputs;
   outputs.push_back(std::move(out));
   return Publish(std::move(outputs));

@@ -4,18 +4,23 @@
 //
 // The compressed size is known only at the end, so the output reserves the
 // worst case (zstd's bound per frame) and is truncated before publishing.
+// The region index is the last frame: it holds each region's hash, known
+// only once the frames are written, and the output is written front to back.
 
 #include <zstd.h>
 
 #include <algorithm>
 #include <memory>
+#include <new>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "archive/archive_format.h"
 #include "archive/ordered_jobs.h"
+#include "core/range_text.h"
 #include "etpack/archive.h"
+#include "integrity/hash.h"
 
 namespace etpack {
 namespace {
@@ -24,34 +29,135 @@ struct CCtxDeleter {
   void operator()(ZSTD_CCtx* c) const { ZSTD_freeCCtx(c); }
 };
 
-// One compressing worker: its zstd context and input buffer.
+// Input is read and fed to zstd this much at a time.
+constexpr size_t kChunk = size_t{1} << 20;
+// Workers by default. Each costs a few MiB and a slot of up to one
+// compressed frame (8 MiB); two of them keep compression within a 64 MiB
+// memory limit (with the output's 16 MiB window) and near disk speed.
+// ArchiveOptions::threads asks for more.
+constexpr unsigned kMaxDefaultThreads = 2;
+
+// One compressing worker: its zstd context and input chunk.
 struct Compressor {
   std::unique_ptr<ZSTD_CCtx, CCtxDeleter> cctx{ZSTD_createCCtx()};
   std::vector<uint8_t> in;
 };
 
-// Frame i of `input` ([ends[i - 1], ends[i])) compressed into `out`.
-Status CompressFrame(Compressor& c, const Source& input, const std::vector<uint64_t>& ends,
-                     int level, size_t i, std::vector<uint8_t>* out) {
-  if (c.cctx == nullptr) return OutOfRange("cannot allocate a zstd compression context");
-  const uint64_t begin = i == 0 ? 0 : ends[i - 1];
-  const size_t n = static_cast<size_t>(ends[i] - begin);
-  c.in.resize(n);
-  ETPACK_RETURN_IF_ERROR(input.ReadAt(begin, c.in.data(), n));
-  out->resize(ZSTD_compressBound(n));
+// Input bytes [begin, begin + n) compressed as one frame into `out`
+// (`where` names it in errors). The input streams through 1 MiB at a time
+// (zstd keeps only its window, 2 MiB at level 3, not the whole frame) and
+// `out` grows with what zstd produces instead of holding zstd's bound, so a
+// worker costs a few MiB and a slot the compressed frame.
+Status CompressFrame(Compressor& c, const Source& input, uint64_t begin, uint64_t n, int level,
+                     const std::string& where, std::vector<uint8_t>* out) {
+  if (c.cctx == nullptr) return OutOfRange(where + ": cannot allocate a zstd compression context");
   ZSTD_CCtx* cctx = c.cctx.get();
   ZSTD_CCtx_reset(cctx, ZSTD_reset_session_and_parameters);
   ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, level);
   // Stock `zstd -d` and Extract() both check it.
   ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
-  const size_t r = ZSTD_compress2(cctx, out->data(), out->size(), c.in.data(), n);
-  if (ZSTD_isError(r)) {
-    return Status(Code::kIoError, input.Describe() + ": zstd cannot compress frame " +
-                                      std::to_string(i) + ": " + ZSTD_getErrorName(r));
+  // The frame header records the content size, as a one-shot compression would.
+  ZSTD_CCtx_setPledgedSrcSize(cctx, n);
+  c.in.resize(static_cast<size_t>(std::min<uint64_t>(kChunk, n)));
+  // Capacity for zstd's bound, which one frame never exceeds, taken at once
+  // (growing by reallocation would leave the smaller blocks behind in the
+  // allocator); its pages are touched only as the size grows, by doubling.
+  const size_t bound = ZSTD_compressBound(static_cast<size_t>(n));
+  out->reserve(bound);
+  out->resize(std::min(bound, kChunk));
+  size_t produced = 0;
+  uint64_t done = 0;
+  for (;;) {
+    const size_t m = static_cast<size_t>(std::min<uint64_t>(kChunk, n - done));
+    ETPACK_RETURN_IF_ERROR(input.ReadAt(begin + done, c.in.data(), m));
+    done += m;
+    const ZSTD_EndDirective mode = done == n ? ZSTD_e_end : ZSTD_e_continue;
+    ZSTD_inBuffer zin = {c.in.data(), m, 0};
+    for (;;) {
+      if (produced == out->size()) {
+        if (produced == bound) {
+          return Status(Code::kIoError, where + ": zstd produced more than its own bound");
+        }
+        out->resize(std::min(bound, out->size() * 2));
+      }
+      ZSTD_outBuffer zout = {out->data(), out->size(), produced};
+      const size_t left = ZSTD_compressStream2(cctx, &zout, &zin, mode);
+      if (ZSTD_isError(left)) {
+        return Status(Code::kIoError,
+                      where + ": zstd cannot compress it: " + ZSTD_getErrorName(left));
+      }
+      produced = zout.pos;
+      if (mode == ZSTD_e_end ? left == 0 : zin.pos == zin.size) break;
+    }
+    if (mode == ZSTD_e_end) break;
   }
-  out->resize(r);
+  out->resize(produced);
   return Status::OK();
 }
+
+// The XXH3-64 of every region's bytes, fed the input frame by frame in
+// order (from the writer, while the frame is still in the page cache).
+// Regions with the same range (a tensor and its segment, keys sharing a
+// blob) share one running hash; nested ones (a .bpte's program and its
+// segments) each get theirs.
+class RegionHasher {
+ public:
+  explicit RegionHasher(const std::vector<ArchiveRegion>& regions) {
+    for (const ArchiveRegion& r : regions) ranges_.push_back({r.offset, r.offset + r.size});
+    std::sort(ranges_.begin(), ranges_.end());
+    ranges_.erase(std::unique(ranges_.begin(), ranges_.end()), ranges_.end());
+    hashes_.resize(ranges_.size());
+  }
+
+  // Feeds input bytes [begin, end); calls come in order and cover the file.
+  Status Feed(const Source& input, uint64_t begin, uint64_t end) {
+    constexpr uint64_t kChunk = uint64_t{1} << 20;
+    for (uint64_t at = begin;;) {
+      const uint64_t stop = std::min(end, at + kChunk);
+      // Ranges starting in [at, stop] open; an empty one closes at once.
+      while (next_ < ranges_.size() && ranges_[next_].first <= stop) {
+        ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<RunningHash> h, NewRunningHash(HashKind::kXxh3_64));
+        open_.push_back({next_++, std::move(h)});
+      }
+      if (stop > at && !open_.empty()) {  // bytes no region covers are not read
+        buffer_.resize(static_cast<size_t>(stop - at));
+        ETPACK_RETURN_IF_ERROR(input.ReadAt(at, buffer_.data(), buffer_.size()));
+      }
+      for (size_t k = 0; k < open_.size();) {
+        const std::pair<uint64_t, uint64_t>& r = ranges_[open_[k].first];
+        const uint64_t lo = std::max(at, r.first);
+        const uint64_t hi = std::min(stop, r.second);
+        if (lo < hi) open_[k].second->Update(buffer_.data() + (lo - at), hi - lo);
+        if (r.second <= stop) {
+          hashes_[open_[k].first] = Xxh3Value(open_[k].second->Finish());
+          open_[k] = std::move(open_.back());
+          open_.pop_back();
+        } else {
+          ++k;
+        }
+      }
+      if (stop == end) break;
+      at = stop;
+    }
+    return Status::OK();
+  }
+
+  // The checksums into `regions`. REQUIRES: the whole file was fed.
+  void Assign(std::vector<ArchiveRegion>* regions) const {
+    for (ArchiveRegion& r : *regions) {
+      const auto it = std::lower_bound(ranges_.begin(), ranges_.end(),
+                                       std::make_pair(r.offset, r.offset + r.size));
+      r.xxh3 = hashes_[static_cast<size_t>(it - ranges_.begin())];
+    }
+  }
+
+ private:
+  std::vector<std::pair<uint64_t, uint64_t>> ranges_;  // [begin, end), sorted, distinct
+  std::vector<uint64_t> hashes_;                       // per range
+  size_t next_ = 0;                                    // first range not opened yet
+  std::vector<std::pair<size_t, std::unique_ptr<RunningHash>>> open_;
+  std::vector<uint8_t> buffer_;
+};
 
 Status CheckOptions(const ArchiveOptions& o) {
   if (o.level < 1 || o.level > ZSTD_maxCLevel()) {
@@ -70,15 +176,19 @@ Status CheckOptions(const ArchiveOptions& o) {
 
 }  // namespace
 
+// A function-try-block: whatever this thread fails to allocate, the error
+// names the input (workers report their own, naming the frame).
 Status CompressFile(OutputFs& fs, const std::string& input, const std::string& output,
-                    const ArchiveOptions& options, const ProgressFn& progress) {
+                    const ArchiveOptions& options, const ProgressFn& progress) try {
   ETPACK_RETURN_IF_ERROR(CheckOptions(options));
   ETPACK_ASSIGN_OR_RETURN(SourcePtr in, FileSource(input));
   ETPACK_ASSIGN_OR_RETURN(std::vector<ArchiveRegion> regions, ArtifactRegions(input));
   const uint64_t size = in->size();
   const std::vector<uint64_t> ends = PlanFrames(size, regions, options.frame_bytes);
-  const std::vector<uint8_t> index = EncodeIndex(size, regions);
-  if (index.size() - kSkippableHeaderSize > UINT32_MAX) {
+  // The index goes last, once every region has been hashed; its size does
+  // not depend on the hashes, so the bound below already counts it.
+  const uint64_t index_size = EncodeIndex(size, regions).size();
+  if (index_size - kSkippableHeaderSize > UINT32_MAX) {
     return OutOfRange(input + ": the index of " + std::to_string(regions.size()) +
                       " regions exceeds a skippable frame's 4 GiB");
   }
@@ -87,38 +197,61 @@ Status CompressFile(OutputFs& fs, const std::string& input, const std::string& o
                       " frames exceed the seek table's limit");
   }
 
-  std::vector<SeekEntry> table = {{static_cast<uint32_t>(index.size()), 0}};
-  uint64_t bound = index.size() + EncodeSeekTable(std::vector<SeekEntry>(ends.size() + 1)).size();
+  std::vector<SeekEntry> table;
+  uint64_t bound = index_size + EncodeSeekTable(std::vector<SeekEntry>(ends.size() + 1)).size();
   for (size_t i = 0; i < ends.size(); ++i) {
     bound += ZSTD_compressBound(static_cast<size_t>(ends[i] - (i ? ends[i - 1] : 0)));
   }
   ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<OutputFile> out, fs.Create(output));
-  ETPACK_RETURN_IF_ERROR(out->Reserve(bound));
-  ETPACK_RETURN_IF_ERROR(out->Write(0, index.data(), index.size()));
+  if (Status s = out->Reserve(bound); !s.ok()) {
+    // Say why an archive of a few KiB asks for as much space as its input.
+    return s.WithContext("compressing " + input + " (" + std::to_string(size) +
+                         " bytes): the archive's size is known only once it is written, so " +
+                         "zstd's worst case is reserved and the file cut to size at the end");
+  }
 
   int threads = options.threads;
-  if (threads == 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  uint64_t at = index.size();
+  if (threads == 0) {
+    threads =
+        static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, kMaxDefaultThreads));
+  }
+  uint64_t at = 0;
+  RegionHasher hasher(regions);
+  auto frame_name = [&](size_t i) {
+    const uint64_t begin = i ? ends[i - 1] : 0;
+    return input + ": frame " + std::to_string(i) + " " + RangeText(begin, ends[i] - begin);
+  };
   ETPACK_RETURN_IF_ERROR(RunOrderedJobs<Compressor>(
-      ends.size(), threads, static_cast<size_t>(threads) + 2, [] { return Compressor(); },
+      ends.size(), threads, static_cast<size_t>(threads) + 1, frame_name,
+      [] { return Compressor(); },
       [&](Compressor& c, size_t i, std::vector<uint8_t>* out) {
-        return CompressFrame(c, *in, ends, options.level, i, out);
+        const uint64_t begin = i ? ends[i - 1] : 0;
+        return CompressFrame(c, *in, begin, ends[i] - begin, options.level, frame_name(i), out);
       },
       [&](size_t i, const std::vector<uint8_t>& frame) -> Status {
         ETPACK_RETURN_IF_ERROR(out->Write(at, frame.data(), frame.size()));
         at += frame.size();
         const uint64_t begin = i ? ends[i - 1] : 0;
+        ETPACK_RETURN_IF_ERROR(hasher.Feed(*in, begin, ends[i]));
         table.push_back(
             {static_cast<uint32_t>(frame.size()), static_cast<uint32_t>(ends[i] - begin)});
         if (progress) progress(ends[i], size);
         return Status::OK();
       }));
+  if (ends.empty()) ETPACK_RETURN_IF_ERROR(hasher.Feed(*in, 0, 0));  // an empty file's regions
+  hasher.Assign(&regions);
+  const std::vector<uint8_t> index = EncodeIndex(size, regions);
+  ETPACK_RETURN_IF_ERROR(out->Write(at, index.data(), index.size()));
+  at += index.size();
+  table.push_back({static_cast<uint32_t>(index.size()), 0});
   const std::vector<uint8_t> seek_table = EncodeSeekTable(table);
   ETPACK_RETURN_IF_ERROR(out->Write(at, seek_table.data(), seek_table.size()));
   ETPACK_RETURN_IF_ERROR(out->Truncate(at + seek_table.size()));
   std::vector<std::unique_ptr<OutputFile>> outputs;
   outputs.push_back(std::move(out));
   return Publish(std::move(outputs));
+} catch (const std::bad_alloc&) {
+  return OutOfRange(input + ": out of memory compressing it into " + output);
 }
 
 Status CompressFile(const std::string& input, const std::string& output,

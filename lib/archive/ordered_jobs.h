@@ -15,6 +15,7 @@
 #include <functional>
 #include <mutex>
 #include <new>
+#include <optional>
 #include <string>
 #include <system_error>
 #include <thread>
@@ -30,10 +31,13 @@ namespace etpack {
 // thread (a zstd context, scratch buffers), and `bytes` the slot the job
 // fills. sink(i, bytes) takes the results in order on the calling thread.
 // Returns the first error in job order (a job's or the sink's); jobs after
-// it are not started or their results are dropped.
+// it are not started or their results are dropped. Running out of memory
+// in a job (or making its worker) is kOutOfRange naming the job as
+// name(i) gives it ("model.ptd: frame 3 [0, +8388608)").
 // REQUIRES: threads >= 1, slots >= threads.
 template <typename Worker>
 Status RunOrderedJobs(size_t count, int threads, size_t slot_count,
+                      const std::function<std::string(size_t)>& name,
                       const std::function<Worker()>& make_worker,
                       const std::function<Status(Worker&, size_t, std::vector<uint8_t>*)>& job,
                       const std::function<Status(size_t, const std::vector<uint8_t>&)>& sink) {
@@ -50,7 +54,7 @@ Status RunOrderedJobs(size_t count, int threads, size_t slot_count,
   bool stop = false;
 
   auto work = [&] {
-    Worker worker = make_worker();
+    std::optional<Worker> worker;
     for (;;) {
       size_t i;
       {
@@ -63,10 +67,12 @@ Status RunOrderedJobs(size_t count, int threads, size_t slot_count,
       Slot& slot = slots[i % slots.size()];
       Status s;
       try {
-        s = job(worker, i, &slot.bytes);
+        if (!worker) worker.emplace(make_worker());
+        s = job(*worker, i, &slot.bytes);
       } catch (const std::bad_alloc&) {
         // An exception would end the process from this thread.
-        s = OutOfRange("out of memory in job " + std::to_string(i));
+        s = OutOfRange(name(i) + ": out of memory (" + std::to_string(threads) +
+                       " workers, each holding about a frame)");
       }
       std::lock_guard<std::mutex> lock(mu);
       slot.status = std::move(s);

@@ -85,11 +85,21 @@ Status BpteFile::Validate() {
   ETPACK_ASSIGN_OR_RETURN(bpte::Header h, bpte::ParseHeader(head(), size()));
   flatbuffer_size_ = size();
   if (h.present) {
-    const uint64_t min_fb = bpte::kHeaderOffset + h.length;
-    if (h.flatbuffer_size < min_fb || h.flatbuffer_size > size()) {
+    // As for a .pte's header (program_checks.cc): blame the field that is wrong.
+    const uint64_t header_end = bpte::kHeaderOffset + h.length;
+    if (header_end > size()) {
+      return Corrupt("bh00 header length = " + std::to_string(h.length) +
+                     " would end the header at byte " + std::to_string(header_end) +
+                     ", past the end of the " + std::to_string(size()) + "-byte file");
+    }
+    if (h.flatbuffer_size < header_end) {
       return Corrupt("bh00 header flatbuffer size = " + std::to_string(h.flatbuffer_size) +
-                     " is outside [" + std::to_string(min_fb) + ", file size " +
-                     std::to_string(size()) + "]");
+                     " ends before the header itself (byte " + std::to_string(header_end) +
+                     ", from its length = " + std::to_string(h.length) + ")");
+    }
+    if (h.flatbuffer_size > size()) {
+      return Corrupt("bh00 header flatbuffer size = " + std::to_string(h.flatbuffer_size) +
+                     " runs past the end of the " + std::to_string(size()) + "-byte file");
     }
     if (h.segment_base_offset < h.flatbuffer_size || h.segment_base_offset > size() ||
         h.segment_data_size > size() - h.segment_base_offset) {

@@ -17,6 +17,7 @@
 #include <system_error>
 
 #include "core/utf8.h"
+#include "etpack/source.h"
 
 namespace etpack::json {
 
@@ -582,6 +583,7 @@ Result<Value> Parse(std::string_view text, std::string_view origin) {
 }
 
 Result<Value> ParseFile(const std::string& path) {
+  ETPACK_RETURN_IF_ERROR(CheckPathText(path, "path"));
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     const int err = errno;

@@ -1,5 +1,7 @@
 #include "core/json_document.h"
 
+#include <optional>
+
 namespace etpack {
 
 std::string ShownValue(const json::Value& v) {
@@ -41,6 +43,35 @@ std::string JsonDocument::Where(const std::string& path) const { return origin_ 
 
 Status JsonDocument::Wrap(const std::string& path, const Status& s) const {
   return s.WithContext(Where(path));
+}
+
+Result<SourcePtr> JsonDocument::FileRange(const json::Value& obj, const std::string& path) const {
+  const std::string file_path = JoinPath(path, "file");
+  const json::Value* file = obj.Find("file");
+  if (file == nullptr) return Error(path, "\"file\" is missing");
+  if (file->kind() != json::Kind::kString || file->as_string().empty()) {
+    return BadValue(file_path, *file, "is not a file name");
+  }
+  const std::string& name = file->as_string();
+  if (name.find('\0') != std::string::npos) {
+    return BadValue(file_path, *file,
+                    "contains a NUL byte (the system would open " + QuotedText(name.c_str()) + ")");
+  }
+  uint64_t offset = 0;
+  std::optional<uint64_t> length;
+  if (const json::Value* v = obj.Find("offset"); v != nullptr && !v->is_null()) {
+    ETPACK_ASSIGN_OR_RETURN(offset, GetUInt(*v, JoinPath(path, "offset")));
+  }
+  if (const json::Value* v = obj.Find("length"); v != nullptr && !v->is_null()) {
+    ETPACK_ASSIGN_OR_RETURN(length, GetUInt(*v, JoinPath(path, "length")));
+  }
+  Result<SourcePtr> src =
+      length ? FileSource(Resolve(name), offset, *length) : FileSource(Resolve(name), offset);
+  if (src.ok()) return src;
+  std::string what = Where(file_path) + " = " + QuotedText(name);
+  if (obj.Find("offset") != nullptr) what += ", offset = " + std::to_string(offset);
+  if (length) what += ", length = " + std::to_string(*length);
+  return src.status().WithContext(what);
 }
 
 std::string JsonDocument::Resolve(const std::string& name) const {

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "etpack/json.h"
+#include "etpack/source.h"
 #include "etpack/status.h"
 
 namespace etpack {
@@ -53,6 +54,13 @@ class JsonDocument {
                       std::initializer_list<std::string_view> known) const;
   // A non-negative integer, exactly.
   Result<uint64_t> GetUInt(const json::Value& v, const std::string& path) const;
+  // The bytes a {"file": NAME, "offset": N, "length": N} object at `path`
+  // names, the one rule for file ranges in documents: NAME is a non-empty
+  // file name without NUL bytes (resolved by Resolve()), offset defaults to
+  // 0, and without length (absent or null) the range runs to the end of the
+  // file; a length is always a length. Other members are the caller's to
+  // check. Errors name the document, the path and the members given.
+  Result<SourcePtr> FileRange(const json::Value& obj, const std::string& path) const;
 
  private:
   std::string origin_;

@@ -12,8 +12,10 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <optional>
 #include <utility>
 
+#include "core/json_document.h"
 #include "core/range_text.h"
 
 namespace etpack {
@@ -251,9 +253,21 @@ SourcePtr OwnedSource(std::vector<uint8_t> bytes) {
   return std::make_shared<MemorySourceImpl>(std::move(bytes));
 }
 
-Result<SourcePtr> FileSource(const std::string& path, uint64_t offset, uint64_t length) {
+Status CheckPathText(const std::string& path, const std::string& what) {
+  if (path.find('\0') == std::string::npos) return Status::OK();
+  return InvalidArgument(what + " " + QuotedText(path) +
+                         " contains a NUL byte (the system would read it as " +
+                         QuotedText(path.c_str()) + ")");
+}
+
+namespace {
+
+// FileSource with an optional length (none: to the end of the file).
+Result<SourcePtr> OpenFileRange(const std::string& path, uint64_t offset,
+                                std::optional<uint64_t> length) {
+  ETPACK_RETURN_IF_ERROR(CheckPathText(path, "path"));
   const std::string what =
-      length == kToEnd ? "[" + std::to_string(offset) + ", end)" : RangeText(offset, length);
+      !length ? "[" + std::to_string(offset) + ", end)" : RangeText(offset, *length);
   auto open_error = [&](int err) -> Status {
     Status s = IoError("cannot open " + path + " to read " + what, err);
     return err == ENOENT ? NotFound(s.message()) : s;
@@ -290,15 +304,25 @@ Result<SourcePtr> FileSource(const std::string& path, uint64_t offset, uint64_t 
   // The size now, even when the descriptor is shared: the file may have grown.
   if (::fstat(owned->fd(), &st) != 0) return IoError("cannot stat " + path, errno);
   const uint64_t file_size = static_cast<uint64_t>(st.st_size);
-  if (offset > file_size || (length != kToEnd && length > file_size - offset)) {
+  if (offset > file_size || (length && *length > file_size - offset)) {
     return OutOfRange(path + ": range " + what + " runs past the end of the file (" +
                       std::to_string(file_size) + " bytes)");
   }
-  if (length == kToEnd) length = file_size - offset;
+  const uint64_t n = length ? *length : file_size - offset;
   // Advisory only: a failure costs read-ahead, not correctness.
-  (void)::posix_fadvise(owned->fd(), static_cast<off_t>(offset), static_cast<off_t>(length),
+  (void)::posix_fadvise(owned->fd(), static_cast<off_t>(offset), static_cast<off_t>(n),
                         POSIX_FADV_SEQUENTIAL);
-  return SourcePtr(std::make_shared<FileSourceImpl>(std::move(owned), path, offset, length));
+  return SourcePtr(std::make_shared<FileSourceImpl>(std::move(owned), path, offset, n));
+}
+
+}  // namespace
+
+Result<SourcePtr> FileSource(const std::string& path, uint64_t offset) {
+  return OpenFileRange(path, offset, std::nullopt);
+}
+
+Result<SourcePtr> FileSource(const std::string& path, uint64_t offset, uint64_t length) {
+  return OpenFileRange(path, offset, length);
 }
 
 SourcePtr GeneratorSource(std::string name, uint64_t size, FillFn fill) {

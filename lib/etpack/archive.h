@@ -7,15 +7,16 @@
 // cuts the frames on the artifact's own boundaries, found with its readers
 // (PteFile, PtdFile, BpteFile): the head, every segment, every named
 // tensor; pieces larger than ArchiveOptions::frame_bytes are split, small
-// neighbours merged. Frame 0 is a skippable frame (ignored by zstd) with
-// etpack's region index: the name, offset and size of the head, of every
-// segment and of every named tensor, so one of them can be restored by
-// decompressing only the frames it overlaps. docs/archive.md has the bytes.
+// neighbours merged. The last frame is a skippable frame (ignored by zstd)
+// with etpack's region index: the name, offset, size and XXH3-64 of the
+// head, of every segment and of every named tensor, so one of them can be
+// restored by decompressing only the frames it overlaps, and checked. docs/archive.md has the
+// bytes.
 //
 //   ETPACK_RETURN_IF_ERROR(CompressFile("model.ptd", "model.ptd.zst"));
 //   ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<Archive> a, Archive::Open("model.ptd.zst"));
 //   const ArchiveRegion* r = a->Find(RegionKind::kTensor, "layers.0.wq");
-//   ETPACK_RETURN_IF_ERROR(a->ExtractFile(r->offset, r->size, "wq.bin"));
+//   ETPACK_RETURN_IF_ERROR(a->ExtractRegionFile(*r, "wq.bin"));
 //
 // Outputs go through the output seam (etpack/output.h): published whole or
 // not at all. Decompression runs frame by frame (up to one worker per core,
@@ -45,7 +46,8 @@ struct ArchiveOptions {
   // seekable format's limit). Larger frames compress a little better;
   // decompression and single-region extraction hold one frame in memory.
   uint64_t frame_bytes = uint64_t{8} << 20;
-  // Frames compressed in parallel; 0 means one per online core.
+  // Frames compressed in parallel; 0 means one per online core, at most 2
+  // (each worker holds up to a compressed frame: docs/archive.md, Memory).
   int threads = 0;
 };
 
@@ -62,6 +64,9 @@ struct ArchiveRegion {
   std::string name;
   uint64_t offset = 0;
   uint64_t size = 0;
+  // XXH3-64 of the range's bytes, as the index records it (0 in the
+  // regions ArtifactRegions() returns: CompressFile hashes them).
+  uint64_t xxh3 = 0;
 };
 
 // One frame of the archive, as its seek table gives it.
@@ -110,8 +115,9 @@ class Archive {
   // Bytes of the original file.
   uint64_t size() const { return size_; }
   const std::vector<ArchiveFrame>& frames() const { return frames_; }
-  // Empty when the archive has no etpack index (made by another tool, or of
-  // a file that is not an artifact).
+  // Empty when the archive has no etpack index (made by another tool, of a
+  // file that is not an artifact, or by an etpack whose index (EPX1) had no
+  // region checksums: such an index is not trusted, docs/archive.md).
   const std::vector<ArchiveRegion>& regions() const { return regions_; }
   // The region of that kind and name, or nullptr.
   const ArchiveRegion* Find(RegionKind kind, const std::string& name) const;
@@ -128,10 +134,25 @@ class Archive {
   // on failure).
   Status ExtractFile(uint64_t offset, uint64_t length, const std::string& path,
                      const ProgressFn& progress = {}) const;
+  // Extract() of one region of regions(), its bytes held to the XXH3-64 the
+  // index records: kCorrupt naming the archive and the region when they
+  // differ (an index that does not describe the archive's bytes).
+  Status ExtractRegion(const ArchiveRegion& region, OutputFile& output,
+                       const ProgressFn& progress = {}) const;
+  Status ExtractRegionFile(const ArchiveRegion& region, const std::string& path,
+                           const ProgressFn& progress = {}) const;
 
  private:
   Archive() = default;
   Status Load();
+  // Extract(), checking the bytes against `region`'s checksum when given.
+  Status ExtractChecked(uint64_t offset, uint64_t length, const ArchiveRegion* region,
+                        OutputFile& output, const ProgressFn& progress) const;
+  Status ExtractFileChecked(uint64_t offset, uint64_t length, const ArchiveRegion* region,
+                            const std::string& path, const ProgressFn& progress) const;
+  // kCorrupt unless `got`, the XXH3-64 of the bytes extracted, is the
+  // region's.
+  Status CheckRegion(const ArchiveRegion& region, uint64_t got) const;
   Status CheckSkippable(const ArchiveFrame& frame, const std::string& where) const;
   std::string FrameText(size_t index) const;
 

@@ -56,6 +56,8 @@
  *     them: free a source handle as soon as you no longer add it anywhere.
  *   - Memory behind etpack_source_memory is borrowed: it must stay valid and
  *     unchanged until the last write of a plan that uses it has returned.
+ *     etpack reads it during etpack_plan_write and cannot tell if it was
+ *     freed or reallocated meanwhile (as for memcpy, that is undefined).
  *     Everything else (JSON text, flatbuffer bytes, keys, names, sizes
  *     arrays) is copied before the call returns.
  *   - A plan holds sources, not bytes, and may be written more than once.
@@ -180,7 +182,10 @@ enum {
 
 /* A tensor layout is passed as (dtype, rank, sizes, dim_order): sizes and
  * dim_order point to `rank` values (NULL when rank is 0); dim_order NULL
- * means contiguous (0, 1, ..., rank - 1), else a permutation of those. */
+ * means contiguous (0, 1, ..., rank - 1), else a permutation of those.
+ * rank is at most 16 (the runtime's limit); a larger one is
+ * ETPACK_INVALID_ARGUMENT before sizes or dim_order are read. Keys are
+ * non-empty UTF-8 without the reserved prefix "etpack.integrity.". */
 
 /* ---- plans --------------------------------------------------------------- */
 

@@ -75,16 +75,21 @@ SourcePtr OwnedSource(std::vector<uint8_t> bytes);
 
 // A range of a file. Opens the file now, so a missing file (kNotFound) or a
 // range past its end (kOutOfRange) is reported here, naming the file, the
-// range and the file size.
-// length == kToEnd takes everything from offset to the end of the file.
-// Anything but a regular file (a FIFO, a directory, a device) is refused
-// with kInvalidArgument, without blocking. All sources of one file (same
-// device and inode, under whatever name) share one open descriptor, closed
-// with the last of them, so thousands of items cost one descriptor per file.
+// range and the file size. Without `length` the range runs from `offset` to
+// the end of the file; a length is always a length (2^64 - 1 is a range
+// past the end, not "the rest"). A path with a NUL byte (which the system
+// would cut short, naming another file) is kInvalidArgument. Anything but a
+// regular file (a FIFO, a directory, a device) is refused with
+// kInvalidArgument, without blocking. All sources of one file (same device
+// and inode, under whatever name) share one open descriptor, closed with
+// the last of them, so thousands of items cost one descriptor per file.
 // Safe to call from several threads.
-inline constexpr uint64_t kToEnd = ~uint64_t{0};
-Result<SourcePtr> FileSource(const std::string& path, uint64_t offset = 0,
-                             uint64_t length = kToEnd);
+Result<SourcePtr> FileSource(const std::string& path, uint64_t offset = 0);
+Result<SourcePtr> FileSource(const std::string& path, uint64_t offset, uint64_t length);
+
+// kInvalidArgument naming `what` when `path` holds a NUL byte: every path
+// etpack opens or writes goes through this rule.
+Status CheckPathText(const std::string& path, const std::string& what);
 
 // Bytes produced on demand: fill(offset, dst, n) must write exactly the
 // source's bytes [offset, offset + n) to dst and may be called for any

@@ -4,6 +4,7 @@
 #ifndef ETPACK_TENSOR_LAYOUT_H_
 #define ETPACK_TENSOR_LAYOUT_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -40,12 +41,21 @@ struct TensorLayout {
   bool operator!=(const TensorLayout& o) const { return !(*this == o); }
 };
 
+// The runtime's limit on a tensor's rank (kTensorDimensionLimit): every
+// tensor etpack writes or reads (.pte tensors, .ptd layouts, bundled values,
+// imported checkpoints) is held to it.
+inline constexpr size_t kMaxTensorRank = 16;
+
+// kInvalidArgument naming `what` and `rank` when rank > kMaxTensorRank.
+// Check the rank before building a layout of that many dimensions.
+Status CheckRank(uint64_t rank, const std::string& what);
+
 // "FLOAT[4, 3] dim_order [0, 1]", for messages.
 std::string DescribeLayout(const TensorLayout& layout);
 
 // Bytes a tensor of this layout occupies. kInvalidArgument naming `what`
-// for a layout that is not valid (negative size, dim_order not a
-// permutation, unknown dtype, a byte count beyond 64 bits).
+// for a layout that is not valid (rank above kMaxTensorRank, negative size,
+// dim_order not a permutation, unknown dtype, a byte count beyond 64 bits).
 Result<uint64_t> LayoutNbytes(const TensorLayout& layout, const std::string& what);
 
 }  // namespace etpack

@@ -150,25 +150,12 @@ Result<BundledValue> GetTensor(const JsonDocument& cx, const json::Value& t,
     origin = "base64 decodes to " + std::to_string(bytes.size()) + " bytes";
     out.data = OwnedSource(std::move(bytes));
   } else {
-    const std::string file_path = JoinPath(path, "file");
-    if (file->kind() != json::Kind::kString || file->as_string().empty()) {
-      return cx.BadValue(file_path, *file, "is not a file name");
-    }
-    uint64_t offset = 0;
-    uint64_t length = kToEnd;
-    if (const json::Value* v = t.Find("offset")) {
-      ETPACK_ASSIGN_OR_RETURN(offset, cx.GetUInt(*v, JoinPath(path, "offset")));
-    }
-    if (const json::Value* v = t.Find("length")) {
-      ETPACK_ASSIGN_OR_RETURN(length, cx.GetUInt(*v, JoinPath(path, "length")));
-    }
-    Result<SourcePtr> src = FileSource(cx.Resolve(file->as_string()), offset, length);
-    if (!src.ok()) return cx.Wrap(file_path, src.status());
-    out.data = std::move(src).value();
+    ETPACK_ASSIGN_OR_RETURN(out.data, cx.FileRange(t, path));
+    const bool to_end = t.Find("length") == nullptr || t.Find("length")->is_null();
     origin = "file " + QuotedText(file->as_string()) + " has " + std::to_string(out.data->size()) +
-             " bytes from offset " + std::to_string(offset) +
-             (length == kToEnd ? " to its end" : "");
-    if (length == kToEnd && out.data->size() > nbytes) {
+             " bytes from offset " + std::to_string(out.data->file_range()->offset) +
+             (to_end ? " to its end" : "");
+    if (to_end && out.data->size() > nbytes) {
       origin += "; give \"length\" to take only part of it";
     }
   }

@@ -16,6 +16,7 @@
 #include "etpack/fat_delegate.h"
 #include "flatbuffer/scalar_type.h"
 #include "layout/layout.h"
+#include "layout/named_store.h"
 
 namespace etpack {
 namespace {
@@ -86,22 +87,7 @@ Result<SourcePtr> InlineBlob(const JsonDocument& cx, const json::Value& obj,
 Result<SourcePtr> FileBlob(const JsonDocument& cx, const json::Value& obj,
                            const std::string& path) {
   ETPACK_RETURN_IF_ERROR(cx.CheckMembers(obj, path, {"file", "offset", "length"}));
-  const json::Value& file = *obj.Find("file");
-  if (file.kind() != json::Kind::kString || file.as_string().empty()) {
-    return cx.BadValue(JoinPath(path, "file"), file, "is not a file name");
-  }
-  ETPACK_ASSIGN_OR_RETURN(uint64_t offset, GetUIntOr(cx, obj, path, "offset", 0));
-  ETPACK_ASSIGN_OR_RETURN(uint64_t length, GetUIntOr(cx, obj, path, "length", kToEnd));
-  const std::string& name = file.as_string();
-  Result<SourcePtr> src = FileSource(cx.Resolve(name), offset, length);
-  if (!src.ok()) {
-    std::string what =
-        cx.origin() + ": " + (path.empty() ? "" : path + ": ") + "file = " + QuotedText(name);
-    if (obj.Find("offset") != nullptr) what += ", offset = " + std::to_string(offset);
-    if (length != kToEnd) what += ", length = " + std::to_string(length);
-    return src.status().WithContext(what);
-  }
-  return src;
+  return cx.FileRange(obj, path);
 }
 
 // The source a blob object stands for.
@@ -358,10 +344,8 @@ Status ReadBuffersAndEntries(const JsonDocument& cx, json::Value& obj, const std
     if (key->kind() != json::Kind::kString) {
       return cx.BadValue(JoinPath(e_path, "key"), *key, "is not a string");
     }
-    if (layouts && key->as_string().empty()) {
-      // A .ptd is looked up by key; an empty one can never be found.
-      return cx.BadValue(JoinPath(e_path, "key"), *key, "is empty");
-    }
+    // The planners' key rule, checked here to name the manifest's path.
+    ETPACK_RETURN_IF_ERROR(CheckDataKey(key->as_string(), cx.Where(e_path)));
     entry.key = key->as_string();
     const auto [it, fresh] = seen.emplace(key->as_string(), i);
     if (!fresh) {

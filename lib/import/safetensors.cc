@@ -12,14 +12,12 @@
 #include <vector>
 
 #include "etpack/json.h"
+#include "etpack/tensor_layout.h"
 #include "flatbuffer/scalar_type.h"
+#include "layout/named_store.h"
 
 namespace etpack {
 namespace {
-
-// ExecuTorch has no rank above this in practice and dim_order is uint8; a
-// larger rank in a checkpoint is far likelier corruption than a real tensor.
-constexpr size_t kMaxRank = 16;
 
 std::string Quoted(const std::string& s) { return "'" + s + "'"; }
 
@@ -83,10 +81,7 @@ Result<Parsed> ParseTensor(const std::string& name, const json::Value& v, const 
   if (!shape || shape->kind() != json::Kind::kArray) {
     return Corrupt(what + ": shape is missing or not an array");
   }
-  if (shape->items().size() > kMaxRank) {
-    return Corrupt(what + ": rank " + std::to_string(shape->items().size()) +
-                   " exceeds the supported maximum of " + std::to_string(kMaxRank));
-  }
+  if (Status s = CheckRank(shape->items().size(), what); !s.ok()) return Corrupt(s.message());
   for (size_t d = 0; d < shape->items().size(); ++d) {
     const json::Value& dim = shape->items()[d];
     const std::optional<uint64_t> n = NonNegative(dim);
@@ -270,10 +265,9 @@ Result<std::vector<SafetensorsTensor>> ReadCheckpoint(const std::vector<std::str
     auto read = EndsWith(path, ".json") ? ReadIndex(path) : ReadSafetensors(path);
     if (!read.ok()) return read.status();
     for (auto& t : *read) {
-      // A .ptd is looked up by key; an empty one could never be found.
-      if (t.name.empty()) {
-        return InvalidArgument(t.file + ": a tensor has an empty name, which cannot be a key");
-      }
+      // Names become .ptd keys: held to the key rule here, so an error
+      // names the checkpoint file rather than the output.
+      ETPACK_RETURN_IF_ERROR(CheckDataKey(t.name, t.file + ": tensor name"));
       auto [it, inserted] = owner.emplace(t.name, t.file);
       if (!inserted) {
         std::error_code ec;

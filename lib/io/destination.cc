@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "etpack/source.h"
+
 namespace etpack {
 namespace {
 
@@ -59,6 +61,7 @@ Destination WithKey(Destination d) {
 }
 
 Result<Destination> ResolveDestination(const std::string& path) {
+  ETPACK_RETURN_IF_ERROR(CheckPathText(path, "output path"));
   Destination d;
   std::string current = path;
   for (int links = 0;; ++links) {

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "etpack/source.h"
 #include "layout/layout.h"
 #include "program_etpack_generated.h"
 
@@ -95,6 +96,7 @@ uint64_t OffsetAlignment(uint64_t offset) {
 }
 
 Result<ArtifactKind> DetectArtifactKind(const std::string& path) {
+  ETPACK_RETURN_IF_ERROR(CheckPathText(path, "path"));
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     const int err = errno;

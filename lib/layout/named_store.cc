@@ -3,7 +3,28 @@
 #include <algorithm>
 #include <utility>
 
+#include "core/json_document.h"
+#include "core/utf8.h"
+#include "integrity/table.h"
+
 namespace etpack {
+
+Status CheckKeyText(std::string_view key, const std::string& what) {
+  if (key.empty()) return InvalidArgument(what + ": empty key");
+  if (key.find('\0') != std::string_view::npos) {
+    return InvalidArgument(what + ": key " + QuotedText(key) +
+                           " contains a NUL byte (the runtime would look it up as " +
+                           QuotedText(key.substr(0, key.find('\0'))) + ")");
+  }
+  if (!IsValidUtf8(key))
+    return InvalidArgument(what + ": key " + QuotedText(key) + " is not valid UTF-8");
+  return Status::OK();
+}
+
+Status CheckDataKey(std::string_view key, const std::string& what) {
+  ETPACK_RETURN_IF_ERROR(CheckKeyText(key, what));
+  return CheckNotIntegrityKey(key, what + " " + QuotedText(key));
+}
 
 Result<NamedDataStore::Added> NamedDataStore::Add(const std::string& key, const SourcePtr& source,
                                                   uint64_t alignment, std::string what) {

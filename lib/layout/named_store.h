@@ -22,6 +22,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -31,6 +32,16 @@
 #include "layout/layout.h"
 
 namespace etpack {
+
+// The rule for a named-data key (.ptd entry, .pte named data), wherever one
+// comes in: planners, importers (safetensors names) and readers. A key is
+// looked up by the runtime as a C string, so it is non-empty, valid UTF-8
+// and has no NUL byte (after one the rest could never be found). kInvalidArgument
+// naming `what` and the key (quoted, escaped); readers report it as kCorrupt.
+Status CheckKeyText(std::string_view key, const std::string& what);
+// CheckKeyText, and not a key reserved for the integrity table: the rule
+// for keys etpack is asked to write.
+Status CheckDataKey(std::string_view key, const std::string& what);
 
 enum class SharedAlignment { kFirstKey, kStrictest };
 

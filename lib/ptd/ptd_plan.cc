@@ -32,7 +32,15 @@ std::string DescribeLayout(const TensorLayout& l) {
   return ScalarTypeName(l.scalar_type) + Join(l.sizes) + " dim_order " + Join(l.dim_order);
 }
 
+Status CheckRank(uint64_t rank, const std::string& what) {
+  if (rank <= kMaxTensorRank) return Status::OK();
+  return InvalidArgument(what + ": rank " + std::to_string(rank) +
+                         " exceeds the runtime's limit of " + std::to_string(kMaxTensorRank) +
+                         " dimensions");
+}
+
 Result<uint64_t> LayoutNbytes(const TensorLayout& layout, const std::string& what) {
+  ETPACK_RETURN_IF_ERROR(CheckRank(layout.sizes.size(), what));
   if (layout.dim_order.size() != layout.sizes.size()) {
     return InvalidArgument(what + ": dim_order has " + std::to_string(layout.dim_order.size()) +
                            " entries for " + std::to_string(layout.sizes.size()) + " dimensions");
@@ -141,9 +149,8 @@ Result<PtdPlan> PlanPtd(const PtdInput& input, const PtdOptions& options) {
   entries.reserve(input.entries.size());
   for (size_t i = 0; i < input.entries.size(); ++i) {
     const PtdEntry& e = input.entries[i];
+    ETPACK_RETURN_IF_ERROR(CheckDataKey(e.key, "entries[" + std::to_string(i) + "]"));
     const std::string what = "entries[" + std::to_string(i) + "] '" + e.key + "'";
-    if (e.key.empty()) return InvalidArgument("entries[" + std::to_string(i) + "]: empty key");
-    ETPACK_RETURN_IF_ERROR(CheckNotIntegrityKey(e.key, what));
     if (e.buffer_index >= input.buffers.size()) {
       return InvalidArgument(what + ": buffer_index = " + std::to_string(e.buffer_index) +
                              " is out of range: there are " + std::to_string(input.buffers.size()) +

@@ -11,6 +11,7 @@
 #include "flat_tensor_etpack_generated.h"
 #include "flatbuffer/tree_reader.h"
 #include "layout/header_insert.h"
+#include "layout/named_store.h"
 #include "layout/segment_table.h"
 #include "ptd/ptd_format.h"
 #include "ptd/ptd_header.h"
@@ -38,7 +39,15 @@ Status PtdFile::Validate() {
     return Corrupt("file identifier is not 'FT01' (not a .ptd file)");
   }
   const FlatTensorHeader& h = header_;
-  if (h.flatbuffer_offset < kInsertedHeaderOffset + h.length || h.flatbuffer_offset > size() ||
+  // As for a .pte's header (program_checks.cc): a length past the file is
+  // the length's fault, not the flatbuffer's.
+  const uint64_t header_end = kInsertedHeaderOffset + h.length;
+  if (header_end > size()) {
+    return Corrupt("FH01 header length = " + std::to_string(h.length) +
+                   " would end the header at byte " + std::to_string(header_end) +
+                   ", past the end of the " + std::to_string(size()) + "-byte file");
+  }
+  if (h.flatbuffer_offset < header_end || h.flatbuffer_offset > size() ||
       h.flatbuffer_size > size() - h.flatbuffer_offset) {
     return Corrupt("FH01 flatbuffer [" + std::to_string(h.flatbuffer_offset) + ", +" +
                    std::to_string(h.flatbuffer_size) + ") does not fit the file (" +
@@ -82,6 +91,7 @@ Status PtdFile::Validate() {
     if (nd->key() == nullptr || nd->key()->size() == 0) return Corrupt(what + ": missing key");
     Entry e;
     e.key = nd->key()->str();
+    if (Status s = CheckKeyText(e.key, what); !s.ok()) return Corrupt(s.message());
     what += " '" + e.key + "'";
     if (!keys.insert(e.key).second) {
       return Corrupt(what + ": duplicate key (the runtime would only ever find the first)");

@@ -9,6 +9,7 @@
 
 #include "pte/program_checks.h"
 #include "etpack/inspect.h"
+#include "etpack/tensor_layout.h"
 
 #include <cstdio>
 #include <cstring>
@@ -20,6 +21,7 @@
 #include "core/utf8.h"
 #include "flatbuffer/scalar_type.h"
 #include "flatbuffer/unaligned_vector.h"
+#include "layout/named_store.h"
 #include "layout/segment_table.h"
 #include "program_etpack_generated.h"
 #include "pte/program_walk.h"
@@ -31,9 +33,6 @@ namespace etpack {
 namespace fb = etpack::pte_fb;
 
 namespace {
-
-// The runtime's kTensorDimensionLimit.
-constexpr uint32_t kMaxTensorRank = 16;
 
 std::string Printable4(const uint8_t* p) {
   std::string s;
@@ -189,10 +188,7 @@ class MethodChecker {
     const auto* sizes = t.sizes();
     if (sizes == nullptr) return Corrupt(path() + ".sizes is missing");
     const uint32_t rank = sizes->size();
-    if (rank > kMaxTensorRank) {
-      return Corrupt(path() + ".sizes has " + std::to_string(rank) +
-                     " dimensions; the runtime allows at most " + std::to_string(kMaxTensorRank));
-    }
+    if (Status s = CheckRank(rank, path() + ".sizes"); !s.ok()) return Corrupt(s.message());
     const auto* dim_order = t.dim_order();
     if (dim_order == nullptr || dim_order->size() != rank) {
       return Corrupt(path() + ".dim_order must have one entry per dimension (" +
@@ -580,6 +576,8 @@ class SegmentChecker {
       const std::string what = "named_data[" + std::to_string(i) + "]";
       ETPACK_RETURN_IF_ERROR(
           CheckString(named->Get(i)->key(), true, [&] { return what + ".key"; }));
+      const flatbuffers::String* key = named->Get(i)->key();
+      if (Status s = CheckKeyText(key->string_view(), what); !s.ok()) return Corrupt(s.message());
       ETPACK_RETURN_IF_ERROR(
           CheckSegmentIndex(named->Get(i)->segment_index(), what + ".segment_index"));
       layout_.segments[named->Get(i)->segment_index()].role = SegmentRole::kNamedData;
@@ -606,11 +604,22 @@ Result<CheckedPte> CheckPte(const uint8_t* head, uint64_t head_size, uint64_t fi
   }
   uint64_t fb_size = file_size;
   if (h.present) {
-    const uint64_t min_program = pte::kHeaderOffset + h.length;
-    if (h.program_size < min_program || h.program_size > file_size) {
+    // Which field is wrong decides the message: a length past the file
+    // is the length's fault whatever program_size says.
+    const uint64_t header_end = pte::kHeaderOffset + h.length;
+    if (header_end > file_size) {
+      return Corrupt("extended header length = " + std::to_string(h.length) +
+                     " would end the header at byte " + std::to_string(header_end) +
+                     ", past the end of the " + std::to_string(file_size) + "-byte file");
+    }
+    if (h.program_size < header_end) {
       return Corrupt("extended header program_size = " + std::to_string(h.program_size) +
-                     " is outside [" + std::to_string(min_program) + ", file size " +
-                     std::to_string(file_size) + "]");
+                     " ends before the header itself (byte " + std::to_string(header_end) +
+                     ", from its length = " + std::to_string(h.length) + ")");
+    }
+    if (h.program_size > file_size) {
+      return Corrupt("extended header program_size = " + std::to_string(h.program_size) +
+                     " runs past the end of the " + std::to_string(file_size) + "-byte file");
     }
     fb_size = h.program_size;
     if (h.segment_base_offset == 0 && h.segment_data_size != 0) {

@@ -333,8 +333,7 @@ class PtePlanner {
                                                              : SharedAlignment::kFirstKey);
     for (size_t i = 0; i < input_.named_data.size(); ++i) {
       const NamedData& e = input_.named_data[i];
-      ETPACK_RETURN_IF_ERROR(
-          CheckNotIntegrityKey(e.key, "named_data[" + std::to_string(i) + "] '" + e.key + "'"));
+      ETPACK_RETURN_IF_ERROR(CheckDataKey(e.key, "named_data[" + std::to_string(i) + "]"));
       ETPACK_RETURN_IF_ERROR(
           store.Add(e.key, e.source, e.alignment, "named_data[" + std::to_string(i) + "]")
               .status());

@@ -179,6 +179,8 @@ def _alignment(value, what):
         raise TypeError(f"{what} must be an int, not {type(value).__name__}")
     if value <= 0 or value & (value - 1):
         raise InvalidArgumentError(f"{what} = {value} is not a power of two")
+    if value >= 1 << 64:
+        raise OutOfRangeError(f"{what} = {value} does not fit in 64 bits")
     return value
 
 
@@ -264,14 +266,21 @@ def save_bpte(path, program_pte, cases, *, layout="standard"):
             are int, bool, float, arrays, tensors or Entry(bytes, dtype=, sizes=)
     layout  "standard" (the reference format, up to 2 GiB) or "segmented"
     """
-    if isinstance(cases, (str, os.PathLike)):
+    if isinstance(cases, (str, bytes, os.PathLike)):
         suites = cases
     elif hasattr(cases, "items"):
         suites = []
         for method, tests in cases.items():
+            if not isinstance(tests, (list, tuple)):
+                raise TypeError(f"cases[{method!r}] must be a list of test cases "
+                                f"({{'inputs': [...], 'expected_outputs': [...]}}), "
+                                f"not {type(tests).__name__}")
             converted = []
             for c, test in enumerate(tests):
                 where = f"cases[{method!r}][{c}]"
+                if not hasattr(test, "keys"):
+                    raise TypeError(f"{where} must be a dict with 'inputs' and "
+                                    f"'expected_outputs', not {type(test).__name__}")
                 unknown = set(test) - {"inputs", "expected_outputs"}
                 if unknown:
                     raise TypeError(f"{where}: unknown members {sorted(unknown)}")
@@ -330,4 +339,6 @@ def inspect(path):
 def verify(path, data=()):
     """Validates a .pte, .ptd or .bpte completely; with `data` (.ptd paths),
     also that every EXTERNAL tensor of a .pte resolves. Returns None or raises."""
+    if isinstance(data, (str, bytes, os.PathLike)):
+        data = [data]  # one path, not a sequence of characters
     _etpack._verify(path, list(data))

@@ -44,18 +44,30 @@ void DefineErrors(py::module_& module) {
   }
 }
 
+namespace {
+
+// Messages may quote file names that are not UTF-8 (bytes paths): those
+// bytes are shown as \xNN rather than lost with the message.
+[[noreturn]] void RaiseText(PyObject* type, const std::string& message) {
+  PyObject* text = PyUnicode_DecodeUTF8(message.data(), static_cast<Py_ssize_t>(message.size()),
+                                        "backslashreplace");
+  if (text != nullptr) {
+    PyErr_SetObject(type, text);
+    Py_DECREF(text);
+  }
+  throw py::error_already_set();
+}
+
+}  // namespace
+
 void Raise(Code code, const std::string& message) {
   PyObject* type = base_error;
   for (const ErrorClass& c : classes) {
     if (c.code == code) type = c.type;
   }
-  PyErr_SetString(type, message.c_str());
-  throw py::error_already_set();
+  RaiseText(type, message);
 }
 
-void RaiseTypeError(const std::string& message) {
-  PyErr_SetString(PyExc_TypeError, message.c_str());
-  throw py::error_already_set();
-}
+void RaiseTypeError(const std::string& message) { RaiseText(PyExc_TypeError, message); }
 
 }  // namespace etpack::python

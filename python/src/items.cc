@@ -1,5 +1,6 @@
 #include "items.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -58,14 +59,14 @@ json::Value Tree(py::handle o, const std::string& path, int depth) {
           path + " = " + std::string(py::str(o)) + " does not fit in 64 bits");
   }
   if (PyFloat_Check(p)) return json::Value::Double(PyFloat_AsDouble(p));
-  if (PyUnicode_Check(p)) return json::Value::String(o.cast<std::string>());
+  if (PyUnicode_Check(p)) return json::Value::String(Utf8Of(o, path));
   if (PyDict_Check(p)) {
     std::vector<json::Value::Member> members;
     for (auto item : o.cast<py::dict>()) {
       if (!PyUnicode_Check(item.first.ptr())) {
         RaiseTypeError(path + ": keys must be str, not " + TypeName(item.first));
       }
-      std::string key = item.first.cast<std::string>();
+      std::string key = Utf8Of(item.first, path + " key");
       json::Value value = Tree(item.second, path + "." + key, depth + 1);
       members.emplace_back(std::move(key), std::move(value));
     }
@@ -102,13 +103,73 @@ bool IsPath(py::handle object) {
   return PyUnicode_Check(object.ptr()) || py::hasattr(object, "__fspath__");
 }
 
-std::string PathOf(py::handle object, const std::string& what) {
-  if (!IsPath(object)) RaiseTypeError(what + " must be a path, not " + TypeName(object));
-  py::object path = py::module_::import("os").attr("fspath")(object);
-  if (!PyUnicode_Check(path.ptr())) {
-    RaiseTypeError(what + ": a bytes path is not supported; give a str");
+std::string Utf8Of(py::handle object, const std::string& what) {
+  if (!PyUnicode_Check(object.ptr()))
+    RaiseTypeError(what + " must be a str, not " + TypeName(object));
+  Py_ssize_t size = 0;
+  const char* bytes = PyUnicode_AsUTF8AndSize(object.ptr(), &size);
+  if (bytes == nullptr) {
+    const std::string why = TakeErrorMessage();
+    Raise(Code::kInvalidArgument,
+          what + " " + std::string(py::repr(object)) + " has no UTF-8 form (" + why + ")");
   }
-  return path.cast<std::string>();
+  return std::string(bytes, static_cast<size_t>(size));
+}
+
+std::string PathOf(py::handle object, const std::string& what) {
+  if (!IsPath(object) && !PyBytes_Check(object.ptr())) {
+    RaiseTypeError(what + " must be a path (str, bytes or os.PathLike), not " + TypeName(object));
+  }
+  // The file system's bytes: a str goes through os.fsencode, as open() does
+  // (so names that are not UTF-8, decoded with surrogateescape, round-trip).
+  const py::module_ os = py::module_::import("os");
+  py::object path = os.attr("fspath")(object);
+  if (PyUnicode_Check(path.ptr())) {
+    PyObject* encoded = PyUnicode_EncodeFSDefault(path.ptr());
+    if (encoded == nullptr) {
+      const std::string why = TakeErrorMessage();
+      Raise(Code::kInvalidArgument,
+            what + " " + std::string(py::repr(path)) + " is not a file name (" + why + ")");
+    }
+    path = py::reinterpret_steal<py::object>(encoded);
+  }
+  if (!PyBytes_Check(path.ptr())) {
+    RaiseTypeError(what + ": os.fspath gave a " + TypeName(path) + ", not str or bytes");
+  }
+  return std::string(PyBytes_AS_STRING(path.ptr()),
+                     static_cast<size_t>(PyBytes_GET_SIZE(path.ptr())));
+}
+
+// A buffer export alone does not keep numpy from moving the bytes:
+// ndarray.resize(..., refcheck=False) skips the reference count, the only
+// sign of an export it looks at, and reallocates (the writer would then read
+// freed memory). It does refuse an array that has weak references ("cannot
+// resize an array that references or is referenced by another array"). So
+// the object and what its memory belongs to (an array's .base chain, a
+// memoryview's exporter) get a weak reference each until the call returns.
+// bytearray, array.array and mmap refuse on their own while exported.
+void Items::Pin(py::handle object) {
+  // Without numpy imported there is no ndarray to follow.
+  const py::object numpy = py::module_::import("sys").attr("modules").attr("get")("numpy");
+  py::object ndarray = py::none();
+  if (!numpy.is_none()) ndarray = numpy.attr("ndarray");
+  py::object o = py::reinterpret_borrow<py::object>(object);
+  for (int depth = 0; depth < kMaxDepth && !o.is_none(); ++depth) {
+    if (PyType_SUPPORTS_WEAKREFS(Py_TYPE(o.ptr()))) {
+      PyObject* ref = PyWeakref_NewRef(o.ptr(), nullptr);
+      if (ref == nullptr) throw py::error_already_set();
+      pins_.push_back(py::reinterpret_steal<py::object>(ref));
+    }
+    if (PyMemoryView_Check(o.ptr())) {
+      PyObject* exporter = PyMemoryView_GET_BUFFER(o.ptr())->obj;
+      if (exporter == nullptr) break;
+      o = py::reinterpret_borrow<py::object>(exporter);
+    } else if (!ndarray.is_none() && py::isinstance(o, ndarray)) {
+      o = o.attr("base");
+    } else {
+      break;
+    }
+  }
 }
 
 SourcePtr Items::Borrow(py::handle object, const std::string& what) {
@@ -121,6 +182,7 @@ SourcePtr Items::Borrow(py::handle object, const std::string& what) {
                                       TakeErrorMessage() + "); pass a contiguous copy");
   }
   views_.push_back(view);
+  Pin(object);
   const auto key = std::make_pair(static_cast<const void*>(view.buf), view.len);
   SourcePtr& source = memory_[key];
   if (!source) source = MemorySource(view.buf, static_cast<uint64_t>(view.len));
@@ -131,7 +193,8 @@ SourcePtr Items::Source(py::handle item, const std::string& what) {
   if (item.is_none()) RaiseTypeError(what + " is None; give bytes, an array, a path or a range");
   if (IsPath(item) || PyTuple_Check(item.ptr())) {
     std::string path;
-    uint64_t offset = 0, length = kToEnd;
+    uint64_t offset = 0;
+    std::optional<uint64_t> length;  // none: the whole file
     if (PyTuple_Check(item.ptr())) {
       py::tuple range = py::reinterpret_borrow<py::tuple>(item);
       if (range.size() != 3) {
@@ -146,7 +209,7 @@ SourcePtr Items::Source(py::handle item, const std::string& what) {
     }
     SourcePtr& source = files_[{path, offset, length}];
     if (!source) {
-      Result<SourcePtr> file = FileSource(path, offset, length);
+      Result<SourcePtr> file = length ? FileSource(path, offset, *length) : FileSource(path);
       if (!file.ok()) Check(file.status().WithContext(what));
       source = *file;
     }

@@ -2,7 +2,9 @@
 // copying a byte.
 //
 // A data item is a buffer-protocol object (borrowed: its Py_buffer is held
-// until the call returns, so the exporter can neither free nor resize it),
+// until the call returns, and every numpy array the bytes belong to is
+// pinned by a weak reference, so the exporter can neither free nor resize
+// it: see Items::Pin),
 // a path (str or os.PathLike: the whole file) or a (path, offset, length)
 // file range. etpack/__init__.py has already turned numpy arrays and torch
 // tensors into C-contiguous buffers. Every function here needs the GIL.
@@ -14,9 +16,11 @@
 
 #include <deque>
 #include <map>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include "etpack/json.h"
 #include "etpack/source.h"
@@ -38,16 +42,27 @@ class Items {
 
  private:
   SourcePtr Borrow(pybind11::handle object, const std::string& what);
+  // Weak references to `object` and to what its memory belongs to.
+  void Pin(pybind11::handle object);
 
   std::deque<Py_buffer> views_;
+  std::vector<pybind11::object> pins_;
   std::map<std::pair<const void*, Py_ssize_t>, SourcePtr> memory_;
-  std::map<std::tuple<std::string, uint64_t, uint64_t>, SourcePtr> files_;
+  std::map<std::tuple<std::string, uint64_t, std::optional<uint64_t>>, SourcePtr> files_;
 };
 
-// os.fspath(object) as a string; a TypeError naming `what` otherwise.
+// A path argument (str, bytes or os.PathLike) as the file system's bytes
+// (os.fsencode); a TypeError naming `what` for anything else, an
+// InvalidArgumentError for a str with no file-system form.
 std::string PathOf(pybind11::handle object, const std::string& what);
 
-// True for str and os.PathLike objects.
+// A str as UTF-8 (keys, names, JSON text); InvalidArgumentError naming
+// `what` and the value for one that has none (a lone surrogate), TypeError
+// for anything but a str.
+std::string Utf8Of(pybind11::handle object, const std::string& what);
+
+// True for str and os.PathLike objects (bytes are data items, not paths,
+// except where only a path can be given: PathOf).
 bool IsPath(pybind11::handle object);
 
 // A program given as a dict/list tree (flatc form) to the library's tree.

@@ -26,6 +26,7 @@
 #include "etpack/pte.h"
 #include "etpack/pte_file.h"
 #include "items.h"
+#include "layout/named_store.h"
 #include "write.h"
 
 namespace py = pybind11;
@@ -67,7 +68,7 @@ std::vector<SourcePtr> SourceList(Items& items, py::handle list, const std::stri
 
 ProgramStructure ProgramOf(Items& items, py::handle program) {
   if (PyUnicode_Check(program.ptr())) {
-    return ProgramStructure::FromTree(Take(json::Parse(program.cast<std::string>(), "program")));
+    return ProgramStructure::FromTree(Take(json::Parse(Utf8Of(program, "program"), "program")));
   }
   if (PyDict_Check(program.ptr())) return ProgramStructure::FromTree(JsonTree(program));
   if (PyObject_CheckBuffer(program.ptr())) {
@@ -87,7 +88,9 @@ void SavePte(const std::string& path, py::handle program, py::handle constants,
   input.mutable_data = SourceList(items, mutable_data, "mutable");
   input.delegates = SourceList(items, delegates, "delegates");
   for (py::handle entry : named_data) {
-    auto [key, item, alignment] = entry.cast<std::tuple<std::string, py::object, uint64_t>>();
+    auto [name, item, alignment] = entry.cast<std::tuple<py::object, py::object, uint64_t>>();
+    const std::string key = Utf8Of(name, "named_data key");
+    Check(CheckDataKey(key, "named_data"));
     input.named_data.push_back({key, items.Source(item, "named_data['" + key + "']"), alignment});
   }
   std::string ptd_path;
@@ -125,8 +128,10 @@ void SavePtd(const std::string& path, py::handle entries, uint64_t segment_align
   PtdInput input;
   std::map<const Source*, uint32_t> buffer_index;
   for (py::handle e : entries) {
-    auto [key, item, alignment, layout] =
-        e.cast<std::tuple<std::string, py::object, uint64_t, py::object>>();
+    auto [name, item, alignment, layout] =
+        e.cast<std::tuple<py::object, py::object, uint64_t, py::object>>();
+    const std::string key = Utf8Of(name, "tensors key");
+    Check(CheckDataKey(key, "tensors"));
     const std::string what = "tensors['" + key + "']";
     SourcePtr source = items.Source(item, what);
     auto [it, added] =
@@ -177,11 +182,13 @@ BundledValue ValueOf(Items& items, py::handle value, const std::string& what) {
 // `cases`: a CASES.json path, or [(method, [(inputs, expected_outputs)])]
 // with values as ValueOf reads them.
 std::vector<BundledTestSuite> SuitesOf(Items& items, py::handle cases) {
-  if (IsPath(cases)) return Take(LoadBundleCases(PathOf(cases, "cases")));
+  if (IsPath(cases) || PyBytes_Check(cases.ptr())) {
+    return Take(LoadBundleCases(PathOf(cases, "cases")));
+  }
   std::vector<BundledTestSuite> suites;
   for (py::handle s : cases) {
     BundledTestSuite suite;
-    suite.method_name = s.cast<py::tuple>()[0].cast<std::string>();
+    suite.method_name = Utf8Of(s.cast<py::tuple>()[0], "cases method name");
     size_t c = 0;
     for (py::handle test : s.cast<py::tuple>()[1]) {
       BundledTestCase tc;
@@ -250,6 +257,7 @@ void SaveBpte(const std::string& path, py::handle program, py::handle cases,
 class Mapping {
  public:
   static std::shared_ptr<Mapping> Open(const std::string& path) {
+    Check(CheckPathText(path, "path"));
     const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
       const int err = errno;

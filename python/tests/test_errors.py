@@ -190,3 +190,93 @@ print("ok")
 """
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert result.stdout.strip() == "ok", result.stderr
+
+
+@pytest.mark.parametrize("given", ["array", "view", "memoryview"])
+def test_numpy_resize_without_refcheck_during_the_save(tmp_path, given):
+    """ndarray.resize(refcheck=False) ignores buffer exports and frees the
+    memory being written; etpack pins the array, so the resize raises (and
+    the save with it) instead of the writer reading freed memory. Run in a
+    subprocess: before the fix this killed the interpreter."""
+    import subprocess
+    import sys
+    script = f"""
+import numpy as np, etpack
+arr = np.ones(160 << 20, dtype=np.uint8)  # progress comes every 64 MiB
+given = {{"array": arr, "view": arr[:], "memoryview": memoryview(arr)}}[{given!r}]
+def progress(done, total):
+    if done < total:
+        arr.resize((10,), refcheck=False)
+try:
+    etpack.save_ptd({str(tmp_path / "w.ptd")!r}, {{"w": given}}, progress=progress)
+except ValueError as e:
+    print("raised", "cannot resize" in str(e))
+else:
+    back = etpack.load_ptd({str(tmp_path / "w.ptd")!r})["w"]
+    print("wrote", bool((back == 1).all()))
+"""
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() in ("raised True", "wrote True"), result.stdout + result.stderr
+
+
+def test_no_in_band_values(out, tmp_path):
+    """2^64 - 1 is a length like any other, and a NUL byte in a key or a
+    path is an error naming it, not a shorter key or another file."""
+    raw = tmp_path / "raw.bin"
+    raw.write_bytes(b"x" * 10)
+    with pytest.raises(etpack.OutOfRangeError, match="18446744073709551615"):
+        etpack.save_ptd(out / "x", {"r": (raw, 0, 2**64 - 1)})
+    with pytest.raises(etpack.InvalidArgumentError, match="NUL"):
+        etpack.save_ptd(out / "x", {"a\0b": np.zeros(2)})
+    with pytest.raises(etpack.InvalidArgumentError, match="NUL"):
+        etpack.save_pte(out / "x", {"execution_plan": []}, named_data={"a\0b": b"123"})
+    with pytest.raises(etpack.InvalidArgumentError, match="NUL"):
+        etpack.save_ptd(out / "x", {"r": (str(raw) + "\0x", 0, 4)})
+    with pytest.raises(etpack.InvalidArgumentError, match="NUL"):
+        etpack.save_ptd(str(out / "x.ptd") + "\0y", {"r": b"1"})
+    assert nothing_written(out)
+
+
+@pytest.mark.parametrize("rank", [17, 32])
+def test_rank_above_the_runtime_limit(out, rank):
+    with pytest.raises(etpack.InvalidArgumentError, match=f"rank {rank} exceeds"):
+        etpack.save_ptd(out / "x.ptd", {"t": np.zeros((1,) * rank, np.float32)})
+    with pytest.raises(etpack.InvalidArgumentError, match=f"rank {rank} exceeds"):
+        etpack.save_ptd(out / "x.ptd", {"t": etpack.Entry(b"1234", dtype="FLOAT",
+                                                          sizes=[1] * rank)})
+    assert nothing_written(out)
+    etpack.save_ptd(out / "ok.ptd", {"t": np.zeros((1,) * 16, np.float32)})
+
+
+def test_python_arguments_say_what_is_wrong(out, tmp_path):
+    # Lone surrogates: an error naming the key or the path, not pybind11's cast.
+    with pytest.raises(etpack.InvalidArgumentError, match="tensors key"):
+        etpack.save_ptd(out / "x.ptd", {"a\ud800": np.zeros(2)})
+    with pytest.raises(etpack.InvalidArgumentError, match="path"):
+        etpack.save_ptd(str(out / "\ud800.ptd"), {"a": np.zeros(2)})
+    with pytest.raises(etpack.OutOfRangeError, match="alignment = 1180591620717411303424"):
+        etpack.save_ptd(out / "x.ptd", {"a": np.zeros(2)}, alignment=2**70)
+    with pytest.raises(TypeError, match=r"cases\['forward'\] must be a list"):
+        etpack.save_bpte(out / "x.bpte", GOLDEN / "pte_constants.pte", {"forward": 5})
+    with pytest.raises(TypeError, match=r"cases\['forward'\]\[0\] must be a dict"):
+        etpack.save_bpte(out / "x.bpte", GOLDEN / "pte_constants.pte", {"forward": [5]})
+    assert nothing_written(out)
+    # A str for data is one path, not a list of one-character paths.
+    with pytest.raises(etpack.InvalidArgumentError, match="data goes with a .pte"):
+        etpack.verify(GOLDEN / "ptd_basic.ptd", data=str(GOLDEN / "ptd_basic.ptd"))
+    # bytes and os.PathLike paths; a file name that is not UTF-8 is writable.
+    name = os.fsencode(str(out)) + b"/w\xff.ptd"
+    etpack.save_ptd(name, {"a": np.arange(3, dtype=np.int32)})
+    assert (etpack.load_ptd(name)["a"] == np.arange(3)).all()
+    etpack.verify(name)
+    assert etpack.inspect(os.fsdecode(name))["kind"] == "ptd"
+    with pytest.raises(etpack.NotFoundError, match=r"\\xff"):
+        etpack.load_ptd(os.fsencode(str(out)) + b"/gone\xff.ptd")
+
+
+def test_read_paths_with_a_nul_byte(tmp_path):
+    """A NUL byte in a path to read is an error, not the file before it."""
+    for read in (etpack.load_ptd, etpack.verify, etpack.inspect):
+        with pytest.raises(etpack.InvalidArgumentError, match="NUL"):
+            read(str(GOLDEN / "ptd_basic.ptd") + "\0x")

@@ -11,12 +11,18 @@ namespace {
 // past this the target stops rather than measure zstd's expansion speed.
 constexpr uint64_t kMaxExtract = uint64_t{16} << 20;
 
-void Extract(const etpack::Archive& archive, uint64_t offset, uint64_t length) {
+// The range, or with `region` that region checked against its checksum.
+void Extract(const etpack::Archive& archive, uint64_t offset, uint64_t length,
+             const etpack::ArchiveRegion* region = nullptr) {
   if (length > kMaxExtract) return;
   etpack::MemoryOutputFs fs;
   auto out = fs.Create("fuzz.out");
   if (!out.ok()) std::abort();
-  (void)archive.Extract(offset, length, **out);
+  if (region) {
+    (void)archive.ExtractRegion(*region, **out);
+  } else {
+    (void)archive.Extract(offset, length, **out);
+  }
 }
 
 }  // namespace
@@ -28,7 +34,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const etpack::Archive& a = **archive;
   Extract(a, 0, a.size());
   for (const etpack::ArchiveRegion& r : a.regions()) {
-    Extract(a, r.offset, r.size);  // Open() holds regions inside the file
+    Extract(a, r.offset, r.size, &r);  // Open() holds regions inside the file
   }
   return 0;
 }
