@@ -10,6 +10,7 @@
 #include "etpack/ptd_file.h"
 #include "flat_tensor_etpack_generated.h"
 #include "flatbuffer/tree_reader.h"
+#include "flatbuffer/verifier_limits.h"
 #include "layout/header_insert.h"
 #include "layout/segment_table.h"
 #include "ptd/ptd_format.h"
@@ -57,11 +58,10 @@ Status PtdFile::Validate() {
                    " bytes exceeds the 2 GiB FlatBuffers limit");
   }
   ETPACK_RETURN_IF_ERROR(CheckInHead(fb_end));
-  flatbuffers::Verifier verifier(head(), static_cast<size_t>(fb_end));
-  if (!ftb::VerifyFlatTensorBuffer(verifier)) {
-    return Corrupt("the FlatTensor flatbuffer (bytes [0, " + std::to_string(fb_end) +
-                   ")) fails verification: truncated or corrupt");
-  }
+  ETPACK_RETURN_IF_ERROR(VerifyFlatbuffer(
+      SchemaId::kFlatTensor,
+      [](flatbuffers::Verifier& v) { return ftb::VerifyFlatTensorBuffer(v); }, head(), fb_end,
+      "the FlatTensor flatbuffer", "truncated or corrupt"));
   root_ = ftb::GetFlatTensor(head());
   if (root_->segments() == nullptr) return Corrupt("segments is missing");
   if (root_->named_data() == nullptr) return Corrupt("named_data is missing");
