@@ -157,6 +157,7 @@ void BM_NamedDataTensors(benchmark::State& state) {
   const etpack::PtdInput in = ManyTensors(static_cast<size_t>(state.range(0)));
   for (auto _ : state) {
     etpack::NamedDataStore store;
+    store.Reserve(in.entries.size());
     for (const etpack::PtdEntry& e : in.entries) {
       auto added = store.Add(e.key, in.buffers[e.buffer_index], e.alignment, "entry");
       if (!added.ok()) {

@@ -372,7 +372,7 @@ plan_job() {
     fi
     echo "   plan $n tensors: $wall s, $rss KiB, $result" >&2
     prow+=("$(awk -v n="$n" -v w="$wall" -v r="$rss" -v res="$result" 'BEGIN {
-      printf "| %d | %.2f | %.1f | %.1f | %.2f | %s |", n, w, 1e6 * w / n, r / 1024, 1024 * r / n, res }')")
+      printf "| %d | %.2f | %.1f | %.1f | %.0f | %s |", n, w, 1e6 * w / n, r / 1024, 1024 * r / n, res }')")
     rm -rf "$w/s$n"
   done
   size=$(stat -c %s "$largest")
@@ -400,7 +400,7 @@ plan_job() {
     echo "in deduplication), page cache dropped first, under \`nice\`; wall time"
     echo "includes reading the header and writing the file."
     echo
-    echo "| tensors | s | µs per tensor | peak RSS MiB | KiB per tensor | result |"
+    echo "| tensors | s | µs per tensor | peak RSS MiB | peak RSS bytes per tensor | result |"
     echo "|---|---|---|---|---|---|"
     printf '%s\n' "${prow[@]}"
     echo

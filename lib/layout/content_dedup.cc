@@ -68,6 +68,13 @@ Result<ContentDedup::SampleGroup*> ContentDedup::GroupOf(size_t item) {
   return &groups_[SizedDigest{items_[item].source->size(), sample}];
 }
 
+void ContentDedup::Reserve(size_t items) {
+  items_.reserve(items_.size() + items);
+  content_of_.reserve(content_of_.size() + items);
+  item_of_object_.reserve(item_of_object_.size() + items);
+  groups_.reserve(groups_.size() + items);
+}
+
 size_t ContentDedup::NewContent(size_t item) {
   content_of_.push_back(first_.size());
   first_.push_back(item);

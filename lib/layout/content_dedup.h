@@ -49,6 +49,9 @@ class ContentDedup {
   // returned as they come; after one the object must not be used again
   // (planners stop on the error). REQUIRES: source != nullptr.
   Result<size_t> Add(const SourcePtr& source);
+  // Room for `items` more items without rehashing (a planner that knows its
+  // count says so first).
+  void Reserve(size_t items);
 
   // Distinct contents so far, and the first source seen with content `id`.
   size_t contents() const { return first_.size(); }

@@ -138,6 +138,7 @@ Result<PtdPlan> PlanPtd(const PtdInput& input, const PtdOptions& options) {
 
   NamedDataStore store(options.strictest_shared_alignment ? SharedAlignment::kStrictest
                                                           : SharedAlignment::kFirstKey);
+  store.Reserve(input.entries.size());
   std::vector<PlannedEntry> entries;
   entries.reserve(input.entries.size());
   for (size_t i = 0; i < input.entries.size(); ++i) {
