@@ -26,13 +26,17 @@ int Inspect(const std::vector<std::string>& argv) {
     if (Status s = PrintFileDigests(path); !s.ok()) return Failure(s);
     return kExitOk;
   }
-  Result<json::Value> report = InspectJson(path);
-  if (!report.ok()) return Failure(report.status());
   if (args->Has("--json")) {
-    std::printf("%s\n", json::Print(*report, 2).c_str());
+    // Printed as it is produced: a report of a million entries never
+    // exists whole.
+    JsonSink sink([](std::string_view text) { std::fwrite(text.data(), 1, text.size(), stdout); },
+                  2);
+    if (Status s = Inspect(path, sink); !s.ok()) return Failure(s);
+    sink.Finish();
+    std::printf("\n");
     return kExitOk;
   }
-  PrintReport(*report);
+  if (Status s = PrintReport(path); !s.ok()) return Failure(s);
   return kExitOk;
 }
 

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "etpack/inspect.h"
 #include "units.h"
 
 namespace etpack::cli {
@@ -64,7 +65,8 @@ void PrintFatDelegates(const Value& r) {
   }
 }
 
-void PrintPte(const Value& r) {
+// The header lines of a .pte, once its extended header is known.
+void PrintPteTop(const Value& r) {
   std::printf("file:                %s\n", S(r, "file"));
   std::printf("file size:           %s\n", BytesText(N(r, "file_size")).c_str());
   std::printf("identifier:          %s\n", S(r, "identifier"));
@@ -77,60 +79,9 @@ void PrintPte(const Value& r) {
   } else {
     std::printf("extended header:     absent (the whole file is the flatbuffer)\n");
   }
-
-  const auto& methods = At(r, "methods").items();
-  std::printf("\nmethods (%zu):\n", methods.size());
-  std::printf("  %-24s %8s %7s %8s %13s %10s\n", "name", "values", "inputs", "outputs",
-              "instructions", "delegates");
-  for (const Value& m : methods) {
-    std::printf("  %-24s %8" PRIu64 " %7" PRIu64 " %8" PRIu64 " %13" PRIu64 " %10" PRIu64 "\n",
-                S(m, "name"), N(m, "values"), N(m, "inputs"), N(m, "outputs"), N(m, "instructions"),
-                N(m, "delegates"));
-  }
-
-  const auto& segments = At(r, "segments").items();
-  std::printf("\nsegments (%zu):\n", segments.size());
-  if (!segments.empty()) {
-    std::printf("  %5s  %-10s %14s %14s %14s %9s\n", "index", "role", "offset", "absolute", "size",
-                "alignment");
-    for (const Value& s : segments) {
-      std::printf("  %5" PRIu64 "  %-10s %14" PRIu64 " %14" PRIu64 " %14" PRIu64 " %9" PRIu64 "\n",
-                  N(s, "index"), S(s, "role"), N(s, "offset"), N(s, "absolute_offset"),
-                  N(s, "size"), N(s, "alignment"));
-    }
-  }
-
-  const Value& c = At(r, "constants");
-  std::printf("\nconstants:           %s, %s\n", Count(N(c, "tensors"), "tensor").c_str(),
-              BytesText(N(c, "bytes")).c_str());
-
-  const auto& delegates = At(r, "delegates").items();
-  std::printf("\ndelegates (%zu):\n", delegates.size());
-  for (const Value& d : delegates) {
-    std::printf("  %s[%" PRIu64 "]  %-24s %-12s %" PRIu64 " bytes\n", S(d, "method"), N(d, "index"),
-                S(d, "backend"), S(d, "location"), N(d, "size"));
-  }
-
-  const auto& named = At(r, "named_data").items();
-  std::printf("\nnamed data (%zu):\n", named.size());
-  for (const Value& n : named) {
-    std::printf("  %-32s segment %-4" PRIu64 " %" PRIu64 " bytes\n", S(n, "key"), N(n, "segment"),
-                N(n, "size"));
-  }
-
-  const auto& external = At(r, "external_tensors").items();
-  std::printf("\nexternal tensors (%zu):\n", external.size());
-  for (const Value& e : external) {
-    const std::string& key = At(e, "key").as_string();
-    std::printf("  %s.values[%" PRIu64 "]  %-32s %s\n", S(e, "method"), N(e, "value"),
-                key.empty() ? "(no fully_qualified_name)" : key.c_str(),
-                S(At(e, "tensor_layout"), "text"));
-  }
-  PrintDedup(r);
-  PrintFatDelegates(r);
 }
 
-void PrintPtd(const Value& r) {
+void PrintPtdTop(const Value& r) {
   const Value& h = At(r, "header");
   std::printf("file:                %s\n", S(r, "file"));
   std::printf("file size:           %s\n", BytesText(N(r, "file_size")).c_str());
@@ -140,49 +91,127 @@ void PrintPtd(const Value& r) {
   std::printf("  flatbuffer_size:     %" PRIu64 "\n", N(h, "flatbuffer_size"));
   std::printf("  segment_base_offset: %" PRIu64 "\n", N(h, "segment_base_offset"));
   std::printf("  segment_data_size:   %" PRIu64 "\n", N(h, "segment_data_size"));
+}
 
-  const auto& segments = At(r, "segments").items();
-  std::printf("\nsegments (%zu):\n", segments.size());
-  if (!segments.empty()) {
-    std::printf("  %5s %14s %14s %14s %9s\n", "index", "offset", "absolute", "size", "alignment");
-    for (const Value& s : segments) {
-      std::printf("  %5" PRIu64 " %14" PRIu64 " %14" PRIu64 " %14" PRIu64 " %9" PRIu64 "\n",
-                  N(s, "index"), N(s, "offset"), N(s, "absolute_offset"), N(s, "size"),
-                  N(s, "alignment"));
+// Prints the report as it arrives: the small members of each object are
+// kept until the line that shows them, list elements are printed at once.
+class TextSink : public ReportSink {
+ public:
+  TextSink() { objects_.push_back(Value::Object()); }
+
+  void Member(std::string_view key, Value value) override {
+    Value& r = objects_.back();
+    r.members().emplace_back(std::string(key), std::move(value));
+    if (key == "extended_header") {
+      PrintPteTop(r);
+    } else if (key == "header") {
+      PrintPtdTop(r);
+    } else if (key == "constants") {
+      const Value& c = At(r, "constants");
+      std::printf("\nconstants:           %s, %s\n", Count(N(c, "tensors"), "tensor").c_str(),
+                  BytesText(N(c, "bytes")).c_str());
+    } else if (key == "dedup") {
+      PrintDedup(r);
+    } else if (key == "fat_delegates") {
+      PrintFatDelegates(r);
     }
   }
 
-  const auto& entries = At(r, "entries").items();
-  std::printf("\nentries (%zu):\n", entries.size());
-  for (const Value& e : entries) {
-    const Value& layout = At(e, "tensor_layout");
-    std::printf("  %-40s segment %-5" PRIu64 " %12" PRIu64 " bytes  %s\n", S(e, "key"),
-                N(e, "segment"), N(e, "size"),
-                layout.is_null() ? "(opaque blob)" : S(layout, "text"));
+  void BeginObject(std::string_view) override {  // a .bpte's program
+    std::printf("\n--- embedded program ---\n");
+    objects_.push_back(Value::Object());
+    open_.push_back("");
   }
-  PrintDedup(r);
-}
 
-void PrintBpte(const Value& r) {
-  std::printf("file:                %s (%" PRIu64 " bytes)\n", S(r, "file"), N(r, "file_size"));
-  std::printf("format:              bundled program (BP08), %s layout\n", S(r, "layout"));
-  std::printf("embedded program:    offset %" PRIu64 ", %" PRIu64 " bytes\n",
-              N(r, "program_offset"), N(r, "program_size"));
-  const auto& suites = At(r, "test_suites").items();
-  std::printf("\ntest suites (%zu):\n", suites.size());
-  for (const Value& s : suites) {
-    std::printf("  %-24s %" PRIu64 " cases\n", S(s, "method"), N(s, "cases"));
+  void BeginArray(std::string_view key, size_t n) override {
+    open_.emplace_back(key);
+    if (key == "methods") {
+      std::printf("\nmethods (%zu):\n", n);
+      std::printf("  %-24s %8s %7s %8s %13s %10s\n", "name", "values", "inputs", "outputs",
+                  "instructions", "delegates");
+    } else if (key == "segments") {
+      std::printf("\nsegments (%zu):\n", n);
+      if (n == 0) return;
+      if (Ptd()) {
+        std::printf("  %5s %14s %14s %14s %9s\n", "index", "offset", "absolute", "size",
+                    "alignment");
+      } else {
+        std::printf("  %5s  %-10s %14s %14s %14s %9s\n", "index", "role", "offset", "absolute",
+                    "size", "alignment");
+      }
+    } else if (key == "delegates") {
+      std::printf("\ndelegates (%zu):\n", n);
+    } else if (key == "named_data") {
+      std::printf("\nnamed data (%zu):\n", n);
+    } else if (key == "external_tensors") {
+      std::printf("\nexternal tensors (%zu):\n", n);
+    } else if (key == "entries") {
+      std::printf("\nentries (%zu):\n", n);
+    } else if (key == "test_suites") {
+      const Value& r = objects_.back();
+      std::printf("file:                %s (%" PRIu64 " bytes)\n", S(r, "file"), N(r, "file_size"));
+      std::printf("format:              bundled program (BP08), %s layout\n", S(r, "layout"));
+      std::printf("embedded program:    offset %" PRIu64 ", %" PRIu64 " bytes\n",
+                  N(r, "program_offset"), N(r, "program_size"));
+      std::printf("\ntest suites (%zu):\n", n);
+    }
   }
-  std::printf("\n--- embedded program ---\n");
-  PrintPte(At(r, "program"));
-}
+
+  void Element(Value e) override {
+    const std::string& key = open_.back();
+    if (key == "methods") {
+      std::printf("  %-24s %8" PRIu64 " %7" PRIu64 " %8" PRIu64 " %13" PRIu64 " %10" PRIu64 "\n",
+                  S(e, "name"), N(e, "values"), N(e, "inputs"), N(e, "outputs"),
+                  N(e, "instructions"), N(e, "delegates"));
+    } else if (key == "segments" && Ptd()) {
+      std::printf("  %5" PRIu64 " %14" PRIu64 " %14" PRIu64 " %14" PRIu64 " %9" PRIu64 "\n",
+                  N(e, "index"), N(e, "offset"), N(e, "absolute_offset"), N(e, "size"),
+                  N(e, "alignment"));
+    } else if (key == "segments") {
+      std::printf("  %5" PRIu64 "  %-10s %14" PRIu64 " %14" PRIu64 " %14" PRIu64 " %9" PRIu64 "\n",
+                  N(e, "index"), S(e, "role"), N(e, "offset"), N(e, "absolute_offset"),
+                  N(e, "size"), N(e, "alignment"));
+    } else if (key == "delegates") {
+      std::printf("  %s[%" PRIu64 "]  %-24s %-12s %" PRIu64 " bytes\n", S(e, "method"),
+                  N(e, "index"), S(e, "backend"), S(e, "location"), N(e, "size"));
+    } else if (key == "named_data") {
+      std::printf("  %-32s segment %-4" PRIu64 " %" PRIu64 " bytes\n", S(e, "key"), N(e, "segment"),
+                  N(e, "size"));
+    } else if (key == "external_tensors") {
+      const std::string& k = At(e, "key").as_string();
+      std::printf("  %s.values[%" PRIu64 "]  %-32s %s\n", S(e, "method"), N(e, "value"),
+                  k.empty() ? "(no fully_qualified_name)" : k.c_str(),
+                  S(At(e, "tensor_layout"), "text"));
+    } else if (key == "entries") {
+      const Value& layout = At(e, "tensor_layout");
+      std::printf("  %-40s segment %-5" PRIu64 " %12" PRIu64 " bytes  %s\n", S(e, "key"),
+                  N(e, "segment"), N(e, "size"),
+                  layout.is_null() ? "(opaque blob)" : S(layout, "text"));
+    } else if (key == "test_suites") {
+      std::printf("  %-24s %" PRIu64 " cases\n", S(e, "method"), N(e, "cases"));
+    }
+  }
+
+  void End() override {
+    if (open_.back().empty()) objects_.pop_back();
+    open_.pop_back();
+  }
+
+ private:
+  bool Ptd() const {
+    const Value* kind = objects_.back().Find("kind");
+    return kind != nullptr && kind->as_string() == "ptd";
+  }
+
+  std::vector<Value> objects_;     // the report, then a .bpte's program: small members so far
+  std::vector<std::string> open_;  // open lists by key; "" for an object
+};
 
 }  // namespace
 
-void PrintReport(const Value& report) {
-  if (report.Find("format") != nullptr) return PrintBpte(report);
-  if (At(report, "kind").as_string() == "ptd") return PrintPtd(report);
-  PrintPte(report);
+Status PrintReport(const std::string& path) {
+  TextSink sink;
+  return Inspect(path, sink);
 }
 
 }  // namespace etpack::cli

@@ -4,12 +4,16 @@
 #ifndef ETPACK_APPS_REPORT_H_
 #define ETPACK_APPS_REPORT_H_
 
-#include "etpack/json.h"
+#include <string>
+
+#include "etpack/status.h"
 
 namespace etpack::cli {
 
-// REQUIRES: `report` came from InspectJson (or Pte/Ptd/BpteReportJson).
-void PrintReport(const json::Value& report);
+// Inspects `path` and prints its report as text to stdout as the report is
+// produced (etpack/inspect.h ReportSink); nothing is printed when the file
+// cannot be opened.
+Status PrintReport(const std::string& path);
 
 }  // namespace etpack::cli
 

@@ -24,9 +24,11 @@
 
 #include "etpack/output.h"
 #include "etpack/program_builder.h"
+#include "etpack/ptd.h"
 #include "etpack/pte.h"
 #include "etpack/source.h"
 #include "etpack/writer.h"
+#include "layout/named_store.h"
 
 namespace {
 
@@ -112,6 +114,66 @@ void BM_DelegateBlobs(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * blobs);
 }
 BENCHMARK(BM_DelegateBlobs)->Arg(225)->Unit(benchmark::kMillisecond);
+
+// N distinct 64-byte tensors of one shape (u8[64]), in memory: what
+// planning costs per tensor when every tensor meets every other's size.
+// Each starts with its index, the rest is one shared pattern.
+etpack::PtdInput ManyTensors(size_t n) {
+  etpack::PtdInput in;
+  in.buffers.reserve(n);
+  in.entries.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    std::vector<uint8_t> bytes(64, 0x5a);
+    for (size_t k = 0; k < 8; ++k) bytes[k] = static_cast<uint8_t>(i >> (8 * k));
+    in.buffers.push_back(etpack::OwnedSource(std::move(bytes)));
+    in.entries.push_back({"t." + std::to_string(i), static_cast<uint32_t>(i), 1,
+                          etpack::TensorLayout{0, {64}, {0}}});
+  }
+  return in;
+}
+
+// A whole .ptd plan (dedup, FlatTensor, layout) of N such tensors. Up to
+// about 333,000: a .ptd entry with a layout and its own segment costs three
+// flatbuffer tables, and the planner refuses more than the FlatBuffers
+// verifier's 1,000,000.
+void BM_PlanPtdTensors(benchmark::State& state) {
+  const etpack::PtdInput in = ManyTensors(static_cast<size_t>(state.range(0)));
+  for (auto _ : state) {
+    auto plan = etpack::PlanPtd(in);
+    if (!plan.ok()) {
+      state.SkipWithError(plan.status().ToString().c_str());
+      break;
+    }
+    benchmark::DoNotOptimize(plan->artifact.head.data());
+  }
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+BENCHMARK(BM_PlanPtdTensors)->Arg(10000)->Arg(100000)->Arg(300000)->Unit(benchmark::kMillisecond);
+
+// The planner's named-data stage alone (keys, content dedup), which every
+// .pte and .ptd planner runs: up to 1M tensors, past the size a single file
+// may reach, to show its cost per tensor stays flat.
+void BM_NamedDataTensors(benchmark::State& state) {
+  const etpack::PtdInput in = ManyTensors(static_cast<size_t>(state.range(0)));
+  for (auto _ : state) {
+    etpack::NamedDataStore store;
+    store.Reserve(in.entries.size());
+    for (const etpack::PtdEntry& e : in.entries) {
+      auto added = store.Add(e.key, in.buffers[e.buffer_index], e.alignment, "entry");
+      if (!added.ok()) {
+        state.SkipWithError(added.status().ToString().c_str());
+        break;
+      }
+    }
+    benchmark::DoNotOptimize(store.buffers().data());
+  }
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+BENCHMARK(BM_NamedDataTensors)
+    ->Arg(10000)
+    ->Arg(100000)
+    ->Arg(1000000)
+    ->Unit(benchmark::kMillisecond);
 
 constexpr uint64_t kMiB = uint64_t{1} << 20;
 constexpr uint64_t kBig = 256 * kMiB;

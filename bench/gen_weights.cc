@@ -1,4 +1,5 @@
 // gen_weights OUT.ptd --dtype bf16|f16|int8|random --size BYTES
+// gen_weights OUT.pte --methods N
 //
 // Writes a synthetic .ptd for the `compress` job of scripts/bench.sh:
 // weight-like tensors (normally distributed values, sigma 0.02, as trained
@@ -6,6 +7,10 @@
 // or uniformly random bytes, in layers of three large matrices and one
 // small norm vector. Deterministic: every byte is a function of its tensor
 // and offset, so the same command writes the same file.
+//
+// --methods N writes instead a .pte of N small methods (each 8 planned
+// float[4, 4] tensors and 4 kernel calls of one operator), the program of
+// the `plan` job's repack check.
 
 #include <algorithm>
 #include <cinttypes>
@@ -15,7 +20,9 @@
 #include <cstring>
 #include <string>
 
+#include "etpack/program_builder.h"
 #include "etpack/ptd.h"
+#include "etpack/pte.h"
 #include "etpack/tensor_layout.h"
 
 namespace {
@@ -92,12 +99,45 @@ void Fill(Kind kind, uint64_t t, uint64_t pos, uint8_t* dst, size_t n) {
   }
 }
 
+int Methods(const char* path, const char* count) {
+  using namespace etpack;
+  const long n = std::strtol(count, nullptr, 10);
+  if (n < 1) {
+    std::fprintf(stderr, "gen_weights: --methods %s is not a positive count\n", count);
+    return 2;
+  }
+  ProgramBuilder program;
+  for (long m = 0; m < n; ++m) {
+    MethodBuilder& method = program.AddMethod("method_" + std::to_string(m));
+    std::vector<int32_t> t;
+    for (int i = 0; i < 8; ++i) t.push_back(method.PlannedTensor({6, {4, 4}, {}}, 1, 64 * i));
+    const int32_t add = method.Operator("aten::add", "out");
+    const int32_t one = method.Int(1);
+    for (int k = 0; k < 4; ++k) method.KernelCall(add, {t[k], t[k + 4], one, t[k], t[k]});
+    method.SetInputs({t[0], t[4]});
+    method.SetOutputs({t[0]});
+    method.SetNonConstBufferSizes({0, 512});
+  }
+  PteInput input;
+  input.program = std::move(program).Build();
+  Status s = WritePte(path, std::move(input));
+  if (!s.ok()) {
+    std::fprintf(stderr, "gen_weights: %s\n", s.message().c_str());
+    return 1;
+  }
+  std::printf("%s: %ld methods\n", path, n);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   using namespace etpack;
+  if (argc == 4 && std::strcmp(argv[2], "--methods") == 0) return Methods(argv[1], argv[3]);
   if (argc != 6 || std::strcmp(argv[2], "--dtype") || std::strcmp(argv[4], "--size")) {
-    std::fprintf(stderr, "usage: gen_weights OUT.ptd --dtype bf16|f16|int8|random --size BYTES\n");
+    std::fprintf(stderr,
+                 "usage: gen_weights OUT.ptd --dtype bf16|f16|int8|random --size BYTES\n"
+                 "       gen_weights OUT.pte --methods N\n");
     return 2;
   }
   const std::string name = argv[3];

@@ -35,6 +35,15 @@
 #           (speed, peak RSS), and etpack decompress --tensor of one
 #           matrix; both sides fsync their output (`sync FILE`). Its own
 #           table in RESULTS.md ("Transport archives"); not plotted.
+#   plan    (not in the default list; not --sizes) etpack ptd of one
+#           safetensors file of 10k, 100k, 300k and 1M distinct 64-byte
+#           tensors of one size (scripts/gen_safetensors.py --count): time
+#           and peak RSS per tensor. 1M tensors need more FlatBuffers tables
+#           than the verifier accepts, so that row is the time to plan and
+#           refuse. Then the readers' peak RSS on the 300k-entry .ptd
+#           (inspect, inspect --json, verify) and of repack of a 20,000-method
+#           program (gen_weights --methods). Its own section of RESULTS.md,
+#           which `--jobs plan` alone replaces in place.
 #
 # Both sides make the data durable: etpack syncs before its rename, so cp
 # is timed as `cp && sync`. Outputs are removed before every run and a
@@ -80,8 +89,8 @@ while (($#)); do
 done
 [[ "$runs" =~ ^[1-9][0-9]*$ ]] || { echo "bench: --runs $runs is not a positive integer" >&2; exit 2; }
 for job in $jobs; do
-  case "$job" in demo | pack | ptd | bundle | python | checksum | fat | compress) ;;
-    *) echo "bench: unknown job '$job' (jobs: demo pack ptd bundle python checksum fat compress)" >&2; exit 2 ;;
+  case "$job" in demo | pack | ptd | bundle | python | checksum | fat | compress | plan) ;;
+    *) echo "bench: unknown job '$job' (jobs: demo pack ptd bundle python checksum fat compress plan)" >&2; exit 2 ;;
   esac
 done
 
@@ -330,6 +339,90 @@ capped_run() {
     'BEGIN { printf "| %s | %s | %s | %.2f | %.1f | %s |", job, s, res, w, r / 1024, e }')")
 }
 
+# splice_section HEADING TEXT: replaces the section of $out/RESULTS.md that
+# starts with "## HEADING" by TEXT (or adds TEXT before the in-process
+# section), for jobs that run alone and keep the rest of the file.
+splice_section() {
+  touch "$out/RESULTS.md"
+  SECTION="$2" HEADING="$1" /usr/bin/python3 - "$out/RESULTS.md" <<'EOF'
+import os, re, sys
+path = sys.argv[1]
+heading = re.escape(os.environ["HEADING"])
+text = re.sub(r"## " + heading + r".*?(?=^## |\Z)", "", open(path).read(), flags=re.S | re.M)
+section = os.environ["SECTION"].strip() + "\n\n"
+at = text.find("## In-process")
+text = text[:at] + section + text[at:] if at >= 0 else text.rstrip() + "\n\n" + section
+open(path, "w").write(text)
+EOF
+}
+
+# plan_job: the `plan` job (see the top); sets plan_section.
+plan_section=""
+plan_job() {
+  local w="$work/plan" n prow=() rrow=() largest="" size entries c result
+  mkdir -p "$w"
+  for n in 10000 100000 300000 1000000; do
+    python3 scripts/gen_safetensors.py "$w/s$n" --count "$n" >/dev/null
+    measure nice "$etpack" ptd "$w/s$n/model.safetensors" -o "$w/s$n.ptd"
+    result=written
+    if [ "$status" != 0 ]; then
+      result="refused: $(grep -v '^[[:space:]]*$' "$work/stderr" | tail -1 | sed 's/^etpack: [^:]*: //' | cut -c1-120)"
+    else
+      largest="$w/s$n.ptd"
+    fi
+    echo "   plan $n tensors: $wall s, $rss KiB, $result" >&2
+    prow+=("$(awk -v n="$n" -v w="$wall" -v r="$rss" -v res="$result" 'BEGIN {
+      printf "| %d | %.2f | %.1f | %.1f | %.0f | %s |", n, w, 1e6 * w / n, r / 1024, 1024 * r / n, res }')")
+    rm -rf "$w/s$n"
+  done
+  size=$(stat -c %s "$largest")
+  entries=$("$etpack" inspect --json "$largest" | grep -c '"key"' || true)
+  for c in "inspect" "inspect --json" "verify"; do
+    # shellcheck disable=SC2086
+    measure nice "$etpack" $c "$largest"; must_succeed "etpack $c"
+    echo "   $c of $entries entries: $wall s, $rss KiB" >&2
+    rrow+=("$(awk -v c="$c" -v e="$entries" -v s="$size" -v w="$wall" -v r="$rss" 'BEGIN {
+      printf "| `etpack %s` | .ptd, %d entries | %.1f | %.2f | %.1f |", c, e, s / 1048576, w, r / 1024 }')")
+  done
+  build-release/bench/gen_weights "$w/m.pte" --methods 20000 >/dev/null
+  size=$(stat -c %s "$w/m.pte")
+  measure nice "$etpack" repack "$w/m.pte" -o "$w/r.pte"; must_succeed "etpack repack"
+  echo "   repack of 20000 methods: $wall s, $rss KiB" >&2
+  rrow+=("$(awk -v s="$size" -v w="$wall" -v r="$rss" 'BEGIN {
+    printf "| `etpack repack` | .pte, 20000 methods | %.1f | %.2f | %.1f |", s / 1048576, w, r / 1024 }')")
+  rm -rf "$w"
+  plan_section=$(
+    echo "## Planning many tensors (\`plan\` job)"
+    echo
+    echo "Made by \`scripts/bench.sh --jobs plan\` on $(date -u +%Y-%m-%d) ($(nproc) cores, load"
+    echo "average $(cut -d' ' -f1 /proc/loadavg) at the end). \`etpack ptd\` of one safetensors file of N"
+    echo "distinct 64-byte tensors of one size (every tensor meets every other's size"
+    echo "in deduplication), page cache dropped first, under \`nice\`; wall time"
+    echo "includes reading the header and writing the file."
+    echo
+    echo "| tensors | s | µs per tensor | peak RSS MiB | peak RSS bytes per tensor | result |"
+    echo "|---|---|---|---|---|---|"
+    printf '%s\n' "${prow[@]}"
+    echo
+    echo "Readers on the largest file written and on a program of many methods:"
+    echo
+    echo "| command | input | file MiB | s | peak RSS MiB |"
+    echo "|---|---|---|---|---|"
+    printf '%s\n' "${rrow[@]}"
+  )
+}
+
+if [[ " $jobs " == *" plan "* ]]; then
+  echo "== plan ($(date +%T))" >&2
+  plan_job
+  jobs=$(tr ' ' '\n' <<<"$jobs" | { grep -vx plan || true; } | tr '\n' ' ' | xargs)
+  if [ -z "$jobs" ]; then
+    splice_section "Planning many tensors" "$plan_section"
+    printf '%s\n' "$plan_section"
+    exit 0
+  fi
+fi
+
 if [[ " $jobs " == *" python "* ]]; then
   echo "== python 2GiB ($(date +%T))" >&2
   need_space "the python job" 2GiB
@@ -340,16 +433,7 @@ if [[ " $jobs " == *" python "* ]]; then
   jobs=$(tr ' ' '\n' <<<"$jobs" | { grep -vx python || true; } | tr '\n' ' ' | xargs)
   if [ -z "$jobs" ]; then
     # Alone: replace the section in place (before the in-process one).
-    touch "$out/RESULTS.md"
-    PY_SECTION="$python_section" /usr/bin/python3 - "$out/RESULTS.md" <<'EOF'
-import os, re, sys
-path = sys.argv[1]
-text = re.sub(r"## Python module.*?(?=^## |\Z)", "", open(path).read(), flags=re.S | re.M)
-section = os.environ["PY_SECTION"].strip() + "\n\n"
-at = text.find("## In-process")
-text = text[:at] + section + text[at:] if at >= 0 else text.rstrip() + "\n\n" + section
-open(path, "w").write(text)
-EOF
+    splice_section "Python module" "$python_section"
     printf '%s\n' "$python_section"
     exit 0
   fi
@@ -481,6 +565,10 @@ EOF
   if [ -n "$python_section" ]; then
     echo
     printf '%s\n' "$python_section"
+  fi
+  if [ -n "$plan_section" ]; then
+    echo
+    printf '%s\n' "$plan_section"
   fi
   if ((${#zrows[@]})); then
     echo

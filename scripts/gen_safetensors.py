@@ -2,12 +2,17 @@
 """Write a synthetic, sharded Hugging Face-style safetensors checkpoint.
 
     gen_safetensors.py OUT_DIR --size 8GiB --shards 3 [--seed N]
+    gen_safetensors.py OUT_DIR --count N [--tensor-bytes B]
 
 OUT_DIR gets model-0000K-of-0000S.safetensors and model.safetensors.index.json
 holding llama-shaped tensors (BF16 matrices, F32 norms) whose bytes total
 about --size. Tensor contents are a deterministic function of --seed: one
 random block, rotated by a different amount for each block-sized chunk, so
 many gigabytes are written at disk speed with bounded memory (two blocks).
+
+With --count, OUT_DIR/model.safetensors instead holds N distinct U8 tensors
+of B bytes each (default 64; all of one size, each starting with its
+index): the input of the planning benchmark (scripts/bench.sh --jobs plan).
 """
 
 import argparse
@@ -142,6 +147,27 @@ class Pattern:
             n -= take
 
 
+def write_many(out_dir, count, size, seed):
+    """--count: one file of `count` distinct tensors of `size` bytes."""
+    if size < 8:
+        sys.exit(f"--tensor-bytes {size} is less than the 8 bytes of a tensor's index")
+    header = {"__metadata__": {"format": "pt"}}
+    for i in range(count):
+        header[f"t.{i}"] = {"dtype": "U8", "shape": [size],
+                            "data_offsets": [i * size, (i + 1) * size]}
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * (-len(text) % 8)
+    fill = random.Random(seed).randbytes(size - 8)
+    os.makedirs(out_dir, exist_ok=True)
+    with open(os.path.join(out_dir, "model.safetensors"), "wb") as f:
+        f.write(struct.pack("<Q", len(text)))
+        f.write(text)
+        for i in range(count):
+            f.write(struct.pack("<Q", i))
+            f.write(fill)
+    print(f"{out_dir}: {count} tensors of {size} bytes")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("out_dir")
@@ -149,7 +175,12 @@ def main():
                     help="total tensor bytes, e.g. 8GiB, 16MiB (default 1GiB)")
     ap.add_argument("--shards", type=int, default=1)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--count", type=int, default=0,
+                    help="write N small distinct tensors of one size instead")
+    ap.add_argument("--tensor-bytes", type=int, default=64)
     args = ap.parse_args()
+    if args.count:
+        return write_many(args.out_dir, args.count, args.tensor_bytes, args.seed)
     if args.shards < 1:
         ap.error("--shards must be at least 1")
 

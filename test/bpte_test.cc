@@ -369,6 +369,22 @@ TEST_CASE("standard layout beyond 2 GiB is refused naming the segmented layout")
   CHECK(ok->program_offset % 32 == 0);
 }
 
+TEST_CASE("a bundle over the verifier's table limit is refused before it is built") {
+  // One case of 499,999 Int inputs: root, suite, case and two tables per
+  // value make 1,000,001 tables, one more than readers' verifier accepts.
+  BpteInput in;
+  in.program = PlanOfSource(Zeros("program", 4096));
+  BundledTestCase tc;
+  tc.inputs.assign(499999, IntValue(1));
+  in.suites = {{"forward", {tc}}};
+  auto plan = PlanBpte(in);
+  REQUIRE_FALSE(plan.ok());
+  CHECK(plan.status().code() == Code::kOutOfRange);
+  CHECK(plan.status().message() ==
+        "499999 test values in 1 cases need 1000001 flatbuffer tables; the runtime's verifier "
+        "accepts at most 1000000");
+}
+
 // ---- segmented layout --------------------------------------------------------
 
 TEST_CASE("segmented layout round-trips at every program alignment") {

@@ -156,3 +156,29 @@ TEST_CASE("NamedDataStore: bad entries name themselves") {
   REQUIRE_FALSE(align.ok());
   CHECK(align.status().message() == "named_data[4]: alignment = 24 is not a power of two");
 }
+
+TEST_CASE("ContentDedup: many items of one size cost a bounded number of comparisons each") {
+  // 5,000 distinct 64-byte items: each is sampled (its whole hash) and
+  // looked up among the contents of its size, never compared with each.
+  constexpr size_t kItems = 5000;
+  ContentDedup d;
+  for (size_t i = 0; i < kItems; ++i) {
+    std::vector<uint8_t> bytes(64, 0);
+    for (size_t k = 0; k < 8; ++k) bytes[k] = static_cast<uint8_t>(i >> (8 * k));
+    REQUIRE(*d.Add(OwnedSource(std::move(bytes))) == i);
+  }
+  CHECK(d.contents() == kItems);
+  CHECK(d.digests_compared() <= 2 * kItems);
+  // Items equal only in their sampled windows (3 x 4 KiB at start, middle
+  // and end of 64 KiB) are told apart by whole hashes, each looked up once.
+  ContentDedup windows;
+  constexpr size_t kSize = 64 << 10;
+  constexpr size_t kSameSample = 300;
+  for (size_t i = 0; i < kSameSample; ++i) {
+    std::vector<uint8_t> bytes(kSize, 7);
+    bytes[10000] = static_cast<uint8_t>(i);
+    bytes[10001] = static_cast<uint8_t>(i >> 8);
+    REQUIRE(*windows.Add(OwnedSource(std::move(bytes))) == i);
+  }
+  CHECK(windows.digests_compared() <= 4 * kSameSample);
+}

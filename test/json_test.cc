@@ -324,3 +324,39 @@ TEST_CASE("golden inputs parse and print back to equal trees", "[json]") {
 
 }  // namespace
 }  // namespace etpack::json
+
+TEST_CASE("StreamPrinter prints what Print prints of the same tree") {
+  using etpack::json::StreamPrinter;
+  using etpack::json::Value;
+  for (int indent : {-1, 2}) {
+    std::string text;
+    StreamPrinter p([&text](std::string_view piece) { text += piece; }, indent);
+    p.BeginObject();
+    p.Key("a");
+    p.Put(Value::Int(1));
+    p.Key("empty");
+    p.BeginArray();
+    p.End();
+    p.Key("list");
+    p.BeginArray();
+    p.Put(Value::Object({{"k", Value::String("v")}, {"n", Value::Array({Value::Null()})}}));
+    p.BeginObject();
+    p.End();
+    p.Put(Value::Array());
+    p.End();
+    p.Key("nested");
+    p.BeginObject();
+    p.Key("x");
+    p.Put(Value::Bool(true));
+    p.End();
+    p.End();
+    const Value tree =
+        Value::Object({{"a", Value::Int(1)},
+                       {"empty", Value::Array()},
+                       {"list", Value::Array({Value::Object({{"k", Value::String("v")},
+                                                             {"n", Value::Array({Value::Null()})}}),
+                                              Value::Object(), Value::Array()})},
+                       {"nested", Value::Object({{"x", Value::Bool(true)}})}});
+    CHECK(text == etpack::json::Print(tree, indent));
+  }
+}

@@ -8,7 +8,9 @@
 #include "etpack/ptd_file.h"
 #include "flat_tensor_etpack_generated.h"
 #include "flatbuffer/tree_builder.h"
+#include "layout/assembler.h"
 #include "layout/header_insert.h"
+#include "ptd/ptd_header.h"
 #include "test_programs.h"
 
 using namespace etpack;
@@ -262,4 +264,46 @@ TEST_CASE("the FlatTensor is the one the schema-driven tree builder makes") {
     CHECK(std::equal(head.begin(), head.begin() + 8, tree->begin()));
     CHECK(std::equal(head.begin() + 56, head.end(), tree->begin() + 56));
   }
+}
+
+TEST_CASE("a .ptd over the verifier's table limit is refused by the planner, named by the reader") {
+  // 500,000 keys naming one buffer: a root, one segment, and an entry and a
+  // layout per key make 1,000,002 tables, two more than the FlatBuffers
+  // verifier (max_tables 1,000,000) of every reader accepts.
+  PtdInput in;
+  in.buffers = {Pattern(4, 1)};
+  constexpr size_t kKeys = 500000;
+  in.entries.reserve(kKeys);
+  for (size_t i = 0; i < kKeys; ++i)
+    in.entries.push_back({"k" + std::to_string(i), 0, 1, F32({1})});
+  auto plan = PlanPtd(in);
+  REQUIRE_FALSE(plan.ok());
+  CHECK(plan.status().code() == Code::kOutOfRange);
+  CHECK(plan.status().message() ==
+        "500000 entries in 1 segments need 1000002 flatbuffer tables; the runtime's verifier "
+        "accepts at most 1000000");
+  // One key fewer is at the limit and plans.
+  in.entries.pop_back();
+  in.entries.pop_back();
+  CHECK(PlanPtd(in).ok());
+
+  // A file over the limit (1,000,000 entries, which the planner would
+  // refuse, made by hand): the reader names the limit, not "corrupt".
+  flatbuffers::FlatBufferBuilder fbb;
+  const auto key = fbb.CreateString("k");
+  std::vector<flatbuffers::Offset<ftb::NamedData>> named;
+  for (size_t i = 0; i < 1000000; ++i) named.push_back(ftb::CreateNamedData(fbb, key, 0));
+  const auto named_vec = fbb.CreateVector(named);
+  std::vector<flatbuffers::Offset<ftb::DataSegment>> segs = {
+      ftb::CreateDataSegment(fbb, uint64_t{0}, uint64_t{0})};
+  const auto segs_vec = fbb.CreateVector(segs);
+  ftb::FinishFlatTensorBuffer(fbb, ftb::CreateFlatTensor(fbb, 0, segs_vec, named_vec));
+  std::vector<uint8_t> fb(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
+  auto a = Assemble(std::move(fb), &ptd::kHeaderCodec, 16, {}, SegmentLayout{});
+  REQUIRE(a.ok());
+  ExpectError(Materialize(a->artifact),
+              "the FlatTensor flatbuffer (bytes [0, " +
+                  std::to_string(a->head.header_size + a->head.flatbuffer_size) +
+                  ")) has 1000002 tables; the verifier of the runtime and of etpack's readers "
+                  "accepts at most 1000000");
 }

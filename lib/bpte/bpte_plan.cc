@@ -17,6 +17,7 @@
 #include "bpte/bpte_header.h"
 #include "bundled_program_etpack_generated.h"
 #include "etpack/bpte.h"
+#include "flatbuffer/verifier_limits.h"
 #include "layout/assembler.h"
 #include "layout/header_insert.h"
 #include "layout/layout.h"
@@ -74,6 +75,7 @@ class BptePlanner {
     if (!program.ok()) return program.status().WithContext("program");
     segments_.push_back(std::move(*program));
     ETPACK_RETURN_IF_ERROR(PlanValues());
+    ETPACK_RETURN_IF_ERROR(CheckTables());
     try {
       return segmented_ ? Segmented() : Standard();
     } catch (const std::bad_alloc&) {
@@ -137,6 +139,20 @@ class BptePlanner {
                         std::to_string(kMaxInlineTotalBytes >> 20) + " MiB in total" + way_out);
     }
     return Status::OK();
+  }
+
+  // Readers verify the BundledProgram with the verifier's default limits:
+  // a root, a table per suite, per case and per value and its member, and
+  // per segment in the segmented layout.
+  Status CheckTables() const {
+    uint64_t tables = 1 + (segmented_ ? segments_.size() : 0), cases = 0;
+    for (const BundledTestSuite& suite : in_.suites) {
+      tables += 1 + suite.test_cases.size();
+      cases += suite.test_cases.size();
+    }
+    tables += 2 * static_cast<uint64_t>(values_.size());
+    return CheckTableCount(tables, std::to_string(values_.size()) + " test values in " +
+                                       std::to_string(cases) + " cases");
   }
 
   Result<Offset<bfb::Tensor>> BuildTensor(FlatBufferBuilder& fbb, const PlannedValue& pv) {

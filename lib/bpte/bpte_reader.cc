@@ -17,6 +17,7 @@
 #include "etpack/bpte_file.h"
 #include "flatbuffer/scalar_type.h"
 #include "flatbuffer/tree_reader.h"
+#include "flatbuffer/verifier_limits.h"
 #include "layout/segment_table.h"
 
 namespace etpack {
@@ -117,11 +118,10 @@ Status BpteFile::Validate() {
                    (h.present ? "" : " (a larger bundle needs the segmented layout)"));
   }
   ETPACK_RETURN_IF_ERROR(CheckInHead(flatbuffer_size_));
-  flatbuffers::Verifier verifier(head(), static_cast<size_t>(flatbuffer_size_));
-  if (!bfb::VerifyBundledProgramBuffer(verifier)) {
-    return Corrupt("the BundledProgram flatbuffer (bytes [0, " + std::to_string(flatbuffer_size_) +
-                   ")) fails verification: truncated or corrupt");
-  }
+  ETPACK_RETURN_IF_ERROR(VerifyFlatbuffer(
+      SchemaId::kBundledProgram,
+      [](flatbuffers::Verifier& v) { return bfb::VerifyBundledProgramBuffer(v); }, head(),
+      flatbuffer_size_, "the BundledProgram flatbuffer", "truncated or corrupt"));
   root_ = bfb::GetBundledProgram(head());
   const bfb::BundledProgram& root = *root_;
   const auto* program = root.program();

@@ -760,4 +760,57 @@ std::string Print(const Value& value, int indent) {
   return out;
 }
 
+void StreamPrinter::NewLine(size_t level) {
+  if (indent_ < 0) return;
+  buffer_ += '\n';
+  buffer_.append(level * static_cast<size_t>(indent_), ' ');
+}
+
+void StreamPrinter::BeforeValue() {
+  if (keyed_) {  // the separator came with the key
+    keyed_ = false;
+    return;
+  }
+  if (open_.empty()) return;
+  Level& l = open_.back();
+  if (l.count++ > 0) buffer_ += ',';
+  NewLine(open_.size());
+}
+
+void StreamPrinter::Key(std::string_view key) {
+  Level& l = open_.back();
+  if (l.count++ > 0) buffer_ += ',';
+  NewLine(open_.size());
+  PrintString(buffer_, key);
+  buffer_ += indent_ < 0 ? ":" : ": ";
+  keyed_ = true;
+}
+
+void StreamPrinter::Open(bool object) {
+  BeforeValue();
+  buffer_ += object ? '{' : '[';
+  open_.push_back({object, 0});
+}
+
+void StreamPrinter::Put(const Value& value) {
+  BeforeValue();
+  Printer(buffer_, indent_).Print(value, static_cast<int>(open_.size()));
+  // Handed on an element at a time: the text never grows with the document.
+  if (buffer_.size() >= (64 << 10)) {
+    write_(buffer_);
+    buffer_.clear();
+  }
+}
+
+void StreamPrinter::End() {
+  const Level l = open_.back();
+  open_.pop_back();
+  if (l.count > 0) NewLine(open_.size());
+  buffer_ += l.object ? '}' : ']';
+  if (open_.empty()) {
+    write_(buffer_);
+    buffer_.clear();
+  }
+}
+
 }  // namespace etpack::json

@@ -36,6 +36,7 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "etpack/bpte_file.h"
@@ -59,9 +60,68 @@ Result<ArtifactKind> DetectArtifactKind(const std::string& path);
 // reports call "alignment achieved").
 uint64_t OffsetAlignment(uint64_t offset);
 
-// The report of an opened file. A .pte's fails (kCorrupt) on a malformed
-// NFAT container or program entry, naming the delegate, the entry and the
-// value; a .bpte's also when the test suites cannot be read.
+// Receives a report as it is produced, in the order above: small members
+// whole, long lists (methods, segments, delegates, named data, external
+// tensors, entries, test suites) one element at a time, and the .bpte's
+// "program" as a nested object. A report of a file with a million entries
+// thus never exists whole: JsonSink prints it as it comes, TreeSink builds
+// the tree. The sink starts inside the report's (open) object.
+class ReportSink {
+ public:
+  virtual ~ReportSink() = default;
+  virtual void Member(std::string_view key, json::Value value) = 0;
+  virtual void BeginObject(std::string_view key) = 0;
+  // `size` elements follow, then End().
+  virtual void BeginArray(std::string_view key, size_t size) = 0;
+  virtual void Element(json::Value value) = 0;
+  virtual void End() = 0;
+};
+
+// The report as one tree.
+class TreeSink : public ReportSink {
+ public:
+  TreeSink();
+  void Member(std::string_view key, json::Value value) override;
+  void BeginObject(std::string_view key) override;
+  void BeginArray(std::string_view key, size_t size) override;
+  void Element(json::Value value) override;
+  void End() override;
+  // The report. REQUIRES: every Begin ended.
+  json::Value Take() &&;
+
+ private:
+  std::vector<json::Value::Member> open_;  // the root, then each open member
+};
+
+// The report as JSON text, exactly as json::Print(tree, indent) prints the
+// tree, handed to `write` in pieces as it is produced.
+class JsonSink : public ReportSink {
+ public:
+  JsonSink(json::StreamPrinter::Write write, int indent);
+  void Member(std::string_view key, json::Value value) override;
+  void BeginObject(std::string_view key) override;
+  void BeginArray(std::string_view key, size_t size) override;
+  void Element(json::Value value) override;
+  void End() override;
+  // Closes the report's object (its last piece goes to `write`).
+  void Finish();
+
+ private:
+  json::StreamPrinter printer_;
+};
+
+// The report of an opened file into `sink`. Whatever makes a report fail
+// is found before its first member: a .pte's fails (kCorrupt) on a
+// malformed NFAT container or program entry, naming the delegate, the
+// entry and the value; a .bpte's also when the test suites cannot be read.
+Status ReportPte(const PteFile& file, ReportSink& sink);
+void ReportPtd(const PtdFile& file, ReportSink& sink);
+Status ReportBpte(const BpteFile& file, ReportSink& sink);
+// Detects the kind of `path`, opens (validating) and reports it; nothing
+// reaches `sink` when the file cannot be opened.
+Status Inspect(const std::string& path, ReportSink& sink);
+
+// The same reports as trees (TreeSink).
 Result<json::Value> PteReportJson(const PteFile& file);
 json::Value PtdReportJson(const PtdFile& file);
 Result<json::Value> BpteReportJson(const BpteFile& file);

@@ -15,6 +15,7 @@
 #define ETPACK_JSON_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -99,6 +100,39 @@ Result<Value> Parse(std::string_view text, std::string_view origin = "<json>");
 // is not valid UTF-8 (a name read from a corrupt file), every byte that does
 // not begin a valid sequence prints as U+FFFD, the replacement character.
 std::string Print(const Value& value, int indent = -1);
+
+// Prints one document piece by piece, exactly as Print(tree, indent) prints
+// the tree made of the same pieces, handing the text to `write` as it goes:
+// a document of a million elements never exists whole, as a tree or as
+// text. Usage: BeginObject(); Key("a"); Put(v); Key("b"); BeginArray();
+// Put(x); ... End(); End(). REQUIRES: Key before every value inside an
+// object and never elsewhere; End matches a Begin.
+class StreamPrinter {
+ public:
+  using Write = std::function<void(std::string_view)>;
+  StreamPrinter(Write write, int indent = -1) : write_(std::move(write)), indent_(indent) {}
+
+  void BeginObject() { Open(true); }
+  void BeginArray() { Open(false); }
+  void Key(std::string_view key);
+  void Put(const Value& value);
+  void End();
+
+ private:
+  struct Level {
+    bool object = false;
+    size_t count = 0;
+  };
+  void BeforeValue();  // the separator and indentation a new element needs
+  void Open(bool object);
+  void NewLine(size_t level);
+
+  Write write_;
+  int indent_;
+  std::vector<Level> open_;
+  bool keyed_ = false;  // a Key was written and awaits its value
+  std::string buffer_;
+};
 
 // Reads and parses a whole file; errors name the file: kNotFound when it
 // does not exist, kInvalidArgument for a directory, kIoError when it cannot

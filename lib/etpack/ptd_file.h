@@ -42,7 +42,7 @@ class PtdFile : public ArtifactFileOf<PtdFile> {
   const std::vector<Entry>& entries() const { return entries_; }
   const PtdLayout& layout() const { return layout_; }
 
-  // Index into entries() of `key`, or -1.
+  // Index into entries() of `key`, or -1. O(log n).
   int64_t Find(const std::string& key) const;
   // The bytes of entry i's segment (see RangeSource()).
   // REQUIRES: i < entries().size().
@@ -64,6 +64,7 @@ class PtdFile : public ArtifactFileOf<PtdFile> {
   FlatTensorHeader header_;
   const ptd_fb::FlatTensor* root_ = nullptr;
   std::vector<Entry> entries_;
+  std::vector<uint32_t> by_key_;  // entries_ indices sorted by key
   PtdLayout layout_;
 };
 

@@ -131,8 +131,17 @@ Result<json::Value> TreeReader::Table(int obj_index, const flatbuffers::Table& t
   if (verifier_ && !t.VerifyTableStart(*verifier_)) {
     return OutOfBounds("table " + std::string(obj.name));
   }
+  // Room for the members the loop below adds (every scalar, every offset
+  // field present), not for every field of the schema: a program holds
+  // millions of tables, most with few of their fields.
+  size_t room = 0;
+  for (const FieldInfo& f : obj.fields) {
+    if (!f.present || Omitted(f)) continue;
+    const bool scalar = flatbuffers::IsScalar(f.type) && f.type != BaseType::UType;
+    if (scalar || t.GetAddressOf(f.offset) != nullptr) ++room;
+  }
   std::vector<json::Value::Member> members;
-  members.reserve(obj.fields.size());
+  members.reserve(room);
   for (const FieldInfo& f : obj.fields) {
     if (!f.present || Omitted(f)) continue;
     PathPush p(path_, f.name);

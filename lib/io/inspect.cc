@@ -8,7 +8,6 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
-#include <set>
 #include <utility>
 #include <vector>
 
@@ -128,21 +127,124 @@ Result<ArtifactKind> DetectArtifactKind(const std::string& path) {
                  "' at bytes 4..7 is none of ET12 (.pte), FT01 (.ptd), BP08 (.bpte)");
 }
 
-Result<Value> PteReportJson(const PteFile& file) {
+TreeSink::TreeSink() { open_.emplace_back(std::string(), Value::Object()); }
+
+void TreeSink::Member(std::string_view key, Value value) {
+  open_.back().second.members().emplace_back(std::string(key), std::move(value));
+}
+
+void TreeSink::BeginObject(std::string_view key) {
+  open_.emplace_back(std::string(key), Value::Object());
+}
+
+void TreeSink::BeginArray(std::string_view key, size_t size) {
+  std::vector<Value> items;
+  items.reserve(size);
+  open_.emplace_back(std::string(key), Value::Array(std::move(items)));
+}
+
+void TreeSink::Element(Value value) { open_.back().second.items().push_back(std::move(value)); }
+
+void TreeSink::End() {
+  Value::Member done = std::move(open_.back());
+  open_.pop_back();
+  open_.back().second.members().push_back(std::move(done));
+}
+
+Value TreeSink::Take() && { return std::move(open_.front().second); }
+
+JsonSink::JsonSink(json::StreamPrinter::Write write, int indent)
+    : printer_(std::move(write), indent) {
+  printer_.BeginObject();
+}
+
+void JsonSink::Member(std::string_view key, Value value) {
+  printer_.Key(key);
+  printer_.Put(value);
+}
+
+void JsonSink::BeginObject(std::string_view key) {
+  printer_.Key(key);
+  printer_.BeginObject();
+}
+
+void JsonSink::BeginArray(std::string_view key, size_t) {
+  printer_.Key(key);
+  printer_.BeginArray();
+}
+
+void JsonSink::Element(Value value) { printer_.Put(value); }
+void JsonSink::End() { printer_.End(); }
+void JsonSink::Finish() { printer_.End(); }
+
+Status ReportPte(const PteFile& file, ReportSink& sink) {
   ETPACK_ASSIGN_OR_RETURN(Value fat, FatDelegatesJson(file));
   const ExtendedHeader& header = file.header();
   const PteLayout& layout = file.layout();
-  std::vector<Value> methods, delegates, segments, named, external;
+  sink.Member("kind", Value::String("pte"));
+  sink.Member("file", Value::String(file.name()));
+  sink.Member("file_size", U(file.size()));
+  sink.Member("identifier", Value::String(Identifier(file.head(), file.head_size())));
+  sink.Member("extended_header",
+              Value::Object({{"present", Value::Bool(header.present)},
+                             {"length", U(header.length)},
+                             {"program_size", U(header.program_size)},
+                             {"segment_base_offset", U(header.segment_base_offset)},
+                             {"segment_data_size", U(header.segment_data_size)}}));
+  size_t delegate_count = 0;
+  sink.BeginArray("methods", file.methods().size());
   for (const PteMethod& m : file.methods()) {
-    methods.push_back(Value::Object({{"name", Value::String(m.name)},
-                                     {"values", U(m.value_count)},
-                                     {"inputs", U(m.inputs.size())},
-                                     {"outputs", U(m.outputs.size())},
-                                     {"instructions", U(m.instruction_count)},
-                                     {"delegates", U(m.delegates.size())}}));
+    delegate_count += m.delegates.size();
+    sink.Element(Value::Object({{"name", Value::String(m.name)},
+                                {"values", U(m.value_count)},
+                                {"inputs", U(m.inputs.size())},
+                                {"outputs", U(m.outputs.size())},
+                                {"instructions", U(m.instruction_count)},
+                                {"delegates", U(m.delegates.size())}}));
+  }
+  sink.End();
+
+  sink.BeginArray("segments", layout.segments.size());
+  for (size_t i = 0; i < layout.segments.size(); ++i) {
+    const PteLayout::Segment& s = layout.segments[i];
+    const uint64_t absolute = header.segment_base_offset + s.offset;
+    sink.Element(Value::Object({{"index", U(i)},
+                                {"role", Value::String(SegmentRoleName(s.role))},
+                                {"offset", U(s.offset)},
+                                {"absolute_offset", U(absolute)},
+                                {"size", U(s.size)},
+                                {"alignment", U(OffsetAlignment(absolute))}}));
+  }
+  sink.End();
+
+  uint64_t constant_tensors = 0, constant_bytes = 0, external_count = 0;
+  // By constant buffer: the most bytes a tensor reads from it, and whether
+  // one does.
+  std::vector<uint64_t> need(file.constant_buffers().size(), 0);
+  std::vector<bool> used(file.constant_buffers().size(), false);
+  const std::vector<PteTensor> tensors = file.Tensors();
+  for (const PteTensor& t : tensors) {
+    if (t.data == TensorData::kExternal) {
+      ++external_count;
+    } else if (t.data == TensorData::kConstant) {
+      ++constant_tensors;
+      if (t.buffer_index < need.size()) {
+        need[t.buffer_index] = std::max(need[t.buffer_index], t.nbytes.value_or(0));
+        used[t.buffer_index] = true;
+      }
+    }
+  }
+  for (size_t idx = 0; idx < used.size(); ++idx) {
+    if (used[idx]) constant_bytes += file.constant_buffers()[idx].size;
+  }
+  sink.Member("constants",
+              Value::Object({{"tensors", U(constant_tensors)}, {"bytes", U(constant_bytes)}}));
+
+  sink.BeginArray("delegates", delegate_count);
+  for (const PteMethod& m : file.methods()) {
     for (size_t i = 0; i < m.delegates.size(); ++i) {
       const PteDelegate& d = m.delegates[i];
-      delegates.push_back(Value::Object(
+      sink.Element(Value::Object(
           {{"method", Value::String(m.name)},
            {"index", U(i)},
            {"backend", Value::String(d.backend)},
@@ -151,139 +253,133 @@ Result<Value> PteReportJson(const PteFile& file) {
            {"size", U(d.size)}}));
     }
   }
+  sink.End();
 
-  uint64_t constant_tensors = 0, constant_bytes = 0;
-  std::set<uint32_t> constant_buffers;
-  // By constant buffer: the most bytes a tensor reads from it.
-  std::vector<uint64_t> need(file.constant_buffers().size(), 0);
-  for (const PteTensor& t : file.Tensors()) {
-    if (t.data == TensorData::kExternal) {
-      external.push_back(Value::Object({{"method", Value::String(file.methods()[t.method].name)},
-                                        {"value", U(t.value)},
-                                        {"key", Value::String(t.key)},
-                                        {"tensor_layout", LayoutJson(t.layout)}}));
-    } else if (t.data == TensorData::kConstant) {
-      ++constant_tensors;
-      constant_buffers.insert(t.buffer_index);
-      if (t.buffer_index < need.size()) {
-        need[t.buffer_index] = std::max(need[t.buffer_index], t.nbytes.value_or(0));
-      }
-    }
-  }
-  for (uint32_t idx : constant_buffers) {
-    if (idx < file.constant_buffers().size()) constant_bytes += file.constant_buffers()[idx].size;
-  }
-
-  for (size_t i = 0; i < layout.segments.size(); ++i) {
-    const PteLayout::Segment& s = layout.segments[i];
-    const uint64_t absolute = header.segment_base_offset + s.offset;
-    segments.push_back(Value::Object({{"index", U(i)},
-                                      {"role", Value::String(SegmentRoleName(s.role))},
-                                      {"offset", U(s.offset)},
-                                      {"absolute_offset", U(absolute)},
-                                      {"size", U(s.size)},
-                                      {"alignment", U(OffsetAlignment(absolute))}}));
-  }
+  sink.BeginArray("named_data", file.named_data().size());
   for (const PteNamedData& n : file.named_data()) {
-    named.push_back(Value::Object({{"key", Value::String(n.key)},
-                                   {"segment", U(n.segment_index)},
-                                   {"size", U(layout.segments[n.segment_index].size)}}));
+    sink.Element(Value::Object({{"key", Value::String(n.key)},
+                                {"segment", U(n.segment_index)},
+                                {"size", U(layout.segments[n.segment_index].size)}}));
   }
-  return Value::Object({
-      {"kind", Value::String("pte")},
-      {"file", Value::String(file.name())},
-      {"file_size", U(file.size())},
-      {"identifier", Value::String(Identifier(file.head(), file.head_size()))},
-      {"extended_header", Value::Object({{"present", Value::Bool(header.present)},
-                                         {"length", U(header.length)},
-                                         {"program_size", U(header.program_size)},
-                                         {"segment_base_offset", U(header.segment_base_offset)},
-                                         {"segment_data_size", U(header.segment_data_size)}})},
-      {"methods", Value::Array(std::move(methods))},
-      {"segments", Value::Array(std::move(segments))},
-      {"constants",
-       Value::Object({{"tensors", U(constant_tensors)}, {"bytes", U(constant_bytes)}})},
-      {"delegates", Value::Array(std::move(delegates))},
-      {"named_data", Value::Array(std::move(named))},
-      {"external_tensors", Value::Array(std::move(external))},
-      {"dedup", DedupJson(EntryRanges(file, need))},
-      {"fat_delegates", std::move(fat)},
-  });
+  sink.End();
+
+  sink.BeginArray("external_tensors", external_count);
+  for (const PteTensor& t : tensors) {
+    if (t.data != TensorData::kExternal) continue;
+    sink.Element(Value::Object({{"method", Value::String(file.methods()[t.method].name)},
+                                {"value", U(t.value)},
+                                {"key", Value::String(t.key)},
+                                {"tensor_layout", LayoutJson(t.layout)}}));
+  }
+  sink.End();
+  sink.Member("dedup", DedupJson(EntryRanges(file, need)));
+  sink.Member("fat_delegates", std::move(fat));
+  return Status::OK();
 }
 
-Value PtdReportJson(const PtdFile& f) {
+void ReportPtd(const PtdFile& f, ReportSink& sink) {
   const FlatTensorHeader& h = f.header();
   const PtdLayout& l = f.layout();
-  std::vector<Value> segments, entries;
-  std::vector<ByteRange> ranges;
+  sink.Member("kind", Value::String("ptd"));
+  sink.Member("file", Value::String(f.name()));
+  sink.Member("file_size", U(f.size()));
+  sink.Member("identifier", Value::String(Identifier(f.head(), f.head_size())));
+  sink.Member("header", Value::Object({{"length", U(h.length)},
+                                       {"flatbuffer_offset", U(h.flatbuffer_offset)},
+                                       {"flatbuffer_size", U(h.flatbuffer_size)},
+                                       {"segment_base_offset", U(h.segment_base_offset)},
+                                       {"segment_data_size", U(h.segment_data_size)}}));
+  sink.BeginArray("segments", l.segments.size());
   for (size_t i = 0; i < l.segments.size(); ++i) {
     const uint64_t absolute = l.segment_base_offset + l.segments[i].offset;
-    segments.push_back(Value::Object({{"index", U(i)},
-                                      {"offset", U(l.segments[i].offset)},
-                                      {"absolute_offset", U(absolute)},
-                                      {"size", U(l.segments[i].size)},
-                                      {"alignment", U(OffsetAlignment(absolute))}}));
+    sink.Element(Value::Object({{"index", U(i)},
+                                {"offset", U(l.segments[i].offset)},
+                                {"absolute_offset", U(absolute)},
+                                {"size", U(l.segments[i].size)},
+                                {"alignment", U(OffsetAlignment(absolute))}}));
   }
+  sink.End();
+  std::vector<ByteRange> ranges;
+  ranges.reserve(f.entries().size());
+  sink.BeginArray("entries", f.entries().size());
   for (const PtdFile::Entry& e : f.entries()) {
     ranges.push_back({l.segment_base_offset + l.segments[e.segment_index].offset,
                       l.segments[e.segment_index].size});
-    entries.push_back(
+    sink.Element(
         Value::Object({{"key", Value::String(e.key)},
                        {"segment", U(e.segment_index)},
                        {"size", U(l.segments[e.segment_index].size)},
                        {"tensor_layout", e.layout ? LayoutJson(*e.layout) : Value::Null()}}));
   }
-  return Value::Object({
-      {"kind", Value::String("ptd")},
-      {"file", Value::String(f.name())},
-      {"file_size", U(f.size())},
-      {"identifier", Value::String(Identifier(f.head(), f.head_size()))},
-      {"header", Value::Object({{"length", U(h.length)},
-                                {"flatbuffer_offset", U(h.flatbuffer_offset)},
-                                {"flatbuffer_size", U(h.flatbuffer_size)},
-                                {"segment_base_offset", U(h.segment_base_offset)},
-                                {"segment_data_size", U(h.segment_data_size)}})},
-      {"segments", Value::Array(std::move(segments))},
-      {"entries", Value::Array(std::move(entries))},
-      {"dedup", DedupJson(std::move(ranges))},
-  });
+  sink.End();
+  sink.Member("dedup", DedupJson(std::move(ranges)));
 }
 
-Result<Value> BpteReportJson(const BpteFile& f) {
+Status ReportBpte(const BpteFile& f, ReportSink& sink) {
   ETPACK_ASSIGN_OR_RETURN(std::vector<BundledTestSuite> suites, f.Suites());
-  ETPACK_ASSIGN_OR_RETURN(Value program, PteReportJson(f.program()));
-  std::vector<Value> list;
+  // The program's report fails only on its fat delegates: checked first,
+  // so that a failing report has no members.
+  ETPACK_RETURN_IF_ERROR(FatDelegatesJson(f.program()).status());
+  sink.Member("file", Value::String(f.name()));
+  sink.Member("format", Value::String("bpte"));
+  sink.Member("file_size", U(f.size()));
+  sink.Member("layout", Value::String(LayoutName(f.layout())));
+  sink.Member("program_offset", U(f.program_offset()));
+  sink.Member("program_size", U(f.program_size()));
+  sink.BeginArray("test_suites", suites.size());
   for (const BundledTestSuite& s : suites) {
-    list.push_back(Value::Object(
+    sink.Element(Value::Object(
         {{"method", Value::String(s.method_name)}, {"cases", U(s.test_cases.size())}}));
   }
-  return Value::Object({{"file", Value::String(f.name())},
-                        {"format", Value::String("bpte")},
-                        {"file_size", U(f.size())},
-                        {"layout", Value::String(LayoutName(f.layout()))},
-                        {"program_offset", U(f.program_offset())},
-                        {"program_size", U(f.program_size())},
-                        {"test_suites", Value::Array(std::move(list))},
-                        {"program", std::move(program)}});
+  sink.End();
+  sink.BeginObject("program");
+  ETPACK_RETURN_IF_ERROR(ReportPte(f.program(), sink));
+  sink.End();
+  return Status::OK();
 }
 
-Result<Value> InspectJson(const std::string& path) {
+Result<Value> PteReportJson(const PteFile& file) {
+  TreeSink sink;
+  ETPACK_RETURN_IF_ERROR(ReportPte(file, sink));
+  return std::move(sink).Take();
+}
+
+Value PtdReportJson(const PtdFile& file) {
+  TreeSink sink;
+  ReportPtd(file, sink);
+  return std::move(sink).Take();
+}
+
+Result<Value> BpteReportJson(const BpteFile& file) {
+  TreeSink sink;
+  ETPACK_RETURN_IF_ERROR(ReportBpte(file, sink));
+  return std::move(sink).Take();
+}
+
+Status Inspect(const std::string& path, ReportSink& sink) {
   ETPACK_ASSIGN_OR_RETURN(ArtifactKind kind, DetectArtifactKind(path));
   switch (kind) {
     case ArtifactKind::kPte: {
       ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PteFile> file, PteFile::Open(path));
-      return PteReportJson(*file);
+      return ReportPte(*file, sink);
     }
     case ArtifactKind::kPtd: {
       ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PtdFile> file, PtdFile::Open(path));
-      return PtdReportJson(*file);
+      ReportPtd(*file, sink);
+      return Status::OK();
     }
     case ArtifactKind::kBpte: {
       ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<BpteFile> file, BpteFile::Open(path));
-      return BpteReportJson(*file);
+      return ReportBpte(*file, sink);
     }
   }
   return InvalidArgument(path + ": unknown artifact kind");
+}
+
+Result<Value> InspectJson(const std::string& path) {
+  TreeSink sink;
+  ETPACK_RETURN_IF_ERROR(Inspect(path, sink));
+  return std::move(sink).Take();
 }
 
 Value LayoutJson(const TensorLayout& layout) {

@@ -12,42 +12,73 @@ namespace {
 constexpr uint64_t kWindow = 4096;
 constexpr uint64_t kSampled = 3 * kWindow;  // items up to this size are sampled whole
 
+uint64_t Word(const std::vector<uint8_t>& bytes, size_t at) {
+  uint64_t w = 0;
+  for (size_t i = 0; i < 8; ++i) w = (w << 8) | bytes[at + i];
+  return w;
+}
+
 }  // namespace
 
 // The three windows fed to one running hash, in order.
 Result<ContentDedup::Digest> ContentDedup::SampleOf(const Source& source) {
   const uint64_t size = source.size();
-  if (size <= kSampled) return HashSource(source, HashKind::kXxh3_128);
-  ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<RunningHash> h, NewRunningHash(HashKind::kXxh3_128));
-  const uint8_t* bytes = source.contiguous();
-  uint8_t window[kWindow];
-  for (const uint64_t at : {uint64_t{0}, (size - kWindow) / 2, size - kWindow}) {
-    if (bytes != nullptr) {
-      h->Update(bytes + at, kWindow);
-    } else {
-      ETPACK_RETURN_IF_ERROR(source.ReadAt(at, window, kWindow));
-      h->Update(window, kWindow);
+  std::vector<uint8_t> digest;
+  if (size <= kSampled) {
+    ETPACK_ASSIGN_OR_RETURN(digest, HashSource(source, HashKind::kXxh3_128));
+  } else {
+    ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<RunningHash> h, NewRunningHash(HashKind::kXxh3_128));
+    const uint8_t* bytes = source.contiguous();
+    uint8_t window[kWindow];
+    for (const uint64_t at : {uint64_t{0}, (size - kWindow) / 2, size - kWindow}) {
+      if (bytes != nullptr) {
+        h->Update(bytes + at, kWindow);
+      } else {
+        ETPACK_RETURN_IF_ERROR(source.ReadAt(at, window, kWindow));
+        h->Update(window, kWindow);
+      }
     }
+    digest = h->Finish();
   }
-  return h->Finish();
+  return Digest{Word(digest, 0), Word(digest, 8)};
 }
 
-Result<const ContentDedup::Digest*> ContentDedup::SampleOfItem(size_t i) {
+Result<ContentDedup::Digest> ContentDedup::SampleOfItem(size_t i) {
   Item& item = items_[i];
   if (!item.sample) {
     ETPACK_ASSIGN_OR_RETURN(item.sample, SampleOf(*item.source));
     // A small item's sample is its whole hash.
     if (item.source->size() <= kSampled) item.hash = item.sample;
   }
-  return &*item.sample;
+  return *item.sample;
 }
 
-Result<const ContentDedup::Digest*> ContentDedup::HashOfItem(size_t i) {
+Result<ContentDedup::Digest> ContentDedup::HashOfItem(size_t i) {
   Item& item = items_[i];
   if (!item.hash) {
-    ETPACK_ASSIGN_OR_RETURN(item.hash, HashSource(*item.source, HashKind::kXxh3_128));
+    ETPACK_ASSIGN_OR_RETURN(std::vector<uint8_t> h, HashSource(*item.source, HashKind::kXxh3_128));
+    item.hash = Digest{Word(h, 0), Word(h, 8)};
   }
-  return &*item.hash;
+  return *item.hash;
+}
+
+Result<ContentDedup::SampleGroup*> ContentDedup::GroupOf(size_t item) {
+  ETPACK_ASSIGN_OR_RETURN(const Digest sample, SampleOfItem(item));
+  ++digests_compared_;  // one lookup
+  return &groups_[SizedDigest{items_[item].source->size(), sample}];
+}
+
+void ContentDedup::Reserve(size_t items) {
+  items_.reserve(items_.size() + items);
+  content_of_.reserve(content_of_.size() + items);
+  item_of_object_.reserve(item_of_object_.size() + items);
+  groups_.reserve(groups_.size() + items);
+}
+
+size_t ContentDedup::NewContent(size_t item) {
+  content_of_.push_back(first_.size());
+  first_.push_back(item);
+  return content_of_.back();
 }
 
 Result<size_t> ContentDedup::Add(const SourcePtr& source) {
@@ -61,35 +92,53 @@ Result<size_t> ContentDedup::Add(const SourcePtr& source) {
   }
   items_.push_back({source, std::nullopt, std::nullopt});
   item_of_object_.emplace(source.get(), self);
-  std::vector<size_t>& same_size = firsts_by_size_[source->size()];
   auto same_as = [&](size_t other) {
     content_of_.push_back(content_of_[other]);
     return content_of_[other];
   };
+  const uint64_t size = source->size();
+  // The first item of its size is not read; the second content of a size
+  // samples both.
+  auto [lone, first_of_size] = unsampled_of_size_.emplace(size, self);
+  if (first_of_size) return NewContent(self);
   // Empty items are all equal: nothing to read.
-  if (source->size() == 0 && !same_size.empty()) return same_as(same_size.front());
-  std::vector<size_t> candidates;  // same size and same sample
-  for (const size_t other : same_size) {
-    ETPACK_ASSIGN_OR_RETURN(const Digest* mine, SampleOfItem(self));
-    ETPACK_ASSIGN_OR_RETURN(const Digest* theirs, SampleOfItem(other));
-    if (*mine == *theirs) candidates.push_back(other);
+  if (size == 0) return same_as(lone->second);
+  if (lone->second != kNone) {
+    ETPACK_ASSIGN_OR_RETURN(SampleGroup * group, GroupOf(lone->second));
+    *group = SampleGroup{lone->second, kNone, 1, false};
+    lone->second = kNone;
+  }
+  ETPACK_ASSIGN_OR_RETURN(SampleGroup * group, GroupOf(self));
+  if (group->count == 0) {
+    *group = SampleGroup{self, kNone, 1, false};
+    return NewContent(self);
   }
   // One candidate: comparing the bytes reads both once, where hashing first
   // would read them twice. Several: whole hashes pick the one to compare.
-  const bool hash_first = candidates.size() > 1;
-  for (const size_t other : candidates) {
-    if (hash_first) {
-      ETPACK_ASSIGN_OR_RETURN(const Digest* mine, HashOfItem(self));
-      ETPACK_ASSIGN_OR_RETURN(const Digest* theirs, HashOfItem(other));
-      if (!(*mine == *theirs)) continue;
-    }
-    ETPACK_ASSIGN_OR_RETURN(const bool same, SameBytes(*items_[other].source, *source));
-    if (same) return same_as(other);
+  if (group->count == 1) {
+    ETPACK_ASSIGN_OR_RETURN(const bool same, SameBytes(*items_[group->first].source, *source));
+    if (same) return same_as(group->first);
+    group->second = self;
+    group->count = 2;
+    return NewContent(self);
   }
-  content_of_.push_back(first_.size());
-  first_.push_back(self);
-  same_size.push_back(self);
-  return content_of_.back();
+  if (!group->hashed) {
+    for (const size_t member : {group->first, group->second}) {
+      ETPACK_ASSIGN_OR_RETURN(const Digest h, HashOfItem(member));
+      hashes_.emplace(SizedDigest{size, h}, member);
+    }
+    group->hashed = true;
+  }
+  ETPACK_ASSIGN_OR_RETURN(const Digest mine, HashOfItem(self));
+  const SizedDigest key{size, mine};
+  ++digests_compared_;  // one lookup
+  for (auto [it, end] = hashes_.equal_range(key); it != end; ++it) {
+    ETPACK_ASSIGN_OR_RETURN(const bool same, SameBytes(*items_[it->second].source, *source));
+    if (same) return same_as(it->second);
+  }
+  ++group->count;
+  hashes_.emplace(key, self);
+  return NewContent(self);
 }
 
 }  // namespace etpack

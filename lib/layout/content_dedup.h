@@ -18,9 +18,12 @@
 //     once, kept) and compared only with the content of equal hash, so a
 //     collision can never merge different contents.
 // k items of one size cost k samples, plus for items whose sample another
-// shares a whole read or two and one comparison per match; never k^2 reads. Used for .pte/.ptd
-// named data and shared delegate payloads; any other store (constant tensors, .ptd tensors) can use
-// it the same way.
+// shares a whole read or two and one comparison per match; never k^2 reads.
+// Candidates are found by lookup (size, then sample, then whole hash), never
+// by a scan of the earlier items, so n items cost O(n) lookups whatever their
+// sizes and contents. Used for .pte/.ptd named data and shared delegate
+// payloads; any other store (constant tensors, .ptd tensors) can use it the
+// same way.
 
 #ifndef ETPACK_LAYOUT_CONTENT_DEDUP_H_
 #define ETPACK_LAYOUT_CONTENT_DEDUP_H_
@@ -46,28 +49,66 @@ class ContentDedup {
   // returned as they come; after one the object must not be used again
   // (planners stop on the error). REQUIRES: source != nullptr.
   Result<size_t> Add(const SourcePtr& source);
+  // Room for `items` more items without rehashing (a planner that knows its
+  // count says so first).
+  void Reserve(size_t items);
 
   // Distinct contents so far, and the first source seen with content `id`.
   size_t contents() const { return first_.size(); }
   const SourcePtr& content(size_t id) const { return items_[first_[id]].source; }
+  // Digest lookups so far (at most three per Add): the planner's cost
+  // beyond its reads, which a scan of earlier items would make n^2.
+  uint64_t digests_compared() const { return digests_compared_; }
 
  private:
-  using Digest = std::vector<uint8_t>;  // XXH3-128, canonical bytes
+  // XXH3-128 as two words: a key of the maps below.
+  struct Digest {
+    uint64_t high = 0, low = 0;
+    bool operator==(const Digest& o) const { return high == o.high && low == o.low; }
+  };
+  // A digest of the items of one size.
+  struct SizedDigest {
+    uint64_t size = 0;
+    Digest digest;
+    bool operator==(const SizedDigest& o) const { return size == o.size && digest == o.digest; }
+  };
+  struct SizedDigestHash {
+    size_t operator()(const SizedDigest& k) const {
+      return static_cast<size_t>(k.digest.low ^ (k.size * 0x9E3779B97F4A7C15ull));
+    }
+  };
   struct Item {
     SourcePtr source;
     std::optional<Digest> sample;  // computed on the first same-size meeting
-    std::optional<Digest> hash;    // computed on the first same-sample meeting
+    std::optional<Digest> hash;    // computed when its sample group needs it
   };
-  static Result<Digest> SampleOf(const Source& source);
-  Result<const Digest*> SampleOfItem(size_t i);
-  Result<const Digest*> HashOfItem(size_t i);
+  // The contents (by first item) that share one size and sample. Up to two
+  // are compared byte for byte; from the third on, every member's whole hash
+  // is in hashes_ and only equal hashes are compared.
+  struct SampleGroup {
+    size_t first = 0, second = 0;
+    size_t count = 0;
+    bool hashed = false;
+  };
+  static constexpr size_t kNone = static_cast<size_t>(-1);
 
+  static Result<Digest> SampleOf(const Source& source);
+  Result<Digest> SampleOfItem(size_t i);
+  Result<Digest> HashOfItem(size_t i);
+  // Sends `item` (a new content) to its sample group.
+  Result<SampleGroup*> GroupOf(size_t item);
+  size_t NewContent(size_t item);
+
+  uint64_t digests_compared_ = 0;
   std::vector<Item> items_;         // every distinct source object
   std::vector<size_t> content_of_;  // items_[i]'s content id
   std::vector<size_t> first_;       // content id -> its first item
-  // Items that started a content, by size: the only candidates to compare
-  // a new item with.
-  std::unordered_map<uint64_t, std::vector<size_t>> firsts_by_size_;
+  // Size -> the first item of the one content of that size not yet sampled
+  // (kNone once a second content of the size came and both were sampled).
+  std::unordered_map<uint64_t, size_t> unsampled_of_size_;
+  std::unordered_map<SizedDigest, SampleGroup, SizedDigestHash> groups_;
+  // Whole hashes of the members of groups in hashed mode -> their first items.
+  std::unordered_multimap<SizedDigest, size_t, SizedDigestHash> hashes_;
   std::unordered_map<const Source*, size_t> item_of_object_;
   // File ranges (fd, offset, length) -> item: one range named twice.
   std::map<std::tuple<int, uint64_t, uint64_t>, size_t> item_of_range_;

@@ -51,6 +51,12 @@ Result<NamedDataStore::Added> NamedDataStore::Add(const std::string& key, const 
   return Added{keys_.size() - 1, true};
 }
 
+void NamedDataStore::Reserve(size_t entries) {
+  dedup_.Reserve(entries);
+  keys_.reserve(keys_.size() + entries);
+  key_index_.reserve(key_index_.size() + entries);
+}
+
 std::vector<Segment> NamedDataStore::Segments() const {
   std::vector<Segment> out;
   out.reserve(buffers_.size());

@@ -71,6 +71,9 @@ class NamedDataStore {
   Result<Added> Add(const std::string& key, const SourcePtr& source, uint64_t alignment,
                     std::string what);
 
+  // Room for `entries` more entries (see ContentDedup::Reserve).
+  void Reserve(size_t entries);
+
   const std::vector<Key>& keys() const { return keys_; }
   const std::vector<Buffer>& buffers() const { return buffers_; }
   // One segment per buffer, in buffers() order, at the buffer's alignment.

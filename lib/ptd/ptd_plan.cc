@@ -9,6 +9,7 @@
 #include "etpack/ptd.h"
 #include "flat_tensor_etpack_generated.h"
 #include "flatbuffer/scalar_type.h"
+#include "flatbuffer/verifier_limits.h"
 #include "integrity/table.h"
 #include "layout/assembler.h"
 #include "layout/layout.h"
@@ -145,6 +146,7 @@ Result<PtdPlan> PlanPtd(const PtdInput& input, const PtdOptions& options) {
 
   NamedDataStore store(options.strictest_shared_alignment ? SharedAlignment::kStrictest
                                                           : SharedAlignment::kFirstKey);
+  store.Reserve(input.entries.size());
   std::vector<PlannedEntry> entries;
   entries.reserve(input.entries.size());
   for (size_t i = 0; i < input.entries.size(); ++i) {
@@ -193,6 +195,13 @@ Result<PtdPlan> PlanPtd(const PtdInput& input, const PtdOptions& options) {
     entries.push_back({&table_entry, static_cast<uint32_t>(segments.size())});
     segments.push_back(SourceSegment(IntegrityTablePlaceholder(segments.size() + 1)));
   }
+  // Readers verify the FlatTensor with the verifier's default limits: a
+  // root, a table per segment, per entry and per tensor layout.
+  uint64_t tables = 1 + segments.size() + entries.size();
+  for (const PlannedEntry& p : entries) tables += p.entry->layout ? 1 : 0;
+  ETPACK_RETURN_IF_ERROR(CheckTableCount(tables, std::to_string(entries.size()) + " entries in " +
+                                                     std::to_string(segments.size()) +
+                                                     " segments"));
 
   ETPACK_ASSIGN_OR_RETURN(SegmentLayout layout,
                           LayoutSegments(segments, options.segment_alignment));

@@ -4,12 +4,13 @@
 // tensor's nbytes without comparing them with its segment (formats.md
 // §4.4), so this reader is where a bad file gets caught.
 
+#include <algorithm>
 #include <cstring>
-#include <set>
 
 #include "etpack/ptd_file.h"
 #include "flat_tensor_etpack_generated.h"
 #include "flatbuffer/tree_reader.h"
+#include "flatbuffer/verifier_limits.h"
 #include "layout/header_insert.h"
 #include "layout/named_store.h"
 #include "layout/segment_table.h"
@@ -66,11 +67,10 @@ Status PtdFile::Validate() {
                    " bytes exceeds the 2 GiB FlatBuffers limit");
   }
   ETPACK_RETURN_IF_ERROR(CheckInHead(fb_end));
-  flatbuffers::Verifier verifier(head(), static_cast<size_t>(fb_end));
-  if (!ftb::VerifyFlatTensorBuffer(verifier)) {
-    return Corrupt("the FlatTensor flatbuffer (bytes [0, " + std::to_string(fb_end) +
-                   ")) fails verification: truncated or corrupt");
-  }
+  ETPACK_RETURN_IF_ERROR(VerifyFlatbuffer(
+      SchemaId::kFlatTensor,
+      [](flatbuffers::Verifier& v) { return ftb::VerifyFlatTensorBuffer(v); }, head(), fb_end,
+      "the FlatTensor flatbuffer", "truncated or corrupt"));
   root_ = ftb::GetFlatTensor(head());
   if (root_->segments() == nullptr) return Corrupt("segments is missing");
   if (root_->named_data() == nullptr) return Corrupt("named_data is missing");
@@ -83,8 +83,8 @@ Status PtdFile::Validate() {
   layout_.segment_data_size = h.segment_data_size;
   for (const auto* s : *root_->segments()) layout_.segments.push_back({s->offset(), s->size()});
 
-  std::set<std::string> keys;
   const uint32_t nseg = root_->segments()->size();
+  entries_.reserve(root_->named_data()->size());
   for (uint32_t i = 0; i < root_->named_data()->size(); ++i) {
     const auto* nd = root_->named_data()->Get(i);
     std::string what = "named_data[" + std::to_string(i) + "]";
@@ -93,9 +93,6 @@ Status PtdFile::Validate() {
     e.key = nd->key()->str();
     if (Status s = CheckKeyText(e.key, what); !s.ok()) return Corrupt(s.message());
     what += " '" + e.key + "'";
-    if (!keys.insert(e.key).second) {
-      return Corrupt(what + ": duplicate key (the runtime would only ever find the first)");
-    }
     e.segment_index = nd->segment_index();
     if (e.segment_index >= nseg) {
       return Corrupt(what + ".segment_index = " + std::to_string(e.segment_index) +
@@ -121,14 +118,31 @@ Status PtdFile::Validate() {
     }
     entries_.push_back(std::move(e));
   }
+  // Entries by key (then position): Find's index, and any key repeated.
+  by_key_.resize(entries_.size());
+  for (uint32_t i = 0; i < by_key_.size(); ++i) by_key_[i] = i;
+  std::sort(by_key_.begin(), by_key_.end(), [this](uint32_t a, uint32_t b) {
+    return entries_[a].key != entries_[b].key ? entries_[a].key < entries_[b].key : a < b;
+  });
+  size_t repeated = entries_.size();  // the first entry whose key an earlier one has
+  for (size_t j = 1; j < by_key_.size(); ++j) {
+    if (entries_[by_key_[j]].key == entries_[by_key_[j - 1]].key) {
+      repeated = std::min<size_t>(repeated, by_key_[j]);
+    }
+  }
+  if (repeated < entries_.size()) {
+    return Corrupt("named_data[" + std::to_string(repeated) + "] '" + entries_[repeated].key +
+                   "': duplicate key (the runtime would only ever find the first)");
+  }
   return Status::OK();
 }
 
 int64_t PtdFile::Find(const std::string& key) const {
-  for (size_t i = 0; i < entries_.size(); ++i) {
-    if (entries_[i].key == key) return static_cast<int64_t>(i);
-  }
-  return -1;
+  auto it =
+      std::lower_bound(by_key_.begin(), by_key_.end(), key,
+                       [this](uint32_t i, const std::string& k) { return entries_[i].key < k; });
+  if (it == by_key_.end() || entries_[*it].key != key) return -1;
+  return *it;
 }
 
 SourcePtr PtdFile::EntrySource(size_t i) const {

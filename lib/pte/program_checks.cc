@@ -21,6 +21,7 @@
 #include "core/utf8.h"
 #include "flatbuffer/scalar_type.h"
 #include "flatbuffer/unaligned_vector.h"
+#include "flatbuffer/verifier_limits.h"
 #include "layout/named_store.h"
 #include "layout/segment_table.h"
 #include "program_etpack_generated.h"
@@ -657,11 +658,9 @@ Result<CheckedPte> CheckPte(const uint8_t* head, uint64_t head_size, uint64_t fi
   if (h.present && h.length < pte::kHeaderLength && h.segment_base_offset != 0) {
     segment_data_size = file_size - h.segment_base_offset;
   }
-  flatbuffers::Verifier verifier(head, static_cast<size_t>(fb_size));
-  if (!fb::VerifyProgramBuffer(verifier)) {
-    return Corrupt("the Program flatbuffer (bytes [0, " + std::to_string(fb_size) +
-                   ")) fails verification: truncated or not a program");
-  }
+  ETPACK_RETURN_IF_ERROR(VerifyFlatbuffer(
+      SchemaId::kProgram, [](flatbuffers::Verifier& v) { return fb::VerifyProgramBuffer(v); }, head,
+      fb_size, "the Program flatbuffer", "truncated or not a program"));
   out.program = fb::GetProgram(head);
   ETPACK_RETURN_IF_ERROR(CheckMethods(*out.program));
 

@@ -353,8 +353,13 @@ void Verify(const std::string& path, const std::vector<std::string>& data) {
   if (!data.empty()) Check(CheckExternalReferences(*pte, views));
 }
 
+// The report's text, printed as it is produced (no tree of it).
 std::string InspectJsonText(const std::string& path) {
-  return json::Print(Take(InspectJson(path)));
+  std::string text;
+  JsonSink sink([&text](std::string_view piece) { text += piece; }, -1);
+  Check(Inspect(path, sink));
+  sink.Finish();
+  return text;
 }
 
 // The flatbuffer of any artifact rendered like flatc --json (for tests that
