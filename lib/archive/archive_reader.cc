@@ -250,6 +250,7 @@ Status Archive::ExtractFile(uint64_t offset, uint64_t length, const std::string&
                             const ProgressFn& progress) const {
   std::unique_ptr<OutputFs> fs = NewPosixOutputFs();
   ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<OutputFile> out, fs->Create(path));
+  ETPACK_RETURN_IF_ERROR(CheckNotInputs(*out, {file_.get()}));
   ETPACK_RETURN_IF_ERROR(Extract(offset, length, *out, progress));
   std::vector<std::unique_ptr<OutputFile>> outputs;
   outputs.push_back(std::move(out));

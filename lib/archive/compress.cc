@@ -93,6 +93,7 @@ Status CompressFile(OutputFs& fs, const std::string& input, const std::string& o
     bound += ZSTD_compressBound(static_cast<size_t>(ends[i] - (i ? ends[i - 1] : 0)));
   }
   ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<OutputFile> out, fs.Create(output));
+  ETPACK_RETURN_IF_ERROR(CheckNotInputs(*out, {in.get()}));
   ETPACK_RETURN_IF_ERROR(out->Reserve(bound));
   ETPACK_RETURN_IF_ERROR(out->Write(0, index.data(), index.size()));
 
