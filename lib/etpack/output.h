@@ -157,15 +157,20 @@ class OutputFs {
 // under an exclusive flock(2) on each destination directory of the unit,
 // taken in the order of the directories' real paths (so two units sharing
 // directories cannot deadlock) and released when the last rename is done.
-// The published set is therefore always one run's, the last to publish;
-// no run ever leaves its .pte beside another run's .ptd. The lock is on the
+// The published set is therefore always one run's, the last to publish; no
+// run ever leaves its .pte beside another run's .ptd. The lock is on the
 // directory itself (no lock file is created or left behind), it is held for
 // a few system calls, not while writing, and the kernel drops it when its
-// holder dies, so a killed writer cannot leave it stuck. It is advisory: it
-// orders etpack's publishers (and anything else that takes it), not other
-// programs writing there. A directory that cannot be opened for reading
-// (mode -wx) or locked (a file system without flock) is published into
-// unlocked, as before.
+// holder dies, so a killed writer cannot leave it stuck (a writer stopped
+// with SIGSTOP inside those calls makes the others wait until it goes on or
+// dies; waiting can be interrupted, as the lock is taken before the signals
+// are blocked). It is advisory: it orders etpack's publishers (and anything
+// else that takes it), not other programs writing there. A directory that
+// cannot be opened for reading (mode -wx) or locked (a file system without
+// flock) is published into unlocked, as before. Why the directory: a lock
+// on the destination file would be on the inode the rename replaces, and a
+// lock file beside it could never be removed safely (a waiter may hold it
+// open), so each destination would keep one forever.
 //
 // A failure to sync a directory after every output is in place is reported
 // as an error saying that the files were written and renamed into place but
