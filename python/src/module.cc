@@ -2,12 +2,9 @@
 // holds the public functions; it turns arrays and tensors into buffers and
 // layouts and calls the private functions here, which call the library.
 
-#include <fcntl.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <memory>
@@ -174,9 +171,9 @@ BundledValue ValueOf(Items& items, py::handle value, const std::string& what) {
   return v;
 }
 
-// `cases`: a CASES.json path, or [(method, [(inputs, expected_outputs)])]
-// with values as ValueOf reads them.
-// A CASES.json read goes to `read` (BpteInput::read).
+// `cases`: a CASES.json path (the file read goes to `read`,
+// BpteInput::read), or [(method, [(inputs, expected_outputs)])] with values
+// as ValueOf reads them.
 std::vector<BundledTestSuite> SuitesOf(Items& items, py::handle cases,
                                        std::vector<SourcePtr>* read) {
   if (IsPath(cases)) {
