@@ -99,7 +99,8 @@ int Bundle(const std::vector<std::string>& argv_list) {
   const auto start = std::chrono::steady_clock::now();
   Result<std::unique_ptr<PteFile>> pte = PteFile::Open(input);
   if (!pte.ok()) return Failure(pte.status());
-  Result<std::vector<BundledTestSuite>> suites = LoadBundleCases(*cases);
+  SourcePtr cases_file;
+  Result<std::vector<BundledTestSuite>> suites = LoadBundleCases(*cases, &cases_file);
   if (!suites.ok()) return Failure(suites.status());
   if (Status s = CheckAgainstProgram(*suites, **pte); !s.ok()) {
     return Failure(s.WithContext(*cases + " does not fit " + input));
@@ -133,6 +134,7 @@ int Bundle(const std::vector<std::string>& argv_list) {
     bundle_input.program = std::move(pte_plan->artifact);
   }
   bundle_input.suites = std::move(suites).value();
+  bundle_input.read = {cases_file};
   Result<BptePlan> plan = PlanBpte(bundle_input, options);
   if (!plan.ok()) {
     Status s = plan.status().WithContext(*out);

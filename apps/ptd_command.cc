@@ -38,9 +38,11 @@ int Ptd(const std::vector<std::string>& argv) {
   }
 
   const auto start = std::chrono::steady_clock::now();
-  Result<std::vector<SafetensorsTensor>> tensors = ReadCheckpoint(args->positional);
+  std::vector<SourcePtr> read;
+  Result<std::vector<SafetensorsTensor>> tensors = ReadCheckpoint(args->positional, &read);
   if (!tensors.ok()) return Failure(tensors.status());
-  const PtdInput input = PtdInputFromCheckpoint(*tensors, align);
+  PtdInput input = PtdInputFromCheckpoint(*tensors, align);
+  input.read = std::move(read);
   // The segment base and every segment start are multiples of the segment
   // alignment, so raising it to N places each tensor N-aligned in the file.
   PtdOptions options;

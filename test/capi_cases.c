@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "etpack/etpack_c.h"
 
@@ -497,6 +498,46 @@ static void CheckOneUnit(checker* ck, const char* dir) {
   etpack_source_free(src);
 }
 
+/* An output that is the job's own input is refused before anything is
+ * written (cp's "are the same file"); so is a FIFO as an input, at once. */
+static void CheckInputs(checker* ck, const char* dir) {
+  char data[4096], fifo[4096];
+  etpack_source* src = NULL;
+  etpack_ptd* ptd = NULL;
+  etpack_plan* plan = NULL;
+  FILE* f;
+  Join(data, sizeof data, dir, "own.bin");
+  Join(fifo, sizeof fifo, dir, "fifo.bin");
+  f = fopen(data, "wb");
+  CHECK(f != NULL);
+  if (f == NULL) return;
+  CHECK(fwrite("abcdefgh", 1, 8, f) == 8);
+  fclose(f);
+  CHECK(etpack_source_file(data, 0, ETPACK_TO_END, &src) == ETPACK_OK);
+  CHECK(etpack_ptd_create(&ptd) == ETPACK_OK);
+  CHECK(etpack_ptd_add_blob(ptd, "b", src, 1) == ETPACK_OK);
+  CHECK(etpack_ptd_plan(ptd, &plan) == ETPACK_OK);
+  CHECK_FAILS(etpack_plan_write(plan, data, NULL, NULL), ETPACK_INVALID_ARGUMENT,
+              "is the same file as the output");
+  f = fopen(data, "rb");
+  if (f != NULL) {
+    char back[16] = {0};
+    CHECK(fread(back, 1, sizeof back, f) == 8 && memcmp(back, "abcdefgh", 8) == 0);
+    fclose(f);
+  }
+  if (mkfifo(fifo, 0600) == 0) {
+    etpack_source* from_fifo = NULL;
+    CHECK_FAILS(etpack_source_file(fifo, 0, ETPACK_TO_END, &from_fifo), ETPACK_INVALID_ARGUMENT,
+                "is a FIFO");
+    CHECK(from_fifo == NULL);
+    remove(fifo);
+  }
+  remove(data);
+  etpack_plan_free(plan);
+  etpack_ptd_free(ptd);
+  etpack_source_free(src);
+}
+
 /* Each thread has its own last error. */
 static void* FailInThread(void* message) {
   etpack_source* none = NULL;
@@ -536,6 +577,7 @@ int capi_checks(const char* dir, char* log, size_t log_size) {
   CheckBadInput(ck, dir);
   CheckFailingCallback(ck, dir);
   CheckOneUnit(ck, dir);
+  CheckInputs(ck, dir);
   CheckLargeCallback(ck, dir);
   return c.failures;
 }

@@ -4,6 +4,9 @@
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
+#include <grp.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -14,6 +17,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <set>
 #include <string>
 #include <vector>
@@ -233,6 +237,158 @@ TEST_CASE("a loop of links is refused") {
   CHECK(s.code() == Code::kIoError);
   CHECK(Contains(s.message(), std::strerror(ELOOP)));
   CHECK(dir.List() == std::set<std::string>{"a", "b"});
+}
+
+// Runs `body` in a child process as user and group nobody (65534) and
+// returns its exit code (no Catch2 in the child: the code says which check
+// failed). REQUIRES: root.
+int AsNobody(const std::function<int()>& body) {
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    if (::setgroups(0, nullptr) != 0 || ::setresgid(65534, 65534, 65534) != 0 ||
+        ::setresuid(65534, 65534, 65534) != 0) {
+      ::_exit(99);
+    }
+    ::_exit(body());
+  }
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  REQUIRE(WIFEXITED(status));
+  return WEXITSTATUS(status);
+}
+
+struct Owner {
+  uid_t uid;
+  gid_t gid;
+};
+
+Owner OwnerOf(const std::string& path) {
+  struct stat st;
+  REQUIRE(::stat(path.c_str(), &st) == 0);
+  return {st.st_uid, st.st_gid};
+}
+
+TEST_CASE("a replaced file keeps its owner and group (as root)") {
+  if (!Root()) {
+    SUCCEED("needs root to own files of another user; the refusal is tested below as nobody");
+    return;
+  }
+  TempDir dir;
+  const std::string path = dir.File("theirs.ptd");
+  WriteFile(path, std::string("old"));
+  REQUIRE(::chown(path.c_str(), 65534, 65534) == 0);
+  REQUIRE(::chmod(path.c_str(), 0600) == 0);
+  REQUIRE(WriteNew(path).ok());
+  CHECK(ReadFile(path) == kNew);
+  const Owner o = OwnerOf(path);
+  CHECK(o.uid == 65534);
+  CHECK(o.gid == 65534);
+  CHECK((Mode(path) & 07777) == 0600);
+  CHECK(dir.List() == std::set<std::string>{"theirs.ptd"});
+}
+
+TEST_CASE("a file whose owner the writer cannot keep is refused before writing") {
+  if (!Root()) {
+    SUCCEED("needs root to set up a file of another user and to become nobody");
+    return;
+  }
+  TempDir dir;
+  REQUIRE(::chmod(dir.path().c_str(), 0777) == 0);
+  const std::string path = dir.File("shared.ptd");
+  WriteFile(path, std::string("old"));
+  REQUIRE(::chmod(path.c_str(), 0666) == 0);  // root's, writable by all
+  CHECK(
+      AsNobody([&] {
+        Status s = WriteNew(path);
+        if (s.code() != Code::kIoError) return 1;
+        if (!Contains(s.message(), path + ": cannot replace the existing file of user 0, group 0"))
+          return 2;
+        if (!Contains(s.message(), "would belong to user 65534")) return 3;
+        return 0;
+      }) == 0);
+  CHECK(ReadFile(path) == Bytes{'o', 'l', 'd'});
+  CHECK(OwnerOf(path).uid == 0);
+  CHECK(dir.List() == std::set<std::string>{"shared.ptd"});
+}
+
+TEST_CASE("in a sticky directory another user's file is refused before writing") {
+  if (!Root()) {
+    SUCCEED("needs root to set up a file of another user and to become nobody");
+    return;
+  }
+  TempDir dir;
+  REQUIRE(::chmod(dir.path().c_str(), 01777) == 0);  // like /tmp, root's
+  const std::string roots = dir.File("shared.ptd"), mine = dir.File("mine.ptd");
+  WriteFile(roots, std::string("old"));
+  REQUIRE(::chmod(roots.c_str(), 0666) == 0);
+  WriteFile(mine, std::string("old"));
+  REQUIRE(::chown(mine.c_str(), 65534, 65534) == 0);
+  CHECK(AsNobody([&] {
+          // A big plan: the refusal must come before any of it is written.
+          ArtifactPlan big;
+          big.head = kNew;
+          big.file_size = uint64_t{1} << 30;
+          uint64_t written = 0;
+          Status s =
+              WriteArtifactFile(roots, big, {}, [&](uint64_t done, uint64_t) { written = done; });
+          if (s.code() != Code::kIoError) return 1;
+          if (!Contains(s.message(), roots + ": cannot replace the existing file: it belongs to "
+                                             "user 0 and its directory "))
+            return 2;
+          if (!Contains(s.message(), "is sticky")) return 3;
+          if (written != 0) return 4;
+          if (!WriteNew(mine).ok()) return 5;  // its own file: allowed
+          return 0;
+        }) == 0);
+  CHECK(ReadFile(roots) == Bytes{'o', 'l', 'd'});
+  CHECK(ReadFile(mine) == kNew);
+  CHECK(dir.List() == std::set<std::string>{"shared.ptd", "mine.ptd"});
+  // Root (CAP_FOWNER) may replace anyone's file there, keeping its owner.
+  REQUIRE(::chown(roots.c_str(), 65534, 65534) == 0);
+  CHECK(WriteNew(roots).ok());
+  CHECK(OwnerOf(roots).uid == 65534);
+}
+
+// chattr +a through the ioctl; false where the file system or the caller
+// cannot set it.
+bool SetAppendOnly(const std::string& path, bool on) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return false;
+  int flags = 0;
+  bool ok = ::ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0;
+  flags = on ? (flags | FS_APPEND_FL) : (flags & ~FS_APPEND_FL);
+  ok = ok && ::ioctl(fd, FS_IOC_SETFLAGS, &flags) == 0;
+  ::close(fd);
+  return ok;
+}
+
+TEST_CASE("an append-only file, or a file in an append-only folder, is refused before writing") {
+  TempDir dir;
+  const std::string file = dir.File("log.ptd"), sub = dir.File("sub"),
+                    inside = dir.File("sub/x.ptd");
+  WriteFile(file, std::string("old"));
+  REQUIRE(::mkdir(sub.c_str(), 0755) == 0);
+  WriteFile(inside, std::string("old"));
+  if (!SetAppendOnly(file, true) || !SetAppendOnly(sub, true)) {
+    SetAppendOnly(file, false);
+    SUCCEED("this file system or user cannot set chattr +a");
+    return;
+  }
+  Status a = WriteNew(file);
+  Status b = WriteNew(inside);
+  Status fresh = WriteNew(dir.File("sub/new.ptd"));  // a new file may be added there
+  CHECK(SetAppendOnly(file, false));
+  CHECK(SetAppendOnly(sub, false));
+  CHECK(a.code() == Code::kIoError);
+  CHECK(Contains(a.message(), file + ": cannot replace the existing file: it is append-only"));
+  CHECK(b.code() == Code::kIoError);
+  CHECK(Contains(b.message(), "its directory is append-only"));
+  CHECK(fresh.ok());
+  CHECK(ReadFile(file) == Bytes{'o', 'l', 'd'});
+  CHECK(ReadFile(inside) == Bytes{'o', 'l', 'd'});
+  CHECK(dir.List() == std::set<std::string>{"log.ptd", "sub"});
 }
 
 }  // namespace

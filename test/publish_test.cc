@@ -10,6 +10,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -259,6 +260,73 @@ TEST_CASE("a failing system call at any step leaves the destination as it was") 
   } else {
     CHECK(Snapshot(dir) == before);
   }
+}
+
+}  // namespace
+}  // namespace etpack
+
+namespace etpack {
+namespace {
+
+// Widens the race between two publishers of one unit: every file that gets
+// its final name (linked or renamed into place) is followed by a short
+// pause, as a busy machine would pause a process there.
+struct SlowPlacing : PosixCalls {
+  int Linkat(const char* from, const char* to) override {
+    const int rc = PosixCalls::Linkat(from, to);
+    if (rc == 0 && std::strstr(to, ".etpack-") == nullptr) ::usleep(2000);
+    return rc;
+  }
+  int Rename(const char* from, const char* to) override {
+    const int rc = PosixCalls::Rename(from, to);
+    if (rc == 0) ::usleep(2000);
+    return rc;
+  }
+};
+
+ArtifactPlan Marked(const std::string& marker) {
+  ArtifactPlan plan;
+  plan.head.assign(marker.begin(), marker.end());
+  plan.file_size = plan.head.size();
+  return plan;
+}
+
+TEST_CASE("concurrent publishers of one unit never mix their files") {
+  constexpr int kRounds = 40, kWriters = 4;
+  TempDir dir, other;
+  // The pair spans two directories: each unit locks both.
+  const std::string ptd = dir.File("m.ptd"), pte = other.File("m.pte");
+  SlowPlacing calls;
+  OutputOptions options;
+  options.sync = false;
+  int mixed = 0;
+  for (int round = 0; round < kRounds; ++round) {
+    if (round % 2 == 1) {  // odd rounds start from free destinations
+      ::unlink(ptd.c_str());
+      ::unlink(pte.c_str());
+    }
+    std::vector<std::thread> writers;
+    std::vector<Status> results(kWriters);
+    for (int w = 0; w < kWriters; ++w) {
+      writers.emplace_back([&, w] {
+        const std::string marker =
+            "round " + std::to_string(round) + " writer " + std::to_string(w);
+        const ArtifactPlan data = Marked(marker + " data"), program = Marked(marker + " program");
+        auto fs = NewPosixOutputFs(options, &calls);
+        results[w] = WriteArtifactFiles(*fs, {{ptd, &data}, {pte, &program}});
+      });
+    }
+    for (std::thread& t : writers) t.join();
+    for (const Status& s : results) CHECK(s.ok());
+    const Bytes d = ReadFile(ptd), p = ReadFile(pte);
+    const std::string ds(d.begin(), d.end()), ps(p.begin(), p.end());
+    INFO(ds << " / " << ps);
+    CHECK(Contains(ds, " data"));
+    if (ds.substr(0, ds.size() - 5) != ps.substr(0, ps.size() - 8)) ++mixed;
+    CHECK(dir.List() == std::set<std::string>{"m.ptd"});
+    CHECK(other.List() == std::set<std::string>{"m.pte"});
+  }
+  CHECK(mixed == 0);
 }
 
 }  // namespace

@@ -301,6 +301,7 @@ Status Archive::ExtractFileChecked(uint64_t offset, uint64_t length, const Archi
                                    const std::string& path, const ProgressFn& progress) const {
   std::unique_ptr<OutputFs> fs = NewPosixOutputFs();
   ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<OutputFile> out, fs->Create(path));
+  ETPACK_RETURN_IF_ERROR(CheckNotInputs(*out, {file_.get()}));
   ETPACK_RETURN_IF_ERROR(ExtractChecked(offset, length, region, *out, progress));
   std::vector<std::unique_ptr<OutputFile>> outputs;
   outputs.push_back(std::move(out));

@@ -203,6 +203,7 @@ Status CompressFile(OutputFs& fs, const std::string& input, const std::string& o
     bound += ZSTD_compressBound(static_cast<size_t>(ends[i] - (i ? ends[i - 1] : 0)));
   }
   ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<OutputFile> out, fs.Create(output));
+  ETPACK_RETURN_IF_ERROR(CheckNotInputs(*out, {in.get()}));
   if (Status s = out->Reserve(bound); !s.ok()) {
     // Say why an archive of a few KiB asks for as much space as its input.
     return s.WithContext("compressing " + input + " (" + std::to_string(size) +

@@ -20,6 +20,7 @@
 #include "flatbuffer/verifier_limits.h"
 #include "layout/assembler.h"
 #include "layout/header_insert.h"
+#include "layout/input_files.h"
 #include "layout/layout.h"
 
 namespace etpack {
@@ -263,6 +264,7 @@ class BptePlanner {
     plan.program_size = n;
     plan.artifact = std::move(a.artifact);
     AddProgramIntegrity(plan);
+    plan.artifact.inputs = Inputs();
     return plan;
   }
 
@@ -275,6 +277,22 @@ class BptePlanner {
       for (ByteRange& r : t.ranges) r.offset += plan.program_offset;
       plan.artifact.integrity.push_back(std::move(t));
     }
+  }
+
+  // What the .bpte must not overwrite (ArtifactPlan::inputs): the program,
+  // the files test values came from, and what the input was read from.
+  std::vector<SourcePtr> Inputs() const {
+    InputFiles files;
+    files.Add(in_.program);
+    for (const BundledTestSuite& suite : in_.suites) {
+      for (const BundledTestCase& c : suite.test_cases) {
+        for (const auto* values : {&c.inputs, &c.expected_outputs}) {
+          for (const BundledValue& v : *values) files.Add(v.data);
+        }
+      }
+    }
+    files.Add(in_.read);
+    return files.Take();
   }
 
   Status TooLarge(uint64_t size) const {
@@ -314,6 +332,7 @@ class BptePlanner {
     plan.program_size = in_.program.file_size;
     plan.artifact = std::move(a.artifact);
     AddProgramIntegrity(plan);
+    plan.artifact.inputs = Inputs();
     return plan;
   }
 

@@ -1,9 +1,6 @@
 #include "etpack/json.h"
 
-#include <fcntl.h>
 #include <locale.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cassert>
@@ -13,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <new>
 #include <system_error>
 
@@ -582,42 +580,14 @@ Result<Value> Parse(std::string_view text, std::string_view origin) {
   }
 }
 
-Result<Value> ParseFile(const std::string& path) {
-  ETPACK_RETURN_IF_ERROR(CheckPathText(path, "path"));
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    const int err = errno;
-    Status s = IoError("cannot open " + path, err);
-    return err == ENOENT ? NotFound(s.message()) : s;
-  }
-  struct FdCloser {
-    int fd;
-    ~FdCloser() { ::close(fd); }
-  } closer{fd};
-  struct stat st;
-  if (::fstat(fd, &st) != 0) return IoError("cannot stat " + path, errno);
-  if (S_ISDIR(st.st_mode)) return InvalidArgument(path + " is a directory, not a JSON file");
-  std::string text;
-  try {
-    // st_size is a hint (the file may be a pipe or change); read to EOF.
-    text.resize(st.st_size > 0 ? static_cast<size_t>(st.st_size) : 0);
-    size_t used = 0;
-    for (;;) {
-      if (used == text.size()) text.resize(std::max<size_t>(4096, text.size() * 2));
-      const ssize_t n = ::read(fd, &text[used], text.size() - used);
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        return IoError("cannot read " + path, errno);
-      }
-      if (n == 0) break;
-      used += static_cast<size_t>(n);
-    }
-    text.resize(used);
-  } catch (const std::bad_alloc&) {
-    return OutOfRange(path + ": out of memory reading " +
-                      std::to_string(static_cast<uint64_t>(st.st_size)) + " bytes");
-  }
-  return Parse(text, path);
+Result<Value> ParseFile(const std::string& path, SourcePtr* file_read) {
+  // Through FileSource, the one way files are opened for reading: it
+  // refuses a FIFO, a device or a directory before reading.
+  ETPACK_ASSIGN_OR_RETURN(const SourcePtr file, FileSource(path));
+  if (file_read != nullptr) *file_read = file;
+  ETPACK_ASSIGN_OR_RETURN(const std::vector<uint8_t> bytes,
+                          ReadAll(*file, std::numeric_limits<uint64_t>::max()));
+  return Parse(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), path);
 }
 
 // ---------------------------------------------------------------------------

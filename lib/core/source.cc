@@ -126,22 +126,26 @@ std::shared_ptr<const OwnedFd> ShareFd(int fd, FileId id) {
   return owned;
 }
 
+// Every reader opens its files here, so this is where a FIFO, a device or
+// a directory is refused for all of them (a FIFO would block the open, or
+// the first read, until some writer came).
 Status NotRegular(const std::string& path, mode_t mode) {
   const char* kind = S_ISDIR(mode)    ? "a directory"
                      : S_ISFIFO(mode) ? "a FIFO"
                      : S_ISSOCK(mode) ? "a socket"
                      : S_ISCHR(mode)  ? "a character device"
                      : S_ISBLK(mode)  ? "a block device"
-                                      : "of an unknown kind";
-  return InvalidArgument(path + " is not a regular file (it is " + kind +
-                         "); sources read only regular files");
+                                      : "a special file";
+  return InvalidArgument(path + ": is " + kind +
+                         ", not a regular file; etpack reads only regular files");
 }
 
 class FileSourceImpl final : public Source {
  public:
   FileSourceImpl(std::shared_ptr<const OwnedFd> fd, std::string path, uint64_t offset,
                  uint64_t length)
-      : fd_(std::move(fd)), path_(std::move(path)) {
+      : fd_(std::move(fd)) {
+    range_.path = std::move(path);
     range_.fd = fd_->fd();
     range_.offset = offset;
     range_.length = length;
@@ -174,15 +178,14 @@ class FileSourceImpl final : public Source {
   const FileRange* file_range() const override { return &range_; }
 
   std::string Describe() const override {
-    return "file " + path_ + " " + RangeText(range_.offset, range_.length);
+    return "file " + range_.path + " " + RangeText(range_.offset, range_.length);
   }
 
   const std::shared_ptr<const OwnedFd>& fd() const { return fd_; }
-  const std::string& path() const { return path_; }
+  const std::string& path() const { return range_.path; }
 
  private:
   std::shared_ptr<const OwnedFd> fd_;
-  std::string path_;
   FileRange range_;
 };
 

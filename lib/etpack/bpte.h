@@ -61,7 +61,11 @@ struct BpteInput {
   // artifact, nested without ever being materialized.
   ArtifactPlan program;
   std::vector<BundledTestSuite> suites;
-  uint32_t version = 2;
+  uint32_t version = 2;  // Files this input was read from that none of the sources above reads
+  // (a manifest, a CASES.json, a checkpoint index, the program a repack
+  // reads): the plan keeps them (ArtifactPlan::inputs) so that no output
+  // replaces them.
+  std::vector<SourcePtr> read = {};  // "= {}": initializers that predate it need not name it
 };
 
 enum class BpteLayout { kStandard, kSegmented };

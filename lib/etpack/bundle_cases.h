@@ -40,8 +40,10 @@ namespace etpack {
 // (e.g. "methods.forward[1].inputs[0].tensor.sizes") and the value: unknown
 // members or value kinds, a bad dtype, sizes or dim_order, a data source
 // whose byte count differs from dtype x sizes (both counts given), an
-// unreadable or malformed .npy file.
-Result<std::vector<BundledTestSuite>> LoadBundleCases(const std::string& path);
+// unreadable or malformed .npy file. `file`, when given, receives the
+// CASES.json read, for BpteInput::read.
+Result<std::vector<BundledTestSuite>> LoadBundleCases(const std::string& path,
+                                                      SourcePtr* file = nullptr);
 
 }  // namespace etpack
 

@@ -22,6 +22,7 @@
 #include <variant>
 #include <vector>
 
+#include "etpack/source.h"
 #include "etpack/status.h"
 
 namespace etpack::json {
@@ -135,9 +136,11 @@ class StreamPrinter {
 };
 
 // Reads and parses a whole file; errors name the file: kNotFound when it
-// does not exist, kInvalidArgument for a directory, kIoError when it cannot
-// be read, else as Parse.
-Result<Value> ParseFile(const std::string& path);
+// does not exist, kInvalidArgument for anything but a regular file (a
+// directory, a FIFO: refused without blocking), kIoError when it cannot be
+// read, else as Parse. `file`, when given, receives the file read (a
+// FileSource), for a plan's inputs (ArtifactPlan::inputs).
+Result<Value> ParseFile(const std::string& path, SourcePtr* file = nullptr);
 
 }  // namespace etpack::json
 

@@ -51,6 +51,15 @@ class OutputFile {
   // would silently replace the other).
   virtual const std::string& target() const { return destination(); }
 
+  // Whether publishing this output would replace the file open as `fd`:
+  // the existing file at target() is that file (same device and inode,
+  // whatever names or links lead to either). False for a new file and for
+  // outputs that are not files.
+  virtual bool Replaces(int fd) const {
+    (void)fd;
+    return false;
+  }
+
   // Called once, before any Write. The POSIX output fails with kOutOfRange,
   // before it creates anything that large, when `size` exceeds the
   // process's file size limit (RLIMIT_FSIZE, `ulimit -f`).
@@ -97,6 +106,9 @@ class OutputFile {
   virtual Status SyncDirectory() = 0;
   // True once the output replaced an existing file at its destination.
   virtual bool replaced_existing() const = 0;
+  // The directory Publish() locks while it names and moves this output
+  // (see Publish); empty for an output that is not a file.
+  virtual std::string lock_directory() const { return std::string(); }
 
  private:
   friend class PublishSteps;
@@ -111,7 +123,20 @@ class OutputFs {
   // "Where output goes"): an existing destination must be a regular file the
   // caller may write (as `cp` decides it); a symbolic link is followed and
   // the file it points to is replaced. The destination's directory must
-  // exist.
+  // exist. In a sticky directory (mode +t, like /tmp) a file of another
+  // user is refused unless the caller owns the directory or is root, as
+  // rename() would refuse it once everything was written.
+  //
+  // A replaced file keeps its mode, owner and group, as `cp` keeps them
+  // when it overwrites. `cp` writes into the existing inode, so the owner
+  // stays by itself; etpack puts a new file in its place (that is what
+  // makes publishing atomic), and only root may give that file away. Where
+  // the new file cannot be given the old owner and group (a user replacing
+  // a group-writable file of another user), Create refuses, naming both
+  // owners, before anything is written: silently handing someone's file to
+  // the writer would lock its owner out of a 0600 file and is not what
+  // "overwrite" means. Removing the file first makes it a new file, which
+  // belongs to the writer as any new file does.
   virtual Result<std::unique_ptr<OutputFile>> Create(const std::string& destination) = 0;
 };
 
@@ -127,10 +152,42 @@ class OutputFs {
 // on the calling thread (a few system calls), so an interrupt lands before
 // or after publishing, never in the middle of it.
 //
+// Concurrent writers of the same files (two runs of one job, threads or
+// processes) publish one unit after the other: naming and moving happen
+// under an exclusive flock(2) on each destination directory of the unit,
+// taken in the order of the directories' real paths (so two units sharing
+// directories cannot deadlock) and released when the last rename is done.
+// The published set is therefore always one run's, the last to publish; no
+// run ever leaves its .pte beside another run's .ptd. The lock is on the
+// directory itself (no lock file is created or left behind), it is held for
+// a few system calls, not while writing, and the kernel drops it when its
+// holder dies, so a killed writer cannot leave it stuck (a writer stopped
+// with SIGSTOP inside those calls makes the others wait until it goes on or
+// dies; waiting can be interrupted, as the lock is taken before the signals
+// are blocked). It is advisory: it orders etpack's publishers (and anything
+// else that takes it), not other programs writing there. A directory that
+// cannot be opened for reading (mode -wx) or locked (a file system without
+// flock) is published into unlocked, as before. Why the directory: a lock
+// on the destination file would be on the inode the rename replaces, and a
+// lock file beside it could never be removed safely (a waiter may hold it
+// open), so each destination would keep one forever.
+//
 // A failure to sync a directory after every output is in place is reported
 // as an error saying that the files were written and renamed into place but
 // the rename may not survive a crash; the new files stay.
 Status Publish(std::vector<std::unique_ptr<OutputFile>> outputs);
+
+// The rule `cp` keeps with "are the same file": no output of a job may
+// replace one of the job's inputs, which the job would destroy (through
+// whatever path, symbolic or hard link the two are named). Fails with
+// kInvalidArgument when `output` Replaces() the file of one of `inputs`
+// ("IN: is the same file as the output OUT; refusing to overwrite an
+// input"). Sources that are not files are skipped; each file is examined
+// once however many sources read it. Writers call it right after creating
+// an output, before anything is written: WriteArtifactFiles with every
+// source its plans read (ArtifactPlan::inputs and the placements), the
+// archive writers with the file they read.
+Status CheckNotInputs(const OutputFile& output, const std::vector<const Source*>& inputs);
 
 // Tuning of the POSIX outputs. The defaults are measured choices
 // (docs/performance.md, bench/RESULTS.md); most callers leave them alone.

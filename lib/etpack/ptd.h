@@ -51,7 +51,12 @@ struct PtdInput {
   // equal size are read to compare), a key repeated with the same bytes and
   // layout is one entry, and a key repeated with other bytes or another
   // layout is an error naming both entries.
-  std::vector<PtdEntry> entries;
+  std::vector<PtdEntry>
+      entries;  // Files this input was read from that none of the sources above reads
+  // (a manifest, a CASES.json, a checkpoint index, the program a repack
+  // reads): the plan keeps them (ArtifactPlan::inputs) so that no output
+  // replaces them.
+  std::vector<SourcePtr> read = {};  // "= {}": initializers that predate it need not name it
 };
 
 struct PtdOptions {

@@ -154,7 +154,12 @@ struct PteInput {
   // when the .pte is written, file ranges by in-kernel copy.
   std::vector<SourcePtr> delegates;
   // Named data, looked up by key; segments follow this order.
-  std::vector<NamedData> named_data;
+  std::vector<NamedData>
+      named_data;  // Files this input was read from that none of the sources above reads
+  // (a manifest, a CASES.json, a checkpoint index, the program a repack
+  // reads): the plan keeps them (ArtifactPlan::inputs) so that no output
+  // replaces them.
+  std::vector<SourcePtr> read = {};  // "= {}": initializers that predate it need not name it
 };
 
 // What each segment of a planned or read .pte holds.

@@ -43,8 +43,10 @@ int ScalarTypeForSafetensorsDtype(const std::string& dtype);
 // no two tensors overlapping. Errors name the file, the tensor and the value:
 // kNotFound for a missing file, kCorrupt for a malformed one (kOutOfRange
 // for a dimension beyond int32).
-// Tensors come back in data order.
-Result<std::vector<SafetensorsTensor>> ReadSafetensors(const std::string& path);
+// Tensors come back in data order. `files`, when given, receives the file
+// read (even one holding no tensor), for PtdInput::read.
+Result<std::vector<SafetensorsTensor>> ReadSafetensors(const std::string& path,
+                                                       std::vector<SourcePtr>* files = nullptr);
 
 // Reads a checkpoint given as any mix of .safetensors files and sharded
 // indexes (model.safetensors.index.json: {"weight_map": {tensor: shard}}).
@@ -52,8 +54,10 @@ Result<std::vector<SafetensorsTensor>> ReadSafetensors(const std::string& path);
 // appearing twice across the inputs is an error naming both files, or the
 // file when it is the same one read twice, and an empty tensor name one
 // naming its file (kInvalidArgument); an index entry missing from its shard
-// is kNotFound.
-Result<std::vector<SafetensorsTensor>> ReadCheckpoint(const std::vector<std::string>& paths);
+// is kNotFound. `files`, when given, receives every file read: indexes and
+// shards (PtdInput::read).
+Result<std::vector<SafetensorsTensor>> ReadCheckpoint(const std::vector<std::string>& paths,
+                                                      std::vector<SourcePtr>* files = nullptr);
 
 // The .ptd input for a checkpoint: one entry and one buffer per tensor, in
 // checkpoint order, each with `alignment`.

@@ -32,6 +32,7 @@ struct FileRange {
   int fd = -1;          // open for reading; valid while the source lives
   uint64_t offset = 0;  // bytes from the start of the file
   uint64_t length = 0;
+  std::string path;  // the file's name, as it was opened (for messages)
 };
 
 class Source {

@@ -68,6 +68,13 @@ struct ArtifactPlan {
   // Tables to compute while writing, sorted by table_offset; empty unless
   // asked for (PteOptions::integrity_table, PtdOptions::integrity_table).
   std::vector<IntegrityTableSpec> integrity;
+  // The files the plan was made from besides those its placements read: a
+  // manifest, a checkpoint index, a program whose head was rebuilt, bytes
+  // copied into the head, items stored once for several (one source per
+  // file). The writer replaces none of these files, nor any a placement
+  // reads (CheckNotInputs, etpack/output.h). Planners fill it; a plan made
+  // by hand may list whatever it must not overwrite.
+  std::vector<SourcePtr> inputs = {};  // "= {}": initializers that predate it need not name it
 };
 
 // An ArtifactPlan that is just the bytes of `source` (an existing file, a
@@ -98,7 +105,9 @@ using ArtifactFiles = std::vector<std::pair<std::string, const ArtifactPlan*>>;
 
 // Writes every plan to an unnamed output of `fs` and publishes them all
 // together once every one is complete (etpack/output.h, Publish). Every plan
-// and every destination is checked before a byte is written. On failure no
+// and every destination is checked before a byte is written, and no
+// destination may be a file any of the plans reads (CheckNotInputs: their
+// placements and inputs). On failure no
 // destination has changed and nothing is left behind, except in the cases
 // Publish() names (a later rename failing after an earlier output replaced
 // a file; a directory that could not be synced), which the error then says.

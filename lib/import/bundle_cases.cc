@@ -239,8 +239,8 @@ Result<BundledTestCase> GetCase(const JsonDocument& cx, const json::Value& c,
 
 }  // namespace
 
-Result<std::vector<BundledTestSuite>> LoadBundleCases(const std::string& path) {
-  ETPACK_ASSIGN_OR_RETURN(const json::Value doc, json::ParseFile(path));
+Result<std::vector<BundledTestSuite>> LoadBundleCases(const std::string& path, SourcePtr* file) {
+  ETPACK_ASSIGN_OR_RETURN(const json::Value doc, json::ParseFile(path, file));
   const size_t slash = path.rfind('/');
   const JsonDocument cx(path,
                         slash == std::string::npos ? "" : path.substr(0, slash == 0 ? 1 : slash));

@@ -597,8 +597,11 @@ Result<PteManifest> PteManifestFromJson(const json::Value& doc, const std::strin
 }
 
 Result<PteManifest> LoadPteManifest(const std::string& path) {
-  ETPACK_ASSIGN_OR_RETURN(json::Value doc, json::ParseFile(path));
-  return FromJson(doc, DirName(path), path);
+  SourcePtr file;
+  ETPACK_ASSIGN_OR_RETURN(json::Value doc, json::ParseFile(path, &file));
+  ETPACK_ASSIGN_OR_RETURN(PteManifest m, FromJson(doc, DirName(path), path));
+  m.input.read.push_back(std::move(file));
+  return m;
 }
 
 Result<PtdManifest> PtdManifestFromJson(const json::Value& doc, const std::string& base_dir,
@@ -608,12 +611,16 @@ Result<PtdManifest> PtdManifestFromJson(const json::Value& doc, const std::strin
 }
 
 Result<PtdManifest> LoadPtdManifest(const std::string& path) {
-  ETPACK_ASSIGN_OR_RETURN(json::Value doc, json::ParseFile(path));
-  return PtdFromJson(doc, DirName(path), path);
+  SourcePtr file;
+  ETPACK_ASSIGN_OR_RETURN(json::Value doc, json::ParseFile(path, &file));
+  ETPACK_ASSIGN_OR_RETURN(PtdManifest m, PtdFromJson(doc, DirName(path), path));
+  m.input.read.push_back(std::move(file));
+  return m;
 }
 
 Result<AnyManifest> LoadManifest(const std::string& path) {
-  ETPACK_ASSIGN_OR_RETURN(json::Value doc, json::ParseFile(path));
+  SourcePtr file;
+  ETPACK_ASSIGN_OR_RETURN(json::Value doc, json::ParseFile(path, &file));
   const bool object = doc.kind() == json::Kind::kObject;
   const json::Value* format = object ? doc.Find("format") : nullptr;
   if (object && format == nullptr && doc.Find("program") == nullptr &&
@@ -627,10 +634,12 @@ Result<AnyManifest> LoadManifest(const std::string& path) {
   if (format == nullptr ||
       (format->kind() == json::Kind::kString && format->as_string() == "pte")) {
     ETPACK_ASSIGN_OR_RETURN(PteManifest m, FromJson(doc, DirName(path), path));
+    m.input.read.push_back(std::move(file));
     return AnyManifest(std::move(m));
   }
   if (format->kind() == json::Kind::kString && format->as_string() == "ptd") {
     ETPACK_ASSIGN_OR_RETURN(PtdManifest m, PtdFromJson(doc, DirName(path), path));
+    m.input.read.push_back(std::move(file));
     return AnyManifest(std::move(m));
   }
   return InvalidArgument(path + ": format = " + ShownValue(*format) +

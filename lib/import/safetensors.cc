@@ -128,8 +128,11 @@ bool EndsWith(const std::string& s, const std::string& suffix) {
 }
 
 // The tensors of one sharded index, shards read in name order.
-Result<std::vector<SafetensorsTensor>> ReadIndex(const std::string& index_path) {
-  ETPACK_ASSIGN_OR_RETURN(const json::Value index, json::ParseFile(index_path));
+Result<std::vector<SafetensorsTensor>> ReadIndex(const std::string& index_path,
+                                                 std::vector<SourcePtr>* files) {
+  SourcePtr index_file;
+  ETPACK_ASSIGN_OR_RETURN(const json::Value index, json::ParseFile(index_path, &index_file));
+  if (files != nullptr) files->push_back(std::move(index_file));
   const json::Value* weight_map =
       index.kind() == json::Kind::kObject ? index.Find("weight_map") : nullptr;
   if (!weight_map || weight_map->kind() != json::Kind::kObject) {
@@ -149,7 +152,7 @@ Result<std::vector<SafetensorsTensor>> ReadIndex(const std::string& index_path) 
   std::vector<SafetensorsTensor> out;
   for (const auto& [shard, listed] : shards) {
     const std::string shard_path = (dir / shard).string();
-    auto read = ReadSafetensors(shard_path);
+    auto read = ReadSafetensors(shard_path, files);
     if (!read.ok()) {
       return read.status().WithContext(index_path + ": weight_map shard " + Quoted(shard));
     }
@@ -183,9 +186,11 @@ int ScalarTypeForSafetensorsDtype(const std::string& dtype) {
   return -1;
 }
 
-Result<std::vector<SafetensorsTensor>> ReadSafetensors(const std::string& path) {
+Result<std::vector<SafetensorsTensor>> ReadSafetensors(const std::string& path,
+                                                       std::vector<SourcePtr>* files) {
   // One descriptor for the header and every tensor slice of the file.
   ETPACK_ASSIGN_OR_RETURN(const SourcePtr file, FileSource(path));
+  if (files != nullptr) files->push_back(file);
   const uint64_t file_size = file->size();
   if (file_size < 8) {
     return Corrupt(path + ": " + std::to_string(file_size) +
@@ -258,11 +263,12 @@ Result<std::vector<SafetensorsTensor>> ReadSafetensors(const std::string& path) 
   return out;
 }
 
-Result<std::vector<SafetensorsTensor>> ReadCheckpoint(const std::vector<std::string>& paths) {
+Result<std::vector<SafetensorsTensor>> ReadCheckpoint(const std::vector<std::string>& paths,
+                                                      std::vector<SourcePtr>* files) {
   std::vector<SafetensorsTensor> out;
   std::unordered_map<std::string, std::string> owner;  // tensor name -> file
   for (const std::string& path : paths) {
-    auto read = EndsWith(path, ".json") ? ReadIndex(path) : ReadSafetensors(path);
+    auto read = EndsWith(path, ".json") ? ReadIndex(path, files) : ReadSafetensors(path, files);
     if (!read.ok()) return read.status();
     for (auto& t : *read) {
       // Names become .ptd keys: held to the key rule here, so an error

@@ -6,10 +6,17 @@
 //   - an existing destination must be a regular file; anything else (a
 //     device, a FIFO, a socket, a directory) is refused, naming what it is;
 //   - an existing file must be one the caller may write, as `cp` decides
-//     it (effective IDs; root may replace a read-only file).
+//     it (effective IDs; root may replace a read-only file);
+//   - in a sticky directory (mode +t, like /tmp) an existing file must also
+//     be one the caller may replace: its own, in its own directory, or with
+//     CAP_FOWNER (root). rename() would refuse it with EPERM, but only after
+//     the whole output was written; so it would an append-only file or
+//     any file of an append-only directory (chattr +a), refused as well.
 
 #ifndef ETPACK_IO_DESTINATION_H_
 #define ETPACK_IO_DESTINATION_H_
+
+#include <sys/types.h>
 
 #include <string>
 
@@ -24,6 +31,13 @@ struct Destination {
   // `path` with its directory made absolute and free of links: two
   // destinations with equal keys are the same file.
   std::string key;
+  // The file `path` holds now; `exists` false for a new file.
+  bool exists = false;
+  dev_t dev = 0;
+  ino_t ino = 0;
+  uid_t uid = 0;
+  gid_t gid = 0;
+  mode_t mode = 0;
 };
 
 // Fails with kInvalidArgument for a destination that is not a regular file
@@ -31,6 +45,10 @@ struct Destination {
 // than NAME_MAX), with kIoError for one the caller may not write or that
 // cannot be examined.
 Result<Destination> ResolveDestination(const std::string& path);
+
+// The value of `field` in /proc/self/status ("Umask", "CapEff"), without
+// the blanks around it; empty where /proc is not mounted.
+std::string ProcSelfStatus(const std::string& field);
 
 }  // namespace etpack
 

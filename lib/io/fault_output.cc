@@ -21,6 +21,7 @@ class FaultInjectingOutput final : public OutputFile {
 
   const std::string& destination() const override { return inner_->destination(); }
   const std::string& target() const override { return inner_->target(); }
+  bool Replaces(int fd) const override { return inner_->Replaces(fd); }
   uint64_t bytes_written() const override { return inner_->bytes_written(); }
 
   Status Reserve(uint64_t size) override {
@@ -72,6 +73,7 @@ class FaultInjectingOutput final : public OutputFile {
     return Step(FaultStep::kDirectorySync, [&] { return PublishSteps::SyncDirectory(*inner_); });
   }
   bool replaced_existing() const override { return PublishSteps::replaced_existing(*inner_); }
+  std::string lock_directory() const override { return PublishSteps::lock_directory(*inner_); }
 
  private:
   template <typename Fn>

@@ -1,8 +1,5 @@
 #include "etpack/inspect.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
@@ -95,27 +92,11 @@ uint64_t OffsetAlignment(uint64_t offset) {
 }
 
 Result<ArtifactKind> DetectArtifactKind(const std::string& path) {
-  ETPACK_RETURN_IF_ERROR(CheckPathText(path, "path"));
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    const int err = errno;
-    Status s = IoError(path, err);
-    return err == ENOENT ? NotFound(s.message()) : s;
-  }
+  // FileSource refuses anything but a regular file before reading it.
+  ETPACK_ASSIGN_OR_RETURN(const SourcePtr file, FileSource(path));
   uint8_t head[8];
-  size_t got = 0;
-  while (got < sizeof head) {
-    const ssize_t n = read(fd, head + got, sizeof head - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int err = errno;
-      close(fd);
-      return IoError(path, err);
-    }
-    if (n == 0) break;
-    got += static_cast<size_t>(n);
-  }
-  close(fd);
+  const size_t got = static_cast<size_t>(std::min<uint64_t>(file->size(), sizeof head));
+  ETPACK_RETURN_IF_ERROR(file->ReadAt(0, head, got));
   if (got < sizeof head) {
     return Corrupt(path + ": " + std::to_string(got) +
                    " bytes is too short for a .pte, .ptd or .bpte file");

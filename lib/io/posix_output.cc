@@ -29,7 +29,7 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <new>
@@ -103,19 +103,8 @@ uint64_t PageSize() {
 // Reads the umask from /proc because umask() can only be read by setting
 // it, which races with other threads creating files.
 mode_t CurrentUmask() {
-  if (FILE* f = std::fopen("/proc/self/status", "re")) {
-    char line[256];
-    unsigned mask = 0;
-    bool found = false;
-    while (std::fgets(line, sizeof line, f)) {
-      if (std::sscanf(line, "Umask: %o", &mask) == 1) {
-        found = true;
-        break;
-      }
-    }
-    std::fclose(f);
-    if (found) return static_cast<mode_t>(mask);
-  }
+  const std::string text = ProcSelfStatus("Umask");
+  if (!text.empty()) return static_cast<mode_t>(std::strtoul(text.c_str(), nullptr, 8));
   mode_t mask = ::umask(022);
   ::umask(mask);
   return mask;
@@ -136,6 +125,9 @@ class PosixOutput final : public CheckedOutput {
         path_(target.path),
         key_(target.key),
         dir_(target.dir),
+        existing_(target.exists),
+        dev_(target.dev),
+        ino_(target.ino),
         temp_prefix_(std::move(temp_prefix)),
         temp_(std::move(temp)),
         fd_(fd),
@@ -160,6 +152,17 @@ class PosixOutput final : public CheckedOutput {
 
  private:
   const std::string& target() const override { return key_; }
+
+  bool Replaces(int fd) const override {
+    struct stat st;
+    return existing_ && ::fstat(fd, &st) == 0 && st.st_dev == dev_ && st.st_ino == ino_;
+  }
+  // The real directory (key_ without its name), so two paths to one folder
+  // share a lock.
+  std::string lock_directory() const override {
+    const size_t slash = key_.rfind('/');
+    return slash == std::string::npos ? dir_ : slash == 0 ? "/" : key_.substr(0, slash);
+  }
 
   Status DoReserve(uint64_t size) override {
     if (size > static_cast<uint64_t>(INT64_MAX)) {
@@ -578,6 +581,9 @@ class PosixOutput final : public CheckedOutput {
   const std::string path_;
   const std::string key_;  // Destination::key: which file this is
   const std::string dir_;
+  const bool existing_;  // the file the destination held when the output was made
+  const dev_t dev_;
+  const ino_t ino_;
   const std::string temp_prefix_;
   std::string temp_;  // empty while unnamed, cleared once removed
   int fd_;
@@ -605,6 +611,31 @@ class PosixOutput final : public CheckedOutput {
   std::vector<uint8_t> buffer_;  // pwrite path only
 };
 
+// Gives the new file `fd` what the file it replaces has and cp keeps: its
+// owner and group (output.h says why a replacement that cannot keep them is
+// refused), then its mode (after the chown, which clears set-ID bits).
+Status TakeOver(int fd, const Destination& target, mode_t mode) {
+  if (target.exists) {
+    struct stat now;
+    if (::fstat(fd, &now) != 0)
+      return IoError("cannot examine the new file for " + target.path, errno);
+    if ((now.st_uid != target.uid || now.st_gid != target.gid) &&
+        ::fchown(fd, target.uid, target.gid) != 0) {
+      return IoError(target.path + ": cannot replace the existing file of user " +
+                         std::to_string(target.uid) + ", group " + std::to_string(target.gid) +
+                         ": its replacement would belong to user " + std::to_string(now.st_uid) +
+                         ", group " + std::to_string(now.st_gid) +
+                         " (only root may give a file away); remove it first to write a file "
+                         "of your own",
+                     errno);
+    }
+  }
+  if (::fchmod(fd, mode) != 0) {
+    return IoError("cannot set the mode of the new file for " + target.path, errno);
+  }
+  return Status::OK();
+}
+
 class PosixOutputFs final : public OutputFs {
  public:
   PosixOutputFs(const OutputOptions& options, PosixCalls* calls)
@@ -620,13 +651,15 @@ class PosixOutputFs final : public OutputFs {
     RemoveOrphanedLinks(target.dir, stem + ".etpack-linked-", calls_->Now());
     // A replaced file keeps its mode, as cp keeps it; a new one gets 0666
     // less the umask, as for any new file.
-    struct stat old;
-    const mode_t mode = ::stat(target.path.c_str(), &old) == 0 && S_ISREG(old.st_mode)
-                            ? (old.st_mode & 07777)
-                            : (0666 & ~CurrentUmask());
+    const mode_t mode = target.exists ? (target.mode & 07777) : (0666 & ~CurrentUmask());
     const int unnamed = calls_->OpenTmpfile(target.dir.c_str(), O_RDWR | O_CLOEXEC, 0666);
     if (unnamed >= 0) {
-      if (::access(ProcFdPath(unnamed).c_str(), F_OK) == 0 && ::fchmod(unnamed, mode) == 0) {
+      if (::access(ProcFdPath(unnamed).c_str(), F_OK) == 0) {
+        Status owned = TakeOver(unnamed, target, mode);
+        if (!owned.ok()) {
+          ::close(unnamed);
+          return owned;
+        }
         return std::unique_ptr<OutputFile>(
             std::make_unique<PosixOutput>(destination, target, temp_prefix + "linked-",
                                           std::string(), unnamed, options_, calls_));
@@ -644,11 +677,11 @@ class PosixOutputFs final : public OutputFs {
                      errno);
     }
     temp.assign(buf.data());
-    if (::fchmod(fd, mode) != 0) {
-      const int err = errno;
+    Status owned = TakeOver(fd, target, mode);
+    if (!owned.ok()) {
       ::close(fd);
       ::unlink(temp.c_str());
-      return IoError("cannot set the mode of " + temp, err);
+      return owned;
     }
     return std::unique_ptr<OutputFile>(std::make_unique<PosixOutput>(
         destination, target, temp_prefix, std::move(temp), fd, options_, calls_));

@@ -6,10 +6,16 @@
 // touch existing files, so a failure before them leaves every destination
 // as it was.
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
 
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -52,6 +58,41 @@ class InterruptsHeld {
   bool active_ = false;
 };
 
+// flock(2) on every distinct lock directory of a unit, in sorted order,
+// released (by closing) on destruction. See output.h: a directory that
+// cannot be opened or locked is skipped, not an error.
+class DirectoryLocks {
+ public:
+  explicit DirectoryLocks(const std::vector<std::unique_ptr<OutputFile>>& outputs) {
+    std::set<std::string> dirs;
+    for (const auto& out : outputs) {
+      std::string dir = PublishSteps::lock_directory(*out);
+      if (!dir.empty()) dirs.insert(std::move(dir));
+    }
+    for (const std::string& dir : dirs) {
+      const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      if (fd < 0) continue;
+      int rc;
+      do {
+        rc = ::flock(fd, LOCK_EX);
+      } while (rc != 0 && errno == EINTR);
+      if (rc != 0) {
+        ::close(fd);
+        continue;
+      }
+      fds_.push_back(fd);
+    }
+  }
+  ~DirectoryLocks() {
+    for (int fd : fds_) ::close(fd);
+  }
+  DirectoryLocks(const DirectoryLocks&) = delete;
+  DirectoryLocks& operator=(const DirectoryLocks&) = delete;
+
+ private:
+  std::vector<int> fds_;
+};
+
 // Takes back what a failed unit already put in place; names what cannot be
 // taken back.
 Status Undo(const std::vector<std::unique_ptr<OutputFile>>& outputs, Status failure) {
@@ -84,10 +125,28 @@ Status CheckOutputsDistinct(const std::vector<std::unique_ptr<OutputFile>>& outp
   return Status::OK();
 }
 
+Status CheckNotInputs(const OutputFile& output, const std::vector<const Source*>& inputs) {
+  // Sources of one file share one descriptor (FileSource), so this is one
+  // look per file, not per item.
+  std::set<int> seen;
+  for (const Source* in : inputs) {
+    const FileRange* r = in != nullptr ? in->file_range() : nullptr;
+    if (r == nullptr || !seen.insert(r->fd).second) continue;
+    if (output.Replaces(r->fd)) {
+      return InvalidArgument(r->path + ": is the same file as the output " + output.destination() +
+                             "; refusing to overwrite an input");
+    }
+  }
+  return Status::OK();
+}
+
 Status Publish(std::vector<std::unique_ptr<OutputFile>> outputs) {
   ETPACK_RETURN_IF_ERROR(CheckOutputsDistinct(outputs));
   for (const auto& out : outputs) ETPACK_RETURN_IF_ERROR(out->Sync());
   {
+    // Locked before interrupts are held, so a wait for another publisher
+    // can still be interrupted.
+    DirectoryLocks locked(outputs);
     InterruptsHeld held;
     for (const auto& out : outputs) {
       Status s = PublishSteps::Link(*out);

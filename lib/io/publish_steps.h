@@ -5,6 +5,7 @@
 #define ETPACK_IO_PUBLISH_STEPS_H_
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "etpack/output.h"
@@ -18,6 +19,7 @@ class PublishSteps {
   static void Unplace(OutputFile& out) { out.Unplace(); }
   static Status SyncDirectory(OutputFile& out) { return out.SyncDirectory(); }
   static bool replaced_existing(const OutputFile& out) { return out.replaced_existing(); }
+  static std::string lock_directory(const OutputFile& out) { return out.lock_directory(); }
 };
 
 // kInvalidArgument when an output is null or two outputs would land on

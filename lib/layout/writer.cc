@@ -12,6 +12,7 @@
 #include "integrity/table.h"
 #include "io/publish_steps.h"
 #include "layout/assembler.h"
+#include "layout/input_files.h"
 #include "layout/stream_hash.h"
 
 namespace etpack {
@@ -223,7 +224,11 @@ Status WriteValidPlan(const ArtifactPlan& plan, OutputFile& output, Progress& pr
 ArtifactPlan PlanOfSource(SourcePtr source) {
   ArtifactPlan plan;
   plan.file_size = source->size();
-  if (plan.file_size > 0) plan.placements.push_back({0, 1, std::move(source)});
+  if (plan.file_size > 0) {
+    plan.placements.push_back({0, 1, std::move(source)});
+  } else {
+    plan.inputs.push_back(std::move(source));  // no placement reads it, yet it is an input
+  }
   return plan;
 }
 
@@ -252,6 +257,10 @@ Status WriteArtifactFiles(OutputFs& fs, const ArtifactFiles& files, const Progre
     outputs.push_back(std::move(out));
   }
   ETPACK_RETURN_IF_ERROR(CheckOutputsDistinct(outputs));
+  for (const auto& file : files) {
+    const std::vector<const Source*> read = SourcesRead(*file.second);
+    for (const auto& out : outputs) ETPACK_RETURN_IF_ERROR(CheckNotInputs(*out, read));
+  }
   Progress p(progress, total);
   std::vector<ArtifactSha256> digests(sha256 != nullptr ? files.size() : 0);
   for (size_t i = 0; i < files.size(); ++i) {

@@ -11,6 +11,7 @@
 #include "etpack/nfat.h"
 #include "layout/assembler.h"
 #include "layout/header_insert.h"
+#include "layout/input_files.h"
 #include "layout/layout.h"
 #include "nfat/nfat_format.h"
 
@@ -89,6 +90,9 @@ Result<NfatPlan> PlanNfat(const std::vector<NfatEntryInput>& entries, const Nfat
     out.entries.push_back(std::move(e));
   }
   out.artifact = std::move(assembly.artifact);
+  InputFiles inputs;
+  for (const NfatEntryInput& e : entries) inputs.Add(e.payload);
+  out.artifact.inputs = inputs.Take();
   return out;
 }
 

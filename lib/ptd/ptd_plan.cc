@@ -12,6 +12,7 @@
 #include "flatbuffer/verifier_limits.h"
 #include "integrity/table.h"
 #include "layout/assembler.h"
+#include "layout/input_files.h"
 #include "layout/layout.h"
 #include "layout/named_store.h"
 #include "ptd/ptd_header.h"
@@ -215,6 +216,10 @@ Result<PtdPlan> PlanPtd(const PtdInput& input, const PtdOptions& options) {
                                                options.segment_alignment, segments, layout));
   PtdPlan plan;
   plan.artifact = std::move(a.artifact);
+  InputFiles inputs;
+  inputs.Add(input.buffers);
+  inputs.Add(input.read);
+  plan.artifact.inputs = inputs.Take();
   if (options.integrity_table) plan.artifact.integrity = {IntegritySpecOf(plan.artifact)};
   PtdLayout& l = plan.layout;
   l.flatbuffer_offset = a.head.header_size;

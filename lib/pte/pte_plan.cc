@@ -19,6 +19,7 @@
 #include "integrity/table.h"
 #include "layout/assembler.h"
 #include "layout/content_dedup.h"
+#include "layout/input_files.h"
 #include "layout/layout.h"
 #include "layout/named_store.h"
 #include "layout/plan_behind.h"
@@ -136,6 +137,12 @@ class PtePlanner {
                                           "constant_tensor_alignment", kMaxInlineAlignment));
     ETPACK_RETURN_IF_ERROR(
         CheckAlignment(options_.delegate_alignment, "delegate_alignment", kMaxInlineAlignment));
+    // Before planning moves any of them away.
+    inputs_.Add(input_.constants);
+    inputs_.Add(input_.mutable_data);
+    inputs_.Add(input_.delegates);
+    for (const NamedData& n : input_.named_data) inputs_.Add(n.source);
+    inputs_.Add(input_.read);
     ETPACK_ASSIGN_OR_RETURN(program_, std::move(input_.program).TakeTree());
     if (program_.kind() != json::Kind::kObject) {
       return InvalidArgument("program: expected an object (the Program table)");
@@ -408,6 +415,7 @@ class PtePlanner {
     }
     PtePlan plan;
     plan.artifact = std::move(a.artifact);
+    plan.artifact.inputs = inputs_.Take();
     if (options_.integrity_table) plan.artifact.integrity = {IntegritySpecOf(plan.artifact)};
     PteLayout& layout = plan.layout;
     layout.program_size = a.head.head_size;
@@ -427,6 +435,7 @@ class PtePlanner {
   }
 
   PteInput input_;
+  InputFiles inputs_;    // what the plan must not overwrite (ArtifactPlan::inputs)
   json::Value program_;  // taken from input_.program
   const PteOptions& options_;
   // What pass one decides, before offsets are absolute: segment j holds

@@ -303,6 +303,9 @@ Result<PteInput> PteFile::ToInputImpl() const {
     }
   }
   in.program = ProgramStructure::FromTree(std::move(tree));
+  // The head is rebuilt from the tree, not read from this file: the file
+  // is an input of any plan made from it all the same.
+  in.read.push_back(RangeSource(0, size()));
   return in;
 }
 

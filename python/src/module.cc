@@ -2,12 +2,9 @@
 // holds the public functions; it turns arrays and tensors into buffers and
 // layouts and calls the private functions here, which call the library.
 
-#include <fcntl.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <memory>
@@ -179,11 +176,16 @@ BundledValue ValueOf(Items& items, py::handle value, const std::string& what) {
   return v;
 }
 
-// `cases`: a CASES.json path, or [(method, [(inputs, expected_outputs)])]
-// with values as ValueOf reads them.
-std::vector<BundledTestSuite> SuitesOf(Items& items, py::handle cases) {
+// `cases`: a CASES.json path (the file read goes to `read`,
+// BpteInput::read), or [(method, [(inputs, expected_outputs)])] with values
+// as ValueOf reads them.
+std::vector<BundledTestSuite> SuitesOf(Items& items, py::handle cases,
+                                       std::vector<SourcePtr>* read) {
   if (IsPath(cases) || PyBytes_Check(cases.ptr())) {
-    return Take(LoadBundleCases(PathOf(cases, "cases")));
+    SourcePtr file;
+    std::vector<BundledTestSuite> suites = Take(LoadBundleCases(PathOf(cases, "cases"), &file));
+    read->push_back(std::move(file));
+    return suites;
   }
   std::vector<BundledTestSuite> suites;
   for (py::handle s : cases) {
@@ -236,7 +238,7 @@ void SaveBpte(const std::string& path, py::handle program, py::handle cases,
   Items items;
   SourcePtr pte = items.Source(program, "program_pte");
   BpteInput input;
-  input.suites = SuitesOf(items, cases);
+  input.suites = SuitesOf(items, cases, &input.read);
   input.program = PlanOfSource(pte);
   BptePlan plan;
   PlanAndWrite(
@@ -257,31 +259,16 @@ void SaveBpte(const std::string& path, py::handle program, py::handle cases,
 class Mapping {
  public:
   static std::shared_ptr<Mapping> Open(const std::string& path) {
-    Check(CheckPathText(path, "path"));
-    const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-      const int err = errno;
-      Status s = IoError(path, err);
-      Check(err == ENOENT ? NotFound(s.message()) : s);
-    }
-    struct stat st;
-    if (fstat(fd, &st) != 0) {
-      const int err = errno;
-      close(fd);
-      Check(IoError(path, err));
-    }
+    // FileSource refuses a FIFO, a device or a directory without blocking.
+    const SourcePtr file = Take(FileSource(path));
+    const FileRange& range = *file->file_range();
     auto m = std::shared_ptr<Mapping>(new Mapping());
-    m->size_ = static_cast<uint64_t>(st.st_size);
-    if (S_ISREG(st.st_mode) && m->size_ > 0) {
-      void* p = mmap(nullptr, m->size_, PROT_READ, MAP_SHARED, fd, 0);
-      if (p == MAP_FAILED) {
-        const int err = errno;
-        close(fd);
-        Check(IoError(path + ": mmap", err));
-      }
+    m->size_ = range.length;
+    if (m->size_ > 0) {
+      void* p = mmap(nullptr, m->size_, PROT_READ, MAP_SHARED, range.fd, 0);
+      if (p == MAP_FAILED) Check(IoError(path + ": mmap", errno));
       m->data_ = static_cast<const uint8_t*>(p);
     }
-    close(fd);
     return m;
   }
   ~Mapping() {
@@ -307,7 +294,7 @@ py::tuple OpenPtd(const std::string& path) {
   std::shared_ptr<Mapping> mapping = Mapping::Open(path);
   std::unique_ptr<PtdFile> file;
   if (mapping->data() == nullptr) {
-    file = Take(PtdFile::Open(path));  // empty or not a regular file: its error
+    file = Take(PtdFile::Open(path));  // an empty file: its error
   } else {
     file = Take(PtdFile::FromMemory(path, mapping->data(), mapping->size(), mapping));
   }

@@ -27,6 +27,7 @@ class CancellableFile final : public OutputFile {
 
   const std::string& destination() const override { return inner_->destination(); }
   const std::string& target() const override { return inner_->target(); }
+  bool Replaces(int fd) const override { return inner_->Replaces(fd); }
   Status Reserve(uint64_t size) override { return inner_->Reserve(size); }
   Status Write(uint64_t offset, const Source& source) override {
     if (cancelled_) return Cancelled();
@@ -44,6 +45,7 @@ class CancellableFile final : public OutputFile {
   void Unplace() override { PublishSteps::Unplace(*inner_); }
   Status SyncDirectory() override { return PublishSteps::SyncDirectory(*inner_); }
   bool replaced_existing() const override { return PublishSteps::replaced_existing(*inner_); }
+  std::string lock_directory() const override { return PublishSteps::lock_directory(*inner_); }
 
  private:
   std::unique_ptr<OutputFile> inner_;

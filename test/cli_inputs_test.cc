@@ -1,0 +1,190 @@
+// End-to-end tests of what the `etpack` binary ($ETPACK_BIN) accepts as an
+// input: only regular files, refused at once otherwise (a FIFO must not
+// hang a reader), and never the file a job writes (an output that is one of
+// its inputs is refused before anything is written, as `cp` refuses it).
+
+#include <catch2/catch.hpp>
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "test_files.h"
+
+namespace {
+
+using etpack::testing::Contains;
+using etpack::testing::Golden;
+using etpack::testing::TempDir;
+
+struct Run {
+  int exit_code = -1;  // 124: killed by the timeout
+  std::string output;  // stdout and stderr together
+};
+
+std::string Quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// Runs the binary under timeout(1), so a command that blocks fails the test
+// (exit 124) instead of hanging the suite.
+Run Etpack(const std::vector<std::string>& args) {
+  const char* bin = std::getenv("ETPACK_BIN");
+  REQUIRE(bin != nullptr);
+  std::string cmd = "timeout 20 " + Quote(bin);
+  for (const std::string& a : args) cmd += " " + Quote(a);
+  cmd += " 2>&1 </dev/null";
+  Run run;
+  FILE* pipe = ::popen(cmd.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) run.output.append(buf, n);
+  const int status = ::pclose(pipe);
+  REQUIRE(WIFEXITED(status));
+  run.exit_code = WEXITSTATUS(status);
+  return run;
+}
+
+}  // namespace
+
+TEST_CASE("every reader refuses a FIFO at once, naming it") {
+  TempDir dir;
+  const std::string fifo = dir.File("f.pte");
+  REQUIRE(::mkfifo(fifo.c_str(), 0644) == 0);
+  const std::string out = dir.File("out.bin");
+  const std::vector<std::vector<std::string>> jobs = {
+      {"inspect", fifo},
+      {"inspect", "--json", fifo},
+      {"inspect", "--digest", "sha256", fifo},
+      {"verify", fifo},
+      {"verify", "--deep", fifo},
+      {"verify", Golden("pte_external.pte"), "--data", fifo},
+      {"extract", fifo, "--delegate", "0", "-o", out},
+      {"repack", fifo, "-o", out},
+      {"unbundle", fifo, "-o", out},
+      {"pack", fifo, "-o", out},
+      {"ptd", fifo, "-o", out},
+      {"bundle", Golden("pte_constants.pte"), "--cases", fifo, "-o", out},
+      {"compress", fifo, "-o", out},
+      {"decompress", fifo, "-o", out},
+  };
+  for (const auto& job : jobs) {
+    std::string line;
+    for (const auto& a : job) line += a + " ";
+    INFO(line);
+    const Run r = Etpack(job);
+    INFO(r.output);
+    CHECK(r.exit_code == 1);
+    CHECK(Contains(r.output, fifo + ": is a FIFO, not a regular file"));
+    CHECK(::access(out.c_str(), F_OK) != 0);
+  }
+}
+
+namespace {
+
+// Every file in `dir` with its bytes.
+std::map<std::string, std::vector<uint8_t>> Snapshot(const TempDir& dir) {
+  std::map<std::string, std::vector<uint8_t>> files;
+  for (const std::string& name : dir.List()) {
+    struct stat st;
+    REQUIRE(::lstat(dir.File(name).c_str(), &st) == 0);
+    if (S_ISREG(st.st_mode)) files[name] = etpack::testing::ReadFile(dir.File(name));
+  }
+  return files;
+}
+
+void Copy(const std::string& from, const std::string& to) {
+  etpack::testing::WriteFile(to, etpack::testing::ReadFile(from));
+}
+
+}  // namespace
+
+// cp refuses "are the same file"; so does every command, for each kind of
+// input it reads (data, manifests, indexes, cases, programs, archives),
+// through the same name, a symbolic link or a hard link, before writing.
+TEST_CASE("no command writes over one of its inputs") {
+  TempDir dir;
+  auto f = [&](const std::string& name) { return dir.File(name); };
+  etpack::testing::WriteFile(f("w.safetensors"), etpack::testing::F32Safetensors(4096));
+  etpack::testing::WriteFile(f("empty.safetensors"), std::string("\x02\0\0\0\0\0\0\0{}", 10));
+  etpack::testing::WriteFile(f("index.json"),
+                             std::string(R"({"weight_map": {"w": "w.safetensors"}})"));
+  etpack::testing::WriteFile(f("weights.bin"), std::string(64, 'x'));
+  etpack::testing::WriteFile(
+      f("m.json"),
+      std::string(
+          R"({"format": "ptd", "buffers": [{"file": "weights.bin", "offset": 0, "length": 64}],)"
+          R"( "entries": [{"key": "a", "buffer_index": 0}]})"));
+  Copy(Golden("pte_delegates.pte"), f("d.pte"));
+  Copy(Golden("pte_constants.pte"), f("c.pte"));
+  etpack::testing::WriteFile(
+      f("cases.json"),
+      std::string(
+          R"({"methods": {"forward": [{"inputs": [{"tensor": {"dtype": "FLOAT", "sizes": [2, 3], )"
+          R"("base64": "AACAPwAAAEAAAEBAAACAQAAAoEAAAMBA"}}, {"double": 0.5}, {"bool": true}, )"
+          R"({"int": 3}]}]}})"));
+  REQUIRE(Etpack({"ptd", f("w.safetensors"), "-o", f("w.ptd")}).exit_code == 0);
+  REQUIRE(Etpack({"compress", f("w.ptd"), "-o", f("w.zst")}).exit_code == 0);
+  REQUIRE(Etpack({"bundle", f("c.pte"), "--cases", f("cases.json"), "-o", f("b.bpte")}).exit_code ==
+          0);
+  REQUIRE(::symlink("w.safetensors", f("link.safetensors").c_str()) == 0);
+  REQUIRE(::link(f("d.pte").c_str(), f("hard.pte").c_str()) == 0);
+
+  struct Job {
+    std::vector<std::string> args;
+    std::string input;   // the input named in the refusal
+    std::string output;  // the destination named in it
+  };
+  const std::vector<Job> jobs = {
+      {{"ptd", f("w.safetensors"), "-o", f("w.safetensors")},
+       f("w.safetensors"),
+       f("w.safetensors")},
+      {{"ptd", f("w.safetensors"), "-o", f("link.safetensors")},
+       f("w.safetensors"),
+       f("link.safetensors")},
+      {{"ptd", f("empty.safetensors"), "-o", f("empty.safetensors")},
+       f("empty.safetensors"),
+       f("empty.safetensors")},
+      {{"ptd", f("index.json"), "-o", f("index.json")}, f("index.json"), f("index.json")},
+      {{"ptd", f("index.json"), "-o", f("w.safetensors")}, "w.safetensors", f("w.safetensors")},
+      {{"pack", f("m.json"), "-o", f("weights.bin")}, "weights.bin", f("weights.bin")},
+      {{"pack", f("m.json"), "-o", f("m.json")}, f("m.json"), f("m.json")},
+      {{"repack", f("d.pte"), "-o", f("d.pte")}, f("d.pte"), f("d.pte")},
+      {{"repack", f("d.pte"), "-o", f("hard.pte")}, f("d.pte"), f("hard.pte")},
+      {{"repack", f("c.pte"), "-o", f("out.pte"), "--external-constants", f("c.pte")},
+       f("c.pte"),
+       f("c.pte")},
+      {{"extract", f("d.pte"), "--delegate", "0", "-o", f("hard.pte")}, f("d.pte"), f("hard.pte")},
+      {{"bundle", f("c.pte"), "--cases", f("cases.json"), "-o", f("cases.json")},
+       f("cases.json"),
+       f("cases.json")},
+      {{"bundle", f("c.pte"), "--cases", f("cases.json"), "-o", f("c.pte")},
+       f("c.pte"),
+       f("c.pte")},
+      {{"unbundle", f("b.bpte"), "-o", f("b.bpte")}, f("b.bpte"), f("b.bpte")},
+      {{"compress", f("w.ptd"), "-o", f("w.ptd")}, f("w.ptd"), f("w.ptd")},
+      {{"decompress", f("w.zst"), "-o", f("w.zst")}, f("w.zst"), f("w.zst")},
+      {{"decompress", f("w.zst"), "--tensor", "w", "-o", f("w.zst")}, f("w.zst"), f("w.zst")},
+  };
+  const auto before = Snapshot(dir);
+  for (const Job& job : jobs) {
+    std::string line;
+    for (const auto& a : job.args) line += a + " ";
+    INFO(line);
+    const Run r = Etpack(job.args);
+    INFO(r.output);
+    CHECK(r.exit_code == 1);
+    CHECK(Contains(r.output, job.input + ": is the same file as the output " + job.output +
+                                 "; refusing to overwrite an input"));
+    CHECK(Snapshot(dir) == before);
+  }
+}
