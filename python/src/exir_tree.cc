@@ -131,9 +131,9 @@ class TreeWalker {
       }
       if (f.name == "constant_buffer" || f.name == "backend_delegate_data") {
         const bool constants = f.name == "constant_buffer";
+        py::object list = Attr(program, schema_.name(index, i),
+                               constants ? "list of Buffer" : "list of BackendDelegateInlineData");
         PathPush at(path_, f.name);
-        py::object list = AttrAt(program, schema_.name(index, i), f.name,
-                                 constants ? "list of Buffer" : "list of BackendDelegateInlineData");
         std::vector<json::Value> entries;
         std::vector<SourcePtr>& sources = constants ? input->constants : input->delegates;
         ForEach(list.ptr(), constants ? "list of Buffer" : "list of BackendDelegateInlineData",
@@ -162,7 +162,7 @@ class TreeWalker {
   // bytes (any buffer), or file-backed data (no buffer protocol; `_path`
   // names the file).
   SourcePtr DataSource(PyObject* data) {
-    if (PyObject_CheckBuffer(data)) return items_.Source(data, path_);
+    if (PyObject_CheckBuffer(data)) return items_.Borrow(data, path_);
     if (data != Py_None && !PyUnicode_Check(data)) {
       PyObject* file = PyObject_GetAttrString(data, "_path");
       if (file != nullptr) {
@@ -204,7 +204,7 @@ class TreeWalker {
       const FieldInfo& f = info.fields[i];
       if (!f.present || f.type == BaseType::UType) continue;
       if (f.type == BaseType::Union) {
-        py::object v = AttrAt(o, schema_.name(index, i), f.name, Expected(f));
+        py::object v = AttrAt(o, schema_.name(index, i), f);
         if (v.is_none()) continue;
         PathPush at(path_, f.name);
         const fbs::EnumInfo& u = schema_.data().enums[f.index];
@@ -218,14 +218,22 @@ class TreeWalker {
         members.emplace_back(std::string(f.name), Table(v.ptr(), member->object));
         continue;
       }
-      members.emplace_back(std::string(f.name), Field(o, index, i));
+      // None is an absent field: left out rather than stored as null, so
+      // neither the tree nor the builder spends anything on it.
+      json::Value v = Field(o, index, i);
+      if (!v.is_null()) members.emplace_back(std::string(f.name), std::move(v));
     }
     return json::Value::Object(std::move(members));
   }
 
  private:
-  py::object AttrAt(PyObject* o, PyObject* name, std::string_view, const std::string& expected) {
-    return Attr(o, name, expected);
+  // getattr for a schema field; the expected type is worked out only for an error.
+  py::object AttrAt(PyObject* o, PyObject* name, const FieldInfo& f) {
+    PyObject* v = PyObject_GetAttr(o, name);
+    if (v != nullptr) return py::reinterpret_steal<py::object>(v);
+    if (!PyErr_ExceptionMatches(PyExc_AttributeError)) throw py::error_already_set();
+    PyErr_Clear();
+    return Attr(o, name, Expected(f));
   }
 
   std::string TypeOf(BaseType t, int index) const {
@@ -255,7 +263,7 @@ class TreeWalker {
 
   json::Value Field(PyObject* o, int index, size_t i) {
     const FieldInfo& f = schema_.data().objects[index].fields[i];
-    py::object v = AttrAt(o, schema_.name(index, i), f.name, Expected(f));
+    py::object v = AttrAt(o, schema_.name(index, i), f);
     PathPush at(path_, f.name);
     if (v.is_none()) return json::Value::Null();
     switch (f.type) {
@@ -292,8 +300,7 @@ class TreeWalker {
       PyBuffer_Release(&view);
       return json::Value::Array(std::move(items));
     }
-    const std::string expected = Expected(f);
-    if (!PyList_Check(v) && !PyTuple_Check(v)) WrongType(v, expected);
+    if (!PyList_Check(v) && !PyTuple_Check(v)) WrongType(v, Expected(f));
     const Py_ssize_t n = PySequence_Fast_GET_SIZE(v);  // list or tuple: no conversion
     PyObject** elements = PySequence_Fast_ITEMS(v);
     items.reserve(static_cast<size_t>(n));
@@ -338,8 +345,7 @@ class TreeWalker {
         WrongType(v, "float (or \"inf\", \"-inf\")");
       default: break;
     }
-    const std::string expected = TypeOf(t, enum_index);
-    if (!IsInt(v)) WrongType(v, expected);
+    if (!IsInt(v)) WrongType(v, TypeOf(t, enum_index));
     int overflow = 0;
     long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
     if (overflow > 0 && t == BaseType::ULong) {
@@ -360,12 +366,12 @@ class TreeWalker {
     }
     if (overflow != 0 || x < lo || x > hi) {
       Invalid(std::string(py::str(v)) + " is out of range for the schema's " +
-              fbs::TypeName(t) + " (found int, expected " + expected + ")");
+              fbs::TypeName(t) + " (found int, expected " + TypeOf(t, enum_index) + ")");
     }
     if (enum_index >= 0 && schema_.data().enums[enum_index].ByValue(x) == nullptr) {
       Invalid(std::to_string(x) + " is not a value of enum " +
               std::string(schema_.data().enums[enum_index].name) + " (found " + Found(v) + " " +
-              std::to_string(x) + ", expected " + expected + ")");
+              std::to_string(x) + ", expected " + TypeOf(t, enum_index) + ")");
     }
     return json::Value::Int(x);
   }

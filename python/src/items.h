@@ -36,8 +36,11 @@ class Items {
   // range given twice gives the same source, so the planners store it once.
   SourcePtr Source(pybind11::handle item, const std::string& what);
 
- private:
+  // The source of a buffer-protocol object (which Source() also takes, after
+  // ruling out paths and ranges).
   SourcePtr Borrow(pybind11::handle object, const std::string& what);
+
+ private:
 
   std::deque<Py_buffer> views_;
   std::map<std::pair<const void*, Py_ssize_t>, SourcePtr> memory_;
