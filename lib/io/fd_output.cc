@@ -79,9 +79,9 @@ class FdRangeOutput final : public CheckedOutput {
       loff_t out = static_cast<loff_t>(at);
       uint64_t done = 0;
       while (done < n) {
-        const ssize_t c = ::copy_file_range(
-            range->fd, &in, fd_, &out, static_cast<size_t>(std::min<uint64_t>(n - done, 1u << 30)),
-            0);
+        const ssize_t c =
+            ::copy_file_range(range->fd, &in, fd_, &out,
+                              static_cast<size_t>(std::min<uint64_t>(n - done, 1u << 30)), 0);
         if (c < 0 && errno == EINTR) continue;
         if (c <= 0) {
           // Not supported between these files (or a short source): copy

@@ -266,8 +266,8 @@ Result<ProgramWithDataPlan> PlanProgramWithData(std::string program_name, PteInp
   for (ExternalDataFile& d : data) {
     Result<PtdPlan> ptd = PlanPtd(d.input, ptd_options);
     if (!ptd.ok()) return ptd.status().WithContext(d.name);
-    plan.data.push_back({std::move(d.name), std::move(ptd).value(), ptd_options,
-                         d.input.entries.size()});
+    plan.data.push_back(
+        {std::move(d.name), std::move(ptd).value(), ptd_options, d.input.entries.size()});
   }
   return plan;
 }

@@ -95,11 +95,10 @@ class Artifact {
       Check(s);
       // A raw file may take less than it was given.
       for (uint64_t put = 0; put < n;) {
-        py::object rest =
-            put == 0 ? py::object(bytes)
-                     : py::reinterpret_steal<py::object>(PyMemoryView_FromMemory(
-                           PyBytes_AS_STRING(chunk) + put, static_cast<Py_ssize_t>(n - put),
-                           PyBUF_READ));
+        py::object rest = put == 0 ? py::object(bytes)
+                                   : py::reinterpret_steal<py::object>(PyMemoryView_FromMemory(
+                                         PyBytes_AS_STRING(chunk) + put,
+                                         static_cast<Py_ssize_t>(n - put), PyBUF_READ));
         py::object wrote = write(rest);
         put += wrote.is_none() ? n - put : wrote.cast<uint64_t>();
       }
@@ -245,8 +244,8 @@ void DefineExir(py::module_& m) {
     ProgramWithDataPlan plan;
     PlanAndWrite(
         [&](ArtifactFiles* files) -> Status {
-          ETPACK_ASSIGN_OR_RETURN(plan, PlanProgramWithData(path, std::move(inputs.program),
-                                                            options, std::move(data)));
+          ETPACK_ASSIGN_OR_RETURN(
+              plan, PlanProgramWithData(path, std::move(inputs.program), options, std::move(data)));
           *files = plan.files();
           return Status::OK();
         },

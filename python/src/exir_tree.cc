@@ -136,13 +136,13 @@ class TreeWalker {
         PathPush at(path_, f.name);
         std::vector<json::Value> entries;
         std::vector<SourcePtr>& sources = constants ? input->constants : input->delegates;
-        ForEach(list.ptr(), constants ? "list of Buffer" : "list of BackendDelegateInlineData",
-                [&](PyObject* item) {
-                  sources.push_back(
-                      BufferSource(item, constants ? "storage" : "data",
-                                   constants ? "Buffer" : "BackendDelegateInlineData"));
-                  entries.push_back(json::Value::Object());
-                });
+        ForEach(
+            list.ptr(), constants ? "list of Buffer" : "list of BackendDelegateInlineData",
+            [&](PyObject* item) {
+              sources.push_back(BufferSource(item, constants ? "storage" : "data",
+                                             constants ? "Buffer" : "BackendDelegateInlineData"));
+              entries.push_back(json::Value::Object());
+            });
         members.emplace_back(std::string(f.name), json::Value::Array(std::move(entries)));
         continue;
       }
@@ -365,8 +365,8 @@ class TreeWalker {
       default: lo = 0, hi = INT64_MAX; break;  // ULong below 2^63
     }
     if (overflow != 0 || x < lo || x > hi) {
-      Invalid(std::string(py::str(v)) + " is out of range for the schema's " +
-              fbs::TypeName(t) + " (found int, expected " + TypeOf(t, enum_index) + ")");
+      Invalid(std::string(py::str(v)) + " is out of range for the schema's " + fbs::TypeName(t) +
+              " (found int, expected " + TypeOf(t, enum_index) + ")");
     }
     if (enum_index >= 0 && schema_.data().enums[enum_index].ByValue(x) == nullptr) {
       Invalid(std::to_string(x) + " is not a value of enum " +
@@ -531,7 +531,8 @@ std::map<std::string, TensorLayout> ExternalLayouts(const json::Value& program) 
       const json::Value* st = t.Find("scalar_type");
       l.scalar_type = st != nullptr && st->is_integer() ? static_cast<int>(st->as_int()) : 0;
       if (const json::Value* sizes = t.Find("sizes"); sizes && !sizes->is_null()) {
-        for (const json::Value& x : sizes->items()) l.sizes.push_back(static_cast<int32_t>(x.as_int()));
+        for (const json::Value& x : sizes->items())
+          l.sizes.push_back(static_cast<int32_t>(x.as_int()));
       }
       if (const json::Value* order = t.Find("dim_order"); order && !order->is_null()) {
         for (const json::Value& d : order->items()) {
@@ -581,12 +582,14 @@ class DataFiles {
     auto [where, fresh] = tag_of_key_.emplace(key, tag);
     if (!fresh && where->second != tag) {
       w_.Invalid("named-data key '" + key + "' is in two tags, '" + where->second + "' and '" +
-                 tag + "' (found it in both, expected each key in one .ptd: the runtime merges "
+                 tag +
+                 "' (found it in both, expected each key in one .ptd: the runtime merges "
                  "the keys of all of a program's .ptd files)");
     }
     Tag(tag);
     PtdInput& input = files_[index_[tag]].second;
-    auto [it, added] = buffer_of_[tag].emplace(source.get(), static_cast<uint32_t>(input.buffers.size()));
+    auto [it, added] =
+        buffer_of_[tag].emplace(source.get(), static_cast<uint32_t>(input.buffers.size()));
     if (added) input.buffers.push_back(source);
     PtdEntry e;
     e.key = key;
@@ -625,7 +628,8 @@ PtdInput WalkDataPayload(Items& items, const std::string& root, py::handle paylo
   PtdInput input;
   std::map<const Source*, uint32_t> buffer_of;
   reader.Read(named, [&](NamedDataReader::Entry e) {
-    auto [it, added] = buffer_of.emplace(e.source.get(), static_cast<uint32_t>(input.buffers.size()));
+    auto [it, added] =
+        buffer_of.emplace(e.source.get(), static_cast<uint32_t>(input.buffers.size()));
     if (added) input.buffers.push_back(e.source);
     input.entries.push_back({std::move(e.key), it->second, e.alignment, std::move(e.layout)});
   });
@@ -635,22 +639,18 @@ PtdInput WalkDataPayload(Items& items, const std::string& root, py::handle paylo
 ExirInputs WalkForExecutorch(Items& items, py::handle emitter_output, py::handle store) {
   TreeWalker w(items, "emitter_output");
   py::object program = w.Attr(emitter_output.ptr(), "program", "Program");
-  py::object mutable_data =
-      w.Attr(emitter_output.ptr(), "mutable_data", "list of Buffer or None");
+  py::object mutable_data = w.Attr(emitter_output.ptr(), "mutable_data", "list of Buffer or None");
   ExirInputs out;
-  const PteNames names{"emitter_output.program", "emitter_output.mutable_data",
-                       "named_data_store"};
+  const PteNames names{"emitter_output.program", "emitter_output.mutable_data", "named_data_store"};
   WalkPte(w, names, program, mutable_data, store, &out.program);
-  const std::map<std::string, TensorLayout> layouts =
-      ExternalLayouts(out.program.program.tree());
+  const std::map<std::string, TensorLayout> layouts = ExternalLayouts(out.program.program.tree());
 
   DataFiles files(w);
   w.path() = "emitter_output";
   py::object constant_map =
       w.Attr(emitter_output.ptr(), "external_constant_map", "dict of tag to dict of str to int");
   if (!constant_map.is_none()) {
-    py::object buffers =
-        w.Attr(emitter_output.ptr(), "external_constant_buffer", "list of bytes");
+    py::object buffers = w.Attr(emitter_output.ptr(), "external_constant_buffer", "list of bytes");
     w.path() = "emitter_output.external_constant_buffer";
     if (!PyList_Check(buffers.ptr()) && !PyTuple_Check(buffers.ptr())) {
       w.WrongType(buffers.ptr(), "list of bytes");

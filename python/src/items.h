@@ -41,7 +41,6 @@ class Items {
   SourcePtr Borrow(pybind11::handle object, const std::string& what);
 
  private:
-
   std::deque<Py_buffer> views_;
   std::map<std::pair<const void*, Py_ssize_t>, SourcePtr> memory_;
   std::map<std::tuple<std::string, uint64_t, uint64_t>, SourcePtr> files_;

@@ -99,13 +99,14 @@ void SavePte(const std::string& path, py::handle program, py::handle constants,
       [&](ArtifactFiles* files) -> Status {
         std::vector<ExternalDataFile> data;
         if (!ptd_path.empty()) {
-          ETPACK_ASSIGN_OR_RETURN(auto split, ExternalizeConstants(
-                                                  std::move(input), options.constant_tensor_alignment));
+          ETPACK_ASSIGN_OR_RETURN(
+              auto split,
+              ExternalizeConstants(std::move(input), options.constant_tensor_alignment));
           input = std::move(split.first);
           data.push_back({ptd_path, std::move(split.second)});
         }
-        ETPACK_ASSIGN_OR_RETURN(plan,
-                                PlanProgramWithData(path, std::move(input), options, std::move(data)));
+        ETPACK_ASSIGN_OR_RETURN(
+            plan, PlanProgramWithData(path, std::move(input), options, std::move(data)));
         *files = plan.files();
         return Status::OK();
       },
