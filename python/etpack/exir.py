@@ -63,15 +63,18 @@ def _options(config):
 
 
 def serialize_for_executorch(emitter_output, config, data_serializer=None,
-                             named_data_store=None):
+                             named_data_store=None, *, named_data=None):
     """``(pte, {tag: ptd})`` as upstream's function of that name places the
     data: the .pte holds the program, the mutable data and the store's
     ``pte_data``; each tag's .ptd holds the emitter's external constants of
     that tag (keyed by fully qualified name, with their EXTERNAL tensor's
     layout) and the store's ``external_data`` of that tag. ``data_serializer``
     is accepted for the signature; the .ptd files are ExecuTorch's flat tensor
-    format, segment-aligned as ``config.segment_alignment`` says."""
+    format, segment-aligned as ``config.segment_alignment`` says. ``named_data``
+    is the store's keyword in older upstream code."""
     del data_serializer
+    if named_data_store is None:
+        named_data_store = named_data
     pte, ptds = _etpack._exir_for_executorch(emitter_output, named_data_store,
                                              *_options(config))
     return pte, dict(ptds)

@@ -193,7 +193,11 @@ void DefineExir(py::module_& m) {
                                : PteNames{r + ".program", r + ".mutable_data", r + ".named_data"};
     auto items = NewItems();
     PteInput input = WalkPteFile(*items, names, program, mutable_data, named_data);
-    PtePlan plan = PlanReleased<PtePlan>([&] { return PlanPte(std::move(input), options); });
+    PtePlan plan = PlanReleased<PtePlan>([&]() -> Result<PtePlan> {
+      Result<PtePlan> planned = PlanPte(std::move(input), options);
+      if (!planned.ok()) return planned.status().WithContext(names.program);
+      return planned;
+    });
     return Artifact(items, std::move(plan.artifact), "pte");
   });
 
@@ -207,23 +211,24 @@ void DefineExir(py::module_& m) {
   });
 
   // (pte, [(tag, ptd)]) planned together as PlanProgramWithData plans them.
-  m.def("_exir_for_executorch", [](py::object emitter_output, py::object named_data_store,
-                                   py::object extract, py::object segment, py::object constant,
-                                   py::object delegate) {
-    const PteOptions options = OptionsOf(extract, segment, constant, delegate);
-    auto items = NewItems();
-    ExirInputs inputs = WalkForExecutorch(*items, emitter_output, named_data_store);
-    std::vector<ExternalDataFile> data;
-    for (auto& [tag, input] : inputs.data) data.push_back({tag, std::move(input)});
-    ProgramWithDataPlan plan = PlanReleased<ProgramWithDataPlan>([&] {
-      return PlanProgramWithData("program", std::move(inputs.program), options, std::move(data));
-    });
-    py::list ptds;
-    for (ProgramWithDataPlan::Data& d : plan.data) {
-      ptds.append(py::make_tuple(d.name, Artifact(items, std::move(d.plan.artifact), "ptd")));
-    }
-    return py::make_tuple(Artifact(items, std::move(plan.program.artifact), "pte"), ptds);
-  });
+  m.def("_exir_for_executorch",
+        [](py::object emitter_output, py::object named_data_store, py::object extract,
+           py::object segment, py::object constant, py::object delegate) {
+          const PteOptions options = OptionsOf(extract, segment, constant, delegate);
+          auto items = NewItems();
+          ExirInputs inputs = WalkForExecutorch(*items, emitter_output, named_data_store);
+          std::vector<ExternalDataFile> data;
+          for (auto& [tag, input] : inputs.data) data.push_back({tag, std::move(input)});
+          ProgramWithDataPlan plan = PlanReleased<ProgramWithDataPlan>([&] {
+            return PlanProgramWithData("program", std::move(inputs.program), options,
+                                       std::move(data), "emitter_output.program");
+          });
+          py::list ptds;
+          for (ProgramWithDataPlan::Data& d : plan.data) {
+            ptds.append(py::make_tuple(d.name, Artifact(items, std::move(d.plan.artifact), "ptd")));
+          }
+          return py::make_tuple(Artifact(items, std::move(plan.program.artifact), "pte"), ptds);
+        });
 
   // Writes the .pte and each tag's .ptd in `ptd_dir` ({tag}, with ".ptd"
   // appended unless the tag ends in it) as one unit. Returns the .ptd paths.
@@ -245,7 +250,8 @@ void DefineExir(py::module_& m) {
     PlanAndWrite(
         [&](ArtifactFiles* files) -> Status {
           ETPACK_ASSIGN_OR_RETURN(
-              plan, PlanProgramWithData(path, std::move(inputs.program), options, std::move(data)));
+              plan, PlanProgramWithData(path, std::move(inputs.program), options, std::move(data),
+                                        path + ": emitter_output.program"));
           *files = plan.files();
           return Status::OK();
         },

@@ -167,6 +167,10 @@ def test_for_executorch_pte_data_stays_in_the_pte(tmp_path):
     assert list(ptds) == ["extra"]
     ptds["extra"].save(tmp_path / "extra.ptd")
     assert [e["key"] for e in etpack.inspect(tmp_path / "extra.ptd")["entries"]] == ["x.blob"]
+    # Older upstream code passes the store as named_data=.
+    pte2, ptds2 = ex.serialize_for_executorch(emitted, config_of(options), None,
+                                              named_data=store)
+    assert bytes(pte2) == bytes(pte) and bytes(ptds2["extra"]) == bytes(ptds["extra"])
 
 
 def test_for_executorch_without_external_data_has_no_ptd():
@@ -309,7 +313,7 @@ def test_error_data_buffer_idx_past_constant_buffer(tmp_path):
         ex.serialize_pte_binary(pte_file, **options)
     message = str(info.value)
     assert "data_buffer_idx" in message and "9" in message and str(n) in message, message
-    assert "execution_plan[0].values[" in message
+    assert "pte_file.program: " in message and "execution_plan[0].values[" in message
     emitted = C.EmitterOutput(pte_file.program)
     with pytest.raises(etpack.InvalidArgumentError):
         ex.save(tmp_path / "x.pte", emitted, config=config_of(options))
