@@ -96,24 +96,21 @@ class TreeWalker {
     Raise(Code::kInvalidArgument, path_ + ": " + message);
   }
 
-  // getattr(o, name) as a new reference; a missing attribute names what was expected.
+  // getattr(o, name) as a new reference. A missing attribute is an error at
+  // the attribute's path naming the object's class and the type expected.
   py::object Attr(PyObject* o, PyObject* name, const std::string& expected) {
     PyObject* v = PyObject_GetAttr(o, name);
     if (v != nullptr) return py::reinterpret_steal<py::object>(v);
     if (!PyErr_ExceptionMatches(PyExc_AttributeError)) throw py::error_already_set();
     PyErr_Clear();
-    RaiseTypeError(path_ + ": expected " + expected + ", found a " + Found(o) +
-                   " without attribute '" + PyUnicode_AsUTF8(name) + "'");
+    const std::string attribute = PyUnicode_AsUTF8(name);
+    RaiseTypeError(path_ + "." + attribute + ": expected " + expected + ", found a " + Found(o) +
+                   " without attribute '" + attribute + "'");
   }
   py::object Attr(PyObject* o, const char* name, const std::string& expected) {
-    PathPush at(path_, name);
     py::object n = py::reinterpret_steal<py::object>(PyUnicode_InternFromString(name));
-    // The error names the parent path plus the attribute, so pop first.
-    std::string saved = path_;
-    path_.resize(path_.size() - std::strlen(name) - 1);
-    py::object v = Attr(o, n.ptr(), expected);
-    path_ = std::move(saved);
-    return v;
+    if (!n) throw py::error_already_set();
+    return Attr(o, n.ptr(), expected);
   }
 
   // The Program table (its bulk fields become sources in `input`).

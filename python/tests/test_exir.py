@@ -271,7 +271,7 @@ def test_error_missing_attribute(tmp_path, pte_all_kinds):
     tensor = pte_file.program.execution_plan[0].values[12].val
     del tensor.sizes
     raises_naming(TypeError, lambda: ex.serialize_pte_binary(pte_file, **options),
-                  "pte_file.program.execution_plan[0].values[12].val", "sizes",
+                  "pte_file.program.execution_plan[0].values[12].val.sizes: ",
                   "found a Tensor without attribute 'sizes'", "expected list of int")
 
 
