@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <set>
@@ -81,7 +82,10 @@ std::string ScalarName(BaseType t) {
 
 }  // namespace
 
-// Walks one object tree; `path_` is where it is, for errors.
+// Walks one object tree. Where it is, for errors, is `path_` (a prefix the
+// helpers below edit as text) followed by `frames_` (the fields and indices
+// of the table walk, pushed and popped without building any text: the path
+// is rendered only for an error).
 class TreeWalker {
  public:
   TreeWalker(Items& items, std::string root)
@@ -89,11 +93,37 @@ class TreeWalker {
 
   std::string& path() { return path_; }
 
+  // A field name or list index on the path for the life of the object.
+  class Frame {
+   public:
+    Frame(TreeWalker& w, std::string_view name) : w_(w) { w.frames_.push_back({name, 0}); }
+    Frame(TreeWalker& w, size_t index) : w_(w) { w.frames_.push_back({{}, index}); }
+    ~Frame() { w_.frames_.pop_back(); }
+    Frame(const Frame&) = delete;
+    Frame& operator=(const Frame&) = delete;
+
+   private:
+    TreeWalker& w_;
+  };
+
+  std::string Path() const {
+    std::string p = path_;
+    for (const auto& [name, index] : frames_) {
+      if (name.empty()) {
+        p += "[" + std::to_string(index) + "]";
+      } else {
+        p += ".";
+        p += name;
+      }
+    }
+    return p;
+  }
+
   [[noreturn]] void WrongType(PyObject* found, const std::string& expected) {
-    RaiseTypeError(path_ + ": expected " + expected + ", found " + Found(found));
+    RaiseTypeError(Path() + ": expected " + expected + ", found " + Found(found));
   }
   [[noreturn]] void Invalid(const std::string& message) {
-    Raise(Code::kInvalidArgument, path_ + ": " + message);
+    Raise(Code::kInvalidArgument, Path() + ": " + message);
   }
 
   // getattr(o, name) as a new reference. A missing attribute is an error at
@@ -104,7 +134,7 @@ class TreeWalker {
     if (!PyErr_ExceptionMatches(PyExc_AttributeError)) throw py::error_already_set();
     PyErr_Clear();
     const std::string attribute = PyUnicode_AsUTF8(name);
-    RaiseTypeError(path_ + "." + attribute + ": expected " + expected + ", found a " + Found(o) +
+    RaiseTypeError(Path() + "." + attribute + ": expected " + expected + ", found a " + Found(o) +
                    " without attribute '" + attribute + "'");
   }
   py::object Attr(PyObject* o, const char* name, const std::string& expected) {
@@ -130,7 +160,7 @@ class TreeWalker {
         const bool constants = f.name == "constant_buffer";
         py::object list = Attr(program, schema_.name(index, i),
                                constants ? "list of Buffer" : "list of BackendDelegateInlineData");
-        PathPush at(path_, f.name);
+        Frame at(*this, f.name);
         std::vector<json::Value> entries;
         std::vector<SourcePtr>& sources = constants ? input->constants : input->delegates;
         ForEach(
@@ -152,19 +182,19 @@ class TreeWalker {
   SourcePtr BufferSource(PyObject* holder, const char* attr, const char* holder_type) {
     if (holder == Py_None) WrongType(holder, holder_type);
     py::object data = Attr(holder, attr, "bytes");
-    PathPush at(path_, attr);
+    Frame at(*this, attr);
     return DataSource(data.ptr());
   }
 
   // bytes (any buffer), or file-backed data (no buffer protocol; `_path`
   // names the file).
   SourcePtr DataSource(PyObject* data) {
-    if (PyObject_CheckBuffer(data)) return items_.Borrow(data, path_);
+    if (PyObject_CheckBuffer(data)) return items_.Borrow(data, Path());
     if (data != Py_None && !PyUnicode_Check(data)) {
       PyObject* file = PyObject_GetAttrString(data, "_path");
       if (file != nullptr) {
         py::object path = py::reinterpret_steal<py::object>(file);
-        if (IsPath(path)) return items_.Source(path, path_);
+        if (IsPath(path)) return items_.Source(path, Path());
       } else {
         PyErr_Clear();
       }
@@ -180,7 +210,7 @@ class TreeWalker {
     const Py_ssize_t n = PySequence_Fast_GET_SIZE(fast.ptr());
     PyObject** items = PySequence_Fast_ITEMS(fast.ptr());
     for (Py_ssize_t k = 0; k < n; ++k) {
-      PathPush at(path_, static_cast<size_t>(k));
+      Frame at(*this, static_cast<size_t>(k));
       fn(items[k]);
     }
   }
@@ -195,15 +225,18 @@ class TreeWalker {
 
   json::Value Table(PyObject* o, int index) {
     const ObjectInfo& info = schema_.data().objects[index];
-    std::vector<json::Value::Member> members;
-    members.reserve(info.fields.size());
+    // Members collect on one stack shared by the whole walk and move into a
+    // vector of the exact size: a table holds only the fields present, and a
+    // tree of millions of members must not reserve room for the rest.
+    const size_t start = scratch_.size();
+    auto& members = scratch_;
     for (size_t i = 0; i < info.fields.size(); ++i) {
       const FieldInfo& f = info.fields[i];
       if (!f.present || f.type == BaseType::UType) continue;
       if (f.type == BaseType::Union) {
         py::object v = AttrAt(o, schema_.name(index, i), f);
         if (v.is_none()) continue;
-        PathPush at(path_, f.name);
+        Frame at(*this, f.name);
         const fbs::EnumInfo& u = schema_.data().enums[f.index];
         const std::string_view cls = ClassName(v.ptr());
         const fbs::EnumValue* member = nullptr;
@@ -220,7 +253,10 @@ class TreeWalker {
       json::Value v = Field(o, index, i);
       if (!v.is_null()) members.emplace_back(std::string(f.name), std::move(v));
     }
-    return json::Value::Object(std::move(members));
+    std::vector<json::Value::Member> own(std::make_move_iterator(scratch_.begin() + start),
+                                         std::make_move_iterator(scratch_.end()));
+    scratch_.erase(scratch_.begin() + start, scratch_.end());
+    return json::Value::Object(std::move(own));
   }
 
  private:
@@ -261,13 +297,28 @@ class TreeWalker {
   json::Value Field(PyObject* o, int index, size_t i) {
     const FieldInfo& f = schema_.data().objects[index].fields[i];
     py::object v = AttrAt(o, schema_.name(index, i), f);
-    PathPush at(path_, f.name);
+    Frame at(*this, f.name);
     if (v.is_none()) return json::Value::Null();
     switch (f.type) {
       case BaseType::Obj: return Table(v.ptr(), f.index);
       case BaseType::String: return String(v.ptr());
       case BaseType::Vector: return Vector(v.ptr(), f);
-      default: return Scalar(v.ptr(), f.type, f.index);
+      default: {
+        json::Value x = Scalar(v.ptr(), f.type, f.index);
+        // A scalar equal to its schema default is never stored in a
+        // flatbuffer: leaving it out of the tree changes no byte and spares
+        // the tree and the builder a member (most of a tensor's fields).
+        return IsDefault(x, f) ? json::Value::Null() : x;
+      }
+    }
+  }
+
+  static bool IsDefault(const json::Value& x, const FieldInfo& f) {
+    switch (x.kind()) {
+      case json::Kind::kBool: return x.as_bool() == (f.default_integer != 0);
+      case json::Kind::kInt: return x.as_int() == f.default_integer;
+      case json::Kind::kDouble: return x.as_double() == f.default_real;
+      default: return false;
     }
   }
 
@@ -302,7 +353,7 @@ class TreeWalker {
     PyObject** elements = PySequence_Fast_ITEMS(v);
     items.reserve(static_cast<size_t>(n));
     for (Py_ssize_t k = 0; k < n; ++k) {
-      PathPush at(path_, static_cast<size_t>(k));
+      Frame at(*this, static_cast<size_t>(k));
       PyObject* e = elements[k];
       switch (f.element) {
         case BaseType::Obj:
@@ -376,6 +427,8 @@ class TreeWalker {
   Items& items_;
   const ProgramSchema& schema_;
   std::string path_;
+  std::vector<std::pair<std::string_view, size_t>> frames_;
+  std::vector<json::Value::Member> scratch_;  // see Table()
 };
 
 namespace {
