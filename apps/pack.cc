@@ -41,10 +41,10 @@ int Pack(const std::vector<std::string>& argv) {
       // into one list by the manifest reader): delegates look keys up in
       // the .pte's named data and the .ptd files together, so only the
       // file the bytes live in changes.
-      const PtdInput data = PtdInputOf(pte->input.named_data);
+      PtdInput data = PtdInputOf(pte->input.named_data);
       pte->input.named_data.clear();
       s = PlanAndWritePair(job->input, job->output, std::move(pte->input), options, **ptd_path,
-                           data, digest.sha256);
+                           std::move(data), digest.sha256);
     }
     return s.ok() ? kExitOk : Failure(s);
   }
@@ -68,7 +68,7 @@ int Pack(const std::vector<std::string>& argv) {
   if (Status s = WritePlanned(job->output, plan->artifact, digest.sha256); !s.ok()) {
     return Failure(s);
   }
-  ReportPtd(job->output, *plan, ptd.input, options);
+  ReportPtd(job->output, *plan, ptd.input.entries.size(), options);
   return kExitOk;
 }
 

@@ -52,7 +52,7 @@ int Repack(const std::vector<std::string>& argv) {
       ExternalizeConstants(**file, options.constant_tensor_alignment);
   if (!split.ok()) return Failure(split.status());
   if (Status s = PlanAndWritePair(job->output, job->output, std::move(split->first), options,
-                                  **ptd_path, split->second, digest.sha256);
+                                  **ptd_path, std::move(split->second), digest.sha256);
       !s.ok()) {
     return Failure(s);
   }

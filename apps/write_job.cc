@@ -86,11 +86,11 @@ void ReportPte(const std::string& output, const PtePlan& plan, const PteOptions&
               options.dedup_constants ? ", identical constants stored once" : "");
 }
 
-void ReportPtd(const std::string& output, const PtdPlan& plan, const PtdInput& input,
+void ReportPtd(const std::string& output, const PtdPlan& plan, size_t entries,
                const PtdOptions& options) {
   std::printf("wrote %s (%s, %s, %s, segment alignment %" PRIu64 ")\n", output.c_str(),
               Count(plan.artifact.file_size, "byte").c_str(),
-              Count(input.entries.size(), "entry", "entries").c_str(),
+              Count(entries, "entry", "entries").c_str(),
               Count(plan.layout.segments.size(), "segment").c_str(), options.segment_alignment);
 }
 
@@ -117,20 +117,18 @@ Result<const std::string*> DataOutput(const WriteJob& job, const char* flag) {
 }
 
 Status PlanAndWritePair(const std::string& input_name, const std::string& output, PteInput pte,
-                        const PteOptions& options, const std::string& ptd_path, const PtdInput& ptd,
+                        const PteOptions& options, const std::string& ptd_path, PtdInput ptd,
                         bool sha256) {
-  PtdOptions ptd_options;
-  ptd_options.segment_alignment = options.segment_alignment;
-  ptd_options.integrity_table = options.integrity_table;
-  ptd_options.strictest_shared_alignment = options.strictest_shared_alignment;
-  Result<PtePlan> pte_plan = PlanPte(std::move(pte), options);
-  if (!pte_plan.ok()) return pte_plan.status().WithContext(input_name);
-  Result<PtdPlan> ptd_plan = PlanPtd(ptd, ptd_options);
-  if (!ptd_plan.ok()) return ptd_plan.status().WithContext(ptd_path);
-  ETPACK_RETURN_IF_ERROR(
-      WriteFiles({{ptd_path, &ptd_plan->artifact}, {output, &pte_plan->artifact}}, sha256));
-  ReportPtd(ptd_path, *ptd_plan, ptd, ptd_options);
-  ReportPte(output, *pte_plan, options);
+  std::vector<ExternalDataFile> data;
+  data.push_back({ptd_path, std::move(ptd)});
+  ETPACK_ASSIGN_OR_RETURN(
+      ProgramWithDataPlan plan,
+      PlanProgramWithData(output, std::move(pte), options, std::move(data), input_name));
+  ETPACK_RETURN_IF_ERROR(WriteFiles(plan.files(), sha256));
+  for (const ProgramWithDataPlan::Data& d : plan.data) {
+    ReportPtd(d.name, d.plan, d.entries, d.options);
+  }
+  ReportPte(output, plan.program, options);
   return Status::OK();
 }
 

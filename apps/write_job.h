@@ -10,6 +10,7 @@
 
 #include "args.h"
 #include "digests.h"
+#include "etpack/external_data.h"
 #include "etpack/output.h"
 #include "etpack/ptd.h"
 #include "etpack/pte.h"
@@ -63,7 +64,7 @@ Status WritePlanned(const std::string& output, const ArtifactPlan& plan, bool sh
 
 // "wrote OUT (N bytes, ...)" on stdout.
 void ReportPte(const std::string& output, const PtePlan& plan, const PteOptions& options);
-void ReportPtd(const std::string& output, const PtdPlan& plan, const PtdInput& input,
+void ReportPtd(const std::string& output, const PtdPlan& plan, size_t entries,
                const PtdOptions& options);
 
 // PlanPte, WritePlanned, ReportPte. A planning error is about the input:
@@ -76,13 +77,12 @@ Status PlanAndWrite(const std::string& input_name, const std::string& output, Pt
 // error (a usage error) for an empty name, standard output or the -o file.
 Result<const std::string*> DataOutput(const WriteJob& job, const char* flag);
 
-// A program and the .ptd holding its data: plans both before writing either
-// (a planning error starts with `input_name` for the program, `ptd_path`
-// for the data), publishes them as one unit, the .ptd first (a program
-// never appears without its data), and reports both. The .ptd takes the
-// program's segment alignment, shared-alignment rule and integrity option.
+// A program and the .ptd holding its data, planned together by
+// PlanProgramWithData (etpack/external_data.h; a planning error starts with
+// `input_name` for the program, `ptd_path` for the data), published as one
+// unit, the .ptd first, and both reported.
 Status PlanAndWritePair(const std::string& input_name, const std::string& output, PteInput pte,
-                        const PteOptions& options, const std::string& ptd_path, const PtdInput& ptd,
+                        const PteOptions& options, const std::string& ptd_path, PtdInput ptd,
                         bool sha256 = false);
 
 }  // namespace etpack::cli

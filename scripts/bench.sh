@@ -21,6 +21,11 @@
 #           vs  ndarray.tofile + fsync, numpy.savez, torch.save
 #           (scripts/bench_python.py; its own section of RESULTS.md, which
 #           `--jobs python` alone replaces in place)
+#   exir    etpack.exir.serialize_pte_binary(...).save() of an LLM-shaped
+#           exporter object tree (python/tests/exir_classes.py; not --sizes):
+#           50,000 constants of 64 MiB vs dataclasses.asdict + json.dumps of
+#           the same tree, and 200 constants of 2 GiB vs cp (bench/exir_bench.py;
+#           its own section of RESULTS.md, which `--jobs exir` alone replaces)
 #   checksum  etpack ptd --integrity of such shards    vs  etpack ptd of the
 #           same shards without a table (not cp: the row's ratio is the
 #           table's cost, runs interleaved)
@@ -89,8 +94,8 @@ while (($#)); do
 done
 [[ "$runs" =~ ^[1-9][0-9]*$ ]] || { echo "bench: --runs $runs is not a positive integer" >&2; exit 2; }
 for job in $jobs; do
-  case "$job" in demo | pack | ptd | bundle | python | checksum | fat | compress | plan) ;;
-    *) echo "bench: unknown job '$job' (jobs: demo pack ptd bundle python checksum fat compress plan)" >&2; exit 2 ;;
+  case "$job" in demo | pack | ptd | bundle | python | exir | checksum | fat | compress | plan) ;;
+    *) echo "bench: unknown job '$job' (jobs: demo pack ptd bundle python exir checksum fat compress plan)" >&2; exit 2 ;;
   esac
 done
 
@@ -116,7 +121,8 @@ meson configure build-release -Dbuildtype=release >/dev/null
 ninja -C build-release apps/etpack bench/etpack_bench bench/gen_weights >/dev/null
 etpack="$PWD/build-release/apps/etpack"
 python_section=""
-if [[ " $jobs " == *" python "* ]]; then
+exir_section=""
+if [[ " $jobs " == *" python "* || " $jobs " == *" exir "* ]]; then
   ninja -C build-release python/etpack/_etpack$(/usr/bin/python3 -c \
     'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))') >/dev/null
 fi
@@ -439,6 +445,32 @@ if [[ " $jobs " == *" python "* ]]; then
   fi
 fi
 
+if [[ " $jobs " == *" exir "* ]]; then
+  echo "== exir ($(date +%T))" >&2
+  need_space "the exir job" 2GiB
+  mkdir -p "$work/exir"
+  exir_section=$(/usr/bin/python3 bench/exir_bench.py --module-dir build-release/python \
+    --dir "$work/exir" --runs "$runs")
+  rm -rf "$work/exir"
+  jobs=$(tr ' ' '\n' <<<"$jobs" | { grep -vx exir || true; } | tr '\n' ' ' | xargs)
+  if [ -z "$jobs" ] && [ -z "$python_section" ]; then
+    # Alone: replace the section in place (before the in-process one).
+    touch "$out/RESULTS.md"
+    EXIR_SECTION="$exir_section" /usr/bin/python3 - "$out/RESULTS.md" <<'EOF'
+import os, re, sys
+path = sys.argv[1]
+text = re.sub(r"## ExecuTorch exporter objects.*?(?=^## |\Z)", "", open(path).read(),
+              flags=re.S | re.M)
+section = os.environ["EXIR_SECTION"].strip() + "\n\n"
+at = text.find("## In-process")
+text = text[:at] + section + text[at:] if at >= 0 else text.rstrip() + "\n\n" + section
+open(path, "w").write(text)
+EOF
+    printf '%s\n' "$exir_section"
+    exit 0
+  fi
+fi
+
 all_sizes="$sizes"
 [ "$capped" = none ] || [[ " $sizes " == *" $capped "* ]] || all_sizes+=" $capped"
 for size in $all_sizes; do
@@ -569,6 +601,10 @@ EOF
   if [ -n "$plan_section" ]; then
     echo
     printf '%s\n' "$plan_section"
+  fi
+  if [ -n "$exir_section" ]; then
+    echo
+    printf '%s\n' "$exir_section"
   fi
   if ((${#zrows[@]})); then
     echo

@@ -493,3 +493,54 @@ TEST_CASE("ExternalizeConstants of an input: errors") {
     CHECK(split.status().code() == Code::kInvalidArgument);
   }
 }
+
+TEST_CASE("PlanProgramWithData plans a program and its data files as one unit") {
+  auto split = ExternalizeConstants(SmallProgram({Pattern(64, 1), Pattern(32, 2)}));
+  REQUIRE(split.ok());
+  PteOptions options;
+  options.segment_alignment = 256;
+  SECTION("data files first, each with the program's segment alignment") {
+    std::vector<ExternalDataFile> data;
+    data.push_back({"a.ptd", std::move(split->second)});
+    data.push_back({"b.ptd", PtdInput()});
+    auto plan = PlanProgramWithData("m.pte", std::move(split->first), options, std::move(data));
+    INFO(plan.status().ToString());
+    REQUIRE(plan.ok());
+    const ArtifactFiles files = plan->files();
+    REQUIRE(files.size() == 3);
+    CHECK(files[0].first == "a.ptd");
+    CHECK(files[1].first == "b.ptd");
+    CHECK(files[2].first == "m.pte");
+    CHECK(files[2].second == &plan->program.artifact);
+    CHECK(plan->data[0].options.segment_alignment == 256);
+    CHECK(plan->data[0].entries == 2);
+    MemoryOutputFs fs;
+    REQUIRE(WriteArtifactFiles(fs, files).ok());
+    auto pte = Read<PteFile>("m.pte", fs.files().at("m.pte"));
+    auto ptd = Read<PtdFile>("a.ptd", fs.files().at("a.ptd"));
+    CHECK(CheckExternalReferences(*pte, {ptd.get()}).ok());
+    CHECK(ptd->layout().segment_base_offset % 256 == 0);
+  }
+  SECTION("a name given twice") {
+    std::vector<ExternalDataFile> data;
+    data.push_back({"m.pte", std::move(split->second)});
+    auto plan = PlanProgramWithData("m.pte", std::move(split->first), options, std::move(data));
+    REQUIRE_FALSE(plan.ok());
+    CHECK(Contains(plan.status().message(), "'m.pte' is named for two of the files"));
+  }
+  SECTION("errors name the file they are about") {
+    split->second.entries[0].alignment = 3;
+    std::vector<ExternalDataFile> data;
+    data.push_back({"w.ptd", std::move(split->second)});
+    auto plan = PlanProgramWithData("m.pte", std::move(split->first), options, std::move(data),
+                                    "manifest.json");
+    REQUIRE_FALSE(plan.ok());
+    CHECK(plan.status().message().rfind("w.ptd: ", 0) == 0);
+    PteOptions bad = options;
+    bad.segment_alignment = 3;
+    auto program_error =
+        PlanProgramWithData("m.pte", SmallProgram({Pattern(8, 1)}), bad, {}, "manifest.json");
+    REQUIRE_FALSE(program_error.ok());
+    CHECK(program_error.status().message().rfind("manifest.json: ", 0) == 0);
+  }
+}

@@ -2,6 +2,7 @@
 
 #include "test_files.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -189,6 +190,56 @@ TEST_CASE("a mixed plan round-trips through a file") {
   REQUIRE(WriteArtifactFile(out, f.plan, opts).ok());
   CHECK(ReadFile(out) == f.expected);
   CHECK(f.dir.List() == std::set<std::string>{"model.pte", "weights.bin"});
+}
+
+TEST_CASE("WriteArtifactAt writes a plan into an open file at an offset") {
+  Fixture f;
+  const std::string out = f.dir.File("cord.bin");
+  SECTION("over existing bytes: the padding is zero again, the rest is kept") {
+    WriteFile(out, std::vector<uint8_t>(100 + f.plan.file_size + 10, 0xff));
+    const int fd = ::open(out.c_str(), O_RDWR | O_CLOEXEC);
+    REQUIRE(fd >= 0);
+    const Status s = WriteArtifactAt(f.plan, fd, 100, out);
+    ::close(fd);
+    INFO(s.ToString());
+    REQUIRE(s.ok());
+    std::vector<uint8_t> expected(100, 0xff);
+    expected.insert(expected.end(), f.expected.begin(), f.expected.end());
+    expected.insert(expected.end(), 10, 0xff);
+    CHECK(ReadFile(out) == expected);
+  }
+  SECTION("past the end: the file grows") {
+    WriteFile(out, std::vector<uint8_t>(3, 0xff));
+    const int fd = ::open(out.c_str(), O_WRONLY | O_CLOEXEC);
+    REQUIRE(fd >= 0);
+    REQUIRE(WriteArtifactAt(f.plan, fd, 7, out).ok());
+    ::close(fd);
+    std::vector<uint8_t> expected = {0xff, 0xff, 0xff, 0, 0, 0, 0};
+    expected.insert(expected.end(), f.expected.begin(), f.expected.end());
+    CHECK(ReadFile(out) == expected);
+  }
+  SECTION("append mode and read-only descriptors are refused before writing") {
+    WriteFile(out, std::vector<uint8_t>(3, 0xff));
+    for (int flags : {O_WRONLY | O_APPEND, O_RDONLY}) {
+      const int fd = ::open(out.c_str(), flags | O_CLOEXEC);
+      REQUIRE(fd >= 0);
+      const Status s = WriteArtifactAt(f.plan, fd, 0, out);
+      ::close(fd);
+      CHECK(s.code() == Code::kInvalidArgument);
+      CHECK(Contains(s.message(), out));
+      CHECK(ReadFile(out) == std::vector<uint8_t>(3, 0xff));
+    }
+  }
+  SECTION("a malformed plan is refused before writing") {
+    ArtifactPlan bad = f.plan;
+    bad.file_size = 10;
+    WriteFile(out, std::vector<uint8_t>(3, 0xff));
+    const int fd = ::open(out.c_str(), O_RDWR | O_CLOEXEC);
+    REQUIRE(fd >= 0);
+    CHECK(WriteArtifactAt(bad, fd, 0, out).code() == Code::kInvalidArgument);
+    ::close(fd);
+    CHECK(ReadFile(out) == std::vector<uint8_t>(3, 0xff));
+  }
 }
 
 TEST_CASE("WriteArtifactFile leaves the destination untouched on failure") {

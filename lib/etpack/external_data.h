@@ -11,9 +11,11 @@
 #define ETPACK_EXTERNAL_DATA_H_
 
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
+#include "etpack/ptd.h"
 #include "etpack/ptd_file.h"
 #include "etpack/pte.h"
 #include "etpack/pte_file.h"
@@ -61,6 +63,48 @@ Result<std::pair<PteInput, PtdInput>> ExternalizeConstants(const PteFile& pte,
 // checked (reading no bulk data): what PlanPte refuses for `input` is
 // returned as PlanPte's error. Split errors start with "program: ".
 Result<std::pair<PteInput, PtdInput>> ExternalizeConstants(PteInput input, uint64_t alignment = 16);
+
+// A program and the .ptd files that hold its external data, planned
+// together so that they are written as one unit: every front end that
+// writes a .pte with its data (repack --external-constants, pack
+// --external-named-data, the Python module) plans through here and writes
+// files() with WriteArtifactFiles, so a program never appears without its
+// data, nor data beside an old program.
+struct ExternalDataFile {
+  std::string name;  // the file's destination; names it in errors
+  PtdInput input;
+};
+
+struct ProgramWithDataPlan {
+  std::string program_name;
+  PtePlan program;
+  PteOptions program_options;  // as planned (for reports)
+  struct Data {
+    std::string name;
+    PtdPlan plan;
+    PtdOptions options;
+    size_t entries = 0;  // entries of its input
+  };
+  std::vector<Data> data;  // in the order given
+
+  // Data files first, in order, then the program: the order to publish in.
+  // The pointers refer into this plan.
+  ArtifactFiles files() const;
+};
+
+// Plans the program and every data file before anything is written. Each
+// .ptd takes the program's segment_alignment, integrity_table and
+// strictest_shared_alignment. A planning error is the planner's, prefixed
+// with the name of the file it is about (`program_context`, or when empty
+// `program_name`, for the program; the data file's name). Names must differ
+// (kInvalidArgument naming the name given twice).
+Result<ProgramWithDataPlan> PlanProgramWithData(std::string program_name, PteInput program,
+                                                const PteOptions& options,
+                                                std::vector<ExternalDataFile> data,
+                                                const std::string& program_context = "");
+
+// The PtdOptions a program's data files get (see PlanProgramWithData).
+PtdOptions DataOptionsOf(const PteOptions& options);
 
 }  // namespace etpack
 

@@ -129,6 +129,19 @@ Status WriteArtifactFiles(const ArtifactFiles& files, const OutputOptions& optio
 Status WriteArtifactFile(const std::string& path, const ArtifactPlan& plan,
                          const OutputOptions& options = {}, const ProgressFn& progress = {});
 
+// Writes `plan` into a file the caller has open, at [offset, offset +
+// plan.file_size) (an exporter streaming into a file object it owns). Not
+// atomic: nothing is published or renamed, and on failure the range holds
+// whatever was written so far. Every byte of the range ends up as the plan
+// says, including the zero padding, even where the file already had bytes;
+// the file grows when shorter and is never shortened. The plan is checked
+// before anything is written (kInvalidArgument for a malformed plan). `name`
+// names the file in errors. REQUIRES: `fd` is open for writing and not in
+// append mode (kInvalidArgument otherwise); the caller keeps it open and
+// does not write it concurrently.
+Status WriteArtifactAt(const ArtifactPlan& plan, int fd, uint64_t offset, const std::string& name,
+                       const ProgressFn& progress = {});
+
 // The artifact's bytes in memory (small artifacts: tests, benchmarks).
 Result<std::vector<uint8_t>> WriteArtifactToMemory(const ArtifactPlan& plan);
 

@@ -464,8 +464,18 @@ Result<uoffset_t> TreeBuilder::Table(int obj_index, const json::Value& v) {
   }
   const size_t slots = slots_.size();
   slots_.resize(slots + obj.fields.size(), nullptr);
+  // Members usually come in schema order (flatc, the exporter walkers and
+  // etpack's own trees write them so): the field after the last one found
+  // is tried first, so a table costs one comparison per member, not a scan.
+  size_t next = 0;
   for (const json::Value::Member& m : v.members()) {
-    const int id = obj.Lookup(m.first);
+    int id = -1;
+    if (next < obj.fields.size() && obj.fields[next].present && obj.fields[next].name == m.first) {
+      id = static_cast<int>(next);
+    } else {
+      id = obj.Lookup(m.first);
+    }
+    next = static_cast<size_t>(id) + 1;
     if (id < 0 || slots_[slots + static_cast<size_t>(id)] != nullptr) {
       PathPush p(path_, m.first);
       return Fail(id < 0 ? "unknown member of table " + std::string(obj.name)

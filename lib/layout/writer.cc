@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "integrity/table.h"
+#include "io/fd_output.h"
 #include "io/publish_steps.h"
 #include "layout/assembler.h"
 #include "layout/input_files.h"
@@ -280,6 +281,17 @@ Status WriteArtifactFiles(const ArtifactFiles& files, const OutputOptions& optio
 Status WriteArtifactFile(const std::string& path, const ArtifactPlan& plan,
                          const OutputOptions& options, const ProgressFn& progress) {
   return WriteArtifactFiles({{path, &plan}}, options, progress);
+}
+
+Status WriteArtifactAt(const ArtifactPlan& plan, int fd, uint64_t offset, const std::string& name,
+                       const ProgressFn& progress) {
+  ETPACK_RETURN_IF_ERROR(ValidateArtifactPlan(plan).WithContext(name));
+  if (offset > UINT64_MAX - plan.file_size) {
+    return OutOfRange(name + ": " + std::to_string(plan.file_size) + " bytes at offset " +
+                      std::to_string(offset) + " do not fit in 64 bits");
+  }
+  ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<OutputFile> output, NewFdRangeOutput(fd, offset, name));
+  return WriteArtifact(plan, *output, progress);
 }
 
 Result<std::vector<uint8_t>> WriteArtifactToMemory(const ArtifactPlan& plan) {

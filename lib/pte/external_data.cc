@@ -229,4 +229,47 @@ Result<std::pair<PteInput, PtdInput>> ExternalizeConstants(PteInput input, uint6
   return Externalize(*checked.program, "program", std::move(input), alignment);
 }
 
+PtdOptions DataOptionsOf(const PteOptions& options) {
+  PtdOptions ptd;
+  ptd.segment_alignment = options.segment_alignment;
+  ptd.integrity_table = options.integrity_table;
+  ptd.strictest_shared_alignment = options.strictest_shared_alignment;
+  return ptd;
+}
+
+ArtifactFiles ProgramWithDataPlan::files() const {
+  ArtifactFiles files;
+  for (const Data& d : data) files.emplace_back(d.name, &d.plan.artifact);
+  files.emplace_back(program_name, &program.artifact);
+  return files;
+}
+
+Result<ProgramWithDataPlan> PlanProgramWithData(std::string program_name, PteInput program,
+                                                const PteOptions& options,
+                                                std::vector<ExternalDataFile> data,
+                                                const std::string& program_context) {
+  std::set<std::string> names = {program_name};
+  for (const ExternalDataFile& d : data) {
+    if (!names.insert(d.name).second) {
+      return InvalidArgument("'" + d.name + "' is named for two of the files written together");
+    }
+  }
+  ProgramWithDataPlan plan;
+  plan.program_name = std::move(program_name);
+  plan.program_options = options;
+  Result<PtePlan> pte = PlanPte(std::move(program), options);
+  if (!pte.ok()) {
+    return pte.status().WithContext(program_context.empty() ? plan.program_name : program_context);
+  }
+  plan.program = std::move(pte).value();
+  const PtdOptions ptd_options = DataOptionsOf(options);
+  for (ExternalDataFile& d : data) {
+    Result<PtdPlan> ptd = PlanPtd(d.input, ptd_options);
+    if (!ptd.ok()) return ptd.status().WithContext(d.name);
+    plan.data.push_back(
+        {std::move(d.name), std::move(ptd).value(), ptd_options, d.input.entries.size()});
+  }
+  return plan;
+}
+
 }  // namespace etpack

@@ -40,11 +40,13 @@ class Items {
   // range given twice gives the same source, so the planners store it once.
   SourcePtr Source(pybind11::handle item, const std::string& what);
 
- private:
+  // The source of a buffer-protocol object (which Source() also takes, after
+  // ruling out paths and ranges).
   SourcePtr Borrow(pybind11::handle object, const std::string& what);
   // Weak references to `object` and to what its memory belongs to.
   void Pin(pybind11::handle object);
 
+ private:
   std::deque<Py_buffer> views_;
   std::vector<pybind11::object> pins_;
   std::map<std::pair<const void*, Py_ssize_t>, SourcePtr> memory_;

@@ -22,6 +22,7 @@
 #include "etpack/ptd_file.h"
 #include "etpack/pte.h"
 #include "etpack/pte_file.h"
+#include "exir.h"
 #include "items.h"
 #include "layout/named_store.h"
 #include "write.h"
@@ -93,27 +94,20 @@ void SavePte(const std::string& path, py::handle program, py::handle constants,
   std::string ptd_path;
   if (!external_constants.is_none()) ptd_path = PathOf(external_constants, "external_constants");
 
-  PtePlan pte_plan;
-  PtdPlan ptd_plan;
+  ProgramWithDataPlan plan;
   PlanAndWrite(
       [&](ArtifactFiles* files) -> Status {
-        if (ptd_path.empty()) {
-          ETPACK_ASSIGN_OR_RETURN(pte_plan, PlanPte(std::move(input), options));
-          *files = {{path, &pte_plan.artifact}};
-          return Status::OK();
+        std::vector<ExternalDataFile> data;
+        if (!ptd_path.empty()) {
+          ETPACK_ASSIGN_OR_RETURN(
+              auto split,
+              ExternalizeConstants(std::move(input), options.constant_tensor_alignment));
+          input = std::move(split.first);
+          data.push_back({ptd_path, std::move(split.second)});
         }
         ETPACK_ASSIGN_OR_RETURN(
-            auto split, ExternalizeConstants(std::move(input), options.constant_tensor_alignment));
-        PtdOptions ptd_options;
-        ptd_options.segment_alignment = options.segment_alignment;
-        Result<PtePlan> program_only = PlanPte(std::move(split.first), options);
-        if (!program_only.ok()) return program_only.status().WithContext(path);
-        Result<PtdPlan> data = PlanPtd(split.second, ptd_options);
-        if (!data.ok()) return data.status().WithContext(ptd_path);
-        pte_plan = std::move(program_only).value();
-        ptd_plan = std::move(data).value();
-        // The .ptd first: a program never appears without its data.
-        *files = {{ptd_path, &ptd_plan.artifact}, {path, &pte_plan.artifact}};
+            plan, PlanProgramWithData(path, std::move(input), options, std::move(data)));
+        *files = plan.files();
         return Status::OK();
       },
       progress);
@@ -378,6 +372,7 @@ py::buffer_info ReadOnlyBytes(const void* data, py::ssize_t size) {
 void DefineModule(py::module_& m) {
   m.doc() = "The C++ half of etpack; use the functions of the etpack package.";
   DefineErrors(m);
+  DefineExir(m);
 
   py::class_<Mapping, std::shared_ptr<Mapping>>(m, "_Mapping", py::buffer_protocol())
       .def_buffer([](Mapping& map) {

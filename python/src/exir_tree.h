@@ -1,0 +1,68 @@
+// python/src/exir_tree.h — ExecuTorch's exporter objects (read by attribute
+// name, as docs/python.md and /work/shared/exir.md describe them) to the
+// library's inputs, without JSON and without copying a byte.
+//
+// The program tree is walked in the order of the embedded Program schema:
+// each table's fields are read with one getattr each and become the
+// json::Value tree PlanPte takes (unions by the member object's class name,
+// IntEnums as their value, Double "inf"/"-inf" strings as infinities, None
+// as an absent field). Bulk bytes (constant storage, inline delegate data,
+// mutable data, named data, external constants) become borrowed sources
+// (Items): any buffer-protocol object, or file-backed data (an object with
+// no buffer protocol whose `_path` names the file; copied file to file).
+//
+// Errors raise with the path in the object tree, the type found and the
+// type expected: TypeError for a missing attribute or a wrong type,
+// etpack.InvalidArgumentError for a value out of range (an enum value the
+// schema lacks, an index past its list, a key in two tags). Every function
+// here needs the GIL.
+
+#ifndef ETPACK_PYTHON_EXIR_TREE_H_
+#define ETPACK_PYTHON_EXIR_TREE_H_
+
+#include <pybind11/pybind11.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "etpack/ptd.h"
+#include "etpack/pte.h"
+#include "items.h"
+
+namespace etpack::python {
+
+// What errors call the three parts of a program's input.
+struct PteNames {
+  std::string program;       // "pte_file.program"
+  std::string mutable_data;  // "pte_file.mutable_data"
+  std::string named_data;    // "pte_file.named_data"
+};
+
+// A program (a Program-like object), its mutable data (a list of Buffer, or
+// None) and its named data (NamedDataStoreOutput-like, or None: only its
+// pte_data is read) as PlanPte takes them.
+PteInput WalkPteFile(Items& items, const PteNames& names, pybind11::handle program,
+                     pybind11::handle mutable_data, pybind11::handle named_data);
+
+// A DataPayload-like object (buffers, named_data) as PlanPtd takes it.
+PtdInput WalkDataPayload(Items& items, const std::string& root, pybind11::handle payload);
+
+struct ExirInputs {
+  PteInput program;
+  // One .ptd per tag, in the order tags first appear: the emitter's
+  // external constants (each under its fully_qualified_name with the layout
+  // of the program's EXTERNAL tensor of that name, alignment 1), then the
+  // store's external_data merged in.
+  std::vector<std::pair<std::string, PtdInput>> data;
+  bool merged = false;  // the emitter had external constants
+};
+
+// What serialize_for_executorch places where: the program with the store's
+// pte_data only, and the .ptd inputs of the external data.
+ExirInputs WalkForExecutorch(Items& items, pybind11::handle emitter_output,
+                             pybind11::handle named_data_store);
+
+}  // namespace etpack::python
+
+#endif  // ETPACK_PYTHON_EXIR_TREE_H_

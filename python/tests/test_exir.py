@@ -1,0 +1,421 @@
+"""etpack.exir takes the exporter's object tree (here: the stand-in classes
+of exir_classes.py) and writes what upstream's serializer writes: every
+golden case is rebuilt as objects and compared with its golden the way
+test_golden.py compares save_pte's output."""
+
+import io
+import json
+import math
+import os
+import sys
+
+import pytest
+
+import etpack
+import etpack.exir as ex
+import exir_classes as C
+from conftest import GOLDEN
+from test_golden import PTD_CASES, PTE_CASES, pte_arguments, segment_data
+
+
+def pte_file_of(case):
+    """(PTEFile, serializer options) of a golden .pte case."""
+    doc = json.loads((GOLDEN / f"{case}.input.json").read_text())
+    program = C.from_flatc(C.Program, doc["program"])
+    mutable = [C.Buffer(C.blob(m["storage"])) for m in doc.get("mutable_data") or []] or None
+    named = None
+    if doc.get("named_data"):
+        nd = doc["named_data"]
+        named = C.NamedDataStoreOutput(
+            [C.blob(b) for b in nd["buffers"]],
+            {e["key"]: C.DataEntry(e["buffer_index"], e["alignment"]) for e in nd["entries"]})
+    return C.PTEFile(program, mutable, named), doc["serializer_options"]
+
+
+def payload_of(case):
+    doc = json.loads((GOLDEN / f"{case}.input.json").read_text())
+    entries = {}
+    for e in doc["entries"]:
+        layout = e["tensor_layout"]
+        if layout is not None:
+            layout = C.TensorLayout(C.ScalarType(layout["scalar_type"]), layout["sizes"],
+                                    layout["dim_order"])
+        entries[e["key"]] = C.DataEntry(e["buffer_index"], e["alignment"], layout)
+    return C.DataPayload([C.blob(b) for b in doc["buffers"]], entries), doc
+
+
+def check_pte_golden(path, case):
+    assert etpack._etpack._flatc_json(str(path)) == (GOLDEN / f"{case}.flatc.json").read_text()
+    assert segment_data(path, "extended_header") == segment_data(GOLDEN / f"{case}.pte",
+                                                                 "extended_header")
+    etpack.verify(path)
+
+
+def check_ptd_golden(path, case):
+    assert etpack._etpack._flatc_json(str(path)) == (GOLDEN / f"{case}.flatc.json").read_text()
+    assert segment_data(path, "header") == segment_data(GOLDEN / f"{case}.ptd", "header")
+    ours, ref = etpack.inspect(path), etpack.inspect(GOLDEN / f"{case}.ptd")
+    assert ours["entries"] == ref["entries"] and ours["segments"] == ref["segments"]
+
+
+@pytest.mark.parametrize("case", PTE_CASES)
+def test_pte_golden(case, tmp_path):
+    pte_file, options = pte_file_of(case)
+    artifact = ex.serialize_pte_binary(pte_file, **options)
+    out = tmp_path / f"{case}.pte"
+    artifact.save(out)
+    check_pte_golden(out, case)
+    # The same bytes as etpack's own writer given the same input, by every route.
+    program, constants, mutable, delegates, named, kwargs = pte_arguments(case)
+    ref = tmp_path / "save_pte.pte"
+    etpack.save_pte(ref, program, constants=constants, mutable=mutable, delegates=delegates,
+                    named_data=named, **kwargs)
+    assert out.read_bytes() == ref.read_bytes()
+    assert len(artifact) == len(ref.read_bytes())
+    assert bytes(artifact) == ref.read_bytes()
+    streamed = tmp_path / "streamed.pte"
+    with open(streamed, "wb") as f:
+        artifact.write_to_file(f)
+    assert streamed.read_bytes() == ref.read_bytes()
+
+
+@pytest.mark.parametrize("case", PTD_CASES)
+def test_ptd_golden(case, tmp_path):
+    payload, doc = payload_of(case)
+    artifact = ex.serialize_ptd(payload,
+                                segment_alignment=doc["serializer_options"]["segment_alignment"])
+    out = tmp_path / f"{case}.ptd"
+    artifact.save(out)
+    check_ptd_golden(out, case)
+    assert bytes(artifact) == out.read_bytes()
+
+
+def test_old_signature_takes_the_program_itself(tmp_path):
+    pte_file, options = pte_file_of("pte_named_data")
+    a = ex.serialize_pte_binary(pte_file, **options)
+    b = ex.serialize_pte_binary(pte_file.program, mutable_data=pte_file.mutable_data,
+                                named_data=pte_file.named_data, **options)
+    assert bytes(a) == bytes(b)
+
+
+def test_nan_and_infinities_and_every_value_kind(tmp_path):
+    pte_file, options = pte_file_of("pte_all_kinds")
+    values = pte_file.program.execution_plan[0].values
+    kinds = {type(v.val).__name__ for v in values}
+    assert kinds == {"Null", "Int", "Bool", "Double", "String", "IntList", "DoubleList",
+                     "BoolList", "Tensor", "TensorList", "OptionalTensorList"}
+    assert [v.val.double_val for v in values if isinstance(v.val, C.Double)][1:] == ["inf", "-inf"]
+    values[5] = C.EValue(C.Double(float("nan")))
+    out = tmp_path / "nan.pte"
+    ex.serialize_pte_binary(pte_file, **options).save(out)
+    text = etpack._etpack._flatc_json(str(out))
+    assert "double_val: nan" in text or '"double_val": nan' in text or "nan" in text
+    assert "inf" in text and "-inf" in text
+
+
+def external_emitter_output():
+    """pte_external's program with ptd_basic's tensors as the emitter's
+    external constants of tag "model"."""
+    pte_file, options = pte_file_of("pte_external")
+    payload, _ = payload_of("ptd_basic")
+    fqns = {key: e.buffer_index for key, e in payload.named_data.items()}
+    return C.EmitterOutput(pte_file.program, None, payload.buffers, {"model": fqns}), options
+
+
+def config_of(options):
+    return C.ExecutorchBackendConfig(options["extract_delegate_segments"],
+                                     options["segment_alignment"],
+                                     options["constant_tensor_alignment"],
+                                     options["delegate_alignment"])
+
+
+def test_for_executorch_places_external_constants_in_their_tag(tmp_path):
+    emitted, options = external_emitter_output()
+    pte, ptds = ex.serialize_for_executorch(emitted, config_of(options))
+    assert list(ptds) == ["model"]
+    pte.save(tmp_path / "p.pte")
+    ptds["model"].save(tmp_path / "model.ptd")
+    check_pte_golden(tmp_path / "p.pte", "pte_external")
+    etpack.verify(tmp_path / "p.pte", [tmp_path / "model.ptd"])
+    ours = etpack.inspect(tmp_path / "model.ptd")
+    ref = etpack.inspect(GOLDEN / "ptd_basic.ptd")
+    strip = [{k: v for k, v in e.items() if k not in ("segment", "alignment", "offset")}
+             for e in ours["entries"]]
+    assert strip == [{k: v for k, v in e.items() if k not in ("segment", "alignment", "offset")}
+                     for e in ref["entries"]]
+
+
+def test_for_executorch_store_external_data_equals_golden(tmp_path):
+    pte_file, options = pte_file_of("pte_external")
+    payload, _ = payload_of("ptd_basic")
+    store = C.NamedDataStoreOutput(payload.buffers, {}, {"weights": payload.named_data})
+    emitted = C.EmitterOutput(pte_file.program)
+    pte, ptds = ex.serialize_for_executorch(emitted, config_of(options), None, store)
+    assert list(ptds) == ["weights"]
+    ptds["weights"].save(tmp_path / "weights.ptd")
+    check_ptd_golden(tmp_path / "weights.ptd", "ptd_basic")
+
+
+def test_for_executorch_pte_data_stays_in_the_pte(tmp_path):
+    pte_file, options = pte_file_of("pte_named_data")
+    store = pte_file.named_data
+    store.external_data = {"extra": {"x.blob": C.DataEntry(0, 1)}}
+    emitted = C.EmitterOutput(pte_file.program, pte_file.mutable_data)
+    pte, ptds = ex.serialize_for_executorch(emitted, config_of(options), None, store)
+    pte.save(tmp_path / "p.pte")
+    check_pte_golden(tmp_path / "p.pte", "pte_named_data")
+    assert list(ptds) == ["extra"]
+    ptds["extra"].save(tmp_path / "extra.ptd")
+    assert [e["key"] for e in etpack.inspect(tmp_path / "extra.ptd")["entries"]] == ["x.blob"]
+    # Older upstream code passes the store as named_data=.
+    pte2, ptds2 = ex.serialize_for_executorch(emitted, config_of(options), None,
+                                              named_data=store)
+    assert bytes(pte2) == bytes(pte) and bytes(ptds2["extra"]) == bytes(ptds["extra"])
+
+
+def test_for_executorch_without_external_data_has_no_ptd():
+    pte_file, options = pte_file_of("pte_constants")
+    emitted = C.EmitterOutput(pte_file.program)
+    pte, ptds = ex.serialize_for_executorch(emitted, config_of(options))
+    assert ptds == {}
+    pte2, ptds2 = ex.serialize_for_executorch(emitted, config_of(options), None,
+                                              C.NamedDataStoreOutput())
+    assert ptds2 == {} and bytes(pte) == bytes(pte2)
+
+
+def test_file_backed_buffer_is_copied_from_its_file(tmp_path):
+    payload, doc = payload_of("ptd_basic")
+    for i, b in enumerate(payload.buffers):
+        (tmp_path / f"b{i}.bin").write_bytes(b)
+    payload.buffers = [C.FileBackedData(tmp_path / f"b{i}.bin")
+                       for i in range(len(payload.buffers))]
+    ex.serialize_ptd(payload).save(tmp_path / "f.ptd")
+    check_ptd_golden(tmp_path / "f.ptd", "ptd_basic")
+
+
+# Writing.
+
+def test_write_to_file_at_a_position(tmp_path):
+    pte_file, options = pte_file_of("pte_mutable")
+    a = ex.serialize_pte_binary(pte_file, **options)
+    data = bytes(a)
+    path = tmp_path / "cord.bin"
+    with open(path, "wb") as f:
+        f.write(b"HEAD")
+        a.write_to_file(f)
+        f.write(b"TAIL")
+    assert path.read_bytes() == b"HEAD" + data + b"TAIL"
+    # Over existing bytes: the padding is zeros again, the rest untouched.
+    path.write_bytes(b"\xff" * (len(data) + 20))
+    with open(path, "r+b") as f:
+        f.seek(7)
+        a.write_to_file(f)
+        assert f.tell() == 7 + len(data)
+    assert path.read_bytes() == b"\xff" * 7 + data + b"\xff" * 13
+    # No descriptor: written through f.write in chunks.
+    buf = io.BytesIO()
+    buf.write(b"xy")
+    a.write_to_file(buf)
+    assert buf.getvalue() == b"xy" + data
+    # Append mode: the kernel ignores offsets there, so it goes through write().
+    with open(path, "ab") as f:
+        a.write_to_file(f)
+    assert path.read_bytes() == b"\xff" * 7 + data + b"\xff" * 13 + data
+
+
+def test_save_writes_pte_and_every_ptd_as_one_unit(tmp_path):
+    emitted, options = external_emitter_output()
+    payload, _ = payload_of("ptd_shared_blob")
+    store = C.NamedDataStoreOutput(payload.buffers, {}, {"extra.ptd": payload.named_data})
+    written = ex.save(tmp_path / "m.pte", emitted, config=config_of(options),
+                      named_data_store=store)
+    assert written == [str(tmp_path / "model.ptd"), str(tmp_path / "extra.ptd")]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["extra.ptd", "m.pte", "model.ptd"]
+    etpack.verify(tmp_path / "m.pte", [tmp_path / "model.ptd", tmp_path / "extra.ptd"])
+    check_ptd_golden(tmp_path / "extra.ptd", "ptd_shared_blob")
+
+    # One destination that cannot be written: none of the three changes.
+    out = tmp_path / "second"
+    out.mkdir()
+    (out / "m.pte").write_bytes(b"old")
+    (out / "extra.ptd").mkdir()
+    with pytest.raises(etpack.Error):
+        ex.save(out / "m.pte", emitted, config=config_of(options), named_data_store=store)
+    assert (out / "m.pte").read_bytes() == b"old"
+    assert sorted(p.name for p in out.iterdir()) == ["extra.ptd", "m.pte"]
+
+    # ptd_dir elsewhere.
+    data = tmp_path / "data"
+    data.mkdir()
+    ex.save(tmp_path / "n.pte", emitted, config=config_of(options), named_data_store=store,
+            ptd_dir=data)
+    assert sorted(p.name for p in data.iterdir()) == ["extra.ptd", "model.ptd"]
+
+
+# Errors: the path in the tree, the type found, the type expected; nothing written.
+
+def raises_naming(exc, fn, *parts):
+    with pytest.raises(exc) as info:
+        fn()
+    for p in parts:
+        assert p in str(info.value), (p, str(info.value))
+
+
+@pytest.fixture
+def pte_all_kinds():
+    return pte_file_of("pte_all_kinds")
+
+
+def test_error_missing_attribute(tmp_path, pte_all_kinds):
+    pte_file, options = pte_all_kinds
+    tensor = pte_file.program.execution_plan[0].values[12].val
+    del tensor.sizes
+    raises_naming(TypeError, lambda: ex.serialize_pte_binary(pte_file, **options),
+                  "pte_file.program.execution_plan[0].values[12].val.sizes: ",
+                  "found a Tensor without attribute 'sizes'", "expected list of int")
+
+
+def test_error_wrong_type(pte_all_kinds):
+    pte_file, options = pte_all_kinds
+    pte_file.program.execution_plan[0].values[12].val.sizes = "2,3"
+    raises_naming(TypeError, lambda: ex.serialize_pte_binary(pte_file, **options),
+                  "execution_plan[0].values[12].val.sizes", "found str", "expected list of int")
+    pte_file.program.execution_plan[0].values[12].val.sizes = [2, 3.0]
+    raises_naming(TypeError, lambda: ex.serialize_pte_binary(pte_file, **options),
+                  "execution_plan[0].values[12].val.sizes[1]", "found float", "expected int")
+    pte_file.program.execution_plan[0].values[12].val.sizes = [2, 3]
+    pte_file.program.execution_plan[0].values[1] = C.EValue(C.Operator("x", ""))
+    raises_naming(TypeError, lambda: ex.serialize_pte_binary(pte_file, **options),
+                  "execution_plan[0].values[1].val", "found Operator", "expected one of Null, Int")
+
+
+def test_error_enum_out_of_range(pte_all_kinds):
+    pte_file, options = pte_all_kinds
+    pte_file.program.execution_plan[0].values[12].val.shape_dynamism = 7
+    raises_naming(etpack.InvalidArgumentError,
+                  lambda: ex.serialize_pte_binary(pte_file, **options),
+                  "execution_plan[0].values[12].val.shape_dynamism", "found int 7",
+                  "expected TensorShapeDynamism")
+    pte_file.program.execution_plan[0].values[12].val.shape_dynamism = 1
+    pte_file.program.execution_plan[0].values[12].val.scalar_type = 300
+    raises_naming(etpack.InvalidArgumentError,
+                  lambda: ex.serialize_pte_binary(pte_file, **options),
+                  "execution_plan[0].values[12].val.scalar_type", "300", "ScalarType")
+
+
+def test_error_data_buffer_idx_past_constant_buffer(tmp_path):
+    pte_file, options = pte_file_of("pte_constants")
+    tensors = [v.val for v in pte_file.program.execution_plan[0].values
+               if isinstance(v.val, C.Tensor) and v.val.data_buffer_idx > 0]
+    tensors[0].data_buffer_idx = 9
+    n = len(pte_file.program.constant_buffer)
+    with pytest.raises(etpack.InvalidArgumentError) as info:
+        ex.serialize_pte_binary(pte_file, **options)
+    message = str(info.value)
+    assert "data_buffer_idx" in message and "9" in message and str(n) in message, message
+    assert "pte_file.program: " in message and "execution_plan[0].values[" in message
+    emitted = C.EmitterOutput(pte_file.program)
+    with pytest.raises(etpack.InvalidArgumentError):
+        ex.save(tmp_path / "x.pte", emitted, config=config_of(options))
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_error_key_in_two_tags(tmp_path):
+    emitted, options = external_emitter_output()
+    store = C.NamedDataStoreOutput([b"abc"], {},
+                                   {"other": {"linear.weight": C.DataEntry(0, 1)}})
+    raises_naming(etpack.InvalidArgumentError,
+                  lambda: ex.save(tmp_path / "x.pte", emitted, config=config_of(options),
+                                  named_data_store=store),
+                  "named_data_store.external_data['other']", "'linear.weight'",
+                  "'model' and 'other'")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_error_buffer_index_and_bad_bytes(tmp_path):
+    payload, _ = payload_of("ptd_basic")
+    next(iter(payload.named_data.values())).buffer_index = 5
+    raises_naming(etpack.InvalidArgumentError, lambda: ex.serialize_ptd(payload),
+                  "data_payload.named_data['linear.weight'].buffer_index", "5 is past")
+    payload, _ = payload_of("ptd_basic")
+    payload.buffers[0] = "not bytes"
+    raises_naming(TypeError, lambda: ex.serialize_ptd(payload),
+                  "data_payload.buffers[0]", "found str", "expected bytes")
+    pte_file, options = pte_file_of("pte_constants")
+    pte_file.program.constant_buffer[1].storage = 3
+    raises_naming(TypeError, lambda: ex.serialize_pte_binary(pte_file, **options),
+                  "pte_file.program.constant_buffer[1].storage", "found int", "expected bytes")
+
+
+def test_optional_fields_none_and_empty_lists(tmp_path):
+    pte_file, options = pte_file_of("pte_all_kinds")
+    plan = pte_file.program.execution_plan[0]
+    plan.non_const_buffer_device = None
+    for chain in plan.chains:
+        chain.stacktrace = None
+    plan.values.append(C.EValue(C.IntList([])))
+    plan.values.append(C.EValue(C.BoolList(())))
+    out = tmp_path / "o.pte"
+    ex.serialize_pte_binary(pte_file, **options).save(out)
+    etpack.verify(out)
+    text = etpack._etpack._flatc_json(str(out))
+    assert "non_const_buffer_device" not in text and "stacktrace" not in text
+
+
+# install().
+
+FAKE_PROGRAM = '''
+def serialize_for_executorch(emitter_output, config, data_serializer, named_data_store=None):
+    raise AssertionError("upstream's serializer was called")
+
+
+class ExecutorchProgramManager:
+    def __init__(self, emitter_output, config):
+        self._pte, self._tensor_data = serialize_for_executorch(emitter_output, config, None)
+
+    def write_to_file(self, f):
+        self._pte.write_to_file(f)
+
+    @property
+    def buffer(self):
+        return bytes(self._pte)
+'''
+
+
+def test_install_patches_an_importable_executorch(tmp_path, monkeypatch):
+    pkg = tmp_path / "executorch" / "exir" / "program"
+    pkg.mkdir(parents=True)
+    for d in (tmp_path / "executorch", tmp_path / "executorch" / "exir", pkg):
+        (d / "__init__.py").write_text("")
+    (pkg / "_program.py").write_text(FAKE_PROGRAM)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name in [m for m in sys.modules if m.split(".")[0] == "executorch"]:
+        monkeypatch.delitem(sys.modules, name)
+    try:
+        assert ex.install() is True
+        from executorch.exir.program import _program
+        assert _program.serialize_for_executorch is ex.serialize_for_executorch
+        emitted, options = external_emitter_output()
+        manager = _program.ExecutorchProgramManager(emitted, config_of(options))
+        with open(tmp_path / "m.pte", "wb") as f:
+            manager.write_to_file(f)
+        assert (tmp_path / "m.pte").read_bytes() == manager.buffer
+        assert list(manager._tensor_data) == ["model"]
+        check_pte_golden(tmp_path / "m.pte", "pte_external")
+    finally:
+        for name in [m for m in sys.modules if m.split(".")[0] == "executorch"]:
+            del sys.modules[name]
+
+
+def test_install_without_executorch(monkeypatch):
+    monkeypatch.setitem(sys.modules, "executorch", None)  # import executorch fails
+    assert ex.install() is False
+
+
+def test_the_module_imports_neither_executorch_nor_torch():
+    import subprocess
+    code = ("import sys, etpack.exir; "
+            "print(any(m.split('.')[0] in ('executorch', 'torch') for m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=dict(os.environ), check=True)
+    assert out.stdout.strip() == "False"
