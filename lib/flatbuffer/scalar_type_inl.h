@@ -23,7 +23,8 @@ Result<uint64_t> TensorNbytes(int scalar_type, const Sizes& sizes, const What& w
   using scalar_type_internal::Name;
   const uint32_t elem = ScalarTypeElementSize(scalar_type);
   if (elem == 0) {
-    return Corrupt(Name(what) + ": scalar_type " + std::to_string(scalar_type) + " has no element size");
+    return Corrupt(Name(what) + ": scalar_type " + std::to_string(scalar_type) +
+                   " has no element size");
   }
   uint64_t n = elem;
   for (auto dim : sizes) {

@@ -513,8 +513,9 @@ class SegmentChecker {
       const auto* storage = prog_.constant_buffer()->Get(t.data_buffer_idx())->storage();
       const uint64_t have = storage ? storage->size() : 0;
       if (have < nbytes) {
-        return Corrupt(path() + ": needs " + std::to_string(nbytes) + " bytes but constant_buffer[" +
-                       std::to_string(t.data_buffer_idx()) + "] holds " + std::to_string(have));
+        return Corrupt(path() + ": needs " + std::to_string(nbytes) +
+                       " bytes but constant_buffer[" + std::to_string(t.data_buffer_idx()) +
+                       "] holds " + std::to_string(have));
       }
       return Status::OK();
     });
