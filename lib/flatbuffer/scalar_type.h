@@ -19,9 +19,11 @@ uint32_t ScalarTypeElementSize(int code);
 std::string ScalarTypeName(int code);
 
 // numel(sizes) * element size, overflow-checked. `what` names the tensor
-// in errors. Negative sizes and unknown types are errors.
-template <typename Sizes>
-Result<uint64_t> TensorNbytes(int scalar_type, const Sizes& sizes, const std::string& what);
+// in errors: a string, or a callable returning one (called only for an
+// error, so a check over every tensor builds no names). Negative sizes and
+// unknown types are errors.
+template <typename Sizes, typename What>
+Result<uint64_t> TensorNbytes(int scalar_type, const Sizes& sizes, const What& what);
 
 }  // namespace etpack
 

@@ -98,18 +98,27 @@ std::string_view View(const flatbuffers::String* s);
 const char* TypeName(BaseType t);
 
 // Appends ".name" or "[index]" to a path for the life of the object.
+// A field name (".name", no dot at the start) or a list index ("[i]")
+// appended to an error path.
+inline void AppendPathName(std::string& path, std::string_view name) {
+  if (!path.empty()) path += '.';
+  path += name;
+}
+inline void AppendPathIndex(std::string& path, size_t index) {
+  char buf[24];
+  auto r = std::to_chars(buf, buf + sizeof buf, index);
+  path += '[';
+  path.append(buf, r.ptr);
+  path += ']';
+}
+
 class PathPush {
  public:
   PathPush(std::string& path, std::string_view name) : path_(path), size_(path.size()) {
-    if (!path_.empty()) path_ += '.';
-    path_ += name;
+    AppendPathName(path_, name);
   }
   PathPush(std::string& path, size_t index) : path_(path), size_(path.size()) {
-    char buf[24];
-    auto r = std::to_chars(buf, buf + sizeof buf, index);
-    path_ += '[';
-    path_.append(buf, r.ptr);
-    path_ += ']';
+    AppendPathIndex(path_, index);
   }
   ~PathPush() { path_.resize(size_); }
   PathPush(const PathPush&) = delete;

@@ -105,12 +105,12 @@ class TreeBuilder {
 
  private:
   Status Fail(const std::string& message) const {
-    return InvalidArgument(PathOf(path_) + ": " + message);
+    return InvalidArgument(PathOf(Path()) + ": " + message);
   }
   // `index` >= 0 names a vector element.
   Status FailAt(int64_t index, const std::string& message) const {
     if (index < 0) return Fail(message);
-    return InvalidArgument(PathOf(path_) + "[" + std::to_string(index) + "]: " + message);
+    return InvalidArgument(PathOf(Path()) + "[" + std::to_string(index) + "]: " + message);
   }
   Status Room(uint64_t bytes) const;
 
@@ -137,9 +137,39 @@ class TreeBuilder {
     return it != alignment_.end() ? it->second : f.force_align;
   }
 
+  // Where the build is, for errors: the root path, then the fields and
+  // indices pushed and popped without building any text (a tree of a
+  // million tables would otherwise edit the path text at every field); the
+  // text is rendered only for an error.
+  class Push {
+   public:
+    Push(TreeBuilder& b, std::string_view name) : b_(b) { b.frames_.push_back({name, kName}); }
+    Push(TreeBuilder& b, size_t index) : b_(b) { b.frames_.push_back({{}, index}); }
+    ~Push() { b_.frames_.pop_back(); }
+    Push(const Push&) = delete;
+    Push& operator=(const Push&) = delete;
+
+   private:
+    TreeBuilder& b_;
+  };
+  std::string Path() const {
+    std::string path = root_path_;
+    for (const auto& [name, index] : frames_) {
+      if (index == kName) {
+        AppendPathName(path, name);
+      } else {
+        AppendPathIndex(path, index);
+      }
+    }
+    return path;
+  }
+
   const SchemaData& d_;
   flatbuffers::FlatBufferBuilder fbb_{1024};
-  std::string path_;
+  std::string root_path_;
+  // A field (kName and its name: schema or tree text) or an index.
+  static constexpr size_t kName = SIZE_MAX;
+  std::vector<std::pair<std::string_view, size_t>> frames_;
   // Stacks shared by the recursion, so a table costs no allocation of its
   // own: the tree member of each field (by id) of the tables under
   // construction, and their children's (vtable offset, offset) pairs.
@@ -162,7 +192,7 @@ Result<const FieldInfo*> FindVectorField(const SchemaData& d, const std::string&
 }
 
 Status TreeBuilder::Configure(const TreeBuildOptions& options) {
-  path_ = options.root_path;
+  root_path_ = options.root_path;
   sources_ = options.sources;
   for (const std::string& name : options.sources_fields) {
     ETPACK_ASSIGN_OR_RETURN(const FieldInfo* f, FindVectorField(d_, name, "sources_fields"));
@@ -182,7 +212,7 @@ Status TreeBuilder::Configure(const TreeBuildOptions& options) {
 Status TreeBuilder::Room(uint64_t bytes) const {
   const uint64_t have = fbb_.GetSize();
   if (bytes > kMaxFlatbufferSize || have + bytes > kMaxFlatbufferSize - kFinishReserve) {
-    return OutOfRange(PathOf(path_) + ": adding " + std::to_string(bytes) + " bytes to " +
+    return OutOfRange(PathOf(Path()) + ": adding " + std::to_string(bytes) + " bytes to " +
                       std::to_string(have) +
                       " would exceed the 2 GiB flatbuffer limit; move bulk data to segments");
   }
@@ -310,7 +340,7 @@ Result<uoffset_t> TreeBuilder::SourceVector(const FieldInfo& f, const json::Valu
       std::memcpy(dst, p, static_cast<size_t>(n));
     } else {
       Status st = src.ReadAt(0, dst, static_cast<size_t>(n));
-      if (!st.ok()) return st.WithContext(PathOf(path_));
+      if (!st.ok()) return st.WithContext(PathOf(Path()));
     }
   }
   return off;
@@ -359,13 +389,13 @@ Result<uoffset_t> TreeBuilder::Vector(const FieldInfo& f, const json::Value& v) 
   }
   if (flatbuffers::IsScalar(et) && et != BaseType::UType) return ScalarVector(f, v);
   if ((et != BaseType::String && et != BaseType::Obj) || f.is_struct) {
-    return Unimplemented(PathOf(path_) + ": vectors of structs or unions are not supported");
+    return Unimplemented(PathOf(Path()) + ": vectors of structs or unions are not supported");
   }
   const std::vector<json::Value>& items = v.items();
   std::vector<uoffset_t> offsets;
   offsets.reserve(items.size());
   for (size_t i = 0; i < items.size(); ++i) {
-    PathPush p(path_, i);
+    Push p(*this, i);
     ETPACK_ASSIGN_OR_RETURN(uoffset_t o,
                             et == BaseType::String ? String(items[i]) : Table(f.index, items[i]));
     offsets.push_back(o);
@@ -379,11 +409,11 @@ Result<uoffset_t> TreeBuilder::UnionMember(const FieldInfo& f, const FieldInfo& 
   const EnumInfo& e = d_.enums[static_cast<size_t>(f.index)];
   uint8_t code = 0;
   if (type != nullptr && !type->is_null()) {
-    PathPush p(path_, type_field.name);
+    Push p(*this, type_field.name);
     ETPACK_ASSIGN_OR_RETURN(code, UnionCode(e, *type));
   }
   const bool has_value = value != nullptr && !value->is_null();
-  PathPush p(path_, f.name);
+  Push p(*this, f.name);
   if (code == 0) {
     if (has_value) {
       return Fail("union value without a member type in " + std::string(type_field.name));
@@ -406,7 +436,7 @@ Result<uoffset_t> TreeBuilder::Child(const FieldInfo& f, const json::Value& v) {
       break;
     default: break;
   }
-  return Unimplemented(PathOf(path_) + ": struct and array fields are not supported");
+  return Unimplemented(PathOf(Path()) + ": struct and array fields are not supported");
 }
 
 Status TreeBuilder::AddScalar(const FieldInfo& f, const json::Value& v) {
@@ -477,7 +507,7 @@ Result<uoffset_t> TreeBuilder::Table(int obj_index, const json::Value& v) {
     }
     next = static_cast<size_t>(id) + 1;
     if (id < 0 || slots_[slots + static_cast<size_t>(id)] != nullptr) {
-      PathPush p(path_, m.first);
+      Push p(*this, m.first);
       return Fail(id < 0 ? "unknown member of table " + std::string(obj.name)
                          : std::string("duplicate member"));
     }
@@ -497,7 +527,7 @@ Result<uoffset_t> TreeBuilder::Table(int obj_index, const json::Value& v) {
       if (o != 0) pending_.emplace_back(f.offset, o);
       continue;
     }
-    PathPush p(path_, f.name);
+    Push p(*this, f.name);
     if (m == nullptr) {
       if (f.required) return Fail("missing required field of table " + std::string(obj.name));
       continue;
@@ -512,7 +542,7 @@ Result<uoffset_t> TreeBuilder::Table(int obj_index, const json::Value& v) {
     const FieldInfo& f = obj.fields[id];
     const json::Value* m = slots_[slots + id];
     if (!f.present || m == nullptr || !flatbuffers::IsScalar(f.type)) continue;
-    PathPush p(path_, f.name);
+    Push p(*this, f.name);
     ETPACK_RETURN_IF_ERROR(AddScalar(f, *m));
   }
   for (size_t i = pending; i < pending_.size(); ++i) {

@@ -189,7 +189,8 @@ class MethodChecker {
     const auto* sizes = t.sizes();
     if (sizes == nullptr) return Corrupt(path() + ".sizes is missing");
     const uint32_t rank = sizes->size();
-    if (Status s = CheckRank(rank, path() + ".sizes"); !s.ok()) return Corrupt(s.message());
+    // The path is built only for a rank CheckRank refuses.
+    if (rank > kMaxTensorRank) return Corrupt(CheckRank(rank, path() + ".sizes").message());
     const auto* dim_order = t.dim_order();
     if (dim_order == nullptr || dim_order->size() != rank) {
       return Corrupt(path() + ".dim_order must have one entry per dimension (" +
@@ -215,7 +216,7 @@ class MethodChecker {
     const bool dynamic_input =
         is_input_[v] && t.shape_dynamism() != fb::TensorShapeDynamism::STATIC;
     if (!dynamic_input && ScalarTypeElementSize(st) != 0) {
-      ETPACK_RETURN_IF_ERROR(TensorNbytes(st, *sizes, path()).status());
+      ETPACK_RETURN_IF_ERROR(TensorNbytes(st, *sizes, path).status());
     }
     if (const auto* extra = t.extra_tensor_info()) {
       ETPACK_RETURN_IF_ERROR(CheckString(extra->fully_qualified_name(), false, [&] {
@@ -456,9 +457,10 @@ class SegmentChecker {
     }
     return ForEachTensor(prog_, [&](uint32_t p, uint32_t v, const fb::Tensor& t) -> Status {
       if (!select(t)) return Status::OK();
-      const std::string path = TensorPath(p, v);
+      // Named only for an error.
+      const auto path = [&] { return TensorPath(p, v); };
       if (t.data_buffer_idx() >= sub.offsets()->size()) {
-        return Corrupt(path + ".data_buffer_idx = " + std::to_string(t.data_buffer_idx()) +
+        return Corrupt(path() + ".data_buffer_idx = " + std::to_string(t.data_buffer_idx()) +
                        " is out of range: " + what + " has " +
                        std::to_string(sub.offsets()->size()) + " offsets");
       }
@@ -466,14 +468,14 @@ class SegmentChecker {
       ETPACK_ASSIGN_OR_RETURN(uint64_t nbytes, TensorNbytes(type, *t.sizes(), path));
       const uint64_t off = UnalignedAt(*sub.offsets(), t.data_buffer_idx());
       if (nbytes > seg->size() - off) {
-        return Corrupt(path + ": " + std::to_string(nbytes) + " bytes at offset " +
+        return Corrupt(path() + ": " + std::to_string(nbytes) + " bytes at offset " +
                        std::to_string(off) + " run past the end of segment " +
                        std::to_string(sub.segment_index()) + " (" + std::to_string(seg->size()) +
                        " bytes)");
       }
       const uint64_t abs = base_ + seg->offset() + off;
       if (role == SegmentRole::kConstants && nbytes > 0 && abs % ScalarTypeElementSize(type) != 0) {
-        return Corrupt(path + ": data at file offset " + std::to_string(abs) +
+        return Corrupt(path() + ": data at file offset " + std::to_string(abs) +
                        " is not aligned to its element size " +
                        std::to_string(ScalarTypeElementSize(type)));
       }
@@ -500,9 +502,10 @@ class SegmentChecker {
     const uint32_t n = prog_.constant_buffer() ? prog_.constant_buffer()->size() : 0;
     return ForEachTensor(prog_, [&](uint32_t p, uint32_t v, const fb::Tensor& t) -> Status {
       if (!IsConstantTensor(t)) return Status::OK();
-      const std::string path = TensorPath(p, v);
+      // Named only for an error.
+      const auto path = [&] { return TensorPath(p, v); };
       if (t.data_buffer_idx() >= n) {
-        return Corrupt(path + ".data_buffer_idx = " + std::to_string(t.data_buffer_idx()) +
+        return Corrupt(path() + ".data_buffer_idx = " + std::to_string(t.data_buffer_idx()) +
                        " is out of range: constant_buffer has " + std::to_string(n) + " entries");
       }
       ETPACK_ASSIGN_OR_RETURN(uint64_t nbytes,
@@ -510,8 +513,9 @@ class SegmentChecker {
       const auto* storage = prog_.constant_buffer()->Get(t.data_buffer_idx())->storage();
       const uint64_t have = storage ? storage->size() : 0;
       if (have < nbytes) {
-        return Corrupt(path + ": needs " + std::to_string(nbytes) + " bytes but constant_buffer[" +
-                       std::to_string(t.data_buffer_idx()) + "] holds " + std::to_string(have));
+        return Corrupt(path() + ": needs " + std::to_string(nbytes) +
+                       " bytes but constant_buffer[" + std::to_string(t.data_buffer_idx()) +
+                       "] holds " + std::to_string(have));
       }
       return Status::OK();
     });

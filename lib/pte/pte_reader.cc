@@ -34,13 +34,14 @@ Result<std::vector<uint64_t>> NeededBytes(const fb::Program& program, size_t cou
   ETPACK_RETURN_IF_ERROR(
       ForEachTensor(program, [&](uint32_t p, uint32_t v, const fb::Tensor& t) -> Status {
         if (!select(t)) return Status::OK();
-        const std::string path = TensorPath(p, v);
+        // Named only for an error.
+        const auto path = [&] { return TensorPath(p, v); };
         if (t.data_buffer_idx() >= count) {
-          return Corrupt(path + ".data_buffer_idx = " + std::to_string(t.data_buffer_idx()) +
+          return Corrupt(path() + ".data_buffer_idx = " + std::to_string(t.data_buffer_idx()) +
                          " is out of range: the segment has " + std::to_string(count) +
                          " sub-buffers");
         }
-        if (t.sizes() == nullptr) return Corrupt(path + ".sizes is missing");
+        if (t.sizes() == nullptr) return Corrupt(path() + ".sizes is missing");
         ETPACK_ASSIGN_OR_RETURN(uint64_t n,
                                 TensorNbytes(static_cast<int>(t.scalar_type()), *t.sizes(), path));
         need[t.data_buffer_idx()] = std::max(need[t.data_buffer_idx()], n);

@@ -88,6 +88,19 @@ std::string ScalarName(BaseType t) {
 // is rendered only for an error).
 class TreeWalker {
  public:
+  // The interned str of a string literal, made once per literal: the walk
+  // reads the same few attributes (storage, data) once per item.
+  static PyObject* Interned(const char* literal) {
+    static std::vector<std::pair<const char*, PyObject*>> names;  // lives with the module
+    for (const auto& [l, n] : names) {
+      if (l == literal) return n;
+    }
+    PyObject* n = PyUnicode_InternFromString(literal);
+    if (n == nullptr) throw py::error_already_set();
+    names.emplace_back(literal, n);
+    return n;
+  }
+
   TreeWalker(Items& items, std::string root)
       : items_(items), schema_(ProgramSchema::Get()), path_(std::move(root)) {}
 
@@ -137,10 +150,9 @@ class TreeWalker {
     RaiseTypeError(Path() + "." + attribute + ": expected " + expected + ", found a " + Found(o) +
                    " without attribute '" + attribute + "'");
   }
+  // `name`: a string literal (interned once, kept by its address).
   py::object Attr(PyObject* o, const char* name, const std::string& expected) {
-    py::object n = py::reinterpret_steal<py::object>(PyUnicode_InternFromString(name));
-    if (!n) throw py::error_already_set();
-    return Attr(o, n.ptr(), expected);
+    return Attr(o, Interned(name), expected);
   }
 
   // The Program table (its bulk fields become sources in `input`).
@@ -189,7 +201,7 @@ class TreeWalker {
   // bytes (any buffer), or file-backed data (no buffer protocol; `_path`
   // names the file).
   SourcePtr DataSource(PyObject* data) {
-    if (PyObject_CheckBuffer(data)) return items_.Borrow(data, Path());
+    if (PyObject_CheckBuffer(data)) return items_.Borrow(data, [&] { return Path(); });
     if (data != Py_None && !PyUnicode_Check(data)) {
       PyObject* file = PyObject_GetAttrString(data, "_path");
       if (file != nullptr) {

@@ -149,10 +149,21 @@ std::string PathOf(py::handle object, const std::string& what) {
 // memoryview's exporter) get a weak reference each until the call returns.
 // bytearray, array.array and mmap refuse on their own while exported.
 void Items::Pin(py::handle object) {
-  // Without numpy imported there is no ndarray to follow.
-  const py::object numpy = py::module_::import("sys").attr("modules").attr("get")("numpy");
-  py::object ndarray = py::none();
-  if (!numpy.is_none()) ndarray = numpy.attr("ndarray");
+  // bytes: immutable, no weak references, no base to follow (an exporter's
+  // constants are bytes: tens of thousands per call).
+  if (PyBytes_CheckExact(object.ptr())) return;
+  // Without numpy imported there is no ndarray to follow. Looked up once per
+  // call (while numpy is absent, again each time: an object's getattr may
+  // import it).
+  if (!ndarray_) {
+    PyObject* numpy = PyImport_GetModule(py::str("numpy").ptr());
+    if (numpy != nullptr) {
+      ndarray_ = py::reinterpret_steal<py::object>(numpy).attr("ndarray");
+    } else if (PyErr_Occurred()) {
+      throw py::error_already_set();
+    }
+  }
+  const py::object ndarray = ndarray_ ? ndarray_ : py::none();
   py::object o = py::reinterpret_borrow<py::object>(object);
   for (int depth = 0; depth < kMaxDepth && !o.is_none(); ++depth) {
     if (PyType_SUPPORTS_WEAKREFS(Py_TYPE(o.ptr()))) {
@@ -172,12 +183,12 @@ void Items::Pin(py::handle object) {
   }
 }
 
-SourcePtr Items::Borrow(py::handle object, const std::string& what) {
+SourcePtr Items::Borrow(py::handle object, const std::function<std::string()>& what) {
   Py_buffer view;
   // C-contiguous: the bytes in memory order are the item's bytes. Read-only
   // is enough, and a writable exporter still refuses to resize meanwhile.
   if (PyObject_GetBuffer(object.ptr(), &view, PyBUF_C_CONTIGUOUS) != 0) {
-    Raise(Code::kInvalidArgument, what + ": the " + TypeName(object) +
+    Raise(Code::kInvalidArgument, what() + ": the " + TypeName(object) +
                                       " is not one C-contiguous block of memory (" +
                                       TakeErrorMessage() + "); pass a contiguous copy");
   }
@@ -220,7 +231,7 @@ SourcePtr Items::Source(py::handle item, const std::string& what) {
                    " is not a data item (give bytes or another buffer, a numpy array, a CPU "
                    "torch tensor, a path or a (path, offset, length) range)");
   }
-  return Borrow(item, what);
+  return Borrow(item, [&] { return what; });
 }
 
 json::Value JsonTree(py::handle object, const std::string& path) { return Tree(object, path, 0); }

@@ -15,6 +15,7 @@
 #include <pybind11/pybind11.h>
 
 #include <deque>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -41,14 +42,15 @@ class Items {
   SourcePtr Source(pybind11::handle item, const std::string& what);
 
   // The source of a buffer-protocol object (which Source() also takes, after
-  // ruling out paths and ranges).
-  SourcePtr Borrow(pybind11::handle object, const std::string& what);
+  // ruling out paths and ranges). `what` is called only for an error.
+  SourcePtr Borrow(pybind11::handle object, const std::function<std::string()>& what);
   // Weak references to `object` and to what its memory belongs to.
   void Pin(pybind11::handle object);
 
  private:
   std::deque<Py_buffer> views_;
   std::vector<pybind11::object> pins_;
+  pybind11::object ndarray_;  // numpy.ndarray once numpy is imported (Pin)
   std::map<std::pair<const void*, Py_ssize_t>, SourcePtr> memory_;
   std::map<std::tuple<std::string, uint64_t, std::optional<uint64_t>>, SourcePtr> files_;
 };
