@@ -422,11 +422,6 @@ if [[ " $jobs " == *" plan "* ]]; then
   echo "== plan ($(date +%T))" >&2
   plan_job
   jobs=$(tr ' ' '\n' <<<"$jobs" | { grep -vx plan || true; } | tr '\n' ' ' | xargs)
-  if [ -z "$jobs" ]; then
-    splice_section "Planning many tensors" "$plan_section"
-    printf '%s\n' "$plan_section"
-    exit 0
-  fi
 fi
 
 if [[ " $jobs " == *" python "* ]]; then
@@ -437,12 +432,6 @@ if [[ " $jobs " == *" python "* ]]; then
     --dir "$work/python" --size 2GiB --runs "$runs")
   rm -rf "$work/python"
   jobs=$(tr ' ' '\n' <<<"$jobs" | { grep -vx python || true; } | tr '\n' ' ' | xargs)
-  if [ -z "$jobs" ]; then
-    # Alone: replace the section in place (before the in-process one).
-    splice_section "Python module" "$python_section"
-    printf '%s\n' "$python_section"
-    exit 0
-  fi
 fi
 
 if [[ " $jobs " == *" exir "* ]]; then
@@ -453,22 +442,19 @@ if [[ " $jobs " == *" exir "* ]]; then
     --dir "$work/exir" --runs "$runs")
   rm -rf "$work/exir"
   jobs=$(tr ' ' '\n' <<<"$jobs" | { grep -vx exir || true; } | tr '\n' ' ' | xargs)
-  if [ -z "$jobs" ] && [ -z "$python_section" ]; then
-    # Alone: replace the section in place (before the in-process one).
-    touch "$out/RESULTS.md"
-    EXIR_SECTION="$exir_section" /usr/bin/python3 - "$out/RESULTS.md" <<'EOF'
-import os, re, sys
-path = sys.argv[1]
-text = re.sub(r"## ExecuTorch exporter objects.*?(?=^## |\Z)", "", open(path).read(),
-              flags=re.S | re.M)
-section = os.environ["EXIR_SECTION"].strip() + "\n\n"
-at = text.find("## In-process")
-text = text[:at] + section + text[at:] if at >= 0 else text.rstrip() + "\n\n" + section
-open(path, "w").write(text)
-EOF
-    printf '%s\n' "$exir_section"
-    exit 0
-  fi
+fi
+
+# Only jobs that run alone were asked for: replace their sections in place
+# (before the in-process one) and leave the rest of RESULTS.md as it is.
+if [ -z "$jobs" ]; then
+  for pair in "plan_section:Planning many tensors" "python_section:Python module" \
+              "exir_section:ExecuTorch exporter objects"; do
+    var="${pair%%:*}"
+    [ -n "${!var}" ] || continue
+    splice_section "${pair#*:}" "${!var}"
+    printf '%s\n' "${!var}"
+  done
+  exit 0
 fi
 
 all_sizes="$sizes"
