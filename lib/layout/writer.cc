@@ -286,9 +286,11 @@ Status WriteArtifactFile(const std::string& path, const ArtifactPlan& plan,
 Status WriteArtifactAt(const ArtifactPlan& plan, int fd, uint64_t offset, const std::string& name,
                        const ProgressFn& progress) {
   ETPACK_RETURN_IF_ERROR(ValidateArtifactPlan(plan).WithContext(name));
-  if (offset > UINT64_MAX - plan.file_size) {
+  // Offsets reach pwrite and ftruncate as off_t, which is signed.
+  constexpr uint64_t kMaxOffset = static_cast<uint64_t>(INT64_MAX);
+  if (plan.file_size > kMaxOffset || offset > kMaxOffset - plan.file_size) {
     return OutOfRange(name + ": " + std::to_string(plan.file_size) + " bytes at offset " +
-                      std::to_string(offset) + " do not fit in 64 bits");
+                      std::to_string(offset) + " do not fit in a file (off_t)");
   }
   ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<OutputFile> output, NewFdRangeOutput(fd, offset, name));
   return WriteArtifact(plan, *output, progress);
