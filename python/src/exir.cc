@@ -100,7 +100,14 @@ class Artifact {
                                          PyBytes_AS_STRING(chunk) + put,
                                          static_cast<Py_ssize_t>(n - put), PyBUF_READ));
         py::object wrote = write(rest);
-        put += wrote.is_none() ? n - put : wrote.cast<uint64_t>();
+        // None: a non-blocking raw file took nothing; counting it as written
+        // would drop the chunk silently.
+        if (wrote.is_none()) {
+          PyErr_SetString(PyExc_BlockingIOError,
+                          (NameOf(f) + ": the file took no bytes (a non-blocking file?)").c_str());
+          throw py::error_already_set();
+        }
+        put += wrote.cast<uint64_t>();
       }
       done += n;
     }
@@ -122,8 +129,10 @@ class Artifact {
   // (no fileno, not seekable, append mode).
   static bool Descriptor(py::handle f, int* fd, uint64_t* position) {
     if (!py::hasattr(f, "fileno")) return false;
+    // Outside the try: a failing flush (a full disk) is the caller's error,
+    // not a sign that `f` has no descriptor.
+    if (py::hasattr(f, "flush")) f.attr("flush")();
     try {
-      if (py::hasattr(f, "flush")) f.attr("flush")();
       *fd = f.attr("fileno")().cast<int>();
       if (py::hasattr(f, "seekable") && !f.attr("seekable")().cast<bool>()) return false;
       *position = f.attr("tell")().cast<uint64_t>();
@@ -187,7 +196,7 @@ void DefineExir(py::module_& m) {
                         py::object root, py::object extract, py::object segment,
                         py::object constant, py::object delegate) {
     const PteOptions options = OptionsOf(extract, segment, constant, delegate);
-    const std::string r = root.cast<std::string>();
+    const std::string r = Utf8Of(root, "root");
     const PteNames names = r == "program"
                                ? PteNames{"program", "mutable_data", "named_data"}
                                : PteNames{r + ".program", r + ".mutable_data", r + ".named_data"};
