@@ -214,13 +214,22 @@ class TreeWalker {
     WrongType(data, "bytes or file-backed data (an object with a _path)");
   }
 
+  // The items of a list or tuple as a tuple that nothing else can change.
+  static py::object Snapshot(PyObject* list) {
+    PyObject* tuple = PySequence_Tuple(list);
+    if (tuple == nullptr) throw py::error_already_set();
+    return py::reinterpret_steal<py::object>(tuple);
+  }
+
   // Calls fn(item) for each item of a list or tuple, with the index on the path.
   template <typename Fn>
   void ForEach(PyObject* list, const std::string& expected, Fn&& fn) {
     if (!PyList_Check(list) && !PyTuple_Check(list)) WrongType(list, expected);
-    py::object fast = py::reinterpret_steal<py::object>(PySequence_Fast(list, ""));
-    const Py_ssize_t n = PySequence_Fast_GET_SIZE(fast.ptr());
-    PyObject** items = PySequence_Fast_ITEMS(fast.ptr());
+    // A snapshot (a tuple is its own): fn runs Python code (attribute
+    // reads) that could shrink or grow a list while it is walked.
+    const py::object fast = Snapshot(list);
+    const Py_ssize_t n = PyTuple_GET_SIZE(fast.ptr());
+    PyObject** items = &PyTuple_GET_ITEM(fast.ptr(), 0);
     for (Py_ssize_t k = 0; k < n; ++k) {
       Frame at(*this, static_cast<size_t>(k));
       fn(items[k]);
@@ -361,8 +370,11 @@ class TreeWalker {
       return json::Value::Array(std::move(items));
     }
     if (!PyList_Check(v) && !PyTuple_Check(v)) WrongType(v, Expected(f));
-    const Py_ssize_t n = PySequence_Fast_GET_SIZE(v);  // list or tuple: no conversion
-    PyObject** elements = PySequence_Fast_ITEMS(v);
+    // A snapshot: a table's attribute reads run Python code that could
+    // change the list while it is walked.
+    const py::object snapshot = Snapshot(v);
+    const Py_ssize_t n = PyTuple_GET_SIZE(snapshot.ptr());
+    PyObject** elements = &PyTuple_GET_ITEM(snapshot.ptr(), 0);
     items.reserve(static_cast<size_t>(n));
     for (Py_ssize_t k = 0; k < n; ++k) {
       Frame at(*this, static_cast<size_t>(k));
@@ -455,7 +467,7 @@ py::list ItemsOf(TreeWalker& w, py::handle mapping, const std::string& expected)
 
 std::string KeyOf(TreeWalker& w, py::handle key) {
   if (!PyUnicode_Check(key.ptr())) w.WrongType(key.ptr(), "str key");
-  return key.cast<std::string>();
+  return Utf8Of(key, w.Path() + " key");
 }
 
 std::string Quoted(const std::string& key) { return "['" + key + "']"; }
@@ -495,12 +507,14 @@ class NamedDataReader {
  public:
   // `buffers_path`: where the list is, for errors ("named_data_store.buffers").
   NamedDataReader(TreeWalker& w, py::handle buffers, std::string buffers_path)
-      : w_(w), buffers_(buffers), buffers_path_(std::move(buffers_path)) {
+      : w_(w), buffers_path_(std::move(buffers_path)) {
     if (!PyList_Check(buffers.ptr()) && !PyTuple_Check(buffers.ptr())) {
       std::string saved = std::exchange(w.path(), buffers_path_);
       w.WrongType(buffers.ptr(), "list of bytes");
     }
-    sources_.resize(static_cast<size_t>(PySequence_Fast_GET_SIZE(buffers.ptr())));
+    // Entries' attribute reads run Python code that could change the list.
+    buffers_ = TreeWalker::Snapshot(buffers.ptr());
+    sources_.resize(static_cast<size_t>(PyTuple_GET_SIZE(buffers_.ptr())));
   }
 
   struct Entry {
@@ -555,8 +569,7 @@ class NamedDataReader {
     if (!sources_[i]) {
       const std::string at = buffers_path_ + "[" + std::to_string(i) + "]";
       std::string saved = std::exchange(w_.path(), at);
-      // Borrowed from the list or tuple, which the caller keeps alive.
-      sources_[i] = w_.DataSource(PySequence_Fast_ITEMS(buffers_.ptr())[i]);
+      sources_[i] = w_.DataSource(PyTuple_GET_ITEM(buffers_.ptr(), static_cast<Py_ssize_t>(i)));
       w_.path() = std::move(saved);
     }
     return sources_[i];
@@ -564,7 +577,7 @@ class NamedDataReader {
 
  private:
   TreeWalker& w_;
-  py::handle buffers_;
+  py::object buffers_;  // a snapshot of the list
   std::string buffers_path_;
   std::vector<SourcePtr> sources_;
 };
@@ -717,7 +730,8 @@ ExirInputs WalkForExecutorch(Items& items, py::handle emitter_output, py::handle
     if (!PyList_Check(buffers.ptr()) && !PyTuple_Check(buffers.ptr())) {
       w.WrongType(buffers.ptr(), "list of bytes");
     }
-    const size_t count = static_cast<size_t>(PySequence_Fast_GET_SIZE(buffers.ptr()));
+    buffers = TreeWalker::Snapshot(buffers.ptr());  // the walk below runs Python code
+    const size_t count = static_cast<size_t>(PyTuple_GET_SIZE(buffers.ptr()));
     std::vector<SourcePtr> sources(count);
     w.path() = "emitter_output.external_constant_map";
     for (py::handle kv : ItemsOf(w, constant_map, "dict of tag to dict of str to int")) {
@@ -743,7 +757,7 @@ ExirInputs WalkForExecutorch(Items& items, py::handle emitter_output, py::handle
         if (!sources[i]) {
           std::string saved = std::exchange(
               w.path(), "emitter_output.external_constant_buffer[" + std::to_string(i) + "]");
-          sources[i] = w.DataSource(PySequence_Fast_ITEMS(buffers.ptr())[i]);
+          sources[i] = w.DataSource(PyTuple_GET_ITEM(buffers.ptr(), static_cast<Py_ssize_t>(i)));
           w.path() = std::move(saved);
         }
         files.Add(tag, fqn, sources[i], 1, layout->second);

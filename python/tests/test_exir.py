@@ -419,3 +419,27 @@ def test_the_module_imports_neither_executorch_nor_torch():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env=dict(os.environ), check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_a_list_changed_while_it_is_walked(tmp_path, pte_all_kinds):
+    # Reading an attribute runs Python code, which may change the list being
+    # walked; the walk reads a snapshot of it, so nothing reads freed items.
+    pte_file, options = pte_all_kinds
+    plan = pte_file.program.execution_plan[0]
+    first = plan.values[0]
+
+    class Clearing(C.EValue):
+        @property
+        def val(self):
+            plan.values.clear()
+            return first.val
+
+        @val.setter
+        def val(self, v):
+            pass
+
+    plan.values[0] = Clearing(first.val)
+    path = tmp_path / "m.pte"
+    ex.serialize_pte_binary(pte_file, **options).save(str(path))
+    assert plan.values == []  # the property ran, mid-walk
+    check_pte_golden(path, "pte_all_kinds")  # every value as it was when the walk began
