@@ -158,7 +158,9 @@ void Items::Pin(py::handle object) {
   if (!ndarray_) {
     PyObject* numpy = PyImport_GetModule(py::str("numpy").ptr());
     if (numpy != nullptr) {
-      ndarray_ = py::reinterpret_steal<py::object>(numpy).attr("ndarray");
+      // sys.modules["numpy"] = None (how an import is blocked) is no numpy.
+      const py::object module = py::reinterpret_steal<py::object>(numpy);
+      if (!module.is_none()) ndarray_ = py::getattr(module, "ndarray", py::none());
     } else if (PyErr_Occurred()) {
       throw py::error_already_set();
     }

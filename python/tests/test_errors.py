@@ -280,3 +280,17 @@ def test_read_paths_with_a_nul_byte(tmp_path):
     for read in (etpack.load_ptd, etpack.verify, etpack.inspect):
         with pytest.raises(etpack.InvalidArgumentError, match="NUL"):
             read(str(GOLDEN / "ptd_basic.ptd") + "\0x")
+
+
+def test_saves_with_numpy_blocked(tmp_path):
+    # numpy is optional: with its import blocked (sys.modules["numpy"] = None),
+    # buffers and bytearrays still save (the exporter's venv may lack numpy).
+    import subprocess
+    import sys as _sys
+    code = ("import sys; sys.modules['numpy'] = None\n"
+            "import etpack\n"
+            f"etpack.save_ptd({str(tmp_path / 'w.ptd')!r}, "
+            "{'w': etpack.Entry(b'12345678', dtype='FLOAT', sizes=[2]), 'b': bytearray(b'op')})\n")
+    run = subprocess.run([_sys.executable, "-c", code], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert (tmp_path / "w.ptd").stat().st_size > 0
