@@ -15,10 +15,12 @@ cd "$(dirname "$0")/.."
 
 # python3-mesonpy .. patchelf: the Python wheel (docs/python.md, scripts/test_wheel.sh);
 # meson-python names patchelf among its requirements, which `python3 -m build` checks.
+# xfsprogs: scripts/with_xfs.sh makes the scratch XFS image the reflink tests run on.
 pkgs=(flatbuffers-compiler libflatbuffers-dev libzstd-dev libxxhash-dev libssl-dev catch2
       libbenchmark-dev meson ninja-build pkg-config g++ python3 time clang-format
       python3-dev pybind11-dev python3-pybind11 python3-pytest python3-numpy python3-torch zstd
-      python3-mesonpy python3-build python3-pip python3-venv patchelf)
+      python3-mesonpy python3-build python3-pip python3-venv patchelf
+      xfsprogs)
 build="${1:-build}"
 kind="${2:-plain}"
 case "$kind" in
