@@ -370,15 +370,20 @@ class TreeWalker {
       return json::Value::Array(std::move(items));
     }
     if (!PyList_Check(v) && !PyTuple_Check(v)) WrongType(v, Expected(f));
-    // A snapshot: a table's attribute reads run Python code that could
-    // change the list while it is walked.
-    const py::object snapshot = Snapshot(v);
-    const Py_ssize_t n = PyTuple_GET_SIZE(snapshot.ptr());
-    PyObject** elements = &PyTuple_GET_ITEM(snapshot.ptr(), 0);
+    // A list of tables is walked in a snapshot: a table's attribute reads run
+    // Python code that could change the list while it is walked. Reading
+    // scalars and strings runs none, so their list is read in place.
+    const py::object snapshot =
+        f.element == BaseType::Obj ? Snapshot(v) : py::reinterpret_borrow<py::object>(v);
+    const Py_ssize_t n = PySequence_Fast_GET_SIZE(snapshot.ptr());
+    PyObject** elements = PySequence_Fast_ITEMS(snapshot.ptr());
     items.reserve(static_cast<size_t>(n));
     for (Py_ssize_t k = 0; k < n; ++k) {
       Frame at(*this, static_cast<size_t>(k));
-      PyObject* e = elements[k];
+      // Held: an error message formats the element (str() of an int
+      // subclass runs Python code, which could drop it from the list).
+      const py::object held = py::reinterpret_borrow<py::object>(elements[k]);
+      PyObject* e = held.ptr();
       switch (f.element) {
         case BaseType::Obj:
           if (e == Py_None) WrongType(e, TypeOf(f.element, f.index));
