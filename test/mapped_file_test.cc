@@ -217,7 +217,7 @@ TEST_CASE("a header that changes between the first read and validation is refuse
     return std::make_shared<LyingHead>(*file, field, 64);
   };
   // The field offsets are the header's size field: eh00 program_size,
-  // FH01 flatbuffer_size, bh00 flatbuffer_size (formats.md).
+  // FH01 flatbuffer_size, bh00 flatbuffer_size (docs/formats.md §1.4).
   std::vector<Status> results = {PteFile::Open(pte_path, lying(pte_path, 16)).status(),
                                  PtdFile::Open(ptd_path, lying(ptd_path, 24)).status(),
                                  BpteFile::Open(bpte_path, lying(bpte_path, 16)).status()};

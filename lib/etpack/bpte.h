@@ -2,7 +2,7 @@
 //
 // Two layouts:
 //
-//  kStandard   the reference format (formats.md §5): the whole .pte is the
+//  kStandard   the reference format (docs/formats.md §4.1): the whole .pte is the
 //              `program` byte vector inside the BP08 flatbuffer, 32-aligned,
 //              test tensor data 16-aligned. Limited to 2 GiB in total by
 //              FlatBuffers' 32-bit offsets. etpack plans the flatbuffer

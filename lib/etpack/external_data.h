@@ -3,8 +3,8 @@
 // A .pte tensor whose extra_tensor_info.location is EXTERNAL carries no
 // bytes: the runtime looks its fully_qualified_name up as a key in the
 // .ptd files it was given (several merge into one key space) and insists
-// that the entry's tensor_layout matches the tensor exactly (formats.md
-// §4.5). These functions check that relation ahead of time, and create it
+// that the entry's tensor_layout matches the tensor exactly (docs/formats.md
+// §3.5). These functions check that relation ahead of time, and create it
 // from a self-contained program.
 
 #ifndef ETPACK_EXTERNAL_DATA_H_

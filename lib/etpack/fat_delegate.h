@@ -1,6 +1,6 @@
 // etpack/fat_delegate.h — a "fat" delegate: one model lowered for several
 // backends in one NFAT payload (etpack/nfat.h), with the weights of all of
-// them stored once, in the outer program (formats.md §6.3).
+// them stored once, in the outer program (docs/formats.md §5.2).
 //
 // Each lowering brings its payload and its named data (the native
 // program's EXTERNAL weights by fully-qualified name, a specialization's

@@ -1,5 +1,5 @@
 // etpack/nfat.h — NFAT containers: one delegate payload holding the same
-// model lowered for several backends (the "fat PTE" of formats.md §6.3).
+// model lowered for several backends (the "fat PTE" of docs/formats.md §5).
 //
 // Layout, little-endian, nothing implicit:
 //

@@ -9,7 +9,7 @@
 //   ETPACK_ASSIGN_OR_RETURN(PtdPlan plan, PlanPtd(input, options));
 //   ETPACK_RETURN_IF_ERROR(WriteArtifactFile("weights.ptd", plan.artifact));
 //
-// Layout (formats.md §4, as the reference serializer writes it):
+// Layout (docs/formats.md §3.3, as the reference serializer writes it):
 //   [0, 8)        root offset | "FT01"
 //   [8, 48)       FH01 header: magic, length 40, flatbuffer_offset (48),
 //                 flatbuffer_size, segment_base_offset, segment_data_size

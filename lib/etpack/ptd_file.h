@@ -2,7 +2,7 @@
 //
 // PtdFile::Open validates all of the file before it returns (see
 // etpack/artifact_file.h for the ways to open and the error codes). Beyond
-// the runtime's own checks it requires (formats.md §4.4): every segment
+// the runtime's own checks it requires (docs/formats.md §3.4): every segment
 // inside the data, every key unique and non-empty, every tensor entry with a
 // valid layout, and every tensor's segment at least as large as the tensor.
 

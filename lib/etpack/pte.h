@@ -11,7 +11,7 @@
 // every segment, builds the flatbuffer with the `eh00` extended header and
 // returns the plan. WriteArtifactFile (etpack/writer.h) is pass two.
 //
-// The layout follows the reference serializer exactly (formats.md §2-§3):
+// The layout follows the reference serializer exactly (docs/formats.md §2.2-§2.7):
 //   - segment order: constants (always, even when empty), mutable initial
 //     values (when they hold bytes), delegate blobs (plan order; identical
 //     bytes share a segment; empty ones stay inline), named data (entry

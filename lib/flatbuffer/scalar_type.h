@@ -1,5 +1,5 @@
 // scalar_type.h (internal) — element sizes of ExecuTorch scalar types and
-// tensor byte counts, as the runtime computes them (formats.md §1.1).
+// tensor byte counts, as the runtime computes them (docs/formats.md §1.5).
 
 #ifndef ETPACK_SCALAR_TYPE_H_
 #define ETPACK_SCALAR_TYPE_H_

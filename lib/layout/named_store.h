@@ -1,7 +1,7 @@
 // named_store.h (internal) — the named-data store of .pte and .ptd files:
 // keys mapped to buffers, every distinct content stored once.
 //
-// The rules (formats.md §4.3, §6.3), as the reference NamedDataStore keeps
+// The rules (docs/formats.md §2.7, §5.2), as the reference NamedDataStore keeps
 // them:
 //   - the same key added again with the same bytes is the same entry;
 //   - the same key with different bytes is an error naming both entries;

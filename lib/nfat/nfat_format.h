@@ -1,5 +1,5 @@
-// nfat_format.h (internal) — the NFAT preamble and entry table (formats.md
-// §6.3), encoded and decoded here and nowhere else. The layout is in
+// nfat_format.h (internal) — the NFAT preamble and entry table (docs/formats.md
+// §5), encoded and decoded here and nowhere else. The layout is in
 // etpack/nfat.h.
 
 #ifndef ETPACK_NFAT_FORMAT_H_

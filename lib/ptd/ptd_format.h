@@ -1,6 +1,6 @@
 // ptd_format.h (internal) — .ptd wire constants shared by the planner and
 // the reader. The FH01 header has its own file, ptd_header.h. See
-// formats.md §4.
+// docs/formats.md §3.
 
 #ifndef ETPACK_PTD_FORMAT_H_
 #define ETPACK_PTD_FORMAT_H_

@@ -1,4 +1,4 @@
-// ptd_header.h (internal) — the .ptd header `FH01` (formats.md §4.2),
+// ptd_header.h (internal) — the .ptd header `FH01` (docs/formats.md §3.2),
 // encoded and decoded here and nowhere else:
 //
 //   [8, 12)   "FH01"

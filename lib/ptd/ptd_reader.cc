@@ -1,8 +1,8 @@
 // Reading a .ptd: map, validate all of it once, then hand out views.
 //
 // The runtime runs no FlatBuffers verifier on .ptd files and loads a
-// tensor's nbytes without comparing them with its segment (formats.md
-// §4.4), so this reader is where a bad file gets caught.
+// tensor's nbytes without comparing them with its segment (docs/formats.md
+// §3.4), so this reader is where a bad file gets caught.
 
 #include <algorithm>
 #include <cstring>

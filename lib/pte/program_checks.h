@@ -1,5 +1,5 @@
 // program_checks.h (internal) — everything a .pte must satisfy to load and
-// to run any of its methods (formats.md §1.3, §2, §3), checked in one place.
+// to run any of its methods (docs/formats.md §2), checked in one place.
 //
 // The reader runs CheckPte on every file it opens (so `verify` and
 // `inspect`); the planner runs it on the head it has just built, before a

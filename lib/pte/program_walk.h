@@ -12,7 +12,7 @@
 
 namespace etpack {
 
-// Where the runtime finds a tensor's bytes (formats.md §1.2): in the
+// Where the runtime finds a tensor's bytes (docs/formats.md §2.8): in the
 // constant segment, or as the initial value of a memory-planned tensor.
 inline bool IsExternal(const etpack::pte_fb::Tensor& t) {
   return t.extra_tensor_info() != nullptr &&

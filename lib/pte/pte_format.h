@@ -1,6 +1,6 @@
 // pte_format.h (internal) — .pte wire constants shared by the planner and
 // the reader. The extended header has its own file, pte_header.h. See
-// formats.md §2.
+// docs/formats.md §2.
 
 #ifndef ETPACK_PTE_FORMAT_H_
 #define ETPACK_PTE_FORMAT_H_

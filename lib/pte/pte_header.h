@@ -1,4 +1,4 @@
-// pte_header.h (internal) — the .pte extended header `eh00` (formats.md §2),
+// pte_header.h (internal) — the .pte extended header `eh00` (docs/formats.md §2.2),
 // encoded and decoded here and nowhere else:
 //
 //   [8, 12)   "eh00"

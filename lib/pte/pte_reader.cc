@@ -115,7 +115,7 @@ SourcePtr PteFile::DelegateSource(const PteDelegate& delegate) const {
 namespace {
 
 // A writer places each item at the previous item's end rounded up to an
-// alignment a (formats.md §3.0). The placements seen bound a from both
+// alignment a (docs/formats.md §2.3). The placements seen bound a from both
 // sides: it divides every start (at most `hi`) and exceeds every gap (at
 // least `lo`); every a in [lo, hi] lays the items out exactly as found.
 class AlignmentBounds {
