@@ -80,7 +80,7 @@
 //     write using it has returned. The keep_alive overload, OwnedSource and
 //     every source a reader hands out own what they need.
 //   - A plan holds sources, not bytes; it may be written more than once.
-//   - Readers own their mapping; the sources they hand out outlive them.
+//   - Readers own their head in memory; the sources they hand out outlive them.
 //   - FromMemory readers borrow their bytes the same way; the keep_alive
 //     they are given owns them.
 //   - No function throws. Distinct objects may be used from distinct
