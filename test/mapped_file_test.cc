@@ -75,7 +75,7 @@ bool PassesUnderCap(const std::function<Status()>& check, bool expect_ok = true)
   return WEXITSTATUS(status) == 0;
 }
 
-// Reads the last byte of `s` (through the file, beyond the mapped head).
+// Reads the last byte of `s` (through the file, beyond the head in memory).
 Status ReadLast(const SourcePtr& s) {
   uint8_t b = 1;
   ETPACK_RETURN_IF_ERROR(s->ReadAt(s->size() - 1, &b, 1));

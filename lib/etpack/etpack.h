@@ -48,7 +48,7 @@
 // READING
 //
 //   PteFile, PtdFile and BpteFile (pte_file.h, ptd_file.h, bpte_file.h) are
-//   ArtifactFiles (artifact_file.h): Open(path) maps only the head and
+//   ArtifactFiles (artifact_file.h): Open(path) reads only the head and
 //   validates the whole artifact before returning, so every accessor of a
 //   returned reader is safe. A PteFile describes its program with plain
 //   values (methods(), Tensors(), layout(), named_data()) and hands out
