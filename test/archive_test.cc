@@ -14,7 +14,7 @@
 #include "archive/ordered_jobs.h"
 #include "etpack/ptd_file.h"
 #include "etpack/pte_file.h"
-#include "io/fault_output.h"
+#include "fault_output.h"
 #include "layout/header_insert.h"
 #include "test_files.h"
 

@@ -142,7 +142,7 @@ TEST_CASE("Open(name, source) wants a file source") {
   CHECK_THAT(r.status().message(), Catch::Contains("FromMemory"));
 }
 
-TEST_CASE("a file maps only its head; RangeSource reads any byte") {
+TEST_CASE("a file holds only its head; RangeSource reads any byte") {
   TempDir dir;
   const std::string path = dir.File("x.pte");
   auto plan = PlanPte(SmallProgram({Pattern(10000, 3), Pattern(300, 4)}));

@@ -20,7 +20,7 @@
 
 #include "commands.h"
 #include "etpack/output.h"
-#include "io/fault_output.h"
+#include "fault_output.h"
 #include "io/posix_calls.h"
 #include "io/posix_output.h"
 #include "test_files.h"

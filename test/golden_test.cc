@@ -38,7 +38,7 @@ std::unique_ptr<PteFile> FromBytes(const std::string& name, std::vector<uint8_t>
   return Read<PteFile>(name, std::move(bytes));
 }
 
-// Through the file's sources: Open() maps only the flatbuffer.
+// Through the file's sources: Open() reads only the flatbuffer.
 std::vector<uint8_t> Range(const PteFile& f, uint64_t off, uint64_t len) {
   Result<std::vector<uint8_t>> bytes = ReadAll(*f.RangeSource(off, len));
   REQUIRE(bytes.ok());

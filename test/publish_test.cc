@@ -17,7 +17,7 @@
 #include "etpack/output.h"
 #include "etpack/source.h"
 #include "etpack/writer.h"
-#include "io/fault_output.h"
+#include "fault_output.h"
 #include "io/posix_calls.h"
 #include "io/posix_output.h"
 #include "output_test_util.h"

@@ -297,5 +297,57 @@ TEST_CASE("large placements are written in slices with progress between") {
   CHECK(done.back() == 64 + size);
 }
 
+TEST_CASE("a cancelled write stops at the next check and publishes nothing") {
+  const uint64_t size = uint64_t{200} << 20;  // never read: the output only counts
+  ArtifactPlan plan;
+  plan.head = PatternBytes(64);
+  plan.file_size = 4096 + size;
+  plan.placements.push_back(
+      {4096, 4096, GeneratorSource("huge", size, [](uint64_t, uint8_t*, size_t) {
+         return Corrupt("unexpected read");
+       })});
+  CountingOutput output;
+  int asked = 0;
+  const int stop_at = GENERATE(1, 3);  // after the head; after two slices
+  Status s = WriteArtifact(plan, output, {}, [&] { return ++asked == stop_at; });
+  CAPTURE(s.message());
+  CHECK(s.code() == Code::kIoError);
+  CHECK(Contains(s.message(), "counting: write cancelled by the caller after "));
+  CHECK(asked == stop_at);
+  CHECK(output.writes.size() == static_cast<size_t>(stop_at));  // nothing after the check
+}
+
+TEST_CASE("cancelling a unit of files leaves every destination as it was") {
+  TempDir dir;
+  const std::string ptd = dir.File("x.ptd"), pte = dir.File("x.pte");
+  const std::vector<uint8_t> old = PatternBytes(77, 4);
+  WriteFile(pte, old);
+  const ArtifactPlan a = PlanOfSource(Bytes(5000, 1));
+  const ArtifactPlan b = PlanOfSource(Bytes(3000, 2));
+  // Asked after each file's one placement, then once before publishing:
+  // cancelling at the last check still publishes nothing.
+  const int stop_at = GENERATE(1, 2, 3);
+  int asked = 0;
+  std::vector<uint64_t> done;
+  Status s = WriteArtifactFiles(
+      {{ptd, &a}, {pte, &b}}, OutputOptions{}, [&](uint64_t d, uint64_t) { done.push_back(d); },
+      nullptr, [&] { return ++asked == stop_at; });
+  CAPTURE(s.message());
+  CHECK(s.code() == Code::kIoError);
+  CHECK(Contains(s.message(), "write cancelled by the caller"));
+  CHECK(asked == stop_at);
+  if (stop_at == 3) {
+    CHECK(Contains(s.message(), ptd + ", " + pte + ": write cancelled"));
+    CHECK(done == std::vector<uint64_t>{8000});  // the last report came first
+  }
+  CHECK(dir.List() == std::set<std::string>{"x.pte"});
+  CHECK(ReadFile(pte) == old);
+  // Not cancelled, the same unit is written.
+  REQUIRE(WriteArtifactFiles({{ptd, &a}, {pte, &b}}, OutputOptions{}, {}, nullptr, [] {
+            return false;
+          }).ok());
+  CHECK(ReadFile(pte) == PatternBytes(3000, 2));
+}
+
 }  // namespace
 }  // namespace etpack

@@ -181,7 +181,7 @@ Status BpteFile::Validate() {
     }
   }
   if (program_size_ == 0) return Corrupt("the embedded program is empty");
-  // Opened from a file, the program may lie past the mapped head. In
+  // Opened from a file, the program may lie past the head in memory. In
   // memory it is 16-byte aligned: the buffer is, and so is its offset.
   Result<std::unique_ptr<PteFile>> pte =
       from_file() ? PteFile::Open("embedded program", ProgramSource())

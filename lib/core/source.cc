@@ -1,22 +1,19 @@
 #include "etpack/source.h"
 
 #include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cassert>
 #include <cerrno>
 #include <cstring>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <new>
 #include <optional>
 #include <utility>
 
 #include "core/json_document.h"
 #include "core/range_text.h"
+#include "etpack/input.h"
 
 namespace etpack {
 namespace {
@@ -58,119 +55,40 @@ class MemorySourceImpl final : public Source {
   uint64_t size_;
 };
 
-// One open descriptor per file, shared by every source that reads it, so a
-// manifest naming thousands of items in a few files needs a few descriptors
-// rather than one per item. The cache holds weak references: the descriptor
-// closes when the last source reading the file goes away.
-struct FileId {
-  dev_t dev;
-  ino_t ino;
-  bool operator<(const FileId& o) const { return dev != o.dev ? dev < o.dev : ino < o.ino; }
-};
-
-class OwnedFd;
-
-struct FdCache {
-  std::mutex mu;
-  std::map<FileId, std::weak_ptr<const OwnedFd>> fds;
-};
-
-FdCache& Fds() {
-  static FdCache* cache = new FdCache;  // never destroyed: sources may outlive main()
-  return *cache;
-}
-
-class OwnedFd {
- public:
-  OwnedFd(int fd, FileId id) : fd_(fd), id_(id) {}
-  ~OwnedFd() {
-    {
-      // The entry may already belong to a newer descriptor for the same file
-      // (opened after this one expired): only an expired entry is ours.
-      FdCache& cache = Fds();
-      std::lock_guard<std::mutex> lock(cache.mu);
-      auto it = cache.fds.find(id_);
-      if (it != cache.fds.end() && it->second.expired()) cache.fds.erase(it);
-    }
-    ::close(fd_);
-  }
-  OwnedFd(const OwnedFd&) = delete;
-  OwnedFd& operator=(const OwnedFd&) = delete;
-  int fd() const { return fd_; }
-
- private:
-  int fd_;
-  FileId id_;
-};
-
-std::shared_ptr<const OwnedFd> CachedFd(FileId id) {
-  FdCache& cache = Fds();
-  std::lock_guard<std::mutex> lock(cache.mu);
-  auto it = cache.fds.find(id);
-  return it == cache.fds.end() ? nullptr : it->second.lock();
-}
-
-// Publishes a freshly opened descriptor, or hands back the one another
-// thread published for the same file in the meantime.
-std::shared_ptr<const OwnedFd> ShareFd(int fd, FileId id) {
-  FdCache& cache = Fds();
-  std::unique_lock<std::mutex> lock(cache.mu);
-  std::weak_ptr<const OwnedFd>& slot = cache.fds[id];
-  if (std::shared_ptr<const OwnedFd> existing = slot.lock()) {
-    lock.unlock();
-    ::close(fd);
-    return existing;
-  }
-  auto owned = std::make_shared<const OwnedFd>(fd, id);
-  slot = owned;
-  return owned;
-}
-
-// Every reader opens its files here, so this is where a FIFO, a device or
-// a directory is refused for all of them (a FIFO would block the open, or
-// the first read, until some writer came).
-Status NotRegular(const std::string& path, mode_t mode) {
-  const char* kind = S_ISDIR(mode)    ? "a directory"
-                     : S_ISFIFO(mode) ? "a FIFO"
-                     : S_ISSOCK(mode) ? "a socket"
-                     : S_ISCHR(mode)  ? "a character device"
-                     : S_ISBLK(mode)  ? "a block device"
-                                      : "a special file";
-  return InvalidArgument(path + ": is " + kind +
-                         ", not a regular file; etpack reads only regular files");
-}
-
 class FileSourceImpl final : public Source {
  public:
-  FileSourceImpl(std::shared_ptr<const OwnedFd> fd, std::string path, uint64_t offset,
+  FileSourceImpl(std::shared_ptr<const InputFile> file, std::string path, uint64_t offset,
                  uint64_t length)
-      : fd_(std::move(fd)) {
+      : file_(std::move(file)) {
     range_.path = std::move(path);
-    range_.fd = fd_->fd();
+    range_.fd = file_->fd();
     range_.offset = offset;
     range_.length = length;
   }
 
   uint64_t size() const override { return range_.length; }
 
+  // Reads on after a short read; a file that ends early (it shrank since
+  // it was opened) is an error, never a read of fewer bytes.
   Status ReadAt(uint64_t offset, void* dst, size_t n) const override {
     ETPACK_RETURN_IF_ERROR(CheckRead(*this, offset, n));
     auto* out = static_cast<uint8_t*>(dst);
     uint64_t pos = range_.offset + offset;
     while (n > 0) {
-      ssize_t got = ::pread(range_.fd, out, n, static_cast<off_t>(pos));
-      if (got < 0) {
-        if (errno == EINTR) continue;
-        return IoError("read " + Describe() + " at file offset " + std::to_string(pos), errno);
+      Result<size_t> got = file_->Read(pos, out, n);
+      if (!got.ok()) {
+        return got.status().WithContext("read " + Describe() + " at file offset " +
+                                        std::to_string(pos));
       }
-      if (got == 0) {
+      if (*got == 0) {
         return IoError(Describe() + ": file ended at offset " + std::to_string(pos) +
                            " while reading (was it truncated after opening?)",
                        EIO);
       }
-      out += got;
-      pos += static_cast<uint64_t>(got);
-      n -= static_cast<size_t>(got);
+      const size_t k = std::min(*got, n);  // an input reading more than asked is not believed
+      out += k;
+      pos += k;
+      n -= k;
     }
     return Status::OK();
   }
@@ -181,11 +99,11 @@ class FileSourceImpl final : public Source {
     return "file " + range_.path + " " + RangeText(range_.offset, range_.length);
   }
 
-  const std::shared_ptr<const OwnedFd>& fd() const { return fd_; }
+  const std::shared_ptr<const InputFile>& file() const { return file_; }
   const std::string& path() const { return range_.path; }
 
  private:
-  std::shared_ptr<const OwnedFd> fd_;
+  std::shared_ptr<const InputFile> file_;
   FileRange range_;
 };
 
@@ -266,66 +184,44 @@ Status CheckPathText(const std::string& path, const std::string& what) {
 namespace {
 
 // FileSource with an optional length (none: to the end of the file).
-Result<SourcePtr> OpenFileRange(const std::string& path, uint64_t offset,
+Result<SourcePtr> OpenFileRange(InputFs& fs, const std::string& path, uint64_t offset,
                                 std::optional<uint64_t> length) {
   ETPACK_RETURN_IF_ERROR(CheckPathText(path, "path"));
   const std::string what =
       !length ? "[" + std::to_string(offset) + ", end)" : RangeText(offset, *length);
-  auto open_error = [&](int err) -> Status {
-    Status s = IoError("cannot open " + path + " to read " + what, err);
-    return err == ENOENT ? NotFound(s.message()) : s;
-  };
-  // stat first: opening a FIFO for reading would block until a writer came.
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0) return open_error(errno);
-  if (!S_ISREG(st.st_mode)) {
-    return NotRegular(path, st.st_mode);
-  }
-  std::shared_ptr<const OwnedFd> owned = CachedFd({st.st_dev, st.st_ino});
-  if (owned == nullptr) {
-    // O_NONBLOCK because the path may have been replaced by a FIFO since
-    // the stat; it means nothing for a regular file and is cleared anyway.
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-    if (fd < 0) return open_error(errno);
-    if (::fstat(fd, &st) != 0) {
-      const int err = errno;
-      ::close(fd);
-      return IoError("cannot stat " + path, err);
-    }
-    if (!S_ISREG(st.st_mode)) {
-      ::close(fd);
-      return NotRegular(path, st.st_mode);
-    }
-    const int flags = ::fcntl(fd, F_GETFL);
-    if (flags < 0 || ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
-      const int err = errno;
-      ::close(fd);
-      return IoError("cannot set up " + path + " for reading", err);
-    }
-    owned = ShareFd(fd, {st.st_dev, st.st_ino});
-  }
-  // The size now, even when the descriptor is shared: the file may have grown.
-  if (::fstat(owned->fd(), &st) != 0) return IoError("cannot stat " + path, errno);
-  const uint64_t file_size = static_cast<uint64_t>(st.st_size);
+  ETPACK_ASSIGN_OR_RETURN(std::shared_ptr<const InputFile> file, fs.Open(path));
+  // The size now, even when the file is shared: it may have grown.
+  Result<uint64_t> size = file->Size();
+  if (!size.ok()) return size.status().WithContext("cannot stat " + path);
+  const uint64_t file_size = *size;
   if (offset > file_size || (length && *length > file_size - offset)) {
     return OutOfRange(path + ": range " + what + " runs past the end of the file (" +
                       std::to_string(file_size) + " bytes)");
   }
   const uint64_t n = length ? *length : file_size - offset;
   // Advisory only: a failure costs read-ahead, not correctness.
-  (void)::posix_fadvise(owned->fd(), static_cast<off_t>(offset), static_cast<off_t>(n),
+  (void)::posix_fadvise(file->fd(), static_cast<off_t>(offset), static_cast<off_t>(n),
                         POSIX_FADV_SEQUENTIAL);
-  return SourcePtr(std::make_shared<FileSourceImpl>(std::move(owned), path, offset, n));
+  return SourcePtr(std::make_shared<FileSourceImpl>(std::move(file), path, offset, n));
 }
 
 }  // namespace
 
 Result<SourcePtr> FileSource(const std::string& path, uint64_t offset) {
-  return OpenFileRange(path, offset, std::nullopt);
+  return OpenFileRange(*DefaultInputFs(), path, offset, std::nullopt);
 }
 
 Result<SourcePtr> FileSource(const std::string& path, uint64_t offset, uint64_t length) {
-  return OpenFileRange(path, offset, length);
+  return OpenFileRange(*DefaultInputFs(), path, offset, length);
+}
+
+Result<SourcePtr> FileSource(InputFs& fs, const std::string& path, uint64_t offset) {
+  return OpenFileRange(fs, path, offset, std::nullopt);
+}
+
+Result<SourcePtr> FileSource(InputFs& fs, const std::string& path, uint64_t offset,
+                             uint64_t length) {
+  return OpenFileRange(fs, path, offset, length);
 }
 
 SourcePtr GeneratorSource(std::string name, uint64_t size, FillFn fill) {
@@ -341,7 +237,7 @@ SourcePtr SliceSource(SourcePtr base, uint64_t offset, uint64_t length) {
   // Slices of files and memory stay files and memory, so the output file keeps its
   // fast paths (copy_file_range, direct memcpy) and messages keep the path.
   if (auto* file = dynamic_cast<const FileSourceImpl*>(base.get())) {
-    return std::make_shared<FileSourceImpl>(file->fd(), file->path(),
+    return std::make_shared<FileSourceImpl>(file->file(), file->path(),
                                             file->file_range()->offset + offset, length);
   }
   if (const uint8_t* bytes = base->contiguous()) {

@@ -6,10 +6,12 @@
 // the whole artifact before it returns (no accessor of a returned reader
 // can fail or read out of bounds):
 //
-//   Open(path)              maps only the file's head (headers and
-//                           flatbuffer) and reads every other byte through
-//                           the file, so an 8 GiB artifact costs neither
-//                           8 GiB of address space nor of page cache;
+//   Open(path)              reads only the file's head (headers and
+//                           flatbuffer) into memory and every other byte
+//                           through the file, so an 8 GiB artifact costs
+//                           neither 8 GiB of address space nor of page
+//                           cache; nothing is mapped, so a file truncated
+//                           while it is read is an error, never SIGBUS;
 //   Open(name, file)        the same over a file source (e.g. a slice of a
 //                           larger file: the program inside a .bpte);
 //   FromMemory(name, ...)   over bytes the caller holds; `keep_alive` owns
@@ -17,7 +19,8 @@
 //
 // Errors (etpack/status.h) name the artifact first ("model.pte: ..."):
 //   kNotFound         the path does not exist;
-//   kIoError          the file exists but cannot be read or mapped;
+//   kIoError          the file exists but cannot be read (also when it
+//                     ends before the size it had when opened);
 //   kCorrupt          the bytes are not a valid artifact of this format
 //                     (also when the file changed while being opened);
 //   kOutOfRange       the artifact does not fit this process (e.g. a head
@@ -62,7 +65,7 @@ class ArtifactFile {
 
   // Bytes [offset, offset + length) of the artifact as a source: a range of
   // the file when opened from one (read with pread or copy_file_range,
-  // never through the mapping), else a view of the memory.
+  // never from the head in memory), else a view of the memory.
   // REQUIRES: offset + length <= size().
   SourcePtr RangeSource(uint64_t offset, uint64_t length) const;
 
@@ -76,7 +79,7 @@ class ArtifactFile {
                         std::shared_ptr<const void> keep_alive);
 
   // For Validate(): OK when [0, end) lies in the head. Fails (kCorrupt)
-  // only when the file changed between the read that sized the mapping and
+  // only when the file changed between the read that sized the head and
   // the one validating it.
   Status CheckInHead(uint64_t end) const;
 

@@ -48,7 +48,7 @@
 // READING
 //
 //   PteFile, PtdFile and BpteFile (pte_file.h, ptd_file.h, bpte_file.h) are
-//   ArtifactFiles (artifact_file.h): Open(path) maps only the head and
+//   ArtifactFiles (artifact_file.h): Open(path) reads only the head and
 //   validates the whole artifact before returning, so every accessor of a
 //   returned reader is safe. A PteFile describes its program with plain
 //   values (methods(), Tensors(), layout(), named_data()) and hands out
@@ -80,7 +80,7 @@
 //     write using it has returned. The keep_alive overload, OwnedSource and
 //     every source a reader hands out own what they need.
 //   - A plan holds sources, not bytes; it may be written more than once.
-//   - Readers own their mapping; the sources they hand out outlive them.
+//   - Readers own their head in memory; the sources they hand out outlive them.
 //   - FromMemory readers borrow their bytes the same way; the keep_alive
 //     they are given owns them.
 //   - No function throws. Distinct objects may be used from distinct

@@ -18,8 +18,10 @@
 // Errors are sticky: after the first failure every later call on the output
 // returns that failure. Every byte reserved but never written reads as zero.
 //
-// Implementations: POSIX files (NewPosixOutputFs), memory (MemoryOutputFs),
-// and, for tests, a fault-injecting wrapper (io/fault_output.h).
+// Implementations: POSIX files (NewPosixOutputFs) and memory
+// (MemoryOutputFs). A wrapper that changes part of what an output does (the
+// tests' fault injection, a counting or throttling output) derives from
+// OutputFileWrapper / OutputFsWrapper and overrides only what it changes.
 
 #ifndef ETPACK_OUTPUT_H_
 #define ETPACK_OUTPUT_H_
@@ -88,8 +90,8 @@ class OutputFile {
   virtual Status Sync() = 0;
 
  protected:
-  // The other steps of publishing, which only Publish() takes, in this order
-  // (implementations and wrappers reach them through io/publish_steps.h).
+  // The other steps of publishing, which only Publish() takes, in this order.
+  // A wrapper reaches its target's steps by calling OutputFileWrapper's.
   //
   // Gives the output a name next to its destination: the destination
   // itself when that is free (the output is then in place), else a hidden
@@ -112,6 +114,41 @@ class OutputFile {
 
  private:
   friend class PublishSteps;
+};
+
+// Forwards every call, the publishing steps included, to the output it
+// owns, so a wrapper overrides only what it changes and calls the
+// OutputFileWrapper method to go on with the target (as LevelDB's
+// EnvWrapper). The target is discarded with the wrapper unless published.
+class OutputFileWrapper : public OutputFile {
+ public:
+  // REQUIRES: target != nullptr.
+  explicit OutputFileWrapper(std::unique_ptr<OutputFile> target);
+  ~OutputFileWrapper() override;
+
+  // The wrapped output (not to be published on its own).
+  OutputFile& wrapped() const { return *target_; }
+
+  const std::string& destination() const override;
+  const std::string& target() const override;
+  bool Replaces(int fd) const override;
+  Status Reserve(uint64_t size) override;
+  using OutputFile::Write;
+  Status Write(uint64_t offset, const Source& source) override;
+  uint64_t bytes_written() const override;
+  Status Truncate(uint64_t size) override;
+  Status Sync() override;
+
+ protected:
+  Status Link() override;
+  Status Rename() override;
+  void Unplace() override;
+  Status SyncDirectory() override;
+  bool replaced_existing() const override;
+  std::string lock_directory() const override;
+
+ private:
+  std::unique_ptr<OutputFile> target_;
 };
 
 class OutputFs {
@@ -138,6 +175,21 @@ class OutputFs {
   // "overwrite" means. Removing the file first makes it a new file, which
   // belongs to the writer as any new file does.
   virtual Result<std::unique_ptr<OutputFile>> Create(const std::string& destination) = 0;
+};
+
+// Forwards Create() to `target`; a wrapper overrides it to wrap what the
+// target creates (in an OutputFileWrapper). REQUIRES: `target` outlives the
+// wrapper and every output made through it.
+class OutputFsWrapper : public OutputFs {
+ public:
+  explicit OutputFsWrapper(OutputFs* target) : target_(target) {}
+
+  OutputFs* wrapped() const { return target_; }
+
+  Result<std::unique_ptr<OutputFile>> Create(const std::string& destination) override;
+
+ private:
+  OutputFs* target_;
 };
 
 // Puts every output at its destination as one unit, in the order given
@@ -188,6 +240,13 @@ Status Publish(std::vector<std::unique_ptr<OutputFile>> outputs);
 // source its plans read (ArtifactPlan::inputs and the placements), the
 // archive writers with the file they read.
 Status CheckNotInputs(const OutputFile& output, const std::vector<const Source*>& inputs);
+
+// What Publish() checks of a unit before it touches anything, for writers
+// to check before they write a byte: kInvalidArgument when an output is
+// null or two outputs would land on the same file (their target()s are
+// equal: the later would replace the earlier, and the unit would report
+// success with one file missing).
+Status CheckOutputsDistinct(const std::vector<std::unique_ptr<OutputFile>>& outputs);
 
 // Tuning of the POSIX outputs. The defaults are measured choices
 // (docs/performance.md, bench/RESULTS.md); most callers leave them alone.

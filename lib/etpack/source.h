@@ -88,6 +88,14 @@ SourcePtr OwnedSource(std::vector<uint8_t> bytes);
 Result<SourcePtr> FileSource(const std::string& path, uint64_t offset = 0);
 Result<SourcePtr> FileSource(const std::string& path, uint64_t offset, uint64_t length);
 
+// The same, opened and read through `fs` (etpack/input.h) instead of the
+// POSIX files. REQUIRES: `fs` outlives the call; the source keeps what
+// fs.Open() returned.
+class InputFs;
+Result<SourcePtr> FileSource(InputFs& fs, const std::string& path, uint64_t offset = 0);
+Result<SourcePtr> FileSource(InputFs& fs, const std::string& path, uint64_t offset,
+                             uint64_t length);
+
 // kInvalidArgument naming `what` when `path` holds a NUL byte: every path
 // etpack opens or writes goes through this rule.
 Status CheckPathText(const std::string& path, const std::string& what);

@@ -93,11 +93,22 @@ struct ArtifactSha256 {
 // Called now and then with bytes written so far and the total.
 using ProgressFn = std::function<void(uint64_t done, uint64_t total)>;
 
+// Asked whether the caller wants the write stopped: after the head, after
+// each placement or slice of at most 64 MiB of one (so at least every
+// 64 MiB, right after any progress report) and once more after the last
+// byte, before publishing. Once it returns true the write fails with
+// kIoError "DESTINATION: write cancelled by the caller after N of M bytes"
+// and, as for any failure, nothing is published and nothing is left behind.
+// Runs on the writing thread; it should be cheap (e.g. read an atomic flag
+// another thread or a signal handler sets).
+using CancelFn = std::function<bool()>;
+
 // Reserves `output`, writes the head and every placement; publishing (or
 // dropping) the output is the caller's. Checks the plan's invariants first
 // (order, bounds, sizes, alignment) and fails with kInvalidArgument on a
 // malformed plan rather than writing it.
-Status WriteArtifact(const ArtifactPlan& plan, OutputFile& output, const ProgressFn& progress = {});
+Status WriteArtifact(const ArtifactPlan& plan, OutputFile& output, const ProgressFn& progress = {},
+                     const CancelFn& cancel = {});
 
 // Destination paths and their plans, published as one unit in this order
 // (data files before the program that refers to them).
@@ -112,18 +123,21 @@ using ArtifactFiles = std::vector<std::pair<std::string, const ArtifactPlan*>>;
 // Publish() names (a later rename failing after an earlier output replaced
 // a file; a directory that could not be synced), which the error then says.
 // Progress counts the bytes of all files together. With `sha256`, it
-// receives one entry per file, in order.
+// receives one entry per file, in order. `cancel` (CancelFn) may stop the
+// write at any of its checks, before publishing.
 //
 // Computing digests or integrity tables reads every source through memory
 // (no in-kernel copy_file_range for those files), so their bytes can be
 // hashed on their way into the output.
 Status WriteArtifactFiles(OutputFs& fs, const ArtifactFiles& files, const ProgressFn& progress = {},
-                          std::vector<ArtifactSha256>* sha256 = nullptr);
+                          std::vector<ArtifactSha256>* sha256 = nullptr,
+                          const CancelFn& cancel = {});
 
 // The same on the POSIX file system.
 Status WriteArtifactFiles(const ArtifactFiles& files, const OutputOptions& options = {},
                           const ProgressFn& progress = {},
-                          std::vector<ArtifactSha256>* sha256 = nullptr);
+                          std::vector<ArtifactSha256>* sha256 = nullptr,
+                          const CancelFn& cancel = {});
 
 // The common case: one file, written atomically.
 Status WriteArtifactFile(const std::string& path, const ArtifactPlan& plan,

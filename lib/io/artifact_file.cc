@@ -1,18 +1,48 @@
 // The one way a reader's bytes are set up: a validated artifact over a
-// mapped file head or over memory (see etpack/artifact_file.h).
+// file head read into memory or over memory (see etpack/artifact_file.h).
 
 #include "etpack/artifact_file.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <new>
+#include <string>
 #include <utility>
-
-#include "io/mapped_file.h"
 
 namespace etpack {
 namespace {
 
 // Enough for every format's fixed headers; MappedPrefix() sizes the rest.
 constexpr uint64_t kHeadPeek = 4096;
+
+// Bytes [0, length) of `file` in memory aligned as FlatBuffers' verifier
+// wants it (16 bytes), owned by the result; `*data` receives them.
+//
+// Read, not mapped: a mapped file that another process truncates raises
+// SIGBUS at the next touch of a page past its new end, at any accessor,
+// long after opening. A read of a file that shrank is an error here
+// (FileSource), and the head is then the reader's own.
+Result<std::shared_ptr<const void>> ReadHead(const Source& file, uint64_t length,
+                                             const uint8_t** data) {
+  alignas(16) static const uint8_t kEmpty[16] = {};
+  if (length == 0) {
+    *data = kEmpty;
+    return std::shared_ptr<const void>();
+  }
+  const uint64_t rounded = (length + 15) / 16 * 16;
+  void* bytes = rounded < length || rounded > SIZE_MAX
+                    ? nullptr
+                    : std::aligned_alloc(16, static_cast<size_t>(rounded));
+  if (bytes == nullptr) {
+    return OutOfRange(file.Describe() + ": cannot allocate " + std::to_string(length) +
+                      " bytes for its head (the headers and flatbuffer); is the "
+                      "address-space limit (ulimit -v) too low?");
+  }
+  std::shared_ptr<const void> owner(bytes, [](void* p) { std::free(p); });
+  ETPACK_RETURN_IF_ERROR(file.ReadAt(0, bytes, static_cast<size_t>(length)));
+  *data = static_cast<const uint8_t*>(bytes);
+  return owner;
+}
 
 }  // namespace
 
@@ -35,9 +65,9 @@ Status ArtifactFile::InitFromFile(std::string name, SourcePtr file) {
   Status s = file->ReadAt(0, peek, static_cast<size_t>(peek_size));
   if (!s.ok()) return s.WithContext(name);
   const uint64_t prefix = std::min(size, std::max(peek_size, MappedPrefix(peek, peek_size, size)));
-  Result<std::shared_ptr<const void>> mapping = MapFileHead(*file, prefix, &head_);
-  if (!mapping.ok()) return mapping.status().WithContext(name);
-  keep_alive_ = std::move(mapping).value();
+  Result<std::shared_ptr<const void>> head = ReadHead(*file, prefix, &head_);
+  if (!head.ok()) return head.status().WithContext(name);
+  keep_alive_ = std::move(head).value();
   name_ = std::move(name);
   size_ = size;
   head_size_ = prefix;
@@ -66,7 +96,7 @@ Status ArtifactFile::CheckInHead(uint64_t end) const {
       "the file changed while being opened: its header now puts the flatbuffer's end "
       "at " +
       std::to_string(end) + ", past the " + std::to_string(head_size_) +
-      " bytes mapped when it was first read");
+      " bytes read when it was first opened");
 }
 
 }  // namespace etpack

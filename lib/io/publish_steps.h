@@ -1,12 +1,11 @@
-// publish_steps.h (internal) — the way to the protected steps of
-// OutputFile, for Publish() and for outputs that wrap other outputs.
+// publish_steps.h (internal to io) — the way to the protected steps of
+// OutputFile, for Publish() and OutputFileWrapper. Everything else wraps an
+// output through OutputFileWrapper (etpack/output.h).
 
 #ifndef ETPACK_IO_PUBLISH_STEPS_H_
 #define ETPACK_IO_PUBLISH_STEPS_H_
 
-#include <memory>
 #include <string>
-#include <vector>
 
 #include "etpack/output.h"
 
@@ -21,11 +20,6 @@ class PublishSteps {
   static bool replaced_existing(const OutputFile& out) { return out.replaced_existing(); }
   static std::string lock_directory(const OutputFile& out) { return out.lock_directory(); }
 };
-
-// kInvalidArgument when an output is null or two outputs would land on
-// the same file (the later one would replace the earlier, and the unit
-// would report success with one file missing).
-Status CheckOutputsDistinct(const std::vector<std::unique_ptr<OutputFile>>& outputs);
 
 }  // namespace etpack
 

@@ -11,7 +11,6 @@
 
 #include "integrity/table.h"
 #include "io/fd_output.h"
-#include "io/publish_steps.h"
 #include "layout/assembler.h"
 #include "layout/input_files.h"
 #include "layout/stream_hash.h"
@@ -23,24 +22,39 @@ namespace {
 // reported at least this often.
 constexpr uint64_t kProgressStep = uint64_t{64} << 20;
 
-// Adds up the bytes of several plans for one progress line.
+// Adds up the bytes of several plans for one progress line, and asks
+// whether to go on (WriteArtifactFiles: `cancel`) after every step.
 class Progress {
  public:
-  Progress(const ProgressFn& fn, uint64_t total) : fn_(fn), total_(total) {}
+  Progress(const ProgressFn& fn, const CancelFn& cancel, uint64_t total)
+      : fn_(fn), cancel_(cancel), total_(total) {}
 
-  void Advance(uint64_t n) {
+  // Counts `n` more bytes of `output` written; fails once the caller has
+  // cancelled (the output is then discarded by whoever holds it).
+  Status Advance(uint64_t n, const OutputFile& output) {
     done_ += n;
     if (fn_ && done_ - reported_ >= kProgressStep) {
       fn_(done_, total_);
       reported_ = done_;
     }
+    return Check(output.destination());
   }
-  void Report() const {
+  // The last report, before publishing; also the last chance to cancel.
+  Status Report(const std::string& what) const {
     if (fn_) fn_(done_, total_);
+    return Check(what);
   }
 
  private:
+  Status Check(const std::string& what) const {
+    if (!cancel_ || !cancel_()) return Status::OK();
+    return Status(Code::kIoError, what + ": write cancelled by the caller after " +
+                                      std::to_string(done_) + " of " + std::to_string(total_) +
+                                      " bytes");
+  }
+
   const ProgressFn& fn_;
+  const CancelFn& cancel_;
   const uint64_t total_;
   uint64_t done_ = 0;
   uint64_t reported_ = 0;
@@ -169,13 +183,12 @@ Status WriteSource(OutputFile& output, uint64_t offset, const SourcePtr& source,
   const uint64_t size = source->size();
   if (size <= kProgressStep) {
     ETPACK_RETURN_IF_ERROR(write(offset, *source));
-    progress.Advance(size);
-    return Status::OK();
+    return progress.Advance(size, output);
   }
   for (uint64_t pos = 0; pos < size; pos += kProgressStep) {
     const uint64_t n = std::min(kProgressStep, size - pos);
     ETPACK_RETURN_IF_ERROR(write(offset + pos, *SliceSource(source, pos, n)));
-    progress.Advance(n);
+    ETPACK_RETURN_IF_ERROR(progress.Advance(n, output));
   }
   return Status::OK();
 }
@@ -187,7 +200,7 @@ Status WriteValidPlan(const ArtifactPlan& plan, OutputFile& output, Progress& pr
   ETPACK_RETURN_IF_ERROR(output.Reserve(plan.file_size));
   if (!plan.head.empty()) {
     ETPACK_RETURN_IF_ERROR(output.Write(0, plan.head.data(), plan.head.size()));
-    progress.Advance(plan.head.size());
+    ETPACK_RETURN_IF_ERROR(progress.Advance(plan.head.size(), output));
   }
   if (plan.integrity.empty() && sha256 == nullptr) {
     for (const Placement& p : plan.placements) {
@@ -209,7 +222,7 @@ Status WriteValidPlan(const ArtifactPlan& plan, OutputFile& output, Progress& pr
       ETPACK_RETURN_IF_ERROR(output.Write(p.offset, bytes.data(), bytes.size()));
       hashes.Feed(p.offset, bytes.data(), bytes.size());
       ETPACK_RETURN_IF_ERROR(hashes.Drain());
-      progress.Advance(bytes.size());
+      ETPACK_RETURN_IF_ERROR(progress.Advance(bytes.size(), output));
       continue;
     }
     ETPACK_RETURN_IF_ERROR(WriteSource(output, p.offset, p.source, &hashes, progress));
@@ -233,16 +246,16 @@ ArtifactPlan PlanOfSource(SourcePtr source) {
   return plan;
 }
 
-Status WriteArtifact(const ArtifactPlan& plan, OutputFile& output, const ProgressFn& progress) {
+Status WriteArtifact(const ArtifactPlan& plan, OutputFile& output, const ProgressFn& progress,
+                     const CancelFn& cancel) {
   ETPACK_RETURN_IF_ERROR(ValidateArtifactPlan(plan));
-  Progress p(progress, PayloadBytes(plan));
+  Progress p(progress, cancel, PayloadBytes(plan));
   ETPACK_RETURN_IF_ERROR(WriteValidPlan(plan, output, p));
-  p.Report();
-  return Status::OK();
+  return p.Report(output.destination());
 }
 
 Status WriteArtifactFiles(OutputFs& fs, const ArtifactFiles& files, const ProgressFn& progress,
-                          std::vector<ArtifactSha256>* sha256) {
+                          std::vector<ArtifactSha256>* sha256, const CancelFn& cancel) {
   // Everything that can be checked is checked before the first output
   // exists, so a bad plan or destination touches nothing.
   uint64_t total = 0;
@@ -262,20 +275,23 @@ Status WriteArtifactFiles(OutputFs& fs, const ArtifactFiles& files, const Progre
     const std::vector<const Source*> read = SourcesRead(*file.second);
     for (const auto& out : outputs) ETPACK_RETURN_IF_ERROR(CheckNotInputs(*out, read));
   }
-  Progress p(progress, total);
+  Progress p(progress, cancel, total);
   std::vector<ArtifactSha256> digests(sha256 != nullptr ? files.size() : 0);
   for (size_t i = 0; i < files.size(); ++i) {
     ETPACK_RETURN_IF_ERROR(
         WriteValidPlan(*files[i].second, *outputs[i], p, sha256 ? &digests[i] : nullptr));
   }
+  std::string unit;
+  for (const auto& file : files) unit += (unit.empty() ? "" : ", ") + file.first;
+  ETPACK_RETURN_IF_ERROR(p.Report(unit));
   if (sha256 != nullptr) *sha256 = std::move(digests);
-  p.Report();
   return Publish(std::move(outputs));
 }
 
 Status WriteArtifactFiles(const ArtifactFiles& files, const OutputOptions& options,
-                          const ProgressFn& progress, std::vector<ArtifactSha256>* sha256) {
-  return WriteArtifactFiles(*NewPosixOutputFs(options), files, progress, sha256);
+                          const ProgressFn& progress, std::vector<ArtifactSha256>* sha256,
+                          const CancelFn& cancel) {
+  return WriteArtifactFiles(*NewPosixOutputFs(options), files, progress, sha256, cancel);
 }
 
 Status WriteArtifactFile(const std::string& path, const ArtifactPlan& plan,

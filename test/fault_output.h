@@ -6,8 +6,8 @@
 // behind a step fail inside the POSIX output itself (the only level where a
 // window can fail to map).
 
-#ifndef ETPACK_IO_FAULT_OUTPUT_H_
-#define ETPACK_IO_FAULT_OUTPUT_H_
+#ifndef ETPACK_TEST_FAULT_OUTPUT_H_
+#define ETPACK_TEST_FAULT_OUTPUT_H_
 
 #include <cerrno>
 #include <cstdint>
@@ -75,4 +75,4 @@ class FaultyPosixCalls : public PosixCalls {
 
 }  // namespace etpack
 
-#endif  // ETPACK_IO_FAULT_OUTPUT_H_
+#endif  // ETPACK_TEST_FAULT_OUTPUT_H_

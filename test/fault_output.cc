@@ -1,6 +1,4 @@
-#include "io/fault_output.h"
-
-#include "io/publish_steps.h"
+#include "fault_output.h"
 
 #include <sys/mman.h>
 
@@ -10,22 +8,19 @@
 namespace etpack {
 namespace {
 
-class FaultInjectingOutput final : public OutputFile {
+// Fails the one step `fault` names (when this is the output to fail) and
+// every write past the shared byte budget; forwards the rest.
+class FaultInjectingOutput final : public OutputFileWrapper {
  public:
   FaultInjectingOutput(std::unique_ptr<OutputFile> inner, bool fails, FaultStep step,
                        uint64_t* budget, uint64_t limit)
-      : inner_(std::move(inner)),
+      : OutputFileWrapper(std::move(inner)),
         step_(fails ? step : FaultStep::kNone),
         budget_(budget),
         limit_(limit) {}
 
-  const std::string& destination() const override { return inner_->destination(); }
-  const std::string& target() const override { return inner_->target(); }
-  bool Replaces(int fd) const override { return inner_->Replaces(fd); }
-  uint64_t bytes_written() const override { return inner_->bytes_written(); }
-
   Status Reserve(uint64_t size) override {
-    return Step(FaultStep::kReserve, [&] { return inner_->Reserve(size); });
+    return Step(FaultStep::kReserve, [&] { return OutputFileWrapper::Reserve(size); });
   }
 
   using OutputFile::Write;
@@ -34,13 +29,13 @@ class FaultInjectingOutput final : public OutputFile {
       const uint64_t n = source.size();
       if (n <= *budget_) {
         *budget_ -= n;
-        return inner_->Write(offset, source);
+        return OutputFileWrapper::Write(offset, source);
       }
       // The part below the limit goes through, so tests see a partly
       // written output get discarded.
       if (*budget_ > 0) {
         SourcePtr whole(SourcePtr(), &source);  // non-owning
-        ETPACK_RETURN_IF_ERROR(inner_->Write(offset, *SliceSource(whole, 0, *budget_)));
+        ETPACK_RETURN_IF_ERROR(OutputFileWrapper::Write(offset, *SliceSource(whole, 0, *budget_)));
         *budget_ = 0;
       }
       return Status(Code::kIoError, destination() + ": injected fault: write of " +
@@ -51,35 +46,30 @@ class FaultInjectingOutput final : public OutputFile {
   }
 
   Status Truncate(uint64_t size) override {
-    if (!status_.ok()) return status_;
-    Status s = inner_->Truncate(size);
-    if (!s.ok()) status_ = s;
-    return s;
+    return Step(FaultStep::kNone, [&] { return OutputFileWrapper::Truncate(size); });
   }
 
   Status Sync() override {
-    return Step(FaultStep::kSync, [&] { return inner_->Sync(); });
+    return Step(FaultStep::kSync, [&] { return OutputFileWrapper::Sync(); });
   }
 
  protected:
   Status Link() override {
-    return Step(FaultStep::kLink, [&] { return PublishSteps::Link(*inner_); });
+    return Step(FaultStep::kLink, [&] { return OutputFileWrapper::Link(); });
   }
   Status Rename() override {
-    return Step(FaultStep::kRename, [&] { return PublishSteps::Rename(*inner_); });
+    return Step(FaultStep::kRename, [&] { return OutputFileWrapper::Rename(); });
   }
-  void Unplace() override { PublishSteps::Unplace(*inner_); }
   Status SyncDirectory() override {
-    return Step(FaultStep::kDirectorySync, [&] { return PublishSteps::SyncDirectory(*inner_); });
+    return Step(FaultStep::kDirectorySync, [&] { return OutputFileWrapper::SyncDirectory(); });
   }
-  bool replaced_existing() const override { return PublishSteps::replaced_existing(*inner_); }
-  std::string lock_directory() const override { return PublishSteps::lock_directory(*inner_); }
 
  private:
+  // Sticky: after the first failure (injected or not) every step returns it.
   template <typename Fn>
   Status Step(FaultStep step, Fn&& forward) {
     if (!status_.ok()) return status_;
-    if (step == step_) {
+    if (step != FaultStep::kNone && step == step_) {
       status_ =
           Status(Code::kIoError, destination() + ": injected fault at " + FaultStepName(step));
       return status_;
@@ -89,17 +79,16 @@ class FaultInjectingOutput final : public OutputFile {
     return s;
   }
 
-  std::unique_ptr<OutputFile> inner_;
   const FaultStep step_;  // kNone unless this output is the one to fail
   uint64_t* budget_;      // bytes still allowed through, shared by all outputs
   const uint64_t limit_;
   Status status_;
 };
 
-class FaultInjectingOutputFs final : public OutputFs {
+class FaultInjectingOutputFs final : public OutputFsWrapper {
  public:
   FaultInjectingOutputFs(OutputFs* inner, const Fault& fault)
-      : inner_(inner), fault_(fault), budget_(fault.after_bytes) {}
+      : OutputFsWrapper(inner), fault_(fault), budget_(fault.after_bytes) {}
 
   Result<std::unique_ptr<OutputFile>> Create(const std::string& destination) override {
     if (fault_.step == FaultStep::kMap) {
@@ -107,14 +96,13 @@ class FaultInjectingOutputFs final : public OutputFs {
           "fault-injecting outputs: a window mapping fails only inside "
           "the POSIX output (FaultyPosixCalls)");
     }
-    ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<OutputFile> out, inner_->Create(destination));
+    ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<OutputFile> out, OutputFsWrapper::Create(destination));
     const bool fails = created_++ == fault_.output;
     return std::unique_ptr<OutputFile>(std::make_unique<FaultInjectingOutput>(
         std::move(out), fails, fault_.step, &budget_, fault_.after_bytes));
   }
 
  private:
-  OutputFs* inner_;
   const Fault fault_;
   uint64_t budget_;
   int created_ = 0;

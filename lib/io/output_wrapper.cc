@@ -1,0 +1,44 @@
+// OutputFileWrapper and OutputFsWrapper: plain forwarding. They live in io
+// because forwarding the protected publishing steps needs PublishSteps,
+// which nothing outside io uses.
+
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "etpack/output.h"
+#include "io/publish_steps.h"
+
+namespace etpack {
+
+OutputFileWrapper::OutputFileWrapper(std::unique_ptr<OutputFile> target)
+    : target_(std::move(target)) {}
+
+OutputFileWrapper::~OutputFileWrapper() = default;
+
+const std::string& OutputFileWrapper::destination() const { return target_->destination(); }
+const std::string& OutputFileWrapper::target() const { return target_->target(); }
+bool OutputFileWrapper::Replaces(int fd) const { return target_->Replaces(fd); }
+Status OutputFileWrapper::Reserve(uint64_t size) { return target_->Reserve(size); }
+Status OutputFileWrapper::Write(uint64_t offset, const Source& source) {
+  return target_->Write(offset, source);
+}
+uint64_t OutputFileWrapper::bytes_written() const { return target_->bytes_written(); }
+Status OutputFileWrapper::Truncate(uint64_t size) { return target_->Truncate(size); }
+Status OutputFileWrapper::Sync() { return target_->Sync(); }
+Status OutputFileWrapper::Link() { return PublishSteps::Link(*target_); }
+Status OutputFileWrapper::Rename() { return PublishSteps::Rename(*target_); }
+void OutputFileWrapper::Unplace() { PublishSteps::Unplace(*target_); }
+Status OutputFileWrapper::SyncDirectory() { return PublishSteps::SyncDirectory(*target_); }
+bool OutputFileWrapper::replaced_existing() const {
+  return PublishSteps::replaced_existing(*target_);
+}
+std::string OutputFileWrapper::lock_directory() const {
+  return PublishSteps::lock_directory(*target_);
+}
+
+Result<std::unique_ptr<OutputFile>> OutputFsWrapper::Create(const std::string& destination) {
+  return target_->Create(destination);
+}
+
+}  // namespace etpack
