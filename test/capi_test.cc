@@ -314,8 +314,8 @@ TEST_CASE("etpack_pte_write_with_data writes a program and its data as one unit"
     const char* same[] = {pte_path.c_str()};
     CHECK(etpack_pte_write_with_data(pte, pte_path.c_str(), 1, same, datas, nullptr, nullptr) ==
           ETPACK_INVALID_ARGUMENT);
-    CHECK(etpack_pte_write_with_data(pte, pte_path.c_str(), 1, nullptr, datas, nullptr,
-                                     nullptr) == ETPACK_INVALID_ARGUMENT);
+    CHECK(etpack_pte_write_with_data(pte, pte_path.c_str(), 1, nullptr, datas, nullptr, nullptr) ==
+          ETPACK_INVALID_ARGUMENT);
     CHECK(std::string(etpack_last_error()) == "etpack_pte_write_with_data: data_paths is NULL");
     CHECK(dir.List().empty());
     etpack_ptd_free(bad);

@@ -484,8 +484,8 @@ void etpack_pte_free(etpack_pte* pte) { delete pte; }
 
 etpack_status etpack_pte_write_with_data(const etpack_pte* pte, const char* path, size_t count,
                                          const char* const* data_paths,
-                                         const etpack_ptd* const* data,
-                                         etpack_progress_fn progress, void* user) {
+                                         const etpack_ptd* const* data, etpack_progress_fn progress,
+                                         void* user) {
   return Guard(__func__, [&](const char* fn) -> Status {
     ETPACK_C_REQUIRE(pte);
     ETPACK_C_REQUIRE(path);

@@ -165,11 +165,10 @@ Result<std::pair<PteInput, PtdInput>> Externalize(const fb::Program& prog, const
           // for the very same bytes and layout.
           const PtdEntry& e = ptd.entries[it->second.entry];
           if (e.buffer_index != buffer || e.layout != layout) {
-            return InvalidArgument(what + ": fully_qualified_name " + Quote(key) +
-                                   " is also the name of " + it->second.path + " (" +
-                                   DescribeLayout(*e.layout) + "), which has different " +
-                                   (e.buffer_index != buffer ? "data" : "layout") +
-                                   "; a .ptd key holds one tensor");
+            return InvalidArgument(
+                what + ": fully_qualified_name " + Quote(key) + " is also the name of " +
+                it->second.path + " (" + DescribeLayout(*e.layout) + "), which has different " +
+                (e.buffer_index != buffer ? "data" : "layout") + "; a .ptd key holds one tensor");
           }
         }
 
