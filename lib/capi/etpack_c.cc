@@ -134,14 +134,22 @@ etpack::Result<etpack::TensorLayout> LayoutOf(const char* function, int32_t dtyp
   return layout;
 }
 
-// Appends `data` to a list whose entry 0 is the format's empty placeholder.
-Status AddIndexed(std::vector<etpack::SourcePtr>& list, bool placeholder, const etpack_source* data,
-                  uint32_t* index) {
-  if (placeholder && list.empty()) list.push_back(etpack::OwnedSource({}));
-  if (list.size() >= UINT32_MAX) return etpack::OutOfRange("more than 2^32 - 1 data items");
-  list.push_back(data->source);
-  if (index) *index = static_cast<uint32_t>(list.size() - 1);
-  return Status::OK();
+// The body of etpack_pte_add_constant/_mutable/_delegate (`function`):
+// appends `data` to the program's `list`, whose entry 0 is the format's
+// empty placeholder when `placeholder`.
+etpack_status AddIndexed(const char* function, etpack_pte* pte,
+                         std::vector<etpack::SourcePtr> etpack::PteInput::*list, bool placeholder,
+                         const etpack_source* data, uint32_t* index) {
+  return Guard(function, [&](const char* fn) -> Status {
+    ETPACK_C_REQUIRE(pte);
+    ETPACK_C_REQUIRE(data);
+    std::vector<etpack::SourcePtr>& items = pte->input.*list;
+    if (placeholder && items.empty()) items.push_back(etpack::OwnedSource({}));
+    if (items.size() >= UINT32_MAX) return etpack::OutOfRange("more than 2^32 - 1 data items");
+    items.push_back(data->source);
+    if (index) *index = static_cast<uint32_t>(items.size() - 1);
+    return Status::OK();
+  });
 }
 
 Status NewPlan(etpack::ArtifactPlan artifact, etpack_plan** out) {
@@ -168,6 +176,15 @@ Status AddBundledValue(etpack_bpte* bpte, int where, etpack::BundledValue value)
       where == ETPACK_BPTE_INPUT ? bpte->current->inputs : bpte->current->expected_outputs;
   values.push_back(std::move(value));
   return Status::OK();
+}
+
+// The body of etpack_bpte_add_int/_bool/_double (`function`).
+etpack_status AddScalar(const char* function, etpack_bpte* bpte, int where,
+                        etpack::BundledValue value) {
+  return Guard(function, [&](const char* fn) -> Status {
+    ETPACK_C_REQUIRE(bpte);
+    return AddBundledValue(bpte, where, std::move(value));
+  });
 }
 
 // ---- options and planning, by handle kind ----------------------------------
@@ -437,27 +454,15 @@ etpack_status etpack_pte_set_program_flatbuffer(etpack_pte* pte, const void* byt
 }
 
 etpack_status etpack_pte_add_constant(etpack_pte* pte, const etpack_source* data, uint32_t* index) {
-  return Guard(__func__, [&](const char* fn) -> Status {
-    ETPACK_C_REQUIRE(pte);
-    ETPACK_C_REQUIRE(data);
-    return AddIndexed(pte->input.constants, true, data, index);
-  });
+  return AddIndexed(__func__, pte, &etpack::PteInput::constants, true, data, index);
 }
 
 etpack_status etpack_pte_add_mutable(etpack_pte* pte, const etpack_source* data, uint32_t* index) {
-  return Guard(__func__, [&](const char* fn) -> Status {
-    ETPACK_C_REQUIRE(pte);
-    ETPACK_C_REQUIRE(data);
-    return AddIndexed(pte->input.mutable_data, true, data, index);
-  });
+  return AddIndexed(__func__, pte, &etpack::PteInput::mutable_data, true, data, index);
 }
 
 etpack_status etpack_pte_add_delegate(etpack_pte* pte, const etpack_source* data, uint32_t* index) {
-  return Guard(__func__, [&](const char* fn) -> Status {
-    ETPACK_C_REQUIRE(pte);
-    ETPACK_C_REQUIRE(data);
-    return AddIndexed(pte->input.delegates, false, data, index);
-  });
+  return AddIndexed(__func__, pte, &etpack::PteInput::delegates, false, data, index);
 }
 
 etpack_status etpack_pte_add_named_data(etpack_pte* pte, const char* key, const etpack_source* data,
@@ -603,33 +608,24 @@ etpack_status etpack_bpte_add_tensor(etpack_bpte* bpte, int where, int32_t dtype
 }
 
 etpack_status etpack_bpte_add_int(etpack_bpte* bpte, int where, int64_t value) {
-  return Guard(__func__, [&](const char* fn) -> Status {
-    ETPACK_C_REQUIRE(bpte);
-    etpack::BundledValue v;
-    v.kind = etpack::BundledValue::Kind::kInt;
-    v.int_val = value;
-    return AddBundledValue(bpte, where, std::move(v));
-  });
+  etpack::BundledValue v;
+  v.kind = etpack::BundledValue::Kind::kInt;
+  v.int_val = value;
+  return AddScalar(__func__, bpte, where, std::move(v));
 }
 
 etpack_status etpack_bpte_add_bool(etpack_bpte* bpte, int where, int value) {
-  return Guard(__func__, [&](const char* fn) -> Status {
-    ETPACK_C_REQUIRE(bpte);
-    etpack::BundledValue v;
-    v.kind = etpack::BundledValue::Kind::kBool;
-    v.bool_val = value != 0;
-    return AddBundledValue(bpte, where, std::move(v));
-  });
+  etpack::BundledValue v;
+  v.kind = etpack::BundledValue::Kind::kBool;
+  v.bool_val = value != 0;
+  return AddScalar(__func__, bpte, where, std::move(v));
 }
 
 etpack_status etpack_bpte_add_double(etpack_bpte* bpte, int where, double value) {
-  return Guard(__func__, [&](const char* fn) -> Status {
-    ETPACK_C_REQUIRE(bpte);
-    etpack::BundledValue v;
-    v.kind = etpack::BundledValue::Kind::kDouble;
-    v.double_val = value;
-    return AddBundledValue(bpte, where, std::move(v));
-  });
+  etpack::BundledValue v;
+  v.kind = etpack::BundledValue::Kind::kDouble;
+  v.double_val = value;
+  return AddScalar(__func__, bpte, where, std::move(v));
 }
 
 etpack_status etpack_bpte_set_option(etpack_bpte* bpte, int option, uint64_t value) {
