@@ -12,6 +12,7 @@
 #include "capi_cases.h"
 #include "etpack/bpte_file.h"
 #include "etpack/etpack_c.h"
+#include "etpack/external_data.h"
 #include "etpack/manifest.h"
 #include "etpack/ptd_file.h"
 #include "etpack/pte_file.h"
@@ -263,4 +264,63 @@ TEST_CASE("the C API's error paths, callbacks and progress, checked in C") {
   CHECK(failures == 0);
   // Nothing is left behind by the failed writes.
   CHECK(dir.List().empty());
+}
+
+TEST_CASE("etpack_pte_write_with_data writes a program and its data as one unit") {
+  // A program whose constant is EXTERNAL, and the .ptd entry it names.
+  auto split = ExternalizeConstants(SmallProgram({Pattern(64, 1)}));
+  REQUIRE(split.ok());
+  const std::string json = json::Print(split->first.program.tree());
+  const PtdEntry& entry = split->second.entries.at(0);
+  auto bytes = ReadAll(*split->second.buffers.at(entry.buffer_index));
+  REQUIRE(bytes.ok());
+
+  etpack_pte* pte = nullptr;
+  etpack_ptd* ptd = nullptr;
+  etpack_source* data = nullptr;
+  REQUIRE(etpack_pte_create(&pte) == ETPACK_OK);
+  REQUIRE(etpack_pte_set_program_json(pte, json.data(), json.size()) == ETPACK_OK);
+  REQUIRE(etpack_pte_set_option(pte, ETPACK_PTE_SEGMENT_ALIGNMENT, 4096) == ETPACK_OK);
+  REQUIRE(etpack_ptd_create(&ptd) == ETPACK_OK);
+  REQUIRE(etpack_source_memory(bytes->data(), bytes->size(), &data) == ETPACK_OK);
+  const TensorLayout& layout = *entry.layout;
+  REQUIRE(etpack_ptd_add_tensor(ptd, entry.key.c_str(), data, layout.scalar_type,
+                                layout.sizes.size(), layout.sizes.data(), layout.dim_order.data(),
+                                entry.alignment) == ETPACK_OK);
+
+  TempDir dir;
+  const std::string pte_path = dir.File("m.pte"), ptd_path = dir.File("m.ptd");
+  const char* data_paths[] = {ptd_path.c_str()};
+  const etpack_ptd* datas[] = {ptd};
+  SECTION("written, the .ptd laid out as the program asks") {
+    RequireWritten(
+        etpack_pte_write_with_data(pte, pte_path.c_str(), 1, data_paths, datas, nullptr, nullptr));
+    auto program = PteFile::Open(pte_path);
+    auto written = PtdFile::Open(ptd_path);
+    REQUIRE(program.ok());
+    REQUIRE(written.ok());
+    CHECK(CheckExternalReferences(**program, {written->get()}).ok());
+    // The program's segment alignment, not the .ptd builder's 128.
+    CHECK((*written)->layout().segment_base_offset % 4096 == 0);
+  }
+  SECTION("a planning error names the file and writes nothing") {
+    etpack_ptd* bad = nullptr;
+    REQUIRE(etpack_ptd_create(&bad) == ETPACK_OK);
+    REQUIRE(etpack_ptd_add_blob(bad, "b", data, 3) == ETPACK_OK);  // not a power of two
+    const etpack_ptd* bads[] = {bad};
+    CHECK(etpack_pte_write_with_data(pte, pte_path.c_str(), 1, data_paths, bads, nullptr,
+                                     nullptr) == ETPACK_INVALID_ARGUMENT);
+    CHECK(std::string(etpack_last_error()).rfind(ptd_path + ": ", 0) == 0);
+    const char* same[] = {pte_path.c_str()};
+    CHECK(etpack_pte_write_with_data(pte, pte_path.c_str(), 1, same, datas, nullptr, nullptr) ==
+          ETPACK_INVALID_ARGUMENT);
+    CHECK(etpack_pte_write_with_data(pte, pte_path.c_str(), 1, nullptr, datas, nullptr, nullptr) ==
+          ETPACK_INVALID_ARGUMENT);
+    CHECK(std::string(etpack_last_error()) == "etpack_pte_write_with_data: data_paths is NULL");
+    CHECK(dir.List().empty());
+    etpack_ptd_free(bad);
+  }
+  etpack_source_free(data);
+  etpack_ptd_free(ptd);
+  etpack_pte_free(pte);
 }

@@ -465,6 +465,20 @@ TEST_CASE("ExternalizeConstants of an input reads each constant byte once") {
   CHECK(ReadSource(*data->EntrySource(1)) == ReadSource(*Pattern(1 << 20, 2)));
 }
 
+TEST_CASE("ExternalizeConstants: one source given for two constants is one .ptd buffer") {
+  // The same source is stored once (SourceIndex); equal bytes in another
+  // source are not (that is dedup's work, not the split's).
+  const SourcePtr shared = Pattern(64, 1);
+  auto split = ExternalizeConstants(SmallProgram({shared, shared, Pattern(64, 1)}));
+  INFO(split.status().ToString());
+  REQUIRE(split.ok());
+  const PtdInput& ptd = split->second;
+  REQUIRE(ptd.entries.size() == 3);
+  CHECK(ptd.buffers.size() == 2);
+  CHECK(ptd.entries[0].buffer_index == ptd.entries[1].buffer_index);
+  CHECK(ptd.entries[2].buffer_index != ptd.entries[0].buffer_index);
+}
+
 TEST_CASE("ExternalizeConstants of an input: errors") {
   SECTION("what the planner refuses") {
     PteInput in = SmallProgram({Pattern(8, 1)});

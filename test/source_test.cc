@@ -411,5 +411,20 @@ TEST_CASE("SliceSource past the end of its base fails every read") {
   CHECK(!ReadAll(*s).ok());
 }
 
+TEST_CASE("SourceIndex stores a source given again once, and nothing else") {
+  const std::vector<uint8_t> data = PatternBytes(16);
+  const SourcePtr a = MemorySource(data.data(), data.size());
+  const SourcePtr b = MemorySource(data.data(), data.size());  // same bytes, another object
+  std::vector<SourcePtr> list;
+  SourceIndex index(&list);
+  CHECK(index.Add(a) == 0);
+  CHECK(index.Add(b) == 1);
+  CHECK(index.Add(a) == 0);
+  CHECK(index.Add(b) == 1);
+  REQUIRE(list.size() == 2);
+  CHECK(list[0] == a);
+  CHECK(list[1] == b);
+}
+
 }  // namespace
 }  // namespace etpack

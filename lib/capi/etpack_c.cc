@@ -6,7 +6,6 @@
 #include "etpack/etpack_c.h"
 
 #include <exception>
-#include <map>
 #include <new>
 #include <optional>
 #include <string>
@@ -14,6 +13,7 @@
 #include <vector>
 
 #include "etpack/bpte.h"
+#include "etpack/external_data.h"
 #include "etpack/json.h"
 #include "etpack/ptd.h"
 #include "etpack/pte.h"
@@ -41,7 +41,7 @@ struct etpack_ptd {
   etpack::PtdInput input;
   etpack::PtdOptions options;
   // A source given for several keys is one buffer (one segment).
-  std::map<const etpack::Source*, uint32_t> buffer_of;
+  etpack::SourceIndex buffers{&input.buffers};
 };
 
 struct etpack_bpte {
@@ -134,14 +134,22 @@ etpack::Result<etpack::TensorLayout> LayoutOf(const char* function, int32_t dtyp
   return layout;
 }
 
-// Appends `data` to a list whose entry 0 is the format's empty placeholder.
-Status AddIndexed(std::vector<etpack::SourcePtr>& list, bool placeholder, const etpack_source* data,
-                  uint32_t* index) {
-  if (placeholder && list.empty()) list.push_back(etpack::OwnedSource({}));
-  if (list.size() >= UINT32_MAX) return etpack::OutOfRange("more than 2^32 - 1 data items");
-  list.push_back(data->source);
-  if (index) *index = static_cast<uint32_t>(list.size() - 1);
-  return Status::OK();
+// The body of etpack_pte_add_constant/_mutable/_delegate (`function`):
+// appends `data` to the program's `list`, whose entry 0 is the format's
+// empty placeholder when `placeholder`.
+etpack_status AddIndexed(const char* function, etpack_pte* pte,
+                         std::vector<etpack::SourcePtr> etpack::PteInput::*list, bool placeholder,
+                         const etpack_source* data, uint32_t* index) {
+  return Guard(function, [&](const char* fn) -> Status {
+    ETPACK_C_REQUIRE(pte);
+    ETPACK_C_REQUIRE(data);
+    std::vector<etpack::SourcePtr>& items = pte->input.*list;
+    if (placeholder && items.empty()) items.push_back(etpack::OwnedSource({}));
+    if (items.size() >= UINT32_MAX) return etpack::OutOfRange("more than 2^32 - 1 data items");
+    items.push_back(data->source);
+    if (index) *index = static_cast<uint32_t>(items.size() - 1);
+    return Status::OK();
+  });
 }
 
 Status NewPlan(etpack::ArtifactPlan artifact, etpack_plan** out) {
@@ -151,10 +159,7 @@ Status NewPlan(etpack::ArtifactPlan artifact, etpack_plan** out) {
 
 Status AddPtdEntry(etpack_ptd* ptd, const char* key, const etpack_source* data, uint64_t alignment,
                    std::optional<etpack::TensorLayout> layout) {
-  auto [it, added] =
-      ptd->buffer_of.emplace(data->source.get(), static_cast<uint32_t>(ptd->input.buffers.size()));
-  if (added) ptd->input.buffers.push_back(data->source);
-  ptd->input.entries.push_back({key, it->second, alignment, std::move(layout)});
+  ptd->input.entries.push_back({key, ptd->buffers.Add(data->source), alignment, std::move(layout)});
   return Status::OK();
 }
 
@@ -171,6 +176,132 @@ Status AddBundledValue(etpack_bpte* bpte, int where, etpack::BundledValue value)
       where == ETPACK_BPTE_INPUT ? bpte->current->inputs : bpte->current->expected_outputs;
   values.push_back(std::move(value));
   return Status::OK();
+}
+
+// The body of etpack_bpte_add_int/_bool/_double (`function`).
+etpack_status AddScalar(const char* function, etpack_bpte* bpte, int where,
+                        etpack::BundledValue value) {
+  return Guard(function, [&](const char* fn) -> Status {
+    ETPACK_C_REQUIRE(bpte);
+    return AddBundledValue(bpte, where, std::move(value));
+  });
+}
+
+// ---- options and planning, by handle kind ----------------------------------
+//
+// Every builder handle (etpack_pte, etpack_ptd, etpack_bpte) sets its options
+// and plans through the same two paths below; what differs per kind is the
+// table in its Kind<> specialization: the argument's name, its options (C
+// constant -> setter) and its planner.
+
+template <typename Options>
+struct OptionRow {
+  int option;
+  void (*set)(Options& options, uint64_t value);
+  // Refuses a value the option cannot take (null: every value is taken);
+  // its message is prefixed with the entry point's name.
+  Status (*check)(uint64_t value) = nullptr;
+};
+
+template <typename Handle>
+struct Kind;
+
+Status HasProgram(const char* fn, const etpack_pte& pte) {
+  if (pte.has_program) return Status::OK();
+  return etpack::InvalidArgument(std::string(fn) +
+                                 ": no program structure (call etpack_pte_set_program_json or "
+                                 "etpack_pte_set_program_flatbuffer first)");
+}
+
+template <typename Plan>
+etpack::Result<etpack::ArtifactPlan> ArtifactOf(etpack::Result<Plan> plan) {
+  if (!plan.ok()) return plan.status();
+  return std::move(plan->artifact);
+}
+
+template <>
+struct Kind<etpack_pte> {
+  static constexpr const char* kArgument = "pte";
+  static inline const OptionRow<etpack::PteOptions> kOptions[] = {
+      {ETPACK_PTE_SEGMENT_ALIGNMENT,
+       [](etpack::PteOptions& o, uint64_t v) { o.segment_alignment = v; }},
+      {ETPACK_PTE_CONSTANT_ALIGNMENT,
+       [](etpack::PteOptions& o, uint64_t v) { o.constant_tensor_alignment = v; }},
+      {ETPACK_PTE_DELEGATE_ALIGNMENT,
+       [](etpack::PteOptions& o, uint64_t v) { o.delegate_alignment = v; }},
+      {ETPACK_PTE_EXTRACT_DELEGATES,
+       [](etpack::PteOptions& o, uint64_t v) { o.extract_delegate_segments = v != 0; }},
+      {ETPACK_PTE_DEDUP_CONSTANTS,
+       [](etpack::PteOptions& o, uint64_t v) { o.dedup_constants = v != 0; }},
+  };
+  static etpack::Result<etpack::ArtifactPlan> Plan(const char* fn, const etpack_pte& pte) {
+    ETPACK_RETURN_IF_ERROR(HasProgram(fn, pte));
+    // PlanPte edits its input in place; the builder keeps its own.
+    return ArtifactOf(etpack::PlanPte(pte.input, pte.options));
+  }
+};
+
+template <>
+struct Kind<etpack_ptd> {
+  static constexpr const char* kArgument = "ptd";
+  static inline const OptionRow<etpack::PtdOptions> kOptions[] = {
+      {ETPACK_PTD_SEGMENT_ALIGNMENT,
+       [](etpack::PtdOptions& o, uint64_t v) { o.segment_alignment = v; }},
+  };
+  static etpack::Result<etpack::ArtifactPlan> Plan(const char*, const etpack_ptd& ptd) {
+    return ArtifactOf(etpack::PlanPtd(ptd.input, ptd.options));
+  }
+};
+
+template <>
+struct Kind<etpack_bpte> {
+  static constexpr const char* kArgument = "bpte";
+  static inline const OptionRow<etpack::BpteOptions> kOptions[] = {
+      {ETPACK_BPTE_LAYOUT,
+       [](etpack::BpteOptions& o, uint64_t v) {
+         o.layout = v == ETPACK_BPTE_SEGMENTED ? etpack::BpteLayout::kSegmented
+                                               : etpack::BpteLayout::kStandard;
+       },
+       [](uint64_t v) {
+         if (v == ETPACK_BPTE_STANDARD || v == ETPACK_BPTE_SEGMENTED) return Status::OK();
+         return etpack::InvalidArgument("ETPACK_BPTE_LAYOUT = " + std::to_string(v) +
+                                        " is neither ETPACK_BPTE_STANDARD nor "
+                                        "ETPACK_BPTE_SEGMENTED");
+       }},
+      {ETPACK_BPTE_PROGRAM_ALIGNMENT,
+       [](etpack::BpteOptions& o, uint64_t v) { o.program_alignment = v; }},
+      {ETPACK_BPTE_TENSOR_SEGMENT_THRESHOLD,
+       [](etpack::BpteOptions& o, uint64_t v) { o.tensor_segment_threshold = v; }},
+  };
+  static etpack::Result<etpack::ArtifactPlan> Plan(const char*, const etpack_bpte& bpte) {
+    return ArtifactOf(etpack::PlanBpte(bpte.input, bpte.options));
+  }
+};
+
+// The body of etpack_<kind>_set_option (`fn`).
+template <typename Handle>
+etpack_status SetOption(const char* function, Handle* handle, int option, uint64_t value) {
+  return Guard(function, [&](const char* fn) -> Status {
+    if (handle == nullptr) return Null(fn, Kind<Handle>::kArgument);
+    for (const auto& row : Kind<Handle>::kOptions) {
+      if (row.option != option) continue;
+      if (row.check != nullptr) ETPACK_RETURN_IF_ERROR(row.check(value).WithContext(fn));
+      row.set(handle->options, value);
+      return Status::OK();
+    }
+    return etpack::InvalidArgument(std::string(fn) + ": unknown option " + std::to_string(option));
+  });
+}
+
+// The body of etpack_<kind>_plan (`fn`).
+template <typename Handle>
+etpack_status PlanOf(const char* function, const Handle* handle, etpack_plan** out) {
+  return Guard(function, [&](const char* fn) -> Status {
+    ETPACK_C_OUT(out);
+    if (handle == nullptr) return Null(fn, Kind<Handle>::kArgument);
+    ETPACK_ASSIGN_OR_RETURN(etpack::ArtifactPlan artifact, Kind<Handle>::Plan(fn, *handle));
+    return NewPlan(std::move(artifact), out);
+  });
 }
 
 }  // namespace
@@ -323,27 +454,15 @@ etpack_status etpack_pte_set_program_flatbuffer(etpack_pte* pte, const void* byt
 }
 
 etpack_status etpack_pte_add_constant(etpack_pte* pte, const etpack_source* data, uint32_t* index) {
-  return Guard(__func__, [&](const char* fn) -> Status {
-    ETPACK_C_REQUIRE(pte);
-    ETPACK_C_REQUIRE(data);
-    return AddIndexed(pte->input.constants, true, data, index);
-  });
+  return AddIndexed(__func__, pte, &etpack::PteInput::constants, true, data, index);
 }
 
 etpack_status etpack_pte_add_mutable(etpack_pte* pte, const etpack_source* data, uint32_t* index) {
-  return Guard(__func__, [&](const char* fn) -> Status {
-    ETPACK_C_REQUIRE(pte);
-    ETPACK_C_REQUIRE(data);
-    return AddIndexed(pte->input.mutable_data, true, data, index);
-  });
+  return AddIndexed(__func__, pte, &etpack::PteInput::mutable_data, true, data, index);
 }
 
 etpack_status etpack_pte_add_delegate(etpack_pte* pte, const etpack_source* data, uint32_t* index) {
-  return Guard(__func__, [&](const char* fn) -> Status {
-    ETPACK_C_REQUIRE(pte);
-    ETPACK_C_REQUIRE(data);
-    return AddIndexed(pte->input.delegates, false, data, index);
-  });
+  return AddIndexed(__func__, pte, &etpack::PteInput::delegates, false, data, index);
 }
 
 etpack_status etpack_pte_add_named_data(etpack_pte* pte, const char* key, const etpack_source* data,
@@ -359,47 +478,41 @@ etpack_status etpack_pte_add_named_data(etpack_pte* pte, const char* key, const 
 }
 
 etpack_status etpack_pte_set_option(etpack_pte* pte, int option, uint64_t value) {
-  return Guard(__func__, [&](const char* fn) -> Status {
-    ETPACK_C_REQUIRE(pte);
-    switch (option) {
-      case ETPACK_PTE_SEGMENT_ALIGNMENT:
-        pte->options.segment_alignment = value;
-        return Status::OK();
-      case ETPACK_PTE_CONSTANT_ALIGNMENT:
-        pte->options.constant_tensor_alignment = value;
-        return Status::OK();
-      case ETPACK_PTE_DELEGATE_ALIGNMENT:
-        pte->options.delegate_alignment = value;
-        return Status::OK();
-      case ETPACK_PTE_EXTRACT_DELEGATES:
-        pte->options.extract_delegate_segments = value != 0;
-        return Status::OK();
-      case ETPACK_PTE_DEDUP_CONSTANTS:
-        pte->options.dedup_constants = value != 0;
-        return Status::OK();
-    }
-    return etpack::InvalidArgument("etpack_pte_set_option: unknown option " +
-                                   std::to_string(option));
-  });
+  return SetOption(__func__, pte, option, value);
 }
 
 etpack_status etpack_pte_plan(const etpack_pte* pte, etpack_plan** out) {
-  return Guard(__func__, [&](const char* fn) -> Status {
-    ETPACK_C_OUT(out);
-    ETPACK_C_REQUIRE(pte);
-    if (!pte->has_program) {
-      return etpack::InvalidArgument(
-          "etpack_pte_plan: no program structure (call etpack_pte_set_program_json or "
-          "etpack_pte_set_program_flatbuffer first)");
-    }
-    // PlanPte edits its input in place; the builder keeps its own.
-    auto plan = etpack::PlanPte(pte->input, pte->options);
-    if (!plan.ok()) return plan.status();
-    return NewPlan(std::move(plan->artifact), out);
-  });
+  return PlanOf(__func__, pte, out);
 }
 
 void etpack_pte_free(etpack_pte* pte) { delete pte; }
+
+etpack_status etpack_pte_write_with_data(const etpack_pte* pte, const char* path, size_t count,
+                                         const char* const* data_paths,
+                                         const etpack_ptd* const* data, etpack_progress_fn progress,
+                                         void* user) {
+  return Guard(__func__, [&](const char* fn) -> Status {
+    ETPACK_C_REQUIRE(pte);
+    ETPACK_C_REQUIRE(path);
+    if (count > 0) {
+      ETPACK_C_REQUIRE(data_paths);
+      ETPACK_C_REQUIRE(data);
+    }
+    ETPACK_RETURN_IF_ERROR(HasProgram(fn, *pte));
+    std::vector<etpack::ExternalDataFile> files;
+    for (size_t i = 0; i < count; ++i) {
+      const std::string at = "[" + std::to_string(i) + "]";
+      if (data_paths[i] == nullptr) return Null(fn, "data_paths" + at);
+      if (data[i] == nullptr) return Null(fn, "data" + at);
+      files.push_back({data_paths[i], data[i]->input});
+    }
+    // The builders keep their inputs: the planner takes copies.
+    ETPACK_ASSIGN_OR_RETURN(
+        etpack::ProgramWithDataPlan plan,
+        etpack::PlanProgramWithData(path, pte->input, pte->options, std::move(files)));
+    return etpack::WriteArtifactFiles(plan.files(), {}, Progress(progress, user));
+  });
+}
 
 // ---- .ptd -------------------------------------------------------------------
 
@@ -437,25 +550,11 @@ etpack_status etpack_ptd_add_blob(etpack_ptd* ptd, const char* key, const etpack
 }
 
 etpack_status etpack_ptd_set_option(etpack_ptd* ptd, int option, uint64_t value) {
-  return Guard(__func__, [&](const char* fn) -> Status {
-    ETPACK_C_REQUIRE(ptd);
-    if (option == ETPACK_PTD_SEGMENT_ALIGNMENT) {
-      ptd->options.segment_alignment = value;
-      return Status::OK();
-    }
-    return etpack::InvalidArgument("etpack_ptd_set_option: unknown option " +
-                                   std::to_string(option));
-  });
+  return SetOption(__func__, ptd, option, value);
 }
 
 etpack_status etpack_ptd_plan(const etpack_ptd* ptd, etpack_plan** out) {
-  return Guard(__func__, [&](const char* fn) -> Status {
-    ETPACK_C_OUT(out);
-    ETPACK_C_REQUIRE(ptd);
-    auto plan = etpack::PlanPtd(ptd->input, ptd->options);
-    if (!plan.ok()) return plan.status();
-    return NewPlan(std::move(plan->artifact), out);
-  });
+  return PlanOf(__func__, ptd, out);
 }
 
 void etpack_ptd_free(etpack_ptd* ptd) { delete ptd; }
@@ -509,69 +608,32 @@ etpack_status etpack_bpte_add_tensor(etpack_bpte* bpte, int where, int32_t dtype
 }
 
 etpack_status etpack_bpte_add_int(etpack_bpte* bpte, int where, int64_t value) {
-  return Guard(__func__, [&](const char* fn) -> Status {
-    ETPACK_C_REQUIRE(bpte);
-    etpack::BundledValue v;
-    v.kind = etpack::BundledValue::Kind::kInt;
-    v.int_val = value;
-    return AddBundledValue(bpte, where, std::move(v));
-  });
+  etpack::BundledValue v;
+  v.kind = etpack::BundledValue::Kind::kInt;
+  v.int_val = value;
+  return AddScalar(__func__, bpte, where, std::move(v));
 }
 
 etpack_status etpack_bpte_add_bool(etpack_bpte* bpte, int where, int value) {
-  return Guard(__func__, [&](const char* fn) -> Status {
-    ETPACK_C_REQUIRE(bpte);
-    etpack::BundledValue v;
-    v.kind = etpack::BundledValue::Kind::kBool;
-    v.bool_val = value != 0;
-    return AddBundledValue(bpte, where, std::move(v));
-  });
+  etpack::BundledValue v;
+  v.kind = etpack::BundledValue::Kind::kBool;
+  v.bool_val = value != 0;
+  return AddScalar(__func__, bpte, where, std::move(v));
 }
 
 etpack_status etpack_bpte_add_double(etpack_bpte* bpte, int where, double value) {
-  return Guard(__func__, [&](const char* fn) -> Status {
-    ETPACK_C_REQUIRE(bpte);
-    etpack::BundledValue v;
-    v.kind = etpack::BundledValue::Kind::kDouble;
-    v.double_val = value;
-    return AddBundledValue(bpte, where, std::move(v));
-  });
+  etpack::BundledValue v;
+  v.kind = etpack::BundledValue::Kind::kDouble;
+  v.double_val = value;
+  return AddScalar(__func__, bpte, where, std::move(v));
 }
 
 etpack_status etpack_bpte_set_option(etpack_bpte* bpte, int option, uint64_t value) {
-  return Guard(__func__, [&](const char* fn) -> Status {
-    ETPACK_C_REQUIRE(bpte);
-    switch (option) {
-      case ETPACK_BPTE_LAYOUT:
-        if (value != ETPACK_BPTE_STANDARD && value != ETPACK_BPTE_SEGMENTED) {
-          return etpack::InvalidArgument(
-              "etpack_bpte_set_option: ETPACK_BPTE_LAYOUT = " + std::to_string(value) +
-              " is neither ETPACK_BPTE_STANDARD nor "
-              "ETPACK_BPTE_SEGMENTED");
-        }
-        bpte->options.layout = value == ETPACK_BPTE_SEGMENTED ? etpack::BpteLayout::kSegmented
-                                                              : etpack::BpteLayout::kStandard;
-        return Status::OK();
-      case ETPACK_BPTE_PROGRAM_ALIGNMENT:
-        bpte->options.program_alignment = value;
-        return Status::OK();
-      case ETPACK_BPTE_TENSOR_SEGMENT_THRESHOLD:
-        bpte->options.tensor_segment_threshold = value;
-        return Status::OK();
-    }
-    return etpack::InvalidArgument("etpack_bpte_set_option: unknown option " +
-                                   std::to_string(option));
-  });
+  return SetOption(__func__, bpte, option, value);
 }
 
 etpack_status etpack_bpte_plan(const etpack_bpte* bpte, etpack_plan** out) {
-  return Guard(__func__, [&](const char* fn) -> Status {
-    ETPACK_C_OUT(out);
-    ETPACK_C_REQUIRE(bpte);
-    auto plan = etpack::PlanBpte(bpte->input, bpte->options);
-    if (!plan.ok()) return plan.status();
-    return NewPlan(std::move(plan->artifact), out);
-  });
+  return PlanOf(__func__, bpte, out);
 }
 
 void etpack_bpte_free(etpack_bpte* bpte) { delete bpte; }

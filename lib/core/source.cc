@@ -289,4 +289,10 @@ Result<bool> SameBytes(const Source& a, const Source& b) {
   return true;
 }
 
+uint32_t SourceIndex::Add(const SourcePtr& source) {
+  const auto [it, fresh] = position_.emplace(source.get(), static_cast<uint32_t>(list_->size()));
+  if (fresh) list_->push_back(source);
+  return it->second;
+}
+
 }  // namespace etpack

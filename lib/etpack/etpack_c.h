@@ -29,7 +29,9 @@
  *      source into place and puts the finished file at `path` atomically:
  *      on failure `path` is untouched and nothing is left behind.
  *      etpack_plan_write_files writes several plans as one unit (a .ptd
- *      before the .pte whose EXTERNAL tensors name its keys).
+ *      before the .pte whose EXTERNAL tensors name its keys);
+ *      etpack_pte_write_with_data plans a program with its .ptd files and
+ *      writes them so.
  *
  *     etpack_ptd* ptd = NULL;
  *     etpack_source* w = NULL;
@@ -314,6 +316,24 @@ ETPACK_C_API etpack_status etpack_ptd_set_option(etpack_ptd* ptd, int option, ui
 ETPACK_C_API etpack_status etpack_ptd_plan(const etpack_ptd* ptd, etpack_plan** out);
 
 ETPACK_C_API void etpack_ptd_free(etpack_ptd* ptd);
+
+/* ---- a program and its external data, as one unit ----------------------- */
+
+/* Plans `pte` and the `count` .ptd files that hold its external data
+ * (`data[i]`, written at `data_paths[i]`) together, and writes them as one
+ * unit, as `etpack pack --external-named-data` and the Python module do:
+ * everything is planned and checked before a byte is written, the .ptd
+ * files are published first and the .pte at `path` last, and on failure no
+ * destination has changed, so a program never appears without its data,
+ * nor data beside an old program. Each .ptd takes the program's
+ * ETPACK_PTE_SEGMENT_ALIGNMENT (its own ETPACK_PTD_SEGMENT_ALIGNMENT is not
+ * used). A planning error starts with the path of the file it is about; a
+ * path given twice is ETPACK_INVALID_ARGUMENT. The builders are left as
+ * they were. `progress` may be NULL and counts all files together. */
+ETPACK_C_API etpack_status etpack_pte_write_with_data(const etpack_pte* pte, const char* path,
+                                                      size_t count, const char* const* data_paths,
+                                                      const etpack_ptd* const* data,
+                                                      etpack_progress_fn progress, void* user);
 
 /* ---- .bpte: bundled programs --------------------------------------------- */
 

@@ -67,8 +67,9 @@ Result<std::pair<PteInput, PtdInput>> ExternalizeConstants(PteInput input, uint6
 // A program and the .ptd files that hold its external data, planned
 // together so that they are written as one unit: every front end that
 // writes a .pte with its data (repack --external-constants, pack
-// --external-named-data, the Python module) plans through here and writes
-// files() with WriteArtifactFiles, so a program never appears without its
+// --external-named-data, the Python module, the C API's
+// etpack_pte_write_with_data) plans through here and writes files() with
+// WriteArtifactFiles, so a program never appears without its
 // data, nor data beside an old program.
 struct ExternalDataFile {
   std::string name;  // the file's destination; names it in errors

@@ -21,6 +21,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "etpack/status.h"
@@ -118,6 +119,35 @@ Result<std::vector<uint8_t>> ReadAll(const Source& source, uint64_t max_bytes = 
 
 // True when both sources hold identical bytes. Reads both in bounded chunks.
 Result<bool> SameBytes(const Source& a, const Source& b);
+
+// A list of data items (the buffers of a .ptd, say) in which the same
+// source given again is stored once: Add() appends a source the first time
+// and returns its position, and every later Add() of it returns that same
+// position, so every key naming it shares one buffer (one segment). "The
+// same source" is the same Source object: front ends that make sources
+// from their callers' objects give one object for one memory range or file
+// range (the Python module does), and a caller that hands one source twice
+// (a C API handle, a program's constant list) gets it stored once. Nothing
+// is read; sources with equal bytes but distinct objects stay distinct
+// (content dedup is the planners' option, docs/dedup.md).
+// Not copyable: it appends to the list it was given.
+class SourceIndex {
+ public:
+  // REQUIRES: *list is empty, outlives this object and is appended to only
+  // through it.
+  explicit SourceIndex(std::vector<SourcePtr>* list) : list_(list) {}
+  SourceIndex(const SourceIndex&) = delete;
+  SourceIndex& operator=(const SourceIndex&) = delete;
+
+  // The position of `source` in the list, appending it when new.
+  // REQUIRES: source != nullptr; fewer than 2^32 - 1 sources in the list
+  // (.ptd buffer indices are 32-bit).
+  uint32_t Add(const SourcePtr& source);
+
+ private:
+  std::vector<SourcePtr>* list_;
+  std::unordered_map<const Source*, uint32_t> position_;
+};
 
 }  // namespace etpack
 

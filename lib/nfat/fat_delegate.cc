@@ -5,7 +5,6 @@
 
 #include "etpack/fat_delegate.h"
 
-#include <unordered_map>
 #include <utility>
 
 #include "etpack/plan_source.h"
@@ -49,11 +48,9 @@ Result<FatDelegate> PlanFatDelegate(std::vector<FatEntry> entries, const NfatOpt
 
 PtdInput PtdInputOf(const std::vector<NamedData>& named_data) {
   PtdInput out;
-  std::unordered_map<const Source*, uint32_t> index;
+  SourceIndex buffers(&out.buffers);
   for (const NamedData& nd : named_data) {
-    auto [it, fresh] = index.emplace(nd.source.get(), static_cast<uint32_t>(out.buffers.size()));
-    if (fresh) out.buffers.push_back(nd.source);
-    out.entries.push_back({nd.key, it->second, nd.alignment, std::nullopt});
+    out.entries.push_back({nd.key, buffers.Add(nd.source), nd.alignment, std::nullopt});
   }
   return out;
 }

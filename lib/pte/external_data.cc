@@ -119,7 +119,8 @@ Result<std::pair<PteInput, PtdInput>> Externalize(const fb::Program& prog, const
   }));
 
   PtdInput ptd;
-  std::map<uint32_t, uint32_t> ptd_buffer_of_constant;
+  // Tensors sharing a constant (one source) share its .ptd buffer.
+  SourceIndex ptd_buffers(&ptd.buffers);
   struct KeyInfo {
     size_t entry;      // into ptd.entries, = the key's position
     std::string path;  // the first tensor that used it
@@ -153,24 +154,21 @@ Result<std::pair<PteInput, PtdInput>> Externalize(const fb::Program& prog, const
                          " is out of range: constant_buffer has " + std::to_string(nbuffers) +
                          " entries");
         }
-        auto [buf, fresh_buffer] =
-            ptd_buffer_of_constant.emplace(idx, static_cast<uint32_t>(ptd.buffers.size()));
-        if (fresh_buffer) ptd.buffers.push_back(in.constants[idx]);
+        const uint32_t buffer = ptd_buffers.Add(in.constants[idx]);
 
         auto it = key_info.find(key);
         if (it == key_info.end()) {
           it = key_info.emplace(key, KeyInfo{ptd.entries.size(), path}).first;
-          ptd.entries.push_back({key, buf->second, alignment, layout});
+          ptd.entries.push_back({key, buffer, alignment, layout});
         } else {
           // One key names one tensor's data: a second tensor may use it only
           // for the very same bytes and layout.
           const PtdEntry& e = ptd.entries[it->second.entry];
-          if (e.buffer_index != buf->second || e.layout != layout) {
-            return InvalidArgument(what + ": fully_qualified_name " + Quote(key) +
-                                   " is also the name of " + it->second.path + " (" +
-                                   DescribeLayout(*e.layout) + "), which has different " +
-                                   (e.buffer_index != buf->second ? "data" : "layout") +
-                                   "; a .ptd key holds one tensor");
+          if (e.buffer_index != buffer || e.layout != layout) {
+            return InvalidArgument(
+                what + ": fully_qualified_name " + Quote(key) + " is also the name of " +
+                it->second.path + " (" + DescribeLayout(*e.layout) + "), which has different " +
+                (e.buffer_index != buffer ? "data" : "layout") + "; a .ptd key holds one tensor");
           }
         }
 

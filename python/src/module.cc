@@ -117,20 +117,16 @@ void SavePtd(const std::string& path, py::handle entries, uint64_t segment_align
              py::handle progress) {
   Items items;
   PtdInput input;
-  std::map<const Source*, uint32_t> buffer_index;
+  SourceIndex buffers(&input.buffers);
   for (py::handle e : entries) {
     auto [name, item, alignment, layout] =
         e.cast<std::tuple<py::object, py::object, uint64_t, py::object>>();
     const std::string key = Utf8Of(name, "tensors key");
     Check(CheckDataKey(key, "tensors"));
     const std::string what = "tensors['" + key + "']";
-    SourcePtr source = items.Source(item, what);
-    auto [it, added] =
-        buffer_index.emplace(source.get(), static_cast<uint32_t>(input.buffers.size()));
-    if (added) input.buffers.push_back(source);
     PtdEntry entry;
     entry.key = key;
-    entry.buffer_index = it->second;
+    entry.buffer_index = buffers.Add(items.Source(item, what));
     entry.alignment = alignment;
     if (!layout.is_none()) entry.layout = LayoutOf(layout, what);
     input.entries.push_back(std::move(entry));
