@@ -445,7 +445,7 @@ shard_job() {
     measure nice sh -c 'mkdir -p "$0" && cp "$@" "$0/" && sync' "$work/copy" "$w"/ckpt/*.safetensors
     must_succeed "cp"
     cw+=("$wall")
-    echo "   run $r: etpack $wall s (peak RSS $rss_max KiB max so far), cp ${cw[-1]} s" >&2
+    echo "   run $r: etpack ${ew[-1]} s (peak RSS $rss_max KiB max so far), cp ${cw[-1]} s" >&2
   done
   rm -rf "$work/copy"
   n=$(find "$w/out" -name 'model-*.ptd' | wc -l)
