@@ -32,10 +32,22 @@ int Inspect(const std::vector<std::string>& argv) {
     // exists whole. Several files are an array of their reports.
     if (several) std::printf("[");
     for (size_t i = 0; i < paths.size(); ++i) {
-      if (i > 0) std::printf(",");
-      JsonSink sink([](std::string_view text) { std::fwrite(text.data(), 1, text.size(), stdout); },
-                    2);
-      if (Status s = Inspect(paths[i], sink); !s.ok()) return Failure(s);
+      // The separator goes out with the report's first bytes, so that a
+      // file that cannot be read leaves no dangling comma.
+      bool comma = i > 0;
+      JsonSink sink(
+          [&comma](std::string_view text) {
+            if (comma) std::fputc(',', stdout);
+            comma = false;
+            std::fwrite(text.data(), 1, text.size(), stdout);
+          },
+          2);
+      if (Status s = Inspect(paths[i], sink); !s.ok()) {
+        // Nothing of this file was printed: close the array so that stdout
+        // stays valid JSON (the reports before it), and fail.
+        if (several) std::printf("]\n");
+        return Failure(s);
+      }
       sink.Finish();
     }
     std::printf(several ? "]\n" : "\n");

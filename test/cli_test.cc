@@ -1463,6 +1463,19 @@ TEST_CASE("ptd --max-shard-bytes writes shards under the cap that verify and ins
   REQUIRE(doc.ok());
   CHECK(doc->items().size() == shards.size());
 
+  SECTION("inspect --json of a set with an unreadable file prints valid JSON and fails") {
+    Run bad = Etpack({"inspect", "--json", shards[0], st});
+    CHECK(bad.exit_code != 0);
+    // stdout and stderr come mixed: the array starts at "[{" and ends at
+    // the last ']' printed.
+    const size_t begin = bad.output.find("[{");
+    REQUIRE(begin != std::string::npos);
+    const std::string json = bad.output.substr(begin, bad.output.rfind(']') + 1 - begin);
+    auto partial = etpack::json::Parse(json, "inspect --json");
+    INFO(bad.output);
+    REQUIRE(partial.ok());
+    CHECK(partial->items().size() == 1);
+  }
   SECTION("the same input gives the same names and bytes") {
     TempDir again;
     Run r2 = Etpack({"ptd", st, "-o", again / "model.ptd", "--max-shard-bytes", "8K"});
