@@ -16,7 +16,8 @@
 namespace etpack::cli {
 
 int Pack(const std::vector<std::string>& argv) {
-  Result<WriteJob> job = ParseWriteJob(argv, "MANIFEST.json", "OUT", {"--external-named-data"});
+  Result<WriteJob> job =
+      ParseWriteJob(argv, "MANIFEST.json", "OUT", {"--external-named-data", kMaxShardOption});
   if (!job.ok()) return UsageError("pack", job.status().message());
   // Validate the flags before touching any file so a typo costs nothing.
   PteOptions flag_check;
@@ -25,6 +26,8 @@ int Pack(const std::vector<std::string>& argv) {
   }
   Result<const std::string*> ptd_path = DataOutput(*job, "--external-named-data");
   if (!ptd_path.ok()) return UsageError("pack", ptd_path.status().message());
+  Result<uint64_t> max_shard = ParseMaxShardBytes(job->args);
+  if (!max_shard.ok()) return UsageError("pack", max_shard.status().message());
   const DigestFlags& digest = job->digest;
   Result<AnyManifest> manifest = LoadManifest(job->input);
   if (!manifest.ok()) return Failure(manifest.status());
@@ -35,6 +38,11 @@ int Pack(const std::vector<std::string>& argv) {
     options.integrity_table = digest.integrity_table;
     Status s;
     if (*ptd_path == nullptr) {
+      if (*max_shard != 0) {
+        return UsageError("pack",
+                          "--max-shard-bytes applies to .ptd output: a manifest with "
+                          "\"format\": \"ptd\" or --external-named-data");
+      }
       s = PlanAndWrite(job->input, job->output, std::move(pte->input), options, digest.sha256);
     } else {
       // All named data, the program's own and its fat delegates' (merged
@@ -44,7 +52,7 @@ int Pack(const std::vector<std::string>& argv) {
       PtdInput data = PtdInputOf(pte->input.named_data);
       pte->input.named_data.clear();
       s = PlanAndWritePair(job->input, job->output, std::move(pte->input), options, **ptd_path,
-                           std::move(data), digest.sha256);
+                           std::move(data), digest.sha256, *max_shard);
     }
     return s.ok() ? kExitOk : Failure(s);
   }
@@ -63,12 +71,10 @@ int Pack(const std::vector<std::string>& argv) {
     options.segment_alignment = flag_check.segment_alignment;
   }
   options.integrity_table = digest.integrity_table;
-  Result<PtdPlan> plan = PlanPtd(ptd.input, options);
-  if (!plan.ok()) return Failure(plan.status().WithContext(job->input));
-  if (Status s = WritePlanned(job->output, plan->artifact, digest.sha256); !s.ok()) {
-    return Failure(s);
-  }
-  ReportPtd(job->output, *plan, ptd.input.entries.size(), options);
+  options.max_shard_bytes = *max_shard;
+  Result<std::vector<PtdFilePlan>> plans = PlanPtdFiles(job->output, ptd.input, options);
+  if (!plans.ok()) return Failure(plans.status().WithContext(job->input));
+  if (Status s = WritePtdFiles(*plans, options, digest.sha256); !s.ok()) return Failure(s);
   return kExitOk;
 }
 

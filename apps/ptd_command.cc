@@ -1,5 +1,6 @@
-// `etpack ptd WEIGHTS.safetensors ... -o OUT.ptd [--align N]`: a
-// safetensors checkpoint to a .ptd, streamed file to file.
+// `etpack ptd WEIGHTS.safetensors ... -o OUT.ptd [--align N]
+// [--max-shard-bytes N]`: a safetensors checkpoint to a .ptd (or to shards
+// of one), streamed file to file.
 
 #include <algorithm>
 #include <chrono>
@@ -20,8 +21,8 @@
 namespace etpack::cli {
 
 int Ptd(const std::vector<std::string>& argv) {
-  Result<Args> args =
-      ParseArgs(argv, {"-o", "--output", "--align", kDigestOption}, {kIntegrityFlag});
+  Result<Args> args = ParseArgs(argv, {"-o", "--output", "--align", kDigestOption, kMaxShardOption},
+                                {kIntegrityFlag});
   if (!args.ok()) return UsageError("ptd", args.status().message());
   Result<DigestFlags> digest = ParseDigestFlags(*args);
   if (!digest.ok()) return UsageError("ptd", digest.status().message());
@@ -37,6 +38,9 @@ int Ptd(const std::vector<std::string>& argv) {
     align = *parsed;
   }
 
+  Result<uint64_t> max_shard = ParseMaxShardBytes(*args);
+  if (!max_shard.ok()) return UsageError("ptd", max_shard.status().message());
+
   const auto start = std::chrono::steady_clock::now();
   std::vector<SourcePtr> read;
   Result<std::vector<SafetensorsTensor>> tensors = ReadCheckpoint(args->positional, &read);
@@ -48,8 +52,9 @@ int Ptd(const std::vector<std::string>& argv) {
   PtdOptions options;
   options.segment_alignment = std::max<uint64_t>(128, align);
   options.integrity_table = digest->integrity_table;
-  Result<PtdPlan> plan = PlanPtd(input, options);
-  if (!plan.ok()) return Failure(plan.status().WithContext(*out));
+  options.max_shard_bytes = *max_shard;
+  Result<std::vector<PtdFilePlan>> plans = PlanPtdFiles(*out, input, options);
+  if (!plans.ok()) return Failure(plans.status().WithContext(*out));
   const double read_s = SecondsSince(start);
 
   // The files read: those given (an index stands for its shards) and the
@@ -64,19 +69,26 @@ int Ptd(const std::vector<std::string>& argv) {
     files.insert(t.file);
   }
   const auto write_start = std::chrono::steady_clock::now();
-  if (Status s = WritePlanned(*out, plan->artifact, digest->sha256); !s.ok()) return Failure(s);
+  if (Status s = WriteFiles(PtdFiles(*plans), digest->sha256); !s.ok()) return Failure(s);
   const double write_s = SecondsSince(write_start);
   const double mib_s =
       write_s > 0 ? static_cast<double>(tensor_bytes) / (1024.0 * 1024.0) / write_s : 0;
 
   std::printf("read:    %s from %s, %s of tensor data\n", Count(tensors->size(), "tensor").c_str(),
               Count(files.size(), "safetensors file").c_str(), BytesText(tensor_bytes).c_str());
-  std::printf("wrote:   %s\n", out->c_str());
-  std::printf("  file size:           %s\n", BytesText(plan->artifact.file_size).c_str());
-  std::printf("  segments:            %zu, segment alignment %" PRIu64 ", tensor alignment %" PRIu64
-              "\n",
-              plan->layout.segments.size(), options.segment_alignment, align);
-  std::printf("  segment base offset: %" PRIu64 "\n", plan->layout.segment_base_offset);
+  if (*max_shard != 0) {
+    std::printf("wrote:   %s of at most %s each (--max-shard-bytes)\n",
+                Count(plans->size(), "shard").c_str(), BytesText(*max_shard).c_str());
+  }
+  for (const PtdFilePlan& f : *plans) {
+    std::printf("%s   %s\n", *max_shard != 0 ? "       " : "wrote:", f.path.c_str());
+    std::printf("  file size:           %s\n", BytesText(f.plan.artifact.file_size).c_str());
+    if (*max_shard != 0) std::printf("  entries:             %zu\n", f.entries);
+    std::printf("  segments:            %zu, segment alignment %" PRIu64
+                ", tensor alignment %" PRIu64 "\n",
+                f.plan.layout.segments.size(), options.segment_alignment, align);
+    std::printf("  segment base offset: %" PRIu64 "\n", f.plan.layout.segment_base_offset);
+  }
   std::printf("time:    read headers + plan %.3f s, write %.3f s (%.0f MiB/s), total %.3f s\n",
               read_s, write_s, mib_s, SecondsSince(start));
   std::printf("memory:  peak RSS %.1f MiB\n", PeakRssMiB());

@@ -19,7 +19,8 @@
 namespace etpack::cli {
 
 int Repack(const std::vector<std::string>& argv) {
-  Result<WriteJob> job = ParseWriteJob(argv, "IN.pte", "OUT.pte", {"--external-constants"});
+  Result<WriteJob> job =
+      ParseWriteJob(argv, "IN.pte", "OUT.pte", {"--external-constants", kMaxShardOption});
   if (!job.ok()) return UsageError("repack", job.status().message());
   // Flags are checked before anything is opened (usage errors come first);
   // they then override what the input file was written with.
@@ -29,6 +30,11 @@ int Repack(const std::vector<std::string>& argv) {
   }
   Result<const std::string*> ptd_path = DataOutput(*job, "--external-constants");
   if (!ptd_path.ok()) return UsageError("repack", ptd_path.status().message());
+  Result<uint64_t> max_shard = ParseMaxShardBytes(job->args);
+  if (!max_shard.ok()) return UsageError("repack", max_shard.status().message());
+  if (*max_shard != 0 && *ptd_path == nullptr) {
+    return UsageError("repack", "--max-shard-bytes applies to --external-constants");
+  }
   Result<std::unique_ptr<PteFile>> file = PteFile::Open(job->input);
   if (!file.ok()) return Failure(file.status());
   PteOptions options = (*file)->InferredOptions();
@@ -52,7 +58,7 @@ int Repack(const std::vector<std::string>& argv) {
       ExternalizeConstants(**file, options.constant_tensor_alignment);
   if (!split.ok()) return Failure(split.status());
   if (Status s = PlanAndWritePair(job->output, job->output, std::move(split->first), options,
-                                  **ptd_path, std::move(split->second), digest.sha256);
+                                  **ptd_path, std::move(split->second), digest.sha256, *max_shard);
       !s.ok()) {
     return Failure(s);
   }

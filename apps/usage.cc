@@ -17,21 +17,24 @@ struct CommandHelp {
 };
 
 const CommandHelp kCommands[] = {
-    {"inspect", "inspect FILE [--json | --digest sha256]",
+    {"inspect", "inspect FILE... [--json | --digest sha256]",
      "show the layout of a .pte, .ptd or .bpte",
      "A .pte: header, methods, segments, constants, delegates, named data and\n"
      "EXTERNAL tensors. A .ptd: header, segments, entries with their layouts.\n"
      "A .bpte: layout, test suites, and the embedded program as for a .pte.\n"
+     "Several files (the shards of a .ptd): each in turn (--json: an array).\n"
      "\n"
      "Fat (NFAT) delegates are listed with their entries, and \"dedup\" counts\n"
      "the entries stored in bytes another entry holds and the bytes saved.\n"
      "\n"
      "  --json            print one JSON object with the same content\n"
      "  --digest sha256   print SHA-256 of every part and named key instead\n"},
-    {"verify", "verify FILE [--data X.ptd ...] [--deep]",
+    {"verify", "verify FILE... [--data X.ptd ...] [--deep]",
      "validate a .pte, .ptd or .bpte completely",
      "Checks everything a loader relies on and prints \"FILE: ok (...)\", or\n"
-     "\"FILE: invalid: why\" and exits 1.\n"
+     "\"FILE: invalid: why\" and exits 1. Several .ptd files (the shards of one)\n"
+     "are checked as a set: each valid, no key in two of them. A .pte given with\n"
+     ".ptd files takes them as --data.\n"
      "\n"
      "  --data X.ptd   (repeatable; a .pte only) also check that every EXTERNAL\n"
      "                 tensor of the program resolves in these files with\n"
@@ -39,12 +42,14 @@ const CommandHelp kCommands[] = {
      "  --deep         also print every part's XXH3-64 (an integrity table, when\n"
      "                 present, is always checked: docs/integrity.md)\n"},
     {"repack",
-     "repack IN.pte -o OUT.pte [--external-constants OUT.ptd]\n"
+     "repack IN.pte -o OUT.pte [--external-constants OUT.ptd [--max-shard-bytes N]]\n"
      "       [--segment-alignment N] [--constant-alignment N] [--dedup]",
      "lay a .pte out again, optionally moving its constants into a .ptd",
      "  -o, --output OUT.pte           the program to write\n"
      "  --external-constants OUT.ptd   move every constant into OUT.ptd and mark\n"
      "                                 it EXTERNAL; both files appear together\n"
+     "  --max-shard-bytes N            write OUT.ptd as shards of at most N bytes\n"
+     "                                 each, OUT-<hash>.ptd (docs/sharding.md)\n"
      "  --segment-alignment N          every segment at a multiple of N\n"
      "                                 (power of two, at most 1GiB)\n"
      "  --constant-alignment N         every constant at a multiple of N in its\n"
@@ -53,7 +58,7 @@ const CommandHelp kCommands[] = {
      "                                 IN.pte already does; a .ptd always does)\n"},
     {"pack",
      "pack MANIFEST.json -o OUT [--segment-alignment N] [--constant-alignment N]\n"
-     "       [--dedup] [--external-named-data OUT.ptd]",
+     "       [--dedup] [--external-named-data OUT.ptd] [--max-shard-bytes N]",
      "write a .pte or .ptd from a JSON manifest (docs/manifest.md)",
      "The manifest's \"format\" (\"pte\", the default, or \"ptd\") decides what is\n"
      "written; the flags override its serializer_options.\n"
@@ -68,10 +73,12 @@ const CommandHelp kCommands[] = {
      "  --external-named-data OUT.ptd\n"
      "                              (.pte only) write the program's named data, fat\n"
      "                              delegates' included, to OUT.ptd instead; both\n"
-     "                              files appear together\n"},
+     "                              files appear together\n"
+     "  --max-shard-bytes N         write the .ptd as shards of at most N bytes\n"
+     "                              each, OUT-<hash>.ptd (docs/sharding.md)\n"},
     {"ptd",
      "ptd WEIGHTS.safetensors [MORE.safetensors | model.safetensors.index.json ...]\n"
-     "       -o OUT.ptd [--align N]",
+     "       -o OUT.ptd [--align N] [--max-shard-bytes N]",
      "convert a (sharded) safetensors checkpoint to a .ptd, file to file",
      "Every tensor becomes an entry keyed by its name, with its dtype and shape.\n"
      "An index (model.safetensors.index.json) stands for the shards it names.\n"
@@ -80,7 +87,10 @@ const CommandHelp kCommands[] = {
      "  -o, --output OUT.ptd   the file to write\n"
      "  --align N              every tensor at a multiple of N in the file, e.g.\n"
      "                         4096 for page-aligned mmap (power of two, at most\n"
-     "                         1GiB; default: segments 128-aligned)\n"},
+     "                         1GiB; default: segments 128-aligned)\n"
+     "  --max-shard-bytes N    shards of at most N bytes each as files (e.g. 1GiB),\n"
+     "                         OUT-<hash of their keys>.ptd, published together\n"
+     "                         (docs/sharding.md)\n"},
     {"bundle",
      "bundle IN.pte --cases CASES.json -o OUT.bpte [--layout standard|segmented]\n"
      "       [--program-alignment N]",

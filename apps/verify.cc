@@ -1,5 +1,6 @@
-// `etpack verify FILE [--data X.ptd ...]`: validates a .pte, .ptd or .bpte
-// completely and, with --data, resolves a program's EXTERNAL tensors.
+// `etpack verify FILE... [--data X.ptd ...]`: validates a .pte, .ptd or .bpte
+// completely and, with --data, resolves a program's EXTERNAL tensors; a set
+// of .ptd files (the shards of one) is checked as the runtime loads it.
 
 #include <cinttypes>
 #include <cstdio>
@@ -124,20 +125,60 @@ int VerifyPte(const std::string& path, const std::vector<std::string>& data_path
   return kExitOk;
 }
 
+// Several .ptd files loaded together: each valid, no key in two of them.
+int VerifyPtdSet(const std::vector<std::string>& paths, bool deep) {
+  std::vector<std::unique_ptr<PtdFile>> files;
+  std::vector<const PtdFile*> views;
+  uint64_t entries = 0, bytes = 0;
+  for (const std::string& p : paths) {
+    if (int rc = VerifyPtd(p, deep); rc != kExitOk) return rc;
+    Result<std::unique_ptr<PtdFile>> f = PtdFile::Open(p);
+    if (!f.ok()) return Invalid(p, f.status());
+    entries += (*f)->entries().size();
+    bytes += (*f)->size();
+    views.push_back(f->get());
+    files.push_back(std::move(f).value());
+  }
+  std::string set;
+  for (const std::string& p : paths) set += (set.empty() ? "" : ", ") + p;
+  if (Status s = CheckDataSet(views); !s.ok()) return Invalid(set, s);
+  std::printf("set of %s: ok (%s, each key in exactly one file, %s)\n",
+              Count(paths.size(), ".ptd file").c_str(), Count(entries, "entry", "entries").c_str(),
+              Count(bytes, "byte").c_str());
+  return kExitOk;
+}
+
 }  // namespace
 
 int Verify(const std::vector<std::string>& argv) {
   Result<Args> args = ParseArgs(argv, {"--data..."}, {"--deep"});
   if (!args.ok()) return UsageError("verify", args.status().message());
-  if (args->positional.size() != 1) {
-    return UsageError("verify",
-                      "expected exactly one FILE, got " + std::to_string(args->positional.size()));
+  if (args->positional.empty()) return UsageError("verify", "expected a FILE");
+  std::vector<std::string> data_paths = args->Values("--data");
+  const bool deep = args->Has("--deep");
+  // Several files: one program (.pte) and .ptd files, which are its data as
+  // with --data (`verify model.pte model-*.ptd`), or only .ptd files, a set.
+  std::vector<std::string> programs, ptds;
+  for (const std::string& p : args->positional) {
+    Result<ArtifactKind> k = DetectArtifactKind(p);
+    if (!k.ok()) return Unreadable(p, k.status());
+    (*k == ArtifactKind::kPtd ? ptds : programs).push_back(p);
   }
-  const std::string& path = args->positional[0];
-  const std::vector<std::string> data_paths = args->Values("--data");
+  if (args->positional.size() > 1) {
+    if (programs.size() > 1) {
+      return UsageError("verify",
+                        "give one program (.pte) with its .ptd files, or .ptd files; got " +
+                            programs[0] + " and " + programs[1]);
+    }
+    if (programs.empty()) {
+      if (!data_paths.empty()) return UsageError("verify", "--data goes with a .pte");
+      return VerifyPtdSet(ptds, deep);
+    }
+    data_paths.insert(data_paths.begin(), ptds.begin(), ptds.end());
+  }
+  const std::string& path = programs.empty() ? ptds[0] : programs[0];
   Result<ArtifactKind> kind = DetectArtifactKind(path);
   if (!kind.ok()) return Unreadable(path, kind.status());
-  const bool deep = args->Has("--deep");
   if (*kind == ArtifactKind::kPte) return VerifyPte(path, data_paths, deep);
   const char* ext = *kind == ArtifactKind::kPtd ? ".ptd" : ".bpte";
   if (!data_paths.empty()) {

@@ -25,6 +25,14 @@ Status ApplyPteFlags(const Args& args, PteOptions* options) {
   return Status::OK();
 }
 
+Result<uint64_t> ParseMaxShardBytes(const Args& args) {
+  const std::string* text = args.Value(kMaxShardOption);
+  if (text == nullptr) return uint64_t{0};
+  ETPACK_ASSIGN_OR_RETURN(const uint64_t n, ParseByteSize(*text, kMaxShardOption));
+  if (n == 0) return InvalidArgument(std::string(kMaxShardOption) + " must be more than 0");
+  return n;
+}
+
 Result<WriteJob> ParseWriteJob(const std::vector<std::string>& argv, const char* what,
                                const char* output_name, const std::vector<std::string>& extra) {
   std::vector<std::string> options = {"-o", "--output", "--segment-alignment",
@@ -94,6 +102,13 @@ void ReportPtd(const std::string& output, const PtdPlan& plan, size_t entries,
               Count(plan.layout.segments.size(), "segment").c_str(), options.segment_alignment);
 }
 
+Status WritePtdFiles(const std::vector<PtdFilePlan>& files, const PtdOptions& options,
+                     bool sha256) {
+  ETPACK_RETURN_IF_ERROR(WriteFiles(PtdFiles(files), sha256));
+  for (const PtdFilePlan& f : files) ReportPtd(f.path, f.plan, f.entries, options);
+  return Status::OK();
+}
+
 Status PlanAndWrite(const std::string& input_name, const std::string& output, PteInput input,
                     const PteOptions& options, bool sha256) {
   Result<PtePlan> plan = PlanPte(std::move(input), options);
@@ -118,9 +133,9 @@ Result<const std::string*> DataOutput(const WriteJob& job, const char* flag) {
 
 Status PlanAndWritePair(const std::string& input_name, const std::string& output, PteInput pte,
                         const PteOptions& options, const std::string& ptd_path, PtdInput ptd,
-                        bool sha256) {
+                        bool sha256, uint64_t max_shard_bytes) {
   std::vector<ExternalDataFile> data;
-  data.push_back({ptd_path, std::move(ptd)});
+  data.push_back({ptd_path, std::move(ptd), max_shard_bytes});
   ETPACK_ASSIGN_OR_RETURN(
       ProgramWithDataPlan plan,
       PlanProgramWithData(output, std::move(pte), options, std::move(data), input_name));

@@ -37,6 +37,14 @@ Result<WriteJob> ParseWriteJob(const std::vector<std::string>& argv, const char*
 // anyway).
 inline constexpr char kDedupFlag[] = "--dedup";
 
+// --max-shard-bytes N: write .ptd output as shards of at most N bytes each
+// (PtdOptions::max_shard_bytes), for `ptd`, `pack` and `repack`.
+inline constexpr char kMaxShardOption[] = "--max-shard-bytes";
+
+// The value of --max-shard-bytes (a byte count, "1GiB"), 0 when absent; an
+// error (its message names the flag) for a bad or zero value.
+Result<uint64_t> ParseMaxShardBytes(const Args& args);
+
 // Reads "--segment-alignment" / "--constant-alignment" and --dedup into
 // `options`. A bad value is an error whose message names the flag.
 Status ApplyPteFlags(const Args& args, PteOptions* options);
@@ -67,6 +75,10 @@ void ReportPte(const std::string& output, const PtePlan& plan, const PteOptions&
 void ReportPtd(const std::string& output, const PtdPlan& plan, size_t entries,
                const PtdOptions& options);
 
+// Writes the .ptd file(s) of PlanPtdFiles as one unit and reports each.
+Status WritePtdFiles(const std::vector<PtdFilePlan>& files, const PtdOptions& options,
+                     bool sha256 = false);
+
 // PlanPte, WritePlanned, ReportPte. A planning error is about the input:
 // its message starts with `input_name` (the manifest or program read).
 Status PlanAndWrite(const std::string& input_name, const std::string& output, PteInput input,
@@ -80,10 +92,11 @@ Result<const std::string*> DataOutput(const WriteJob& job, const char* flag);
 // A program and the .ptd holding its data, planned together by
 // PlanProgramWithData (etpack/external_data.h; a planning error starts with
 // `input_name` for the program, `ptd_path` for the data), published as one
-// unit, the .ptd first, and both reported.
+// unit, the .ptd first, and both reported. With `max_shard_bytes` the .ptd
+// is shards named after `ptd_path`, all published with the program.
 Status PlanAndWritePair(const std::string& input_name, const std::string& output, PteInput pte,
                         const PteOptions& options, const std::string& ptd_path, PtdInput ptd,
-                        bool sha256 = false);
+                        bool sha256 = false, uint64_t max_shard_bytes = 0);
 
 }  // namespace etpack::cli
 

@@ -40,6 +40,14 @@
 #           (speed, peak RSS), and etpack decompress --tensor of one
 #           matrix; both sides fsync their output (`sync FILE`). Its own
 #           table in RESULTS.md ("Transport archives"); not plotted.
+#   shard   (not in the default list; not --sizes) etpack ptd of a 4 GiB
+#           checkpoint (3 safetensors shards, as for `ptd`) with
+#           --max-shard-bytes 1GiB vs cp of the checkpoint, runs
+#           interleaved; then every .ptd checked to be at most 1 GiB as a
+#           file and every tensor compared byte for byte with its source,
+#           found through the set (`etpack inspect --json` of the shards),
+#           and `etpack verify` of the set. Its own section of RESULTS.md,
+#           which `--jobs shard` alone replaces in place.
 #   plan    (not in the default list; not --sizes) etpack ptd of one
 #           safetensors file of 10k, 100k, 300k and 1M distinct 64-byte
 #           tensors of one size (scripts/gen_safetensors.py --count): time
@@ -94,8 +102,8 @@ while (($#)); do
 done
 [[ "$runs" =~ ^[1-9][0-9]*$ ]] || { echo "bench: --runs $runs is not a positive integer" >&2; exit 2; }
 for job in $jobs; do
-  case "$job" in demo | pack | ptd | bundle | python | exir | checksum | fat | compress | plan) ;;
-    *) echo "bench: unknown job '$job' (jobs: demo pack ptd bundle python exir checksum fat compress plan)" >&2; exit 2 ;;
+  case "$job" in demo | pack | ptd | bundle | python | exir | checksum | fat | compress | plan | shard) ;;
+    *) echo "bench: unknown job '$job' (jobs: demo pack ptd bundle python exir checksum fat compress plan shard)" >&2; exit 2 ;;
   esac
 done
 
@@ -418,6 +426,101 @@ plan_job() {
   )
 }
 
+# shard_job: the `shard` job (see the top); sets shard_section.
+shard_section=""
+shard_job() {
+  local w="$work/shard" cap=$((1 << 30)) r bytes ew=() cw=() rss_max=0 n verify_line
+  need_space "the shard job" 4GiB
+  mkdir -p "$w"
+  python3 scripts/gen_safetensors.py "$w/ckpt" --size 4GiB --shards 3 >/dev/null
+  bytes=$(cat "$w"/ckpt/*.safetensors | wc -c)
+  for ((r = 1; r <= runs; r++)); do
+    rm -rf "$w/out" "$work/copy"
+    mkdir -p "$w/out"
+    measure nice "$etpack" ptd "$w/ckpt/model.safetensors.index.json" -o "$w/out/model.ptd" \
+      --max-shard-bytes 1GiB
+    must_succeed "etpack ptd --max-shard-bytes"
+    ew+=("$wall")
+    rss_max=$((rss > rss_max ? rss : rss_max))
+    measure nice sh -c 'mkdir -p "$0" && cp "$@" "$0/" && sync' "$work/copy" "$w"/ckpt/*.safetensors
+    must_succeed "cp"
+    cw+=("$wall")
+    echo "   run $r: etpack ${ew[-1]} s (peak RSS $rss_max KiB max so far), cp ${cw[-1]} s" >&2
+  done
+  rm -rf "$work/copy"
+  n=$(find "$w/out" -name 'model-*.ptd' | wc -l)
+  # Every shard within the cap as a file; every tensor of the checkpoint
+  # found in exactly one shard with its bytes intact.
+  "$etpack" inspect --json "$w"/out/model-*.ptd > "$w/set.json"
+  /usr/bin/python3 - "$w/ckpt" "$w/set.json" "$cap" <<'EOF2' >&2 || { echo "bench: shard check failed" >&2; exit 1; }
+import glob, json, os, struct, sys
+ckpt, set_json, cap = sys.argv[1], sys.argv[2], int(sys.argv[3])
+where = {}
+for f in json.load(open(set_json)):
+    assert f["file_size"] <= cap and os.path.getsize(f["file"]) <= cap, f["file"]
+    for e in f["entries"]:
+        seg = f["segments"][e["segment"]]
+        assert e["key"] not in where, "key in two shards: " + e["key"]
+        where[e["key"]] = (f["file"], seg["absolute_offset"], e["size"])
+count = 0
+for st in sorted(glob.glob(os.path.join(ckpt, "*.safetensors"))):
+    with open(st, "rb") as src:
+        n = struct.unpack("<Q", src.read(8))[0]
+        header = json.loads(src.read(n))
+        base = 8 + n
+        for key, t in header.items():
+            if key == "__metadata__":
+                continue
+            begin, end = t["data_offsets"]
+            path, offset, size = where.pop(key)
+            assert size == end - begin, key
+            with open(path, "rb") as dst:
+                src.seek(base + begin)
+                dst.seek(offset)
+                left = size
+                while left:
+                    k = min(left, 8 << 20)
+                    assert src.read(k) == dst.read(k), "bytes differ: " + key
+                    left -= k
+            count += 1
+assert not where, "keys in no source: %s" % sorted(where)[:3]
+print(f"   shard check: {count} tensors intact through the set, every .ptd <= {cap} bytes")
+EOF2
+  verify_line=$("$etpack" verify "$w"/out/model-*.ptd | tail -1)
+  echo "   $verify_line" >&2
+  local sizes_list
+  sizes_list=$(stat -c %s "$w"/out/model-*.ptd | sort -n | awk '{printf "%s%.1f", (NR > 1 ? ", " : ""), $1 / 1048576}')
+  shard_section=$(
+    echo "## Sharded .ptd (\`shard\` job)"
+    echo
+    echo "Made by \`scripts/bench.sh --jobs shard\` on $(date -u +%Y-%m-%d) ($(nproc) cores, load"
+    echo "average $(cut -d' ' -f1 /proc/loadavg) at the end). \`etpack ptd model.safetensors.index.json"
+    echo "-o model.ptd --max-shard-bytes 1GiB\` of a $((bytes >> 20)) MiB checkpoint (3 safetensors"
+    echo "shards) vs \`cp\` of the checkpoint + \`sync\`, page cache dropped before each, both"
+    echo "under \`nice\`, $runs runs interleaved (median)."
+    echo
+    echo "| runs (etpack s) | runs (cp s) | median etpack s | median cp s | throughput vs cp | peak RSS MiB | shards | shard MiB |"
+    echo "|---|---|---|---|---|---|---|---|"
+    awk -v e="${ew[*]}" -v c="${cw[*]}" -v r="$rss_max" -v n="$n" -v s="$sizes_list" 'function med(t,  a, k, i, j, x) {
+        k = split(t, a, " ")
+        for (i = 2; i <= k; i++) { x = a[i]; for (j = i - 1; j >= 1 && a[j] > x; j--) a[j + 1] = a[j]; a[j + 1] = x }
+        return k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2 }
+      BEGIN { me = med(e); mc = med(c)
+        printf "| %s | %s | %.2f | %.2f | %.2fx | %.1f | %d | %s |\n", e, c, me, mc, mc / me, r / 1024, n, s }'
+    echo
+    echo "Checked after the runs: every shard at most 1 GiB as a file; every tensor of the"
+    echo "checkpoint read back through the set (\`etpack inspect --json\` of the shards) equal"
+    echo "byte for byte to its source; \`etpack verify\` of the set: \`${verify_line#"$w/out/"}\`."
+  )
+  rm -rf "$w"
+}
+
+if [[ " $jobs " == *" shard "* ]]; then
+  echo "== shard ($(date +%T))" >&2
+  shard_job
+  jobs=$(tr ' ' '\n' <<<"$jobs" | { grep -vx shard || true; } | tr '\n' ' ' | xargs)
+fi
+
 if [[ " $jobs " == *" plan "* ]]; then
   echo "== plan ($(date +%T))" >&2
   plan_job
@@ -448,7 +551,7 @@ fi
 # (before the in-process one) and leave the rest of RESULTS.md as it is.
 if [ -z "$jobs" ]; then
   for pair in "plan_section:Planning many tensors" "python_section:Python module" \
-              "exir_section:ExecuTorch exporter objects"; do
+              "exir_section:ExecuTorch exporter objects" "shard_section:Sharded .ptd"; do
     var="${pair%%:*}"
     [ -n "${!var}" ] || continue
     splice_section "${pair#*:}" "${!var}"
@@ -587,6 +690,10 @@ EOF
   if [ -n "$plan_section" ]; then
     echo
     printf '%s\n' "$plan_section"
+  fi
+  if [ -n "$shard_section" ]; then
+    echo
+    printf '%s\n' "$shard_section"
   fi
   if [ -n "$exir_section" ]; then
     echo

@@ -326,6 +326,53 @@ static void CheckFailingCallback(checker* ck, const char* dir) {
   etpack_source_free(src);
 }
 
+/* Shards under ETPACK_PTD_MAX_SHARD_BYTES: each within the cap, named after
+ * the path, written as one unit; etpack_ptd_plan refuses the whole. */
+static void CheckShards(checker* ck, const char* dir) {
+  char path[4096];
+  static unsigned char bytes[4][3000];
+  etpack_source* src[4] = {NULL, NULL, NULL, NULL};
+  etpack_ptd* ptd = NULL;
+  etpack_plan* plan = NULL;
+  etpack_ptd_files* files = NULL;
+  const char* paths[8];
+  const etpack_plan* plans[8];
+  size_t i, n;
+  Join(path, sizeof path, dir, "sharded.ptd");
+  CHECK(etpack_ptd_create(&ptd) == ETPACK_OK);
+  for (i = 0; i < 4; ++i) {
+    char key[16];
+    snprintf(key, sizeof key, "w%u", (unsigned)i);
+    memset(bytes[i], (int)i + 1, sizeof bytes[i]); /* distinct contents: no dedup */
+    CHECK(etpack_source_memory(bytes[i], sizeof bytes[i], &src[i]) == ETPACK_OK);
+    CHECK(etpack_ptd_add_blob(ptd, key, src[i], 1) == ETPACK_OK);
+  }
+  CHECK(etpack_ptd_set_option(ptd, ETPACK_PTD_MAX_SHARD_BYTES, 4096) == ETPACK_OK);
+  CHECK_FAILS(etpack_ptd_plan(ptd, &plan), ETPACK_INVALID_ARGUMENT, "max_shard_bytes = 4096");
+  CHECK(etpack_ptd_plan_files(ptd, path, &files) == ETPACK_OK);
+  n = etpack_ptd_files_count(files);
+  CHECK(n == 4);
+  CHECK(etpack_ptd_files_path(files, n) == NULL && etpack_ptd_files_plan(files, n) == NULL);
+  for (i = 0; i < n && i < 8; ++i) {
+    paths[i] = etpack_ptd_files_path(files, i);
+    plans[i] = etpack_ptd_files_plan(files, i);
+    CHECK(etpack_plan_file_size(plans[i]) <= 4096);
+    CHECK(strncmp(paths[i], path, strlen(path) - 4) == 0 && strstr(paths[i], "sharded-") != NULL);
+  }
+  CHECK(etpack_plan_write_files(n, paths, plans, NULL, NULL) == ETPACK_OK);
+  for (i = 0; i < n && i < 8; ++i) {
+    CHECK(Exists(paths[i]));
+    remove(paths[i]);
+  }
+  CHECK(!Exists(path));
+  etpack_ptd_files_free(files);
+  CHECK(etpack_ptd_set_option(ptd, ETPACK_PTD_MAX_SHARD_BYTES, 2000) == ETPACK_OK);
+  CHECK_FAILS(etpack_ptd_plan_files(ptd, path, &files), ETPACK_INVALID_ARGUMENT, "'w0'");
+  CHECK(files == NULL);
+  etpack_ptd_free(ptd);
+  for (i = 0; i < 4; ++i) etpack_source_free(src[i]);
+}
+
 static void CheckNullArguments(checker* ck) {
   etpack_source* src = (etpack_source*)&src; /* must come back NULL */
   etpack_source* none = NULL;
@@ -577,6 +624,7 @@ int capi_checks(const char* dir, char* log, size_t log_size) {
   CheckBadInput(ck, dir);
   CheckFailingCallback(ck, dir);
   CheckOneUnit(ck, dir);
+  CheckShards(ck, dir);
   CheckInputs(ck, dir);
   CheckLargeCallback(ck, dir);
   return c.failures;

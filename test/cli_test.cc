@@ -11,6 +11,7 @@
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -1400,5 +1401,149 @@ TEST_CASE("inspect and verify of 100k entries fit a 40 MiB heap") {
     INFO(err);
     CHECK(WIFEXITED(status));
     CHECK(WEXITSTATUS(status) == 0);
+  }
+}
+
+namespace {
+
+// The .ptd files in `dir` whose names start with `stem` + "-", sorted.
+std::vector<std::string> Shards(const TempDir& dir, const std::string& stem) {
+  std::vector<std::string> found;
+  for (const std::string& n : Listing(dir.path())) {
+    if (n.rfind(stem + "-", 0) == 0 && n.size() > 4 && n.substr(n.size() - 4) == ".ptd") {
+      found.push_back(dir / n);
+    }
+  }
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
+}  // namespace
+
+TEST_CASE("ptd --max-shard-bytes writes shards under the cap that verify and inspect as a set") {
+  TempDir dir;
+  std::vector<StTensor> tensors;
+  for (int i = 0; i < 12; ++i) {
+    const int n = 1000 + 500 * i;
+    tensors.push_back({"layers." + std::to_string(i) + ".weight",
+                       "U8",
+                       {n},
+                       Pattern(static_cast<size_t>(n), static_cast<uint8_t>(i))});
+  }
+  const std::string st = dir / "model.safetensors";
+  WriteSafetensors(st, tensors);
+
+  Run run = Etpack({"ptd", st, "-o", dir / "model.ptd", "--max-shard-bytes", "8K"});
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  const std::vector<std::string> shards = Shards(dir, "model");
+  REQUIRE(shards.size() > 2);
+  CHECK_FALSE(fs::exists(dir / "model.ptd"));
+  for (const std::string& s : shards) {
+    CHECK(Contains(run.output, s));  // every name printed
+    CHECK(fs::file_size(s) <= 8192);
+    CHECK(std::regex_match(fs::path(s).filename().string(),
+                           std::regex(R"(model-[0-9a-f]{16}\.ptd)")));
+  }
+  CHECK(Contains(run.output, std::to_string(shards.size()) + " shards"));
+
+  std::vector<std::string> verify = {"verify"};
+  verify.insert(verify.end(), shards.begin(), shards.end());
+  Run v = Etpack(verify);
+  INFO(v.output);
+  CHECK(v.exit_code == 0);
+  CHECK(Contains(v.output, "each key in exactly one file"));
+  CHECK(Contains(v.output, "12 entries"));
+
+  std::vector<std::string> inspect = {"inspect", "--json"};
+  inspect.insert(inspect.end(), shards.begin(), shards.end());
+  Run js = Etpack(inspect);
+  REQUIRE(js.exit_code == 0);
+  auto doc = etpack::json::Parse(js.output, "inspect --json");
+  REQUIRE(doc.ok());
+  CHECK(doc->items().size() == shards.size());
+
+  SECTION("inspect --json of a set with an unreadable file prints valid JSON and fails") {
+    Run bad = Etpack({"inspect", "--json", shards[0], st});
+    CHECK(bad.exit_code != 0);
+    // stdout and stderr come mixed: the array starts at "[{" and ends at
+    // the last ']' printed.
+    const size_t begin = bad.output.find("[{");
+    REQUIRE(begin != std::string::npos);
+    const std::string json = bad.output.substr(begin, bad.output.rfind(']') + 1 - begin);
+    auto partial = etpack::json::Parse(json, "inspect --json");
+    INFO(bad.output);
+    REQUIRE(partial.ok());
+    CHECK(partial->items().size() == 1);
+  }
+  SECTION("the same input gives the same names and bytes") {
+    TempDir again;
+    Run r2 = Etpack({"ptd", st, "-o", again / "model.ptd", "--max-shard-bytes", "8K"});
+    REQUIRE(r2.exit_code == 0);
+    const std::vector<std::string> shards2 = Shards(again, "model");
+    REQUIRE(shards2.size() == shards.size());
+    for (size_t i = 0; i < shards.size(); ++i) {
+      CHECK(fs::path(shards[i]).filename() == fs::path(shards2[i]).filename());
+      CHECK(ReadFile(shards[i]) == ReadFile(shards2[i]));
+    }
+  }
+  SECTION("a key in two files of the set is refused") {
+    verify.push_back(shards[0]);
+    fs::copy_file(shards[0], dir / "copy.ptd");
+    verify.back() = dir / "copy.ptd";
+    Run twice = Etpack(verify);
+    INFO(twice.output);
+    CHECK(twice.exit_code == 1);
+    CHECK(Contains(twice.output, "is in both"));
+  }
+  SECTION("a tensor that cannot fit is an error naming it, its size and the cap") {
+    TempDir out;
+    Run big = Etpack({"ptd", st, "-o", out / "model.ptd", "--max-shard-bytes", "4000"});
+    INFO(big.output);
+    CHECK(big.exit_code == 1);
+    CHECK(Contains(big.output, "'layers.6.weight' (4000 bytes)"));
+    CHECK(Contains(big.output, "max_shard_bytes = 4000"));
+    CHECK(Listing(out.path()).empty());
+  }
+  SECTION("a zero or malformed cap is a usage error") {
+    CHECK(Etpack({"ptd", st, "-o", dir / "x.ptd", "--max-shard-bytes", "0"}).exit_code == 2);
+    CHECK(Etpack({"ptd", st, "-o", dir / "x.ptd", "--max-shard-bytes", "lots"}).exit_code == 2);
+  }
+}
+
+TEST_CASE("repack --external-constants --max-shard-bytes: program and shards as one unit") {
+  TempDir dir;
+  const std::string pte = dir / "model.pte";
+  Run run = Etpack({"repack", Golden("pte_constants.pte"), "-o", pte, "--external-constants",
+                    dir / "model.ptd", "--max-shard-bytes", "512"});
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  const std::vector<std::string> shards = Shards(dir, "model");
+  REQUIRE(shards.size() > 1);
+  for (const std::string& s : shards) CHECK(fs::file_size(s) <= 512);
+
+  std::vector<std::string> verify = {"verify", pte};
+  verify.insert(verify.end(), shards.begin(), shards.end());
+  Run v = Etpack(verify);
+  INFO(v.output);
+  CHECK(v.exit_code == 0);
+  CHECK(Contains(v.output, "6 external tensors resolve"));
+  // --data takes them too; without one shard a key resolves nowhere.
+  Run missing = Etpack({"verify", pte, "--data", shards[0]});
+  INFO(missing.output);
+  CHECK(missing.exit_code == 1);
+  CHECK(Contains(missing.output, "is not in"));
+
+  SECTION("a failure leaves no file behind") {
+    TempDir out;
+    Run bad = Etpack({"repack", Golden("pte_constants.pte"), "-o", out / "missing/model.pte",
+                      "--external-constants", out / "model.ptd", "--max-shard-bytes", "512"});
+    CHECK(bad.exit_code == 1);
+    CHECK(Listing(out.path()).empty());
+  }
+  SECTION("the cap without --external-constants is a usage error") {
+    CHECK(Etpack({"repack", Golden("pte_constants.pte"), "-o", dir / "x.pte", "--max-shard-bytes",
+                  "512"})
+              .exit_code == 2);
   }
 }

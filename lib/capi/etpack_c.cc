@@ -6,6 +6,7 @@
 #include "etpack/etpack_c.h"
 
 #include <exception>
+#include <memory>
 #include <new>
 #include <optional>
 #include <string>
@@ -29,6 +30,11 @@ struct etpack_source {
 
 struct etpack_plan {
   etpack::ArtifactPlan artifact;
+};
+
+struct etpack_ptd_files {
+  std::vector<std::string> paths;
+  std::vector<etpack_plan> plans;
 };
 
 struct etpack_pte {
@@ -247,6 +253,8 @@ struct Kind<etpack_ptd> {
   static inline const OptionRow<etpack::PtdOptions> kOptions[] = {
       {ETPACK_PTD_SEGMENT_ALIGNMENT,
        [](etpack::PtdOptions& o, uint64_t v) { o.segment_alignment = v; }},
+      {ETPACK_PTD_MAX_SHARD_BYTES,
+       [](etpack::PtdOptions& o, uint64_t v) { o.max_shard_bytes = v; }},
   };
   static etpack::Result<etpack::ArtifactPlan> Plan(const char*, const etpack_ptd& ptd) {
     return ArtifactOf(etpack::PlanPtd(ptd.input, ptd.options));
@@ -556,6 +564,38 @@ etpack_status etpack_ptd_set_option(etpack_ptd* ptd, int option, uint64_t value)
 etpack_status etpack_ptd_plan(const etpack_ptd* ptd, etpack_plan** out) {
   return PlanOf(__func__, ptd, out);
 }
+
+etpack_status etpack_ptd_plan_files(const etpack_ptd* ptd, const char* path,
+                                    etpack_ptd_files** out) {
+  return Guard(__func__, [&](const char* fn) -> Status {
+    ETPACK_C_OUT(out);
+    ETPACK_C_REQUIRE(ptd);
+    ETPACK_C_REQUIRE(path);
+    auto plans = etpack::PlanPtdFiles(path, ptd->input, ptd->options);
+    if (!plans.ok()) return plans.status();
+    auto files = std::make_unique<etpack_ptd_files>();
+    for (etpack::PtdFilePlan& f : *plans) {
+      files->paths.push_back(std::move(f.path));
+      files->plans.push_back({std::move(f.plan.artifact)});
+    }
+    *out = files.release();
+    return Status::OK();
+  });
+}
+
+size_t etpack_ptd_files_count(const etpack_ptd_files* files) {
+  return files == nullptr ? 0 : files->paths.size();
+}
+
+const char* etpack_ptd_files_path(const etpack_ptd_files* files, size_t i) {
+  return i < etpack_ptd_files_count(files) ? files->paths[i].c_str() : nullptr;
+}
+
+const etpack_plan* etpack_ptd_files_plan(const etpack_ptd_files* files, size_t i) {
+  return i < etpack_ptd_files_count(files) ? &files->plans[i] : nullptr;
+}
+
+void etpack_ptd_files_free(etpack_ptd_files* files) { delete files; }
 
 void etpack_ptd_free(etpack_ptd* ptd) { delete ptd; }
 

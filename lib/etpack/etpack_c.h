@@ -306,14 +306,35 @@ ETPACK_C_API etpack_status etpack_ptd_add_blob(etpack_ptd* ptd, const char* key,
                                                const etpack_source* data, uint64_t alignment);
 
 typedef enum etpack_ptd_option {
-  ETPACK_PTD_SEGMENT_ALIGNMENT = 1 /* 128: the segment base and every segment */
+  ETPACK_PTD_SEGMENT_ALIGNMENT = 1, /* 128: the segment base and every segment */
+  /* 0 (no limit): bytes one .ptd file may take, everything included.
+   * etpack_ptd_plan refuses a larger file; etpack_ptd_plan_files splits the
+   * entries into shards under it. */
+  ETPACK_PTD_MAX_SHARD_BYTES = 2
 } etpack_ptd_option;
 ETPACK_C_API etpack_status etpack_ptd_set_option(etpack_ptd* ptd, int option, uint64_t value);
 
 /* Plans the .ptd. ETPACK_INVALID_ARGUMENT names the entry and value: empty
  * or duplicate key, bad alignment, invalid layout, data smaller than the
- * layout. */
+ * layout, a file over ETPACK_PTD_MAX_SHARD_BYTES. */
 ETPACK_C_API etpack_status etpack_ptd_plan(const etpack_ptd* ptd, etpack_plan** out);
+
+/* The .ptd planned as the files that hold it, for `path` ("dir/model.ptd"):
+ * that one file, or with ETPACK_PTD_MAX_SHARD_BYTES shards of at most that
+ * many bytes each, entries in the order added, named "dir/model-<16 hex
+ * digits of XXH3-64 of the shard's sorted keys>.ptd" (the same entries give
+ * the same names and bytes). An entry that cannot fit in a shard alone is
+ * ETPACK_INVALID_ARGUMENT naming it, its size and the cap. Write them (and
+ * the program that refers to them) as one unit with etpack_plan_write_files. */
+typedef struct etpack_ptd_files etpack_ptd_files;
+ETPACK_C_API etpack_status etpack_ptd_plan_files(const etpack_ptd* ptd, const char* path,
+                                                 etpack_ptd_files** out);
+/* How many files; 0 for NULL. */
+ETPACK_C_API size_t etpack_ptd_files_count(const etpack_ptd_files* files);
+/* File i's path and plan, owned by `files`; NULL when i is out of range. */
+ETPACK_C_API const char* etpack_ptd_files_path(const etpack_ptd_files* files, size_t i);
+ETPACK_C_API const etpack_plan* etpack_ptd_files_plan(const etpack_ptd_files* files, size_t i);
+ETPACK_C_API void etpack_ptd_files_free(etpack_ptd_files* files);
 
 ETPACK_C_API void etpack_ptd_free(etpack_ptd* ptd);
 

@@ -23,9 +23,14 @@
 
 namespace etpack {
 
+// Checks that `data` can be loaded together, as the runtime merges the keys
+// of the data files it is given: kInvalidArgument naming the key and both
+// files for a key in two of them. Where no file repeats a key, the set's
+// keys are each in exactly one file (a sharded .ptd, PlanPtdFiles).
+Status CheckDataSet(const std::vector<const PtdFile*>& data);
+
 // Checks that every EXTERNAL tensor of `pte` resolves in `data`, as the
-// runtime would: the keys of all files are merged (a key in two files is
-// an error naming both files and the key); every EXTERNAL tensor has a
+// runtime would: the keys of all files are merged (CheckDataSet); every EXTERNAL tensor has a
 // non-empty fully_qualified_name that is one of those keys, the entry has
 // a tensor_layout, its scalar_type, sizes and dim_order equal the tensor's,
 // and its segment holds at least the tensor's nbytes. The first failure is
@@ -74,6 +79,9 @@ Result<std::pair<PteInput, PtdInput>> ExternalizeConstants(PteInput input, uint6
 struct ExternalDataFile {
   std::string name;  // the file's destination; names it in errors
   PtdInput input;
+  // Non-zero: written as shards of at most this many bytes each, named
+  // after `name` (PtdOptions::max_shard_bytes, PlanPtdFiles).
+  uint64_t max_shard_bytes = 0;
 };
 
 struct ProgramWithDataPlan {
@@ -84,9 +92,10 @@ struct ProgramWithDataPlan {
     std::string name;
     PtdPlan plan;
     PtdOptions options;
-    size_t entries = 0;  // entries of its input
+    size_t entries = 0;  // entries of its input it holds
   };
-  std::vector<Data> data;  // in the order given
+  // In the order given; a sharded file is its shards, in order.
+  std::vector<Data> data;
 
   // Data files first, in order, then the program: the order to publish in.
   // The pointers refer into this plan.
@@ -95,10 +104,10 @@ struct ProgramWithDataPlan {
 
 // Plans the program and every data file before anything is written. Each
 // .ptd takes the program's segment_alignment, integrity_table and
-// strictest_shared_alignment. A planning error is the planner's, prefixed
-// with the name of the file it is about (`program_context`, or when empty
-// `program_name`, for the program; the data file's name). Names must differ
-// (kInvalidArgument naming the name given twice).
+// strictest_shared_alignment, and its own max_shard_bytes. A planning error is the planner's,
+// prefixed with the name of the file it is about (`program_context`, or when empty `program_name`,
+// for the program; the data file's name). Names must differ (kInvalidArgument naming the name given
+// twice).
 Result<ProgramWithDataPlan> PlanProgramWithData(std::string program_name, PteInput program,
                                                 const PteOptions& options,
                                                 std::vector<ExternalDataFile> data,

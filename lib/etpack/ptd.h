@@ -69,6 +69,10 @@ struct PtdOptions {
   // (false, the reference serializer's rule) or as the strictest of them
   // asks (true). See PteOptions::strictest_shared_alignment.
   bool strictest_shared_alignment = false;
+  // Bytes a .ptd may take as a file (header, flatbuffer, padding and
+  // segments): 0 for no limit. PlanPtd refuses a plan over it; PlanPtdFiles
+  // splits the entries into as many files ("shards") as it takes.
+  uint64_t max_shard_bytes = 0;
 };
 
 struct PtdLayout {
@@ -95,9 +99,45 @@ struct PtdPlan {
 // flatbuffer exceeds 2 GiB.
 Result<PtdPlan> PlanPtd(const PtdInput& input, const PtdOptions& options = {});
 
-// Plan and write `path` atomically (see WriteArtifactFile).
+// One file of a .ptd set planned by PlanPtdFiles.
+struct PtdFilePlan {
+  std::string path;  // its destination
+  PtdPlan plan;
+  size_t entries = 0;  // entries of the input it holds
+};
+
+// The .ptd file(s) that hold `input`, planned before anything is written.
+//
+// Without options.max_shard_bytes: one file, `path`, planned by PlanPtd.
+//
+// With it: entries go to shards in input order, each shard taking entries
+// while the file it makes stays at most max_shard_bytes (everything counted:
+// header, flatbuffer, padding, segments, an integrity table when asked for);
+// the next entry that would not fit starts the next shard. The runtime
+// merges the data files a program is given, so each key is in exactly one
+// shard. A shard is named by `path` without its ".ptd", "-", and 16 hex
+// digits of XXH3-64 over its keys sorted bytewise, each followed by a NUL,
+// then ".ptd" ("out/model.ptd" -> "out/model-0123456789abcdef.ptd"): the
+// same input and options give the same names and bytes, and a shard's name
+// changes only when the keys it holds do. Errors are PlanPtd's, naming
+// the entry by its index in `input` (a shard's planning error starts with
+// "shard <name>"), and kInvalidArgument for an entry that would not fit
+// even alone, naming it, its size and the cap. Callers prefix the file. Entries
+// that share a buffer share its segment inside one shard; across shards
+// each shard stores its own copy.
+//
+// Write the result as one unit: WriteArtifactFiles(PtdFiles(plans)).
+Result<std::vector<PtdFilePlan>> PlanPtdFiles(const std::string& path, const PtdInput& input,
+                                              const PtdOptions& options = {});
+
+// The files of `plans` as WriteArtifactFiles takes them (pointers into
+// `plans`).
+ArtifactFiles PtdFiles(const std::vector<PtdFilePlan>& plans);
+
+// Plan (PlanPtdFiles) and write every file, published as one unit (see
+// WriteArtifactFiles). `paths`, when given, receives the files written.
 Status WritePtd(const std::string& path, const PtdInput& input, const PtdOptions& options = {},
-                const ProgressFn& progress = {});
+                const ProgressFn& progress = {}, std::vector<std::string>* paths = nullptr);
 
 // The FH01 header as read from a file (PtdFile::header()).
 struct FlatTensorHeader {

@@ -16,6 +16,7 @@
 #include "layout/layout.h"
 #include "layout/named_store.h"
 #include "ptd/ptd_header.h"
+#include "ptd/ptd_selection.h"
 
 namespace etpack {
 
@@ -73,17 +74,28 @@ struct PlannedEntry {
   uint32_t segment_index = 0;
 };
 
-// FlatBufferBuilder aborts past 2 GiB, so the size is bounded before it
-// starts: every entry costs its key and shape plus at most this much.
+// Every entry costs the FlatTensor its key and shape plus at most this
+// much (its table, vtable, vectors' framing, its segment's table, padding).
 constexpr uint64_t kMaxEntryOverhead = 256;
 
-Status CheckFlatbufferFits(const PtdInput& input) {
-  uint64_t bound = kMaxEntryOverhead;
-  for (const PtdEntry& e : input.entries) {
-    bound += e.key.size() + kMaxEntryOverhead;
-    if (e.layout) bound += 5 * e.layout->sizes.size();
+}  // namespace
+
+uint64_t FlatTensorBaseBound() { return kMaxEntryOverhead; }
+
+uint64_t FlatTensorEntryBound(const PtdEntry& e) {
+  return e.key.size() + kMaxEntryOverhead + (e.layout ? 5 * e.layout->sizes.size() : 0);
+}
+
+namespace {
+
+// FlatBufferBuilder aborts past 2 GiB, so the size is bounded before it
+// starts.
+Status CheckFlatbufferFits(const PtdInput& input, const std::vector<size_t>& selection) {
+  uint64_t bound = FlatTensorBaseBound();
+  for (const size_t i : selection) {
+    bound += FlatTensorEntryBound(input.entries[i]);
     if (bound >= FLATBUFFERS_MAX_BUFFER_SIZE) {
-      return OutOfRange("the FlatTensor of " + std::to_string(input.entries.size()) +
+      return OutOfRange("the FlatTensor of " + std::to_string(selection.size()) +
                         " entries would exceed the 2 GiB FlatBuffers limit");
     }
   }
@@ -142,15 +154,22 @@ std::vector<uint8_t> BuildFlatTensor(const std::vector<PlannedEntry>& entries,
 }  // namespace
 
 Result<PtdPlan> PlanPtd(const PtdInput& input, const PtdOptions& options) {
+  std::vector<size_t> all(input.entries.size());
+  for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+  return PlanPtdSelection(input, all, options);
+}
+
+Result<PtdPlan> PlanPtdSelection(const PtdInput& input, const std::vector<size_t>& selection,
+                                 const PtdOptions& options) {
   ETPACK_RETURN_IF_ERROR(CheckAlignment(options.segment_alignment, "segment_alignment"));
-  ETPACK_RETURN_IF_ERROR(CheckFlatbufferFits(input));
+  ETPACK_RETURN_IF_ERROR(CheckFlatbufferFits(input, selection));
 
   NamedDataStore store(options.strictest_shared_alignment ? SharedAlignment::kStrictest
                                                           : SharedAlignment::kFirstKey);
-  store.Reserve(input.entries.size());
+  store.Reserve(selection.size());
   std::vector<PlannedEntry> entries;
-  entries.reserve(input.entries.size());
-  for (size_t i = 0; i < input.entries.size(); ++i) {
+  entries.reserve(selection.size());
+  for (const size_t i : selection) {
     const PtdEntry& e = input.entries[i];
     ETPACK_RETURN_IF_ERROR(CheckDataKey(e.key, "entries[" + std::to_string(i) + "]"));
     const std::string what = "entries[" + std::to_string(i) + "] '" + e.key + "'";
@@ -214,6 +233,12 @@ Result<PtdPlan> PlanPtd(const PtdInput& input, const PtdOptions& options) {
   }
   ETPACK_ASSIGN_OR_RETURN(Assembly a, Assemble(std::move(fb), &ptd::kHeaderCodec,
                                                options.segment_alignment, segments, layout));
+  if (options.max_shard_bytes != 0 && a.artifact.file_size > options.max_shard_bytes) {
+    return InvalidArgument(
+        "the .ptd of " + std::to_string(entries.size()) + " entries would be " +
+        std::to_string(a.artifact.file_size) + " bytes, over max_shard_bytes = " +
+        std::to_string(options.max_shard_bytes) + " (PlanPtdFiles splits it into shards)");
+  }
   PtdPlan plan;
   plan.artifact = std::move(a.artifact);
   InputFiles inputs;
@@ -231,12 +256,6 @@ Result<PtdPlan> PlanPtd(const PtdInput& input, const PtdOptions& options) {
     l.segments.push_back({layout.offsets[j], segments[j].size});
   }
   return plan;
-}
-
-Status WritePtd(const std::string& path, const PtdInput& input, const PtdOptions& options,
-                const ProgressFn& progress) {
-  ETPACK_ASSIGN_OR_RETURN(PtdPlan plan, PlanPtd(input, options));
-  return WriteArtifactFile(path, plan.artifact, OutputOptions{}, progress);
 }
 
 }  // namespace etpack

@@ -35,16 +35,17 @@ Result<TensorLayout> LayoutOf(const fb::Tensor& t, const std::string& what) {
 
 }  // namespace
 
-Status CheckExternalReferences(const PteFile& pte, const std::vector<const PtdFile*>& data,
-                               uint64_t* resolved) {
-  struct Where {
-    const PtdFile* file;
-    size_t entry;
-  };
+namespace {
+
+struct Where {
+  const PtdFile* file;
+  size_t entry;
+};
+
+// Every key of `data` and where it is; a key in two files is an error.
+Result<std::unordered_map<std::string, Where>> MergeKeys(const std::vector<const PtdFile*>& data) {
   std::unordered_map<std::string, Where> keys;
-  std::string file_list;
   for (const PtdFile* f : data) {
-    file_list += (file_list.empty() ? "" : ", ") + f->name();
     for (size_t i = 0; i < f->entries().size(); ++i) {
       const std::string& key = f->entries()[i].key;
       const auto [it, fresh] = keys.emplace(key, Where{f, i});
@@ -56,6 +57,18 @@ Status CheckExternalReferences(const PteFile& pte, const std::vector<const PtdFi
       }
     }
   }
+  return keys;
+}
+
+}  // namespace
+
+Status CheckDataSet(const std::vector<const PtdFile*>& data) { return MergeKeys(data).status(); }
+
+Status CheckExternalReferences(const PteFile& pte, const std::vector<const PtdFile*>& data,
+                               uint64_t* resolved) {
+  ETPACK_ASSIGN_OR_RETURN(const auto keys, MergeKeys(data));
+  std::string file_list;
+  for (const PtdFile* f : data) file_list += (file_list.empty() ? "" : ", ") + f->name();
 
   uint64_t count = 0;
   ETPACK_RETURN_IF_ERROR(
@@ -260,12 +273,17 @@ Result<ProgramWithDataPlan> PlanProgramWithData(std::string program_name, PteInp
     return pte.status().WithContext(program_context.empty() ? plan.program_name : program_context);
   }
   plan.program = std::move(pte).value();
-  const PtdOptions ptd_options = DataOptionsOf(options);
   for (ExternalDataFile& d : data) {
-    Result<PtdPlan> ptd = PlanPtd(d.input, ptd_options);
-    if (!ptd.ok()) return ptd.status().WithContext(d.name);
-    plan.data.push_back(
-        {std::move(d.name), std::move(ptd).value(), ptd_options, d.input.entries.size()});
+    PtdOptions ptd_options = DataOptionsOf(options);
+    ptd_options.max_shard_bytes = d.max_shard_bytes;
+    Result<std::vector<PtdFilePlan>> files = PlanPtdFiles(d.name, d.input, ptd_options);
+    if (!files.ok()) return files.status().WithContext(d.name);
+    for (PtdFilePlan& f : *files) {
+      if (d.max_shard_bytes != 0 && !names.insert(f.path).second) {
+        return InvalidArgument("'" + f.path + "' is named for two of the files written together");
+      }
+      plan.data.push_back({std::move(f.path), std::move(f.plan), ptd_options, f.entries});
+    }
   }
   return plan;
 }

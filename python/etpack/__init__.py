@@ -187,8 +187,9 @@ def _alignment(value, what):
 def save_pte(path, program, *, constants=(), mutable=(), delegates=(), named_data={},
              segment_alignment=128, constant_alignment=16, progress=None,
              external_constants=None, delegate_alignment=16, extract_delegate_segments=True,
-             dedup_constants=False):
-    """Writes a program (.pte) to `path` atomically.
+             dedup_constants=False, max_shard_bytes=None):
+    """Writes a program (.pte) to `path` atomically. Returns the .ptd paths
+    written with it (none without external_constants).
 
     program     flatc JSON (a str or a dict) or Program flatbuffer bytes, without data
     constants   data for data_buffer_idx = i (entry 0 is the empty placeholder)
@@ -198,6 +199,9 @@ def save_pte(path, program, *, constants=(), mutable=(), delegates=(), named_dat
     progress    progress(done_bytes, total_bytes), called from the writing thread
     external_constants  a .ptd path: constants move there (keyed by their
                 fully_qualified_name) and both files are written as one unit
+    max_shard_bytes  with external_constants: the .ptd is written as shards of at
+                most this many bytes each (header and padding included), named
+                after it with a hash of their keys: "w.ptd" -> "w-<16 hex>.ptd"
     dedup_constants  store constants with identical bytes once (equal offsets in the
                 constant segment; off by default, as the reference serializer).
                 Named data, and the .ptd of external_constants, always store
@@ -213,7 +217,9 @@ def save_pte(path, program, *, constants=(), mutable=(), delegates=(), named_dat
         alignment = value.alignment if isinstance(value, Entry) else None
         named.append((key, _item(value, what),
                       1 if alignment is None else _alignment(alignment, what + ".alignment")))
-    _etpack._save_pte(
+    if max_shard_bytes is not None and external_constants is None:
+        raise ValueError("max_shard_bytes applies to external_constants")
+    return _etpack._save_pte(
         path, program,
         [_item(x, f"constants[{i}]") for i, x in enumerate(constants)],
         [_item(x, f"mutable[{i}]") for i, x in enumerate(mutable)],
@@ -221,16 +227,30 @@ def save_pte(path, program, *, constants=(), mutable=(), delegates=(), named_dat
         named, _alignment(segment_alignment, "segment_alignment"),
         _alignment(constant_alignment, "constant_alignment"),
         _alignment(delegate_alignment, "delegate_alignment"),
-        bool(extract_delegate_segments), bool(dedup_constants), progress, external_constants)
+        bool(extract_delegate_segments), bool(dedup_constants), progress, external_constants,
+        _max_shard_bytes(max_shard_bytes))
 
 
-def save_ptd(path, tensors, *, alignment=None, progress=None):
+def _max_shard_bytes(value):
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ValueError(f"max_shard_bytes must be a positive int, not {value!r}")
+    return value
+
+
+def save_ptd(path, tensors, *, alignment=None, progress=None, max_shard_bytes=None):
     """Writes external data (.ptd): `tensors` maps each key to an array or
     tensor (dtype, sizes and dim_order come from it; channels-last is a
     dim_order), an Entry, or raw bytes (an opaque blob).
 
     alignment   each entry's alignment (default 1; every segment starts
                 max(128, alignment)-aligned, as `etpack ptd --align` does)
+    max_shard_bytes  write shards of at most this many bytes each (as files:
+                header and padding included) instead of one file, entries in
+                the mapping's order, named "w-<16 hex of their keys' hash>.ptd"
+                for path "w.ptd"; all are published together
+    Returns the paths written: [path], or the shards.
     """
     if not hasattr(tensors, "items"):
         raise TypeError("tensors must be a mapping of key to array")
@@ -243,7 +263,8 @@ def save_ptd(path, tensors, *, alignment=None, progress=None):
         item, layout, align = _tensor(value, what, required=False)
         align = default if align is None else _alignment(align, what + ".alignment")
         entries.append((key, item, align, layout))
-    _etpack._save_ptd(path, entries, max(128, default), progress)
+    return _etpack._save_ptd(path, entries, max(128, default),
+                             _max_shard_bytes(max_shard_bytes), progress)
 
 
 def _case_value(v, what):

@@ -80,15 +80,19 @@ def serialize_for_executorch(emitter_output, config, data_serializer=None,
     return pte, dict(ptds)
 
 
-def save(pte_path, emitter_output, *, config=None, named_data_store=None, ptd_dir=None):
+def save(pte_path, emitter_output, *, config=None, named_data_store=None, ptd_dir=None,
+         max_shard_bytes=None):
     """Writes the .pte to ``pte_path`` and each tag's data to
     ``{ptd_dir}/{tag}.ptd`` (``.ptd`` not doubled; ``ptd_dir`` defaults to the
     .pte's directory) as one unit: all files appear, or none and every
-    destination is left as it was. Returns the .ptd paths written."""
+    destination is left as it was. With ``max_shard_bytes``, each tag's data
+    is shards of at most that many bytes, ``{tag}-<16 hex>.ptd``. Returns the
+    .ptd paths written."""
+    from . import _max_shard_bytes  # the package's check of the value
     if ptd_dir is None:
         ptd_dir = os.path.dirname(os.fspath(pte_path)) or "."
     return _etpack._exir_save(pte_path, emitter_output, named_data_store, ptd_dir,
-                              *_options(config))
+                              *_options(config), _max_shard_bytes(max_shard_bytes))
 
 
 def install():

@@ -240,35 +240,37 @@ void DefineExir(py::module_& m) {
         });
 
   // Writes the .pte and each tag's .ptd in `ptd_dir` ({tag}, with ".ptd"
-  // appended unless the tag ends in it) as one unit. Returns the .ptd paths.
-  m.def("_exir_save", [](py::object pte_path, py::object emitter_output,
-                         py::object named_data_store, py::object ptd_dir, py::object extract,
-                         py::object segment, py::object constant, py::object delegate) {
-    const PteOptions options = OptionsOf(extract, segment, constant, delegate);
-    const std::string path = PathOf(pte_path, "pte_path");
-    std::string dir = PathOf(ptd_dir, "ptd_dir");
-    if (!dir.empty() && dir.back() != '/') dir += '/';
-    auto items = NewItems();
-    ExirInputs inputs = WalkForExecutorch(*items, emitter_output, named_data_store);
-    std::vector<ExternalDataFile> data;
-    for (auto& [tag, input] : inputs.data) {
-      const bool suffixed = tag.size() >= 4 && tag.compare(tag.size() - 4, 4, ".ptd") == 0;
-      data.push_back({dir + tag + (suffixed ? "" : ".ptd"), std::move(input)});
-    }
-    ProgramWithDataPlan plan;
-    PlanAndWrite(
-        [&](ArtifactFiles* files) -> Status {
-          ETPACK_ASSIGN_OR_RETURN(
-              plan, PlanProgramWithData(path, std::move(inputs.program), options, std::move(data),
-                                        path + ": emitter_output.program"));
-          *files = plan.files();
-          return Status::OK();
-        },
-        py::none());
-    py::list written;
-    for (const auto& d : plan.data) written.append(d.name);
-    return written;
-  });
+  // appended unless the tag ends in it; with max_shard_bytes, its shards) as
+  // one unit. Returns the .ptd paths.
+  m.def(
+      "_exir_save", [](py::object pte_path, py::object emitter_output, py::object named_data_store,
+                       py::object ptd_dir, py::object extract, py::object segment,
+                       py::object constant, py::object delegate, uint64_t max_shard_bytes) {
+        const PteOptions options = OptionsOf(extract, segment, constant, delegate);
+        const std::string path = PathOf(pte_path, "pte_path");
+        std::string dir = PathOf(ptd_dir, "ptd_dir");
+        if (!dir.empty() && dir.back() != '/') dir += '/';
+        auto items = NewItems();
+        ExirInputs inputs = WalkForExecutorch(*items, emitter_output, named_data_store);
+        std::vector<ExternalDataFile> data;
+        for (auto& [tag, input] : inputs.data) {
+          const bool suffixed = tag.size() >= 4 && tag.compare(tag.size() - 4, 4, ".ptd") == 0;
+          data.push_back({dir + tag + (suffixed ? "" : ".ptd"), std::move(input), max_shard_bytes});
+        }
+        ProgramWithDataPlan plan;
+        PlanAndWrite(
+            [&](ArtifactFiles* files) -> Status {
+              ETPACK_ASSIGN_OR_RETURN(
+                  plan, PlanProgramWithData(path, std::move(inputs.program), options,
+                                            std::move(data), path + ": emitter_output.program"));
+              *files = plan.files();
+              return Status::OK();
+            },
+            py::none());
+        py::list written;
+        for (const auto& d : plan.data) written.append(PathObject(d.name));
+        return written;
+      });
 }
 
 }  // namespace etpack::python

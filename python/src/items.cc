@@ -116,6 +116,13 @@ std::string Utf8Of(py::handle object, const std::string& what) {
   return std::string(bytes, static_cast<size_t>(size));
 }
 
+py::object PathObject(const std::string& path) {
+  PyObject* decoded =
+      PyUnicode_DecodeFSDefaultAndSize(path.data(), static_cast<Py_ssize_t>(path.size()));
+  if (decoded == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(decoded);
+}
+
 std::string PathOf(py::handle object, const std::string& what) {
   if (!IsPath(object) && !PyBytes_Check(object.ptr())) {
     RaiseTypeError(what + " must be a path (str, bytes or os.PathLike), not " + TypeName(object));

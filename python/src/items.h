@@ -59,6 +59,9 @@ class Items {
 // (os.fsencode); a TypeError naming `what` for anything else, an
 // InvalidArgumentError for a str with no file-system form.
 std::string PathOf(pybind11::handle object, const std::string& what);
+// A path the library made (a shard's name) as Python gives file names back:
+// a str decoded as os.fsdecode does, so bytes that are not UTF-8 round-trip.
+pybind11::object PathObject(const std::string& path);
 
 // A str as UTF-8 (keys, names, JSON text); InvalidArgumentError naming
 // `what` and the value for one that has none (a lone surrogate), TypeError

@@ -76,9 +76,10 @@ ProgramStructure ProgramOf(Items& items, py::handle program) {
                  std::string(py::str(py::type::handle_of(program).attr("__name__"))));
 }
 
-void SavePte(const std::string& path, py::handle program, py::handle constants,
-             py::handle mutable_data, py::handle delegates, py::handle named_data,
-             const PteOptions& options, py::handle progress, py::handle external_constants) {
+py::list SavePte(const std::string& path, py::handle program, py::handle constants,
+                 py::handle mutable_data, py::handle delegates, py::handle named_data,
+                 const PteOptions& options, py::handle progress, py::handle external_constants,
+                 uint64_t max_shard_bytes) {
   Items items;
   PteInput input;
   input.program = ProgramOf(items, program);
@@ -103,7 +104,7 @@ void SavePte(const std::string& path, py::handle program, py::handle constants,
               auto split,
               ExternalizeConstants(std::move(input), options.constant_tensor_alignment));
           input = std::move(split.first);
-          data.push_back({ptd_path, std::move(split.second)});
+          data.push_back({ptd_path, std::move(split.second), max_shard_bytes});
         }
         ETPACK_ASSIGN_OR_RETURN(
             plan, PlanProgramWithData(path, std::move(input), options, std::move(data)));
@@ -111,10 +112,13 @@ void SavePte(const std::string& path, py::handle program, py::handle constants,
         return Status::OK();
       },
       progress);
+  py::list written;
+  for (const ProgramWithDataPlan::Data& d : plan.data) written.append(PathObject(d.name));
+  return written;
 }
 
-void SavePtd(const std::string& path, py::handle entries, uint64_t segment_alignment,
-             py::handle progress) {
+py::list SavePtd(const std::string& path, py::handle entries, uint64_t segment_alignment,
+                 uint64_t max_shard_bytes, py::handle progress) {
   Items items;
   PtdInput input;
   SourceIndex buffers(&input.buffers);
@@ -133,16 +137,20 @@ void SavePtd(const std::string& path, py::handle entries, uint64_t segment_align
   }
   PtdOptions options;
   options.segment_alignment = segment_alignment;
-  PtdPlan plan;
+  options.max_shard_bytes = max_shard_bytes;
+  std::vector<PtdFilePlan> plans;
   PlanAndWrite(
       [&](ArtifactFiles* files) -> Status {
-        Result<PtdPlan> planned = PlanPtd(input, options);
+        Result<std::vector<PtdFilePlan>> planned = PlanPtdFiles(path, input, options);
         if (!planned.ok()) return planned.status().WithContext(path);
-        plan = std::move(planned).value();
-        *files = {{path, &plan.artifact}};
+        plans = std::move(planned).value();
+        *files = PtdFiles(plans);
         return Status::OK();
       },
       progress);
+  py::list written;
+  for (const PtdFilePlan& p : plans) written.append(PathObject(p.path));
+  return written;
 }
 
 BundledValue ValueOf(Items& items, py::handle value, const std::string& what) {
@@ -392,24 +400,25 @@ void DefineModule(py::module_& m) {
         return ReadOnlyBytes(p, b.nbytes);
       });
 
-  m.def("_save_pte",
-        [](py::object path, py::object program, py::object constants, py::object mutable_data,
-           py::object delegates, py::object named_data, uint64_t segment_alignment,
-           uint64_t constant_alignment, uint64_t delegate_alignment, bool extract_delegate_segments,
-           bool dedup_constants, py::object progress, py::object external) {
-          PteOptions options;
-          options.segment_alignment = segment_alignment;
-          options.constant_tensor_alignment = constant_alignment;
-          options.delegate_alignment = delegate_alignment;
-          options.extract_delegate_segments = extract_delegate_segments;
-          options.dedup_constants = dedup_constants;
-          SavePte(PathOf(path, "path"), program, constants, mutable_data, delegates, named_data,
-                  options, progress, external);
-        });
-  m.def("_save_ptd",
-        [](py::object path, py::object entries, uint64_t segment_alignment, py::object progress) {
-          SavePtd(PathOf(path, "path"), entries, segment_alignment, progress);
-        });
+  m.def(
+      "_save_pte",
+      [](py::object path, py::object program, py::object constants, py::object mutable_data,
+         py::object delegates, py::object named_data, uint64_t segment_alignment,
+         uint64_t constant_alignment, uint64_t delegate_alignment, bool extract_delegate_segments,
+         bool dedup_constants, py::object progress, py::object external, uint64_t max_shard_bytes) {
+        PteOptions options;
+        options.segment_alignment = segment_alignment;
+        options.constant_tensor_alignment = constant_alignment;
+        options.delegate_alignment = delegate_alignment;
+        options.extract_delegate_segments = extract_delegate_segments;
+        options.dedup_constants = dedup_constants;
+        return SavePte(PathOf(path, "path"), program, constants, mutable_data, delegates,
+                       named_data, options, progress, external, max_shard_bytes);
+      });
+  m.def("_save_ptd", [](py::object path, py::object entries, uint64_t segment_alignment,
+                        uint64_t max_shard_bytes, py::object progress) {
+    return SavePtd(PathOf(path, "path"), entries, segment_alignment, max_shard_bytes, progress);
+  });
   m.def("_save_bpte",
         [](py::object path, py::object program, py::object cases, const std::string& layout) {
           SaveBpte(PathOf(path, "path"), program, cases, layout);
