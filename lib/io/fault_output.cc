@@ -23,6 +23,7 @@ class FaultInjectingOutput final : public OutputFile {
   const std::string& target() const override { return inner_->target(); }
   bool Replaces(int fd) const override { return inner_->Replaces(fd); }
   uint64_t bytes_written() const override { return inner_->bytes_written(); }
+  uint64_t bytes_shared() const override { return inner_->bytes_shared(); }
 
   Status Reserve(uint64_t size) override {
     return Step(FaultStep::kReserve, [&] { return inner_->Reserve(size); });

@@ -242,7 +242,7 @@ Status WriteArtifact(const ArtifactPlan& plan, OutputFile& output, const Progres
 }
 
 Status WriteArtifactFiles(OutputFs& fs, const ArtifactFiles& files, const ProgressFn& progress,
-                          std::vector<ArtifactSha256>* sha256) {
+                          std::vector<ArtifactSha256>* sha256, WriteStats* stats) {
   // Everything that can be checked is checked before the first output
   // exists, so a bad plan or destination touches nothing.
   uint64_t total = 0;
@@ -269,18 +269,27 @@ Status WriteArtifactFiles(OutputFs& fs, const ArtifactFiles& files, const Progre
         WriteValidPlan(*files[i].second, *outputs[i], p, sha256 ? &digests[i] : nullptr));
   }
   if (sha256 != nullptr) *sha256 = std::move(digests);
+  if (stats != nullptr) {
+    *stats = WriteStats{};
+    for (const auto& out : outputs) {
+      stats->bytes += out->bytes_written();
+      stats->bytes_shared += out->bytes_shared();
+    }
+  }
   p.Report();
   return Publish(std::move(outputs));
 }
 
 Status WriteArtifactFiles(const ArtifactFiles& files, const OutputOptions& options,
-                          const ProgressFn& progress, std::vector<ArtifactSha256>* sha256) {
-  return WriteArtifactFiles(*NewPosixOutputFs(options), files, progress, sha256);
+                          const ProgressFn& progress, std::vector<ArtifactSha256>* sha256,
+                          WriteStats* stats) {
+  return WriteArtifactFiles(*NewPosixOutputFs(options), files, progress, sha256, stats);
 }
 
 Status WriteArtifactFile(const std::string& path, const ArtifactPlan& plan,
-                         const OutputOptions& options, const ProgressFn& progress) {
-  return WriteArtifactFiles({{path, &plan}}, options, progress);
+                         const OutputOptions& options, const ProgressFn& progress,
+                         WriteStats* stats) {
+  return WriteArtifactFiles({{path, &plan}}, options, progress, nullptr, stats);
 }
 
 Status WriteArtifactAt(const ArtifactPlan& plan, int fd, uint64_t offset, const std::string& name,

@@ -34,6 +34,7 @@ class CancellableFile final : public OutputFile {
     return inner_->Write(offset, source);
   }
   uint64_t bytes_written() const override { return inner_->bytes_written(); }
+  uint64_t bytes_shared() const override { return inner_->bytes_shared(); }
   Status Sync() override {
     if (cancelled_) return Cancelled();
     return inner_->Sync();
