@@ -466,7 +466,7 @@ reflink_job() {
     else
       echo "| command | s | new disk MiB | bytes shared | bytes copied |"
       echo "|---|---|---|---|---|"
-      awk '{ printf "| %s | %.3f | %.1f | %d | %d |\n", $1, $2, $3 / 1048576, $4, $5 }' <<<"$xfs"
+      awk '{ printf "| %s | %.3f | %.1f | %s | %s |\n", $1, $2, $3 / 1048576, $4, $5 }' <<<"$xfs"
     fi
     echo
     echo "On the bench disk ($fs), the same commands for a program of $((disk_size >> 20)) MiB against \`cp && sync\`"
@@ -474,7 +474,7 @@ reflink_job() {
     echo
     echo "| command | s | cp s | speed vs cp | bytes shared |"
     echo "|---|---|---|---|---|"
-    awk '{ printf "| %s | %.2f | %.2f | %.2fx | %d |\n", $1, $2, $6, $6 / $2, $4 }' <<<"$ext4"
+    awk '{ printf "| %s | %.2f | %.2f | %.2fx | %s |\n", $1, $2, $6, $6 / $2, $4 }' <<<"$ext4"
   )
 }
 
