@@ -199,6 +199,22 @@ TEST_CASE("without shared extents the commands report every byte copied", "[refl
                           "shared:  0 of " + std::to_string(plain.b.written) + " bytes written"));
 }
 
+TEST_CASE("--align is bounded like --constant-alignment, --json refuses --digest", "[reflink]") {
+  CaseDir dir(false);
+  const std::string d = dir.dir->path() + "/";
+  Etpack("demo --size 4MiB -o " + dir.dir->path());
+  const std::string bin = std::getenv("ETPACK_BIN");
+  auto exit_of = [&](const std::string& args) {
+    const int status = std::system((bin + " " + args + " >/dev/null 2>&1").c_str());
+    REQUIRE(WIFEXITED(status));
+    return WEXITSTATUS(status);
+  };
+  CHECK(exit_of("repack " + d + "demo.pte -o " + d + "a.pte --align 128KiB") == 2);
+  CHECK(exit_of("repack " + d + "demo.pte -o " + d + "a.pte --align 64KiB") == 0);
+  CHECK(exit_of("repack " + d + "demo.pte -o " + d + "b.pte --json --digest sha256") == 1);
+  CHECK(dir.dir->List().count("b.pte") == 0);
+}
+
 TEST_CASE("the commands share what they can and write the same bytes", "[xfs]") {
   Chain xfs(true);
   Chain plain(false);
