@@ -57,8 +57,9 @@ int Bundle(const std::vector<std::string>& argv_list) {
   auto usage = [](const std::string& m) { return UsageError("bundle", m); };
   Result<Args> args = ParseArgs(
       argv_list, {"-o", "--output", "--cases", "--layout", "--program-alignment", kDigestOption},
-      {kIntegrityFlag});
+      {kIntegrityFlag, kJsonFlag});
   if (!args.ok()) return usage(args.status().message());
+  SetJsonReport(args->Has(kJsonFlag));
   Result<DigestFlags> digest = ParseDigestFlags(*args);
   if (!digest.ok()) return usage(digest.status().message());
   if (args->positional.size() != 1) {
@@ -148,6 +149,7 @@ int Bundle(const std::vector<std::string>& argv_list) {
   const auto write_start = std::chrono::steady_clock::now();
   if (Status s = WritePlanned(*out, plan->artifact, digest->sha256); !s.ok()) return Failure(s);
   const double write_s = SecondsSince(write_start);
+  if (JsonReport()) return kExitOk;
 
   size_t case_count = 0;
   for (const BundledTestSuite& suite : bundle_input.suites) case_count += suite.test_cases.size();
@@ -172,8 +174,9 @@ int Bundle(const std::vector<std::string>& argv_list) {
 
 int Unbundle(const std::vector<std::string>& argv_list) {
   auto usage = [](const std::string& m) { return UsageError("unbundle", m); };
-  Result<Args> args = ParseArgs(argv_list, {"-o", "--output"}, {});
+  Result<Args> args = ParseArgs(argv_list, {"-o", "--output"}, {kJsonFlag});
   if (!args.ok()) return usage(args.status().message());
+  SetJsonReport(args->Has(kJsonFlag));
   if (args->positional.size() != 1) {
     return usage("expected exactly one IN.bpte, got " + std::to_string(args->positional.size()));
   }
@@ -190,6 +193,7 @@ int Unbundle(const std::vector<std::string>& argv_list) {
   const ArtifactPlan plan = PlanOfSource((*bpte)->ProgramSource());
   if (Status s = WritePlanned(*out, plan); !s.ok()) return Failure(s);
   const double write_s = SecondsSince(write_start);
+  if (JsonReport()) return kExitOk;
 
   std::printf("read:    %s (%s layout, %s); program at offset %" PRIu64 "\n", input.c_str(),
               LayoutName((*bpte)->layout()), HumanBytes((*bpte)->size()).c_str(),

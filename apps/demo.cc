@@ -406,6 +406,7 @@ Status RunDemo(const Config& config, const std::string& dir) {
 
 int Demo(const std::vector<std::string>& argv) {
   Result<Args> args = ParseArgs(argv, {"--size", "-o", "--output"}, {});
+  SetJsonReport(false);
   if (!args.ok()) return UsageError("demo", args.status().message());
   if (!args->positional.empty()) {
     return UsageError("demo", "unexpected argument '" + args->positional[0] + "'");

@@ -17,8 +17,9 @@
 namespace etpack::cli {
 
 int Extract(const std::vector<std::string>& argv) {
-  Result<Args> args = ParseArgs(argv, {"-o", "--output", "--delegate", "--entry"}, {});
+  Result<Args> args = ParseArgs(argv, {"-o", "--output", "--delegate", "--entry"}, {kJsonFlag});
   if (!args.ok()) return UsageError("extract", args.status().message());
+  SetJsonReport(args->Has(kJsonFlag));
   if (args->positional.size() != 1) return UsageError("extract", "takes exactly one FILE.pte");
   const std::string& path = args->positional[0];
   const std::string* out = args->Output();
@@ -61,6 +62,7 @@ int Extract(const std::vector<std::string>& argv) {
     what = "delegate " + std::to_string(n) + " entry \"" + *id + "\"";
   }
   if (Status s = WritePlanned(*out, PlanOfSource(bytes)); !s.ok()) return Failure(s);
+  if (JsonReport()) return kExitOk;
   std::printf("wrote %s (%" PRIu64 " bytes: %s of %s)\n", out->c_str(), bytes->size(), what.c_str(),
               path.c_str());
   return kExitOk;

@@ -67,7 +67,8 @@ int Pack(const std::vector<std::string>& argv) {
                                   job->input + " has format \"ptd\")");
   }
   PtdOptions options = ptd.options;
-  if (job->args.Value("--segment-alignment") != nullptr) {
+  if (job->args.Value("--segment-alignment") != nullptr ||
+      job->args.Value(kAlignOption) != nullptr) {
     options.segment_alignment = flag_check.segment_alignment;
   }
   options.integrity_table = digest.integrity_table;

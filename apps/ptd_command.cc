@@ -21,9 +21,11 @@
 namespace etpack::cli {
 
 int Ptd(const std::vector<std::string>& argv) {
-  Result<Args> args = ParseArgs(argv, {"-o", "--output", "--align", kDigestOption, kMaxShardOption},
-                                {kIntegrityFlag});
+  Result<Args> args =
+      ParseArgs(argv, {"-o", "--output", kAlignOption, kDigestOption, kMaxShardOption},
+                {kIntegrityFlag, kJsonFlag});
   if (!args.ok()) return UsageError("ptd", args.status().message());
+  SetJsonReport(args->Has(kJsonFlag));
   Result<DigestFlags> digest = ParseDigestFlags(*args);
   if (!digest.ok()) return UsageError("ptd", digest.status().message());
   if (args->positional.empty()) {
@@ -71,6 +73,7 @@ int Ptd(const std::vector<std::string>& argv) {
   const auto write_start = std::chrono::steady_clock::now();
   if (Status s = WriteFiles(PtdFiles(*plans), digest->sha256); !s.ok()) return Failure(s);
   const double write_s = SecondsSince(write_start);
+  if (JsonReport()) return kExitOk;
   const double mib_s =
       write_s > 0 ? static_cast<double>(tensor_bytes) / (1024.0 * 1024.0) / write_s : 0;
 

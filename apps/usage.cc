@@ -43,7 +43,7 @@ const CommandHelp kCommands[] = {
      "                 present, is always checked: docs/integrity.md)\n"},
     {"repack",
      "repack IN.pte -o OUT.pte [--external-constants OUT.ptd [--max-shard-bytes N]]\n"
-     "       [--segment-alignment N] [--constant-alignment N] [--dedup]",
+     "       [--segment-alignment N] [--constant-alignment N] [--align N] [--dedup]",
      "lay a .pte out again, optionally moving its constants into a .ptd",
      "  -o, --output OUT.pte           the program to write\n"
      "  --external-constants OUT.ptd   move every constant into OUT.ptd and mark\n"
@@ -54,11 +54,14 @@ const CommandHelp kCommands[] = {
      "                                 (power of two, at most 1GiB)\n"
      "  --constant-alignment N         every constant at a multiple of N in its\n"
      "                                 segment (power of two, at most 64KiB)\n"
+     "  --align N                      both alignments N: with 4096, copies of\n"
+     "                                 the file share its disk blocks where the\n"
+     "                                 file system can (docs/performance.md)\n"
      "  --dedup                        store identical constants once (kept when\n"
      "                                 IN.pte already does; a .ptd always does)\n"},
     {"pack",
      "pack MANIFEST.json -o OUT [--segment-alignment N] [--constant-alignment N]\n"
-     "       [--dedup] [--external-named-data OUT.ptd] [--max-shard-bytes N]",
+     "       [--align N] [--dedup] [--external-named-data OUT.ptd] [--max-shard-bytes N]",
      "write a .pte or .ptd from a JSON manifest (docs/manifest.md)",
      "The manifest's \"format\" (\"pte\", the default, or \"ptd\") decides what is\n"
      "written; the flags override its serializer_options.\n"
@@ -68,6 +71,8 @@ const CommandHelp kCommands[] = {
      "                              (power of two, at most 1GiB)\n"
      "  --constant-alignment N      (.pte only) every constant at a multiple of N\n"
      "                              in its segment (power of two, at most 64KiB)\n"
+     "  --align N                   segment and constant alignment N (4096: see\n"
+     "                              docs/performance.md, \"Shared extents\")\n"
      "  --dedup                     store identical constants once (a .ptd stores\n"
      "                              every content once anyway)\n"
      "  --external-named-data OUT.ptd\n"
@@ -132,6 +137,10 @@ const char kFooter[] =
     "pack, repack, ptd and bundle also take --integrity (embed an integrity\n"
     "table, docs/integrity.md) and --digest sha256 (print SHA-256 per segment\n"
     "and key, computed while writing).\n"
+    "Every writing command says how many bytes it wrote and how many of those\n"
+    "share the disk blocks of the file they came from (XFS with reflink,\n"
+    "btrfs) instead of being copied; with --json it prints that as one JSON\n"
+    "object instead of its report.\n"
     "Alignments are powers of two (suffixes K M G, KiB MiB GiB); defaults:\n"
     "segment 128, constant 16. Outputs are files (not '-'), published whole.\n"
     "Exit status: 0 success, 1 failure, 2 usage error.\n";

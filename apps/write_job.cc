@@ -1,5 +1,6 @@
 #include "write_job.h"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <filesystem>
@@ -7,6 +8,7 @@
 #include <utility>
 
 #include "digests.h"
+#include "etpack/json.h"
 #include "progress.h"
 #include "units.h"
 
@@ -14,6 +16,12 @@ namespace etpack::cli {
 
 Status ApplyPteFlags(const Args& args, PteOptions* options) {
   if (args.Has(kDedupFlag)) options->dedup_constants = true;
+  if (const std::string* text = args.Value(kAlignOption)) {
+    ETPACK_ASSIGN_OR_RETURN(const uint64_t align,
+                            ParseAlignment(*text, kAlignOption, kMaxInlineAlignment));
+    options->segment_alignment = std::max(options->segment_alignment, align);
+    options->constant_tensor_alignment = align;
+  }
   const std::tuple<const char*, uint64_t*, uint64_t> flags[] = {
       {"--segment-alignment", &options->segment_alignment, kMaxAlignment},
       {"--constant-alignment", &options->constant_tensor_alignment, kMaxInlineAlignment}};
@@ -35,10 +43,12 @@ Result<uint64_t> ParseMaxShardBytes(const Args& args) {
 
 Result<WriteJob> ParseWriteJob(const std::vector<std::string>& argv, const char* what,
                                const char* output_name, const std::vector<std::string>& extra) {
-  std::vector<std::string> options = {"-o", "--output", "--segment-alignment",
-                                      "--constant-alignment", kDigestOption};
+  std::vector<std::string> options = {
+      "-o", "--output", "--segment-alignment", "--constant-alignment", kAlignOption, kDigestOption};
   options.insert(options.end(), extra.begin(), extra.end());
-  ETPACK_ASSIGN_OR_RETURN(Args args, ParseArgs(argv, options, {kIntegrityFlag, kDedupFlag}));
+  ETPACK_ASSIGN_OR_RETURN(Args args,
+                          ParseArgs(argv, options, {kIntegrityFlag, kDedupFlag, kJsonFlag}));
+  SetJsonReport(args.Has(kJsonFlag));
   ETPACK_ASSIGN_OR_RETURN(const DigestFlags digest, ParseDigestFlags(args));
   if (args.positional.size() != 1) {
     return InvalidArgument(std::string("expected exactly one ") + what + ", got " +
@@ -56,7 +66,11 @@ Result<WriteJob> ParseWriteJob(const std::vector<std::string>& argv, const char*
 
 namespace {
 OutputFs* command_output_fs = nullptr;  // null: POSIX files
+bool json_report = false;
 }  // namespace
+
+void SetJsonReport(bool json) { json_report = json; }
+bool JsonReport() { return json_report; }
 
 ScopedCommandOutputFs::ScopedCommandOutputFs(OutputFs* fs) : previous_(command_output_fs) {
   command_output_fs = fs;
@@ -68,15 +82,35 @@ Status WriteFiles(const ArtifactFiles& files, bool sha256) {
   for (size_t i = 0; i < files.size(); ++i) {
     label += (i == 0 ? "" : i + 1 == files.size() ? " and " : ", ") + files[i].first;
   }
+  if (sha256 && json_report) {
+    return InvalidArgument("--json does not print --digest sha256 digests; give one of them");
+  }
   std::vector<ArtifactSha256> digests;
   std::vector<ArtifactSha256>* wanted = sha256 ? &digests : nullptr;
+  WriteStats stats;
   {
     ProgressLine progress(label);
     ETPACK_RETURN_IF_ERROR(
         command_output_fs != nullptr
-            ? WriteArtifactFiles(*command_output_fs, files, progress.callback(), wanted)
-            : WriteArtifactFiles(files, OutputOptions{}, progress.callback(), wanted));
+            ? WriteArtifactFiles(*command_output_fs, files, progress.callback(), wanted, {}, &stats)
+            : WriteArtifactFiles(files, OutputOptions{}, progress.callback(), wanted, {}, &stats));
   }
+  if (json_report) {
+    json::Value written = json::Value::Array();
+    for (const auto& file : files) written.items().push_back(json::Value::String(file.first));
+    json::Value report = json::Value::Object();
+    report.Set("written", std::move(written));
+    report.Set("bytes_written", json::Value::UInt(stats.bytes));
+    report.Set("bytes_shared", json::Value::UInt(stats.bytes_shared));
+    report.Set("bytes_copied", json::Value::UInt(stats.bytes_copied()));
+    std::printf("%s\n", json::Print(report).c_str());
+    return Status::OK();
+  }
+  // Bytes, not rounded: scripts compare them (and the padding between
+  // items, never written, is in neither figure).
+  std::printf("shared:  %" PRIu64 " of %" PRIu64
+              " bytes written share the disk blocks they came from, %" PRIu64 " bytes copied\n",
+              stats.bytes_shared, stats.bytes, stats.bytes_copied());
   if (sha256) PrintWrittenDigests(files, digests);
   return Status::OK();
 }
@@ -86,6 +120,7 @@ Status WritePlanned(const std::string& output, const ArtifactPlan& plan, bool sh
 }
 
 void ReportPte(const std::string& output, const PtePlan& plan, const PteOptions& options) {
+  if (json_report) return;
   std::printf("wrote %s (%s, %s, segment alignment %" PRIu64 ", constant alignment %" PRIu64
               "%s)\n",
               output.c_str(), Count(plan.artifact.file_size, "byte").c_str(),
@@ -96,6 +131,7 @@ void ReportPte(const std::string& output, const PtePlan& plan, const PteOptions&
 
 void ReportPtd(const std::string& output, const PtdPlan& plan, size_t entries,
                const PtdOptions& options) {
+  if (json_report) return;
   std::printf("wrote %s (%s, %s, %s, segment alignment %" PRIu64 ")\n", output.c_str(),
               Count(plan.artifact.file_size, "byte").c_str(),
               Count(entries, "entry", "entries").c_str(),

@@ -27,8 +27,8 @@ struct WriteJob {
 };
 
 // Splits the arguments: exactly one `what`, -o `output_name`, the
-// alignment flags, --dedup, --integrity, --digest and the command's `extra` value
-// options. A failure is a
+// alignment flags, --dedup, --integrity, --digest, --json and the command's
+// `extra` value options (and sets JsonReport). A failure is a
 // usage error (its message says what is wrong).
 Result<WriteJob> ParseWriteJob(const std::vector<std::string>& argv, const char* what,
                                const char* output_name, const std::vector<std::string>& extra = {});
@@ -45,9 +45,24 @@ inline constexpr char kMaxShardOption[] = "--max-shard-bytes";
 // error (its message names the flag) for a bad or zero value.
 Result<uint64_t> ParseMaxShardBytes(const Args& args);
 
-// Reads "--segment-alignment" / "--constant-alignment" and --dedup into
-// `options`. A bad value is an error whose message names the flag.
+// --align N: the reflink-friendly preset (docs/performance.md, "Shared
+// extents"): every segment and every constant N-aligned (segment and
+// constant alignment N), so each item starts on a block and the zeros after
+// it fill its last block. --segment-alignment and --constant-alignment
+// given with it win.
+inline constexpr char kAlignOption[] = "--align";
+
+// Reads --align, "--segment-alignment" / "--constant-alignment" and --dedup
+// into `options`. A bad value is an error whose message names the flag.
 Status ApplyPteFlags(const Args& args, PteOptions* options);
+
+// --json: a writing command prints one JSON object on stdout (the files
+// written, bytes written, shared and copied) instead of its text report.
+// Each writing command sets it from its arguments before it writes
+// anything; WriteFiles and the Report functions follow it.
+inline constexpr char kJsonFlag[] = "--json";
+void SetJsonReport(bool json);
+bool JsonReport();
 
 // Commands write POSIX files with the default options. While a
 // ScopedCommandOutputFs is alive they write through its `fs` instead (tests:
@@ -63,8 +78,11 @@ class ScopedCommandOutputFs {
   OutputFs* previous_;
 };
 
-// Writes `files` as one unit (WriteArtifactFiles), with a progress line;
-// with `sha256`, prints the digests computed while writing (digests.h).
+// Writes `files` as one unit (WriteArtifactFiles), with a progress line,
+// then reports how many bytes were written and how many of those share
+// the disk blocks of the files they came from (WriteStats): a "shared:"
+// line, or with --json the command's one JSON object. With `sha256`, prints
+// the digests computed while writing (digests.h; not with --json).
 Status WriteFiles(const ArtifactFiles& files, bool sha256 = false);
 
 // Writes `plan` to `output` atomically with a progress line.

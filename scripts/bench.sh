@@ -57,6 +57,14 @@
 #           (inspect, inspect --json, verify) and of repack of a 20,000-method
 #           program (gen_weights --methods). Its own section of RESULTS.md,
 #           which `--jobs plan` alone replaces in place.
+#   reflink (not in the default list) at the largest of --sizes: a demo
+#           program in the reflink-friendly layout (repack --align 4096),
+#           then repack to another block-aligned layout, bundle (segmented,
+#           program alignment 4096) and unbundle (scripts/bench_reflink.sh):
+#           on a scratch XFS image (scripts/with_xfs.sh --size 3 × S) time,
+#           new disk (df) and bytes shared; on DIR the same commands vs
+#           `cp && sync` of their inputs. Its own section of RESULTS.md,
+#           which `--jobs reflink` alone replaces in place.
 #
 # Both sides make the data durable: etpack syncs before its rename, so cp
 # is timed as `cp && sync`. Outputs are removed before every run and a
@@ -102,8 +110,8 @@ while (($#)); do
 done
 [[ "$runs" =~ ^[1-9][0-9]*$ ]] || { echo "bench: --runs $runs is not a positive integer" >&2; exit 2; }
 for job in $jobs; do
-  case "$job" in demo | pack | ptd | bundle | python | exir | checksum | fat | compress | plan | shard) ;;
-    *) echo "bench: unknown job '$job' (jobs: demo pack ptd bundle python exir checksum fat compress plan shard)" >&2; exit 2 ;;
+  case "$job" in demo | pack | ptd | bundle | python | exir | checksum | fat | compress | plan | shard | reflink) ;;
+    *) echo "bench: unknown job '$job' (jobs: demo pack ptd bundle python exir checksum fat compress plan shard reflink)" >&2; exit 2 ;;
   esac
 done
 
@@ -521,6 +529,65 @@ if [[ " $jobs " == *" shard "* ]]; then
   jobs=$(tr ' ' '\n' <<<"$jobs" | { grep -vx shard || true; } | tr '\n' ' ' | xargs)
 fi
 
+# reflink_job SIZE: the `reflink` job (see the top); sets reflink_section.
+reflink_section=""
+reflink_job() {
+  local size=$1 w="$work/reflink" xfs ext4 image_size
+  mkdir -p "$w"
+  image_size=$((3 * $(to_bytes "$size")))
+  xfs=$(ETPACK_XFS_IMAGE_DIR="$work" scripts/with_xfs.sh --size "$image_size" \
+    sh -c 'if [ -z "${ETPACK_XFS_DIR:-}" ]; then echo "skipped $ETPACK_XFS_SKIP"; else exec "$@" "$ETPACK_XFS_DIR"; fi' \
+    sh nice scripts/bench_reflink.sh "$etpack" "$size")
+  echo "$xfs" | sed 's/^/   xfs: /' >&2
+  # The disk part holds 2 × its size at once; on a disk shared with other
+  # runs it is halved until that fits with 2 GiB to spare.
+  local disk_size avail
+  disk_size=$(to_bytes "$size")
+  avail=$(df -B1 --output=avail "$work" | tail -1)
+  while ((2 * disk_size + (2 << 30) > avail && disk_size > (256 << 20))); do
+    disk_size=$((disk_size / 2))
+  done
+  ext4=$(nice scripts/bench_reflink.sh "$etpack" "$((disk_size >> 20))MiB" "$w" --cp)
+  echo "$ext4" | sed 's/^/   disk: /' >&2
+  rm -rf "$w"
+  local fs
+  fs=$(df -T "$work" | awk 'NR == 2 {print $2}')
+  reflink_section=$(
+    echo "## Shared extents (\`reflink\` job)"
+    echo
+    echo "Made by \`scripts/bench.sh --jobs reflink --sizes $size\` on $(date -u +%Y-%m-%d) ($(nproc) cores,"
+    echo "load average $(cut -d' ' -f1 /proc/loadavg) at the end), under \`nice\`. A demo program of $size"
+    echo "in the reflink-friendly layout (\`repack --align 4096\`, untimed), then \`repack --align 4096"
+    echo "--segment-alignment 16384\` of it, \`bundle --layout segmented --program-alignment 4096\` of"
+    echo "that and \`unbundle\` of the bundle (scripts/bench_reflink.sh), each on a cold page cache;"
+    echo "new disk = \`df\` used after minus before (synced); shared and copied from \`--json\`."
+    echo
+    echo "On a scratch XFS image (\`mkfs.xfs -m reflink=1\`, loop-mounted; scripts/with_xfs.sh):"
+    echo
+    if [[ "$xfs" == skipped* ]]; then
+      echo "not run: ${xfs#skipped }"
+    else
+      echo "| command | s | new disk MiB | bytes shared | bytes copied |"
+      echo "|---|---|---|---|---|"
+      awk '{ printf "| %s | %.3f | %.1f | %s | %s |\n", $1, $2, $3 / 1048576, $4, $5 }' <<<"$xfs"
+    fi
+    echo
+    echo "On the bench disk ($fs), the same commands for a program of $((disk_size >> 20)) MiB against \`cp && sync\`"
+    echo "of each command's input (cp first, then the command, each on a cold cache):"
+    echo
+    echo "| command | s | cp s | speed vs cp | bytes shared |"
+    echo "|---|---|---|---|---|"
+    awk '{ printf "| %s | %.2f | %.2f | %.2fx | %s |\n", $1, $2, $6, $6 / $2, $4 }' <<<"$ext4"
+  )
+}
+
+if [[ " $jobs " == *" reflink "* ]]; then
+  echo "== reflink $largest ($(date +%T))" >&2
+  need_space "the reflink job" "$largest"
+  reflink_job "$largest"
+  jobs=$(tr ' ' '\n' <<<"$jobs" | { grep -vx reflink || true; } | tr '\n' ' ' | xargs)
+fi
+
 if [[ " $jobs " == *" plan "* ]]; then
   echo "== plan ($(date +%T))" >&2
   plan_job
@@ -551,7 +618,8 @@ fi
 # (before the in-process one) and leave the rest of RESULTS.md as it is.
 if [ -z "$jobs" ]; then
   for pair in "plan_section:Planning many tensors" "python_section:Python module" \
-              "exir_section:ExecuTorch exporter objects" "shard_section:Sharded .ptd"; do
+              "reflink_section:Shared extents" "shard_section:Sharded .ptd" \
+              "exir_section:ExecuTorch exporter objects"; do
     var="${pair%%:*}"
     [ -n "${!var}" ] || continue
     splice_section "${pair#*:}" "${!var}"

@@ -78,6 +78,11 @@ class OutputFile {
   // Bytes written so far (for progress reports).
   virtual uint64_t bytes_written() const = 0;
 
+  // How many of bytes_written() share the disk blocks of the file they came
+  // from instead of being copied (a reflink clone, on file systems that
+  // share extents: XFS with reflink, btrfs); 0 for outputs that never share.
+  virtual uint64_t bytes_shared() const { return 0; }
+
   // For an output whose size is known only once it is written (a
   // compressed archive): Reserve() an upper bound, write, then cut the file
   // to `size` after the last Write and before Publish(). `size` must lie
@@ -136,6 +141,7 @@ class OutputFileWrapper : public OutputFile {
   using OutputFile::Write;
   Status Write(uint64_t offset, const Source& source) override;
   uint64_t bytes_written() const override;
+  uint64_t bytes_shared() const override;
   Status Truncate(uint64_t size) override;
   Status Sync() override;
 
@@ -263,6 +269,15 @@ struct OutputOptions {
   // copy_file_range; smaller ones are read into the mapped window. The first
   // "not supported" answer turns it off for the rest of the output's life.
   bool copy_file_range = true;
+  // Share extents with file sources where the file system can
+  // (FICLONERANGE): every whole block of the output that lies at the same
+  // offset modulo the block as its bytes in the source, and a last block
+  // the source pads with zeros, costs no copy and no disk
+  // (docs/performance.md, "Shared extents"). The partial blocks at either
+  // end of an item are copied. The first "not supported" answer (ext4,
+  // tmpfs) turns it off for the rest of the output's life; any other
+  // refusal only means that item is copied.
+  bool share_extents = true;
   // Fill the output through the mapped window (true), or through pwrite
   // from a window-sized buffer (false). pwrite is the fallback for file
   // systems that cannot reserve space; it is selectable so the benchmarks

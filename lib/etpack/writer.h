@@ -90,6 +90,17 @@ struct ArtifactSha256 {
   std::vector<std::vector<uint8_t>> segments;  // one per ArtifactPlan::segments
 };
 
+// What a write did with its bytes, over all the files it wrote: how many it
+// wrote (heads and items, not the zero padding between them), and how many
+// of those share the disk blocks of the file they came from instead of
+// being copied (OutputOptions::share_extents; 0 where the file system
+// cannot share, or for outputs that are not files).
+struct WriteStats {
+  uint64_t bytes = 0;
+  uint64_t bytes_shared = 0;
+  uint64_t bytes_copied() const { return bytes - bytes_shared; }
+};
+
 // Called now and then with bytes written so far and the total.
 using ProgressFn = std::function<void(uint64_t done, uint64_t total)>;
 
@@ -128,20 +139,22 @@ using ArtifactFiles = std::vector<std::pair<std::string, const ArtifactPlan*>>;
 //
 // Computing digests or integrity tables reads every source through memory
 // (no in-kernel copy_file_range for those files), so their bytes can be
-// hashed on their way into the output.
+// hashed on their way into the output, and nothing is shared with them.
+// With `stats`, it receives what the write did once every file is written.
 Status WriteArtifactFiles(OutputFs& fs, const ArtifactFiles& files, const ProgressFn& progress = {},
                           std::vector<ArtifactSha256>* sha256 = nullptr,
-                          const CancelFn& cancel = {});
+                          const CancelFn& cancel = {}, WriteStats* stats = nullptr);
 
 // The same on the POSIX file system.
 Status WriteArtifactFiles(const ArtifactFiles& files, const OutputOptions& options = {},
                           const ProgressFn& progress = {},
                           std::vector<ArtifactSha256>* sha256 = nullptr,
-                          const CancelFn& cancel = {});
+                          const CancelFn& cancel = {}, WriteStats* stats = nullptr);
 
 // The common case: one file, written atomically.
 Status WriteArtifactFile(const std::string& path, const ArtifactPlan& plan,
-                         const OutputOptions& options = {}, const ProgressFn& progress = {});
+                         const OutputOptions& options = {}, const ProgressFn& progress = {},
+                         WriteStats* stats = nullptr);
 
 // Writes `plan` into a file the caller has open, at [offset, offset +
 // plan.file_size) (an exporter streaming into a file object it owns). Not

@@ -24,6 +24,7 @@ Status OutputFileWrapper::Write(uint64_t offset, const Source& source) {
   return target_->Write(offset, source);
 }
 uint64_t OutputFileWrapper::bytes_written() const { return target_->bytes_written(); }
+uint64_t OutputFileWrapper::bytes_shared() const { return target_->bytes_shared(); }
 Status OutputFileWrapper::Truncate(uint64_t size) { return target_->Truncate(size); }
 Status OutputFileWrapper::Sync() { return target_->Sync(); }
 Status OutputFileWrapper::Link() { return PublishSteps::Link(*target_); }

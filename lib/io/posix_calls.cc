@@ -1,5 +1,7 @@
 #include "io/posix_calls.h"
 
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -25,6 +27,15 @@ ssize_t PosixCalls::CopyFileRange(int in_fd, loff_t* in_off, int out_fd, loff_t*
                                   size_t len) {
   return ::copy_file_range(in_fd, in_off, out_fd, out_off, len, 0);
 }
+int PosixCalls::CloneRange(int in_fd, uint64_t in_off, int out_fd, uint64_t out_off, uint64_t len) {
+  struct file_clone_range arg;
+  arg.src_fd = in_fd;
+  arg.src_offset = in_off;
+  arg.src_length = len;
+  arg.dest_offset = out_off;
+  return ::ioctl(out_fd, FICLONERANGE, &arg);
+}
+int PosixCalls::Fstatfs(int fd, struct statfs* st) { return ::fstatfs(fd, st); }
 int PosixCalls::SyncFileRange(int fd, off_t offset, off_t len, unsigned flags) {
   return ::sync_file_range(fd, offset, len, flags);
 }

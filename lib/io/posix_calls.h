@@ -8,6 +8,7 @@
 
 #include <fcntl.h>
 #include <sys/types.h>
+#include <sys/vfs.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -27,6 +28,10 @@ class PosixCalls {
   virtual int Madvise(void* addr, size_t len, int advice);
   virtual ssize_t Pwrite(int fd, const void* buf, size_t n, off_t offset);
   virtual ssize_t CopyFileRange(int in_fd, loff_t* in_off, int out_fd, loff_t* out_off, size_t len);
+  // ioctl(out_fd, FICLONERANGE): [out_off, +len) of out_fd shares the
+  // extents of [in_off, +len) of in_fd. 0 on success.
+  virtual int CloneRange(int in_fd, uint64_t in_off, int out_fd, uint64_t out_off, uint64_t len);
+  virtual int Fstatfs(int fd, struct statfs* st);
   virtual int SyncFileRange(int fd, off_t offset, off_t len, unsigned flags);
   virtual int Fdatasync(int fd);
   virtual int Linkat(const char* from, const char* to);  // AT_SYMLINK_FOLLOW, both AT_FDCWD

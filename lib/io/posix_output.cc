@@ -25,6 +25,7 @@
 #include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -134,7 +135,8 @@ class PosixOutput final : public CheckedOutput {
         options_(options),
         calls_(calls),
         use_mmap_(options.mmap),
-        kernel_copy_(options.copy_file_range) {
+        kernel_copy_(options.copy_file_range),
+        clone_(options.share_extents) {
     const uint64_t page = PageSize();
     const uint64_t want = std::min(std::max<uint64_t>(options.window_bytes, page), kMaxWindow);
     // Whole pages, so cells never share a page.
@@ -152,6 +154,7 @@ class PosixOutput final : public CheckedOutput {
 
  private:
   const std::string& target() const override { return key_; }
+  uint64_t bytes_shared() const override { return shared_; }
 
   bool Replaces(int fd) const override {
     struct stat st;
@@ -201,22 +204,46 @@ class PosixOutput final : public CheckedOutput {
     return Status::OK();
   }
 
+  // A file source whose bytes sit at the same offset modulo the file
+  // system's block as their place in the output shares its whole blocks
+  // with the source (FICLONERANGE), which costs neither reading nor disk;
+  // the partial blocks at either end are copied. Every other write is
+  // copied: in the kernel (copy_file_range) when large, else through the
+  // window.
   Status DoWrite(uint64_t offset, const Source& source) override {
     const uint64_t n = source.size();
     uint64_t done = 0;
     const FileRange* range = source.file_range();
-    if (kernel_copy_ && n >= kernel_copy_min_ && range != nullptr && range->length == n) {
-      ETPACK_ASSIGN_OR_RETURN(done, CopyInKernel(offset, source, *range));
+    if (range != nullptr && range->length == n && clone_) {
+      const Span body = ClonableBody(offset, *range);
+      if (body.size > 0) {
+        ETPACK_RETURN_IF_ERROR(CopyPart(offset, source, 0, body.start));
+        ETPACK_ASSIGN_OR_RETURN(const uint64_t shared, Share(offset, source, *range, body));
+        done = body.start + shared;
+      }
+    }
+    ETPACK_RETURN_IF_ERROR(CopyPart(offset, source, done, n - done));
+    return AdvanceFrontier(offset + n);
+  }
+
+  // Copies source bytes [from, from + n) to offset + from.
+  Status CopyPart(uint64_t offset, const Source& source, uint64_t from, uint64_t n) {
+    const FileRange* range = source.file_range();
+    uint64_t done = 0;
+    if (kernel_copy_ && n >= kernel_copy_min_ && range != nullptr &&
+        range->length == source.size()) {
+      ETPACK_ASSIGN_OR_RETURN(done, CopyInKernel(offset, source, *range, from, n));
     }
     while (done < n) {
       // CopyMapped stops early when the mapping turns out unusable and the
       // output switches to pwrite for good.
-      Result<uint64_t> r = use_mmap_ ? CopyMapped(offset + done, source, done, n - done)
-                                     : CopyBuffered(offset + done, source, done, n - done);
+      const uint64_t at = from + done;
+      Result<uint64_t> r = use_mmap_ ? CopyMapped(offset + at, source, at, n - done)
+                                     : CopyBuffered(offset + at, source, at, n - done);
       if (!r.ok()) return r.status();
       done += *r;
     }
-    return AdvanceFrontier(offset + n);
+    return Status::OK();
   }
 
   // Every write is done, so write-behind has nothing left to track past
@@ -321,19 +348,19 @@ class PosixOutput final : public CheckedOutput {
     return std::min(size_, (pos / window_bytes_ + 1) * window_bytes_);
   }
 
-  // Kernel-side copy of a file source. Returns how many leading bytes it
-  // copied; fewer than the whole range when the kernel cannot do it, in
-  // which case the caller copies the rest through memory (and pread reports
-  // a truncated source properly).
-  Result<uint64_t> CopyInKernel(uint64_t offset, const Source& source, const FileRange& range) {
-    const uint64_t n = range.length;
+  // Kernel-side copy of source bytes [from, from + n) to offset + from.
+  // Returns how many leading bytes it copied; fewer than n when the kernel
+  // cannot do it, in which case the caller copies the rest through memory
+  // (and pread reports a truncated source properly).
+  Result<uint64_t> CopyInKernel(uint64_t offset, const Source& source, const FileRange& range,
+                                uint64_t from, uint64_t n) {
     uint64_t done = 0;
     while (done < n) {
-      loff_t in = static_cast<loff_t>(range.offset + done);
-      loff_t out = static_cast<loff_t>(offset + done);
+      loff_t in = static_cast<loff_t>(range.offset + from + done);
+      loff_t out = static_cast<loff_t>(offset + from + done);
       // Up to the end of the cell, so write-behind keeps pace.
-      const size_t want =
-          static_cast<size_t>(std::min(n - done, CellEnd(offset + done) - (offset + done)));
+      const uint64_t at = offset + from + done;
+      const size_t want = static_cast<size_t>(std::min(n - done, CellEnd(at) - at));
       const ssize_t got = calls_->CopyFileRange(range.fd, &in, fd_, &out, want);
       if (got < 0) {
         const int err = errno;
@@ -342,8 +369,7 @@ class PosixOutput final : public CheckedOutput {
           kernel_copy_ = false;  // the answer will not change for this output
           break;
         }
-        return WriteError("copy_file_range from " + source.Describe(), offset + done, n - done,
-                          err);
+        return WriteError("copy_file_range from " + source.Describe(), at, n - done, err);
       }
       if (got == 0) {
         // Some file systems answer 0 rather than an error for "cannot";
@@ -351,11 +377,97 @@ class PosixOutput final : public CheckedOutput {
         if (done == 0) kernel_copy_ = false;
         break;
       }
-      DropSourceCache(source, done, static_cast<uint64_t>(got));
+      DropSourceCache(source, from + done, static_cast<uint64_t>(got));
       done += static_cast<uint64_t>(got);
-      ETPACK_RETURN_IF_ERROR(AdvanceFrontier(offset + done));
+      ETPACK_RETURN_IF_ERROR(AdvanceFrontier(offset + from + done));
     }
     return done;
+  }
+
+  // Source bytes [start, start + size) of a write.
+  struct Span {
+    uint64_t start = 0;
+    uint64_t size = 0;
+    bool padded = false;  // the last block reaches past the source's bytes
+  };
+
+  // The part of a write of `range` at `offset` that can share extents:
+  // whole blocks of the output that are whole blocks of the source. The
+  // last block may reach past the source's bytes when what follows them
+  // there, up to the block's end, is zero (the padding a block-aligned
+  // layout puts after each item, or the end of the source file), since the
+  // output holds zeros there too until a later write puts its own bytes
+  // over them. Empty when the offsets differ modulo the block.
+  Span ClonableBody(uint64_t offset, const FileRange& range) {
+    if (block_ == 0) {
+      struct statfs st;
+      block_ = calls_->Fstatfs(fd_, &st) == 0 && st.f_bsize > 0
+                   ? std::max(static_cast<uint64_t>(st.f_bsize), PageSize())
+                   : PageSize();
+    }
+    const uint64_t b = block_;
+    if (range.offset % b != offset % b) return {};
+    const uint64_t head = (b - offset % b) % b;
+    if (range.length <= head) return {};
+    const uint64_t size = (range.length - head) / b * b;
+    const uint64_t tail = range.length - head - size;
+    const uint64_t end = offset + head + size + b;  // the tail's block's end
+    if (tail > 0 && end <= size_ && ZerosAfter(range, b - tail)) return {head, size + b, true};
+    return {head, size, false};
+  }
+
+  // Whether the `n` bytes of the source file right after `range` are zero
+  // (bytes past the end of the file count as zero).
+  bool ZerosAfter(const FileRange& range, uint64_t n) {
+    uint8_t buf[65536];
+    if (n > sizeof buf) return false;
+    ssize_t got;
+    do {
+      got = ::pread(range.fd, buf, static_cast<size_t>(n),
+                    static_cast<off_t>(range.offset + range.length));
+    } while (got < 0 && errno == EINTR);
+    if (got < 0) return false;
+    for (ssize_t i = 0; i < got; ++i) {
+      if (buf[i] != 0) return false;
+    }
+    return true;
+  }
+
+  // Shares the extents of source bytes [body.start, +body.size) with the
+  // output at offset + body.start, cell by cell so write-behind keeps pace.
+  // Returns how many leading bytes it shared (at most the source's); a
+  // refusal is quiet and leaves the rest to be copied. A file system that
+  // cannot share at all (ext4, tmpfs: EOPNOTSUPP) is not asked again.
+  Result<uint64_t> Share(uint64_t offset, const Source& source, const FileRange& range,
+                         const Span& body) {
+    const uint64_t start = offset + body.start;
+    // The window must not hold pages of the range (the kernel drops them,
+    // and nothing is written below the frontier again anyway).
+    if (window_ != nullptr && window_start_ < start + body.size &&
+        start < window_start_ + window_len_) {
+      Unmap();
+    }
+    uint64_t done = 0;
+    // A padded last block goes alone: where the kernel refuses it (a block
+    // straddling the source's end), only it is copied.
+    const uint64_t whole = body.padded ? body.size - block_ : body.size;
+    while (done < body.size) {
+      const uint64_t at = start + done;
+      const uint64_t left = done < whole ? whole - done : body.size - done;
+      const uint64_t want = std::min(left, std::max(CellEnd(at), at + block_) - at);
+      if (calls_->CloneRange(range.fd, range.offset + body.start + done, fd_, at, want) != 0) {
+        const int err = errno;
+        if (err == EINTR) continue;
+        if (err == EOPNOTSUPP || err == ENOTTY || err == ENOSYS || err == EPERM) clone_ = false;
+        break;
+      }
+      done += want;
+      ETPACK_RETURN_IF_ERROR(AdvanceFrontier(std::min(at + want, offset + source.size())));
+    }
+    const uint64_t shared = std::min(done, source.size() - body.start);
+    shared_ += shared;
+    if (done > 0) cloned_ = true;
+    return shared;
   }
 
   // Copies source bytes [src_pos, src_pos + n) to file offset `pos` through
@@ -450,9 +562,11 @@ class PosixOutput final : public CheckedOutput {
     if (pos + n <= populated_end_) return Status::OK();
     const uint64_t page = PageSize();
     const uint64_t from = std::max(populated_end_, pos / page * page);
-    const uint64_t to =
-        std::min(window_start_ + window_len_,
-                 std::max((pos + n + page - 1) / page * page, from + kPopulateAhead));
+    // Once blocks are being shared, pages ahead may be shared next: faulting
+    // them in would only have them written back before the kernel drops them.
+    const uint64_t ahead = cloned_ ? 0 : kPopulateAhead;
+    const uint64_t to = std::min(window_start_ + window_len_,
+                                 std::max((pos + n + page - 1) / page * page, from + ahead));
     for (int attempt = 0;; ++attempt) {
       if (calls_->Madvise(window_ + (from - window_start_), static_cast<size_t>(to - from),
                           MADV_POPULATE_WRITE) == 0) {
@@ -595,6 +709,10 @@ class PosixOutput final : public CheckedOutput {
 
   bool use_mmap_;
   bool kernel_copy_;  // cleared for good by the first "not supported"
+  bool clone_;        // the same for sharing extents
+  bool cloned_ = false;
+  uint64_t block_ = 0;   // what sharing aligns to: the file system's block, at least a page
+  uint64_t shared_ = 0;  // bytes written by sharing the source's extents
   uint64_t size_ = 0;
   uint64_t cells_ = 0;    // cells in the file; the last may be short
   uint64_t started_ = 0;  // cells [0, started_) have write-back started

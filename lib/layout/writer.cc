@@ -255,7 +255,8 @@ Status WriteArtifact(const ArtifactPlan& plan, OutputFile& output, const Progres
 }
 
 Status WriteArtifactFiles(OutputFs& fs, const ArtifactFiles& files, const ProgressFn& progress,
-                          std::vector<ArtifactSha256>* sha256, const CancelFn& cancel) {
+                          std::vector<ArtifactSha256>* sha256, const CancelFn& cancel,
+                          WriteStats* stats) {
   // Everything that can be checked is checked before the first output
   // exists, so a bad plan or destination touches nothing.
   uint64_t total = 0;
@@ -285,18 +286,26 @@ Status WriteArtifactFiles(OutputFs& fs, const ArtifactFiles& files, const Progre
   for (const auto& file : files) unit += (unit.empty() ? "" : ", ") + file.first;
   ETPACK_RETURN_IF_ERROR(p.Report(unit));
   if (sha256 != nullptr) *sha256 = std::move(digests);
+  if (stats != nullptr) {
+    *stats = WriteStats{};
+    for (const auto& out : outputs) {
+      stats->bytes += out->bytes_written();
+      stats->bytes_shared += out->bytes_shared();
+    }
+  }
   return Publish(std::move(outputs));
 }
 
 Status WriteArtifactFiles(const ArtifactFiles& files, const OutputOptions& options,
                           const ProgressFn& progress, std::vector<ArtifactSha256>* sha256,
-                          const CancelFn& cancel) {
-  return WriteArtifactFiles(*NewPosixOutputFs(options), files, progress, sha256, cancel);
+                          const CancelFn& cancel, WriteStats* stats) {
+  return WriteArtifactFiles(*NewPosixOutputFs(options), files, progress, sha256, cancel, stats);
 }
 
 Status WriteArtifactFile(const std::string& path, const ArtifactPlan& plan,
-                         const OutputOptions& options, const ProgressFn& progress) {
-  return WriteArtifactFiles({{path, &plan}}, options, progress);
+                         const OutputOptions& options, const ProgressFn& progress,
+                         WriteStats* stats) {
+  return WriteArtifactFiles({{path, &plan}}, options, progress, nullptr, {}, stats);
 }
 
 Status WriteArtifactAt(const ArtifactPlan& plan, int fd, uint64_t offset, const std::string& name,
