@@ -55,6 +55,11 @@ class ScopedCommandOutputFs {
   OutputFs* previous_;
 };
 
+// The OutputFs of the innermost ScopedCommandOutputFs, or nullptr (POSIX
+// files with the default options), for commands that hand an OutputFs to
+// the library themselves (update).
+OutputFs* CommandOutputFs();
+
 // Writes `files` as one unit (WriteArtifactFiles), with a progress line;
 // with `sha256`, prints the digests computed while writing (digests.h).
 Status WriteFiles(const ArtifactFiles& files, bool sha256 = false);

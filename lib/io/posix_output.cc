@@ -21,6 +21,8 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/resource.h>
@@ -199,6 +201,33 @@ class PosixOutput final : public CheckedOutput {
     size_ = size;
     cells_ = size == 0 ? 0 : (size - 1) / window_bytes_ + 1;
     return Status::OK();
+  }
+
+  // FICLONE shares every extent of the source file with the temporary
+  // file, which must still be empty. Writes after it go through pwrite: a
+  // mapped window populates (and so unshares) up to kPopulateAhead beyond
+  // each write, where pwrite unshares only the blocks it changes.
+  Result<bool> DoReserveClone(const Source& source) override {
+    const FileRange* range = source.file_range();
+    struct stat st;
+    if (range == nullptr || range->offset != 0 || ::fstat(range->fd, &st) != 0 ||
+        !S_ISREG(st.st_mode) || static_cast<uint64_t>(st.st_size) != range->length) {
+      return false;
+    }
+    if (::ioctl(fd_, FICLONE, range->fd) != 0) {
+      const int err = errno;
+      // Not supported here (EOPNOTSUPP, EINVAL, ENOTTY), another file
+      // system (EXDEV), or a source another writer holds (ETXTBSY): copy.
+      if (err == EOPNOTSUPP || err == EINVAL || err == ENOTTY || err == EXDEV || err == ETXTBSY ||
+          err == EPERM || err == ENOSYS) {
+        return false;
+      }
+      return IoError(path_ + ": cannot clone " + range->path + " into " + TempText(), err);
+    }
+    size_ = range->length;
+    cells_ = size_ == 0 ? 0 : (size_ - 1) / window_bytes_ + 1;
+    use_mmap_ = false;
+    return true;
   }
 
   Status DoWrite(uint64_t offset, const Source& source) override {
