@@ -8,9 +8,11 @@
 #include <linux/fs.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -304,6 +306,58 @@ TEST_CASE("ReadWeights: safetensors and .ptd files, a key in two is refused", "[
   REQUIRE_FALSE(twice.ok());
   CHECK(Contains(twice.status().message(), "w.safetensors"));
   CHECK(Contains(twice.status().message(), "w.ptd"));
+}
+
+namespace {
+
+// `etpack ARGS` (ETPACK_BIN) with stdout and stderr together.
+std::pair<int, std::string> Etpack(const std::string& args) {
+  const char* bin = std::getenv("ETPACK_BIN");
+  REQUIRE(bin != nullptr);
+  FILE* pipe = ::popen((std::string(bin) + " " + args + " 2>&1").c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) out.append(buf, n);
+  const int status = ::pclose(pipe);
+  REQUIRE(WIFEXITED(status));
+  return {WEXITSTATUS(status), out};
+}
+
+}  // namespace
+
+TEST_CASE("etpack update: text and --json reports, refusals, verify after", "[update]") {
+  TempDir dir;
+  const std::string d = dir.path() + "/";
+  WriteFile(d + "old.safetensors", F32Safetensors(64, 1));
+  WriteFile(d + "new.safetensors", F32Safetensors(64, 2));
+  WriteFile(d + "short.safetensors", F32Safetensors(32, 2));
+  REQUIRE(Etpack("ptd " + d + "old.safetensors -o " + d + "m.ptd --integrity").first == 0);
+
+  auto [code, out] = Etpack("update " + d + "m.ptd --from " + d + "new.safetensors");
+  INFO(out);
+  CHECK(code == 0);
+  CHECK(Contains(out, "rewritten: 1 tensor, 256 bytes"));
+  CHECK(Contains(out, "unchanged: 0 tensors"));
+  CHECK(Etpack("verify " + d + "m.ptd").first == 0);
+
+  auto [code2, json] = Etpack("update " + d + "m.ptd --from " + d + "new.safetensors --json");
+  INFO(json);
+  CHECK(code2 == 0);
+  CHECK(Contains(json, "\"tensors_rewritten\": 0"));
+  CHECK(Contains(json, "\"tensors_unchanged\": 1"));
+  CHECK(Contains(json, "\"written\": false"));
+
+  const std::vector<uint8_t> before = ReadFile(d + "m.ptd");
+  auto [code3, err] = Etpack("update " + d + "m.ptd --from " + d + "short.safetensors");
+  INFO(err);
+  CHECK(code3 == 1);
+  CHECK(Contains(err, "key 'w'"));
+  CHECK(Contains(err, "FLOAT[64]"));
+  CHECK(Contains(err, "FLOAT[32]"));
+  CHECK((ReadFile(d + "m.ptd") == before));
+  CHECK(Etpack("update " + d + "m.ptd").first == 2);  // no --from
 }
 
 namespace {
