@@ -458,7 +458,7 @@ update_job() {
     grep 'whole-file copy' <<<"$rows" || true
     echo
     echo "Kill loop: SIGKILL at a random moment of each of N runs of \`etpack update\` on a"
-    echo "64 MiB .ptd with an integrity table (old and new weights alternating); after"
+    echo "256 MiB .ptd with an integrity table (old and new weights alternating); after"
     echo "each the file must be byte for byte the old or the new one, with no other file"
     echo "in its directory, and \`verify\` must pass at the end."
     echo

@@ -41,10 +41,10 @@ for s in shards:
     for k, v in sorted(h.items(), key=lambda kv: kv[1]["data_offsets"][0]):
         tensors.append((k, v))
 total = sum(v["data_offsets"][1] - v["data_offsets"][0] for _, v in tensors)
-# Every (1 / FRACTION)-th tensor from the middle of the first stride: about
-# FRACTION of the tensors and, layers being alike, of the bytes.
+# Every (1 / FRACTION)-th matrix from the middle of the first stride: about
+# FRACTION of the bytes (matrices hold nearly all of them, layers are alike).
 step = max(1, round(1 / fraction))
-chosen = tensors[step // 2::step]
+chosen = [t for t in tensors if len(t[1]["shape"]) >= 2][step // 2::step]
 got = sum(v["data_offsets"][1] - v["data_offsets"][0] for _, v in chosen)
 header, off = {}, 0
 for k, v in chosen:
@@ -123,7 +123,7 @@ rm -f "$w/m.ptd" "$w/new.safetensors" "$w/new2.safetensors"
 
 # The kill loop, on a small file: old and new weights alternate, so every
 # run that gets through changes the file.
-python3 "$here/gen_safetensors.py" "$w/small" --size 64MiB --shards 1 >/dev/null
+python3 "$here/gen_safetensors.py" "$w/small" --size 256MiB --shards 1 >/dev/null
 "$etpack" ptd "$w/small/model.safetensors.index.json" -o "$w/k.ptd" --integrity >/dev/null
 cp "$w/k.ptd" "$w/k.old"
 new_weights "$w/small" "$w/a.safetensors" 0.10 3 >/dev/null
@@ -142,10 +142,10 @@ killed=0 completed=0 bad=0
 for ((i = 0; i < kills; i++)); do
   cur=$(md5sum < "$w/loop/k.ptd")
   if [ "$cur" = "$old_sum" ]; then from="$w/a.safetensors"; else from="$w/old_weights.ptd"; fi
+  pause=$(awk -v d="$((RANDOM % (one + 1)))" 'BEGIN { printf "%.3f", d / 1000 }')
   "$etpack" update "$w/loop/k.ptd" --from "$from" >/dev/null 2>&1 &
   pid=$!
-  delay=$((RANDOM % (one * 3 / 4 + 1)))
-  sleep "$(awk -v d="$delay" 'BEGIN { printf "%.3f", d / 1000 }')"
+  sleep "$pause"
   if kill -KILL "$pid" 2>/dev/null; then killed=$((killed + 1)); fi
   wait "$pid" 2>/dev/null || true
   sum=$(md5sum < "$w/loop/k.ptd")
