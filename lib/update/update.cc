@@ -181,9 +181,13 @@ Result<UpdateReport> Update(const ArtifactFile& file, const std::vector<Slot>& s
   std::map<uint64_t, std::vector<size_t>> sharing;  // offset -> slots stored there
   for (size_t i = 0; i < slots.size(); ++i) {
     slot_of.emplace(slots[i].key, i);
-    sharing[slots[i].offset].push_back(i);
+    // An empty tensor may sit at the offset of the next one's bytes; it
+    // holds none of them, so it never changes.
+    if (slots[i].size > 0) sharing[slots[i].offset].push_back(i);
   }
 
+  UpdateReport report;
+  report.file_size = file.size();
   // Match every key; refuse before anything is written.
   std::map<size_t, SourcePtr> given;  // slot -> its new bytes (exactly slot.size)
   for (const PtdEntry& e : weights.entries) {
@@ -217,13 +221,12 @@ Result<UpdateReport> Update(const ArtifactFile& file, const std::vector<Slot>& s
     if (!given.emplace(it->second, SliceSource(buffer, 0, size)).second) {
       return InvalidArgument(path + ": key " + Quote(e.key) + " is given twice");
     }
+    if (size == 0) ++report.tensors_unchanged;
   }
 
   // Keys stored in one range (deduplicated constants, shared .ptd segments)
   // change together or not at all.
   SourcePtr old = file.RangeSource(0, file.size());
-  UpdateReport report;
-  report.file_size = file.size();
   std::vector<Patch> patches;
   for (const auto& [offset, members] : sharing) {
     const SourcePtr* first = nullptr;
