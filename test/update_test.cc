@@ -26,6 +26,7 @@
 #include "etpack/pte.h"
 #include "etpack/pte_file.h"
 #include "etpack/update.h"
+#include "io/fault_output.h"
 #include "test_files.h"
 
 using namespace etpack;
@@ -155,6 +156,52 @@ TEST_CASE("update: anything but a match is refused before a byte changes", "[upd
   CHECK(ReadFile(path) == before);
   CHECK(Inode(path) == inode);
   CHECK(dir.List() == std::set<std::string>{"m.ptd"});
+}
+
+namespace {
+
+// Every step of writing and publishing failing in turn (and a write failing
+// part way) leaves `dir`/m.ptd as it was and no other file in `dir`.
+void FailuresLeaveTheOldFile(const std::string& dir) {
+  const std::string path = dir + "/m.ptd";
+  PtdOptions options;
+  options.integrity_table = true;
+  options.segment_alignment = 4096;
+  WritePtdFile(path, Weights({{"a", PatternBytes(1 << 16, 1)}, {"b", PatternBytes(1 << 16, 2)}}, 4096),
+               options);
+  const std::vector<uint8_t> before = ReadFile(path);
+  const PtdInput weights = Weights({{"b", PatternBytes(1 << 16, 3)}});
+  std::vector<Fault> faults;
+  for (FaultStep step : {FaultStep::kReserve, FaultStep::kWrite, FaultStep::kSync,
+                         FaultStep::kLink, FaultStep::kRename}) {
+    faults.push_back(Fault{step, 0});
+  }
+  faults.push_back(Fault{FaultStep::kNone, 0, 1000});  // mid-write
+  for (const Fault& fault : faults) {
+    INFO(FaultStepName(fault.step) << ", after " << fault.after_bytes << " bytes");
+    std::unique_ptr<OutputFs> posix = NewPosixOutputFs();
+    std::unique_ptr<OutputFs> fs = NewFaultInjectingOutputFs(posix.get(), fault);
+    Result<UpdateReport> r = UpdateWeights(path, weights, fs.get());
+    REQUIRE_FALSE(r.ok());
+    CHECK(Contains(r.status().message(), "injected fault"));
+    CHECK((ReadFile(path) == before));
+    std::set<std::string> names;
+    for (const auto& e : std::filesystem::directory_iterator(dir)) {
+      names.insert(e.path().filename().string());
+    }
+    CHECK(names == std::set<std::string>{"m.ptd"});
+  }
+  // And without a fault it goes through.
+  CHECK(UpdateWeights(path, weights).ok());
+  CHECK_FALSE((ReadFile(path) == before));
+  ::unlink(path.c_str());
+}
+
+}  // namespace
+
+TEST_CASE("update: a failure at any step leaves the old file and nothing else", "[update]") {
+  TempDir dir;
+  FailuresLeaveTheOldFile(dir.path());
 }
 
 TEST_CASE("update: equal bytes are skipped; nothing changed writes nothing", "[update]") {
@@ -447,4 +494,9 @@ TEST_CASE("update on XFS: the new file is a clone with only the changes written"
   CHECK(shared <= size - (1u << 20));
   ::unlink(path.c_str());
   ::unlink(keep.c_str());
+
+  const std::string sub = std::string(xfs) + "/faults";
+  REQUIRE(::mkdir(sub.c_str(), 0755) == 0);
+  FailuresLeaveTheOldFile(sub);
+  ::rmdir(sub.c_str());
 }
