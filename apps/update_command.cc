@@ -24,8 +24,9 @@ int Update(const std::vector<std::string>& argv) {
   }
   const std::vector<std::string> from = args->Values("--from");
   if (from.empty()) {
-    return UsageError("update", "give the new weights: --from NEW.safetensors (or an "
-                                "index.json, or a .ptd), repeatable");
+    return UsageError("update",
+                      "give the new weights: --from NEW.safetensors (or an "
+                      "index.json, or a .ptd), repeatable");
   }
   const std::string& path = args->positional[0];
   const auto start = std::chrono::steady_clock::now();
@@ -57,8 +58,7 @@ int Update(const std::vector<std::string>& argv) {
   std::printf("  rewritten: %s, %s\n", Count(r->tensors_rewritten, "tensor").c_str(),
               BytesText(r->bytes_rewritten).c_str());
   std::printf("  unchanged: %s, %s (equal bytes, skipped)\n",
-              Count(r->tensors_unchanged, "tensor").c_str(),
-              BytesText(r->bytes_unchanged).c_str());
+              Count(r->tensors_unchanged, "tensor").c_str(), BytesText(r->bytes_unchanged).c_str());
   if (!r->written) {
     std::printf("  nothing changed: the file was left as it was\n");
   } else if (r->cloned) {

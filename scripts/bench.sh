@@ -443,7 +443,10 @@ update_job() {
     echo "4096\` (the full rewrite, timed), then \`etpack update --from\` a safetensors file"
     echo "holding every tenth tensor with other bytes (scripts/bench_update.sh), page cache"
     echo "dropped before each, under \`nice\`. XFS: a loop-mounted reflink image"
-    echo "(scripts/with_xfs.sh --size 12G); disk = \`df\` used after minus before (synced)."
+    echo "(scripts/with_xfs.sh --size 12G); extra disk = \`df\` used after minus before"
+    echo "(synced), on XFS with the old version kept by a reflink copy (else its replaced"
+    echo "blocks are freed and the difference is about zero). On ext4 (/tmp) the disk is"
+    echo "shared with other work, so that column says little there."
     echo
     echo "| file system | GiB | tensors changed | MiB rewritten | MiB written | cloned | update s | full write s | speed-up | extra disk MiB |"
     echo "|---|---|---|---|---|---|---|---|---|---|"
@@ -464,7 +467,7 @@ update_job() {
     echo
     echo "| file system | runs | killed | completed | bad |"
     echo "|---|---|---|---|---|"
-    sed 's/^/| /' <<<"$kills"
+    printf '%s\n' "$kills"
   )
 }
 

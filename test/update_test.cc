@@ -167,13 +167,14 @@ void FailuresLeaveTheOldFile(const std::string& dir) {
   PtdOptions options;
   options.integrity_table = true;
   options.segment_alignment = 4096;
-  WritePtdFile(path, Weights({{"a", PatternBytes(1 << 16, 1)}, {"b", PatternBytes(1 << 16, 2)}}, 4096),
+  WritePtdFile(path,
+               Weights({{"a", PatternBytes(1 << 16, 1)}, {"b", PatternBytes(1 << 16, 2)}}, 4096),
                options);
   const std::vector<uint8_t> before = ReadFile(path);
   const PtdInput weights = Weights({{"b", PatternBytes(1 << 16, 3)}});
   std::vector<Fault> faults;
-  for (FaultStep step : {FaultStep::kReserve, FaultStep::kWrite, FaultStep::kSync,
-                         FaultStep::kLink, FaultStep::kRename}) {
+  for (FaultStep step : {FaultStep::kReserve, FaultStep::kWrite, FaultStep::kSync, FaultStep::kLink,
+                         FaultStep::kRename}) {
     faults.push_back(Fault{step, 0});
   }
   faults.push_back(Fault{FaultStep::kNone, 0, 1000});  // mid-write
@@ -286,11 +287,12 @@ TEST_CASE("update: .pte constants (by their repack keys) and named data", "[upda
     for (const PtdEntry& e : split->second.entries) {  // every constant, new bytes
       const uint64_t n = LayoutNbytes(*e.layout, e.key).value();
       want[e.key] = PatternBytes(static_cast<size_t>(n), static_cast<uint32_t>(want.size() + 40));
-      weights.entries.push_back({e.key, static_cast<uint32_t>(weights.buffers.size()), 1, e.layout});
+      weights.entries.push_back(
+          {e.key, static_cast<uint32_t>(weights.buffers.size()), 1, e.layout});
       weights.buffers.push_back(OwnedSource(want[e.key]));
     }
     std::set<uint32_t> seen;
-    for (const PteNamedData& d : (*before)->named_data()) {  // one key per segment
+    for (const PteNamedData& d : (*before)->named_data()) {    // one key per segment
       if (d.key.rfind("etpack.integrity.", 0) == 0) continue;  // the table's own key
       if (!seen.insert(d.segment_index).second) continue;
       const uint64_t n = (*before)->layout().segments[d.segment_index].size;

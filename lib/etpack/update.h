@@ -46,9 +46,9 @@ struct UpdateReport {
   uint64_t bytes_rewritten = 0;    // their bytes
   uint64_t tensors_unchanged = 0;  // keys given with the bytes they had
   uint64_t bytes_unchanged = 0;
-  bool written = false;       // false when nothing changed (the file was left alone)
-  bool cloned = false;        // the new file shares the old one's extents
-  uint64_t file_size = 0;     // bytes in the file (before and after: the same)
+  bool written = false;        // false when nothing changed (the file was left alone)
+  bool cloned = false;         // the new file shares the old one's extents
+  uint64_t file_size = 0;      // bytes in the file (before and after: the same)
   uint64_t bytes_written = 0;  // bytes the output wrote: the changes and the
                                // integrity table when cloned, the whole file else
 };

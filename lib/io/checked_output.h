@@ -40,9 +40,9 @@ class CheckedOutput : public OutputFile {
   Result<bool> ReserveClone(const Source& source) final {
     if (!status_.ok()) return status_;
     if (stage_ != Stage::kCreated) {
-      return Fail(
-          InvalidArgument(destination_ + ": ReserveClone called " +
-                          (stage_ == Stage::kWriting ? "after Reserve" : "after publishing began")));
+      return Fail(InvalidArgument(
+          destination_ + ": ReserveClone called " +
+          (stage_ == Stage::kWriting ? "after Reserve" : "after publishing began")));
     }
     Result<bool> cloned = DoReserveClone(source);
     if (!cloned.ok()) return Fail(cloned.status());

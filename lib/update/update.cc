@@ -49,8 +49,8 @@ struct Patch {
 std::string Quote(const std::string& key) { return "'" + key + "'"; }
 
 std::string LayoutText(const std::optional<TensorLayout>& layout, uint64_t size) {
-  return (layout ? DescribeLayout(*layout) : std::string("a blob")) + " (" +
-         std::to_string(size) + " bytes)";
+  return (layout ? DescribeLayout(*layout) : std::string("a blob")) + " (" + std::to_string(size) +
+         " bytes)";
 }
 
 // Names the file a new tensor comes from, for messages.
@@ -110,10 +110,10 @@ Result<std::vector<Slot>> SlotsOf(const PteFile& file) {
   for (const PteNamedData& d : file.named_data()) {
     if (IsIntegrityKey(d.key)) continue;
     const auto& seg = file.layout().segments[d.segment_index];
-    ETPACK_RETURN_IF_ERROR(AddSlot(
-        &slots, &by_key,
-        Slot{d.key, std::nullopt, file.layout().segment_base_offset + seg.offset, seg.size},
-        file.name()));
+    ETPACK_RETURN_IF_ERROR(
+        AddSlot(&slots, &by_key,
+                Slot{d.key, std::nullopt, file.layout().segment_base_offset + seg.offset, seg.size},
+                file.name()));
   }
   return slots;
 }
@@ -161,8 +161,9 @@ Result<std::optional<Patch>> TablePatch(const ArtifactFile& file,
       return Corrupt(file.name() + ": " + table->name + " covers [" + std::to_string(e.offset) +
                      ", +" + std::to_string(e.size) + "), past the end of the file");
     }
-    ETPACK_ASSIGN_OR_RETURN(std::vector<uint8_t> d,
-                            HashSource(*Overlay(old, patches, e.offset, e.size), HashKind::kXxh3_64));
+    ETPACK_ASSIGN_OR_RETURN(
+        std::vector<uint8_t> d,
+        HashSource(*Overlay(old, patches, e.offset, e.size), HashKind::kXxh3_64));
     e.xxh3 = Xxh3Value(d);
   }
   std::vector<uint8_t> encoded = EncodeIntegrityTable(entries);
@@ -214,9 +215,8 @@ Result<UpdateReport> Update(const ArtifactFile& file, const std::vector<Slot>& s
     const bool match = (slot.layout && e.layout) ? *slot.layout == *e.layout : slot.size == size;
     if (!match) {
       return InvalidArgument(path + ": key " + Quote(e.key) + ": the file has " +
-                             LayoutText(slot.layout, slot.size) + ", " + Origin(*buffer) +
-                             " has " + LayoutText(e.layout, size) +
-                             "; an update keeps every layout");
+                             LayoutText(slot.layout, slot.size) + ", " + Origin(*buffer) + " has " +
+                             LayoutText(e.layout, size) + "; an update keeps every layout");
     }
     if (!given.emplace(it->second, SliceSource(buffer, 0, size)).second) {
       return InvalidArgument(path + ": key " + Quote(e.key) + " is given twice");
@@ -249,14 +249,15 @@ Result<UpdateReport> Update(const ArtifactFile& file, const std::vector<Slot>& s
     if (first == nullptr) continue;
     for (size_t m : members) {
       if (given.count(m) == 0) {
-        return InvalidArgument(path + ": key " + Quote(first_key) + " shares its bytes in the file with " +
-                               Quote(slots[m].key) +
+        return InvalidArgument(path + ": key " + Quote(first_key) +
+                               " shares its bytes in the file with " + Quote(slots[m].key) +
                                ", which the new weights do not give; give both the same new "
                                "bytes or neither");
       }
     }
     const Slot& slot = slots[members.front()];
-    ETPACK_ASSIGN_OR_RETURN(bool same, SameBytes(*SliceSource(old, slot.offset, slot.size), **first));
+    ETPACK_ASSIGN_OR_RETURN(bool same,
+                            SameBytes(*SliceSource(old, slot.offset, slot.size), **first));
     if (same) {
       report.tensors_unchanged += members.size();
       report.bytes_unchanged += slot.size;
@@ -312,8 +313,7 @@ Result<UpdateReport> Update(const ArtifactFile& file, const std::vector<Slot>& s
 
 }  // namespace
 
-Result<UpdateReport> UpdateWeights(const std::string& path, const PtdInput& weights,
-                                   OutputFs* fs) {
+Result<UpdateReport> UpdateWeights(const std::string& path, const PtdInput& weights, OutputFs* fs) {
   ETPACK_ASSIGN_OR_RETURN(ArtifactKind kind, DetectArtifactKind(path));
   switch (kind) {
     case ArtifactKind::kPtd: {
@@ -326,10 +326,10 @@ Result<UpdateReport> UpdateWeights(const std::string& path, const PtdInput& weig
       ETPACK_ASSIGN_OR_RETURN(std::vector<Slot> slots, SlotsOf(*file));
       return Update(*file, slots, PartsOf(*file), weights, fs);
     }
-    case ArtifactKind::kBpte:
-      break;
+    case ArtifactKind::kBpte: break;
   }
-  return InvalidArgument(path + ": a bundled program (.bpte) cannot be updated; update its .pte "
+  return InvalidArgument(path +
+                         ": a bundled program (.bpte) cannot be updated; update its .pte "
                          "and bundle it again");
 }
 
@@ -342,8 +342,7 @@ Result<PtdInput> ReadWeights(const std::vector<std::string>& paths) {
     if (!added) {
       return InvalidArgument("key " + Quote(key) + " is in both " + it->second + " and " + file);
     }
-    out.entries.push_back(
-        {key, static_cast<uint32_t>(out.buffers.size()), 1, std::move(layout)});
+    out.entries.push_back({key, static_cast<uint32_t>(out.buffers.size()), 1, std::move(layout)});
     out.buffers.push_back(std::move(data));
     return Status::OK();
   };
@@ -356,7 +355,8 @@ Result<PtdInput> ReadWeights(const std::vector<std::string>& paths) {
       continue;
     }
     if (*kind != ArtifactKind::kPtd) {
-      return InvalidArgument(p + ": new weights come from .safetensors, *.index.json or .ptd "
+      return InvalidArgument(p +
+                             ": new weights come from .safetensors, *.index.json or .ptd "
                              "files; this is a program");
     }
     ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PtdFile> file, PtdFile::Open(p));
