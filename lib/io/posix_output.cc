@@ -227,11 +227,28 @@ class PosixOutput final : public CheckedOutput {
     size_ = range->length;
     cells_ = size_ == 0 ? 0 : (size_ - 1) / window_bytes_ + 1;
     use_mmap_ = false;
+    cloned_ = true;
+    block_ = st.st_blksize > 0 ? static_cast<uint64_t>(st.st_blksize) : 4096;
     return true;
+  }
+
+  // Before a range of a clone is overwritten, its whole blocks are punched
+  // out, so the write fills fresh blocks instead of copying each shared
+  // block on write first (XFS: a copy-on-write fork allocation per write
+  // and a remap per extent at write-back). Best effort: where punching
+  // fails the write still replaces the bytes.
+  void Unshare(uint64_t offset, uint64_t n) {
+    const uint64_t from = (offset + block_ - 1) / block_ * block_;
+    const uint64_t to = (offset + n) / block_ * block_;
+    if (to > from) {
+      (void)::fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(from),
+                        static_cast<off_t>(to - from));
+    }
   }
 
   Status DoWrite(uint64_t offset, const Source& source) override {
     const uint64_t n = source.size();
+    if (cloned_) Unshare(offset, n);
     uint64_t done = 0;
     const FileRange* range = source.file_range();
     if (kernel_copy_ && n >= kernel_copy_min_ && range != nullptr && range->length == n) {
@@ -623,7 +640,9 @@ class PosixOutput final : public CheckedOutput {
   uint64_t kernel_copy_min_;  // smallest file item handed to copy_file_range
 
   bool use_mmap_;
-  bool kernel_copy_;  // cleared for good by the first "not supported"
+  bool kernel_copy_;       // cleared for good by the first "not supported"
+  bool cloned_ = false;    // made by ReserveClone
+  uint64_t block_ = 4096;  // the file system's block size, once cloned
   uint64_t size_ = 0;
   uint64_t cells_ = 0;    // cells in the file; the last may be short
   uint64_t started_ = 0;  // cells [0, started_) have write-back started
