@@ -96,6 +96,21 @@ const CommandHelp kCommands[] = {
      "  --max-shard-bytes N    shards of at most N bytes each as files (e.g. 1GiB),\n"
      "                         OUT-<hash of their keys>.ptd, published together\n"
      "                         (docs/sharding.md)\n"},
+    {"update",
+     "update MODEL.pte|MODEL.ptd --from NEW.safetensors [--from MORE | index.json | NEW.ptd ...]\n"
+     "       [--json]",
+     "replace weights in place: every tensor whose key, dtype and shape match",
+     "Each new tensor must match one of the file by key and layout (scalar type,\n"
+     "sizes, dim_order; a blob by byte size): a .ptd entry, a .pte constant (its\n"
+     "fully_qualified_name, else constant.<method>.<value>, as repack\n"
+     "--external-constants names it) or named data. Anything else refuses the\n"
+     "whole update before a byte changes. Equal bytes are skipped. The file is\n"
+     "replaced atomically; on XFS (reflink) or btrfs the new file shares the old\n"
+     "one's extents and only the changes are written. An integrity table is\n"
+     "updated too.\n"
+     "\n"
+     "  --from FILE   new weights (repeatable): .safetensors, *.index.json, .ptd\n"
+     "  --json        the report as JSON\n"},
     {"bundle",
      "bundle IN.pte --cases CASES.json -o OUT.bpte [--layout standard|segmented]\n"
      "       [--program-alignment N]",

@@ -77,6 +77,8 @@ ScopedCommandOutputFs::ScopedCommandOutputFs(OutputFs* fs) : previous_(command_o
 }
 ScopedCommandOutputFs::~ScopedCommandOutputFs() { command_output_fs = previous_; }
 
+OutputFs* CommandOutputFs() { return command_output_fs; }
+
 Status WriteFiles(const ArtifactFiles& files, bool sha256) {
   std::string label = "writing ";
   for (size_t i = 0; i < files.size(); ++i) {

@@ -78,6 +78,11 @@ class ScopedCommandOutputFs {
   OutputFs* previous_;
 };
 
+// The OutputFs of the innermost ScopedCommandOutputFs, or nullptr (POSIX
+// files with the default options), for commands that hand an OutputFs to
+// the library themselves (update).
+OutputFs* CommandOutputFs();
+
 // Writes `files` as one unit (WriteArtifactFiles), with a progress line,
 // then reports how many bytes were written and how many of those share
 // the disk blocks of the files they came from (WriteStats): a "shared:"

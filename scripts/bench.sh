@@ -65,6 +65,12 @@
 #           new disk (df) and bytes shared; on DIR the same commands vs
 #           `cp && sync` of their inputs. Its own section of RESULTS.md,
 #           which `--jobs reflink` alone replaces in place.
+#   update  (not in the default list; not --sizes) etpack update of a 4 GiB
+#           .ptd changing every tenth tensor, on a reflink XFS image
+#           (scripts/with_xfs.sh --size 12G) and in DIR: time against the
+#           full write, bytes rewritten, extra disk (df); where nothing is
+#           shared, against cp; then 50 random SIGKILLs of update on each
+#           (scripts/bench_update.sh). Its own section of RESULTS.md.
 #
 # Both sides make the data durable: etpack syncs before its rename, so cp
 # is timed as `cp && sync`. Outputs are removed before every run and a
@@ -110,8 +116,8 @@ while (($#)); do
 done
 [[ "$runs" =~ ^[1-9][0-9]*$ ]] || { echo "bench: --runs $runs is not a positive integer" >&2; exit 2; }
 for job in $jobs; do
-  case "$job" in demo | pack | ptd | bundle | python | exir | checksum | fat | compress | plan | shard | reflink) ;;
-    *) echo "bench: unknown job '$job' (jobs: demo pack ptd bundle python exir checksum fat compress plan shard reflink)" >&2; exit 2 ;;
+  case "$job" in demo | pack | ptd | bundle | python | exir | checksum | fat | compress | plan | shard | reflink | update) ;;
+    *) echo "bench: unknown job '$job' (jobs: demo pack ptd bundle python exir checksum fat compress plan shard reflink update)" >&2; exit 2 ;;
   esac
 done
 
@@ -588,6 +594,59 @@ if [[ " $jobs " == *" reflink "* ]]; then
   jobs=$(tr ' ' '\n' <<<"$jobs" | { grep -vx reflink || true; } | tr '\n' ' ' | xargs)
 fi
 
+# update_job: the `update` job (see the top); sets update_section.
+update_section=""
+update_job() {
+  local xfs ext4 rows kills
+  xfs=$(scripts/with_xfs.sh --size 12G bash -c \
+    'scripts/bench_update.sh "$0" "${ETPACK_XFS_DIR:?no scratch XFS: $ETPACK_XFS_SKIP}" 4GiB 50' \
+    "$etpack")
+  ext4=$(scripts/bench_update.sh "$etpack" "$work" 4GiB 50)
+  rows=$(printf '%s\n%s\n' "$xfs" "$ext4")
+  kills=$(grep '^KILLS' <<<"$rows" | sed 's/^KILLS //')
+  update_section=$(
+    echo "## In-place update (\`update\` job)"
+    echo
+    echo "Made by \`scripts/bench.sh --jobs update\` on $(date -u +%Y-%m-%d) ($(nproc) cores, load"
+    echo "average $(cut -d' ' -f1 /proc/loadavg) at the end; other builds were running). A 4 GiB"
+    echo "checkpoint (scripts/gen_safetensors.py) is written as a .ptd with \`etpack ptd --align"
+    echo "4096\` (the full rewrite, timed), then \`etpack update --from\` a safetensors file"
+    echo "holding every tenth tensor with other bytes (scripts/bench_update.sh), page cache"
+    echo "dropped before each, under \`nice\`. XFS: a loop-mounted reflink image"
+    echo "(scripts/with_xfs.sh --size 12G); extra disk = \`df\` used after minus before"
+    echo "(synced), on XFS with the old version kept by a reflink copy (else its replaced"
+    echo "blocks are freed and the difference is about zero). On ext4 (/tmp) the disk is"
+    echo "shared with other work, so that column says little there."
+    echo
+    echo "| file system | GiB | tensors changed | MiB rewritten | MiB written | cloned | update s | full write s | speed-up | extra disk MiB |"
+    echo "|---|---|---|---|---|---|---|---|---|---|"
+    grep -v '^KILLS' <<<"$rows" | grep -v 'whole-file copy' || true
+    echo
+    echo "Where no extents can be shared the update copies the whole file (the"
+    echo "unchanged ranges through copy_file_range); against \`cp\` of the same file,"
+    echo "both cold, both synced:"
+    echo
+    echo "| file system | GiB | update | cp | update vs cp |"
+    echo "|---|---|---|---|---|"
+    grep 'whole-file copy' <<<"$rows" || true
+    echo
+    echo "Kill loop: SIGKILL at a random moment of each of N runs of \`etpack update\` on a"
+    echo "256 MiB .ptd with an integrity table (old and new weights alternating); after"
+    echo "each the file must be byte for byte the old or the new one, with no other file"
+    echo "in its directory, and \`verify\` must pass at the end."
+    echo
+    echo "| file system | runs | killed | completed | bad |"
+    echo "|---|---|---|---|---|"
+    printf '%s\n' "$kills"
+  )
+}
+
+if [[ " $jobs " == *" update "* ]]; then
+  echo "== update ($(date +%T))" >&2
+  update_job
+  jobs=$(tr ' ' '\n' <<<"$jobs" | { grep -vx update || true; } | tr '\n' ' ' | xargs)
+fi
+
 if [[ " $jobs " == *" plan "* ]]; then
   echo "== plan ($(date +%T))" >&2
   plan_job
@@ -619,6 +678,7 @@ fi
 if [ -z "$jobs" ]; then
   for pair in "plan_section:Planning many tensors" "python_section:Python module" \
               "reflink_section:Shared extents" "shard_section:Sharded .ptd" \
+              "update_section:In-place update" \
               "exir_section:ExecuTorch exporter objects"; do
     var="${pair%%:*}"
     [ -n "${!var}" ] || continue

@@ -23,6 +23,16 @@ class FaultInjectingOutput final : public OutputFileWrapper {
     return Step(FaultStep::kReserve, [&] { return OutputFileWrapper::Reserve(size); });
   }
 
+  // A clone is the reserving step of an update.
+  Result<bool> ReserveClone(const Source& source) override {
+    Result<bool> cloned = false;
+    ETPACK_RETURN_IF_ERROR(Step(FaultStep::kReserve, [&]() -> Status {
+      cloned = OutputFileWrapper::ReserveClone(source);
+      return cloned.ok() ? Status::OK() : cloned.status();
+    }));
+    return cloned;
+  }
+
   using OutputFile::Write;
   Status Write(uint64_t offset, const Source& source) override {
     return Step(FaultStep::kWrite, [&]() -> Status {

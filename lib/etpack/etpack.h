@@ -141,6 +141,7 @@
 #include "etpack/source.h"
 #include "etpack/status.h"
 #include "etpack/tensor_layout.h"
+#include "etpack/update.h"
 #include "etpack/writer.h"
 
 #endif  // ETPACK_ETPACK_H_

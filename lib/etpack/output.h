@@ -67,6 +67,19 @@ class OutputFile {
   // process's file size limit (RLIMIT_FSIZE, `ulimit -f`).
   virtual Status Reserve(uint64_t size) = 0;
 
+  // Instead of Reserve(): makes the output a copy of the whole regular file
+  // `source` reads by sharing its extents (FICLONE: XFS with reflink,
+  // btrfs), so nothing is copied and no disk is used until a Write()
+  // changes a range. True when it did: the output is then reserved at the
+  // source's size, Write() overwrites ranges of the copy under Reserve()'s
+  // rules (increasing offsets, inside the size), and every byte no Write()
+  // touches keeps the source's value. False, with nothing changed, where
+  // extents cannot be shared (ext4, tmpfs, another file system, a memory
+  // output, a source that is not a whole file): the caller then Reserve()s
+  // and writes every byte. Time and new disk after a clone grow with the
+  // bytes written, not with the file (etpack update relies on it).
+  virtual Result<bool> ReserveClone(const Source& source);
+
   // Copies all of `source` to [offset, offset + source.size()).
   // The range must lie inside the reserved size (else kOutOfRange) and start
   // at or after the end of the previous write (else kInvalidArgument).
@@ -138,6 +151,7 @@ class OutputFileWrapper : public OutputFile {
   const std::string& target() const override;
   bool Replaces(int fd) const override;
   Status Reserve(uint64_t size) override;
+  Result<bool> ReserveClone(const Source& source) override;
   using OutputFile::Write;
   Status Write(uint64_t offset, const Source& source) override;
   uint64_t bytes_written() const override;

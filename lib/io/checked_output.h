@@ -37,6 +37,22 @@ class CheckedOutput : public OutputFile {
     return Status::OK();
   }
 
+  Result<bool> ReserveClone(const Source& source) final {
+    if (!status_.ok()) return status_;
+    if (stage_ != Stage::kCreated) {
+      return Fail(InvalidArgument(
+          destination_ + ": ReserveClone called " +
+          (stage_ == Stage::kWriting ? "after Reserve" : "after publishing began")));
+    }
+    Result<bool> cloned = DoReserveClone(source);
+    if (!cloned.ok()) return Fail(cloned.status());
+    if (*cloned) {
+      size_ = source.size();
+      stage_ = Stage::kWriting;
+    }
+    return cloned;
+  }
+
   Status Write(uint64_t offset, const Source& source) final {
     if (!status_.ok()) return status_;
     if (stage_ != Stage::kWriting) {
@@ -126,6 +142,12 @@ class CheckedOutput : public OutputFile {
   // size at or after the previous write.
   virtual Status DoReserve(uint64_t size) = 0;
   virtual Status DoWrite(uint64_t offset, const Source& source) = 0;
+  // True after making the output a clone of `source` (see ReserveClone);
+  // false, changing nothing, where it cannot.
+  virtual Result<bool> DoReserveClone(const Source& source) {
+    (void)source;
+    return false;
+  }
   virtual Status DoTruncate(uint64_t size) = 0;
   virtual Status DoSync() = 0;
   // Sets *placed_free when the output went straight to its free

@@ -20,6 +20,9 @@ const std::string& OutputFileWrapper::destination() const { return target_->dest
 const std::string& OutputFileWrapper::target() const { return target_->target(); }
 bool OutputFileWrapper::Replaces(int fd) const { return target_->Replaces(fd); }
 Status OutputFileWrapper::Reserve(uint64_t size) { return target_->Reserve(size); }
+Result<bool> OutputFileWrapper::ReserveClone(const Source& source) {
+  return target_->ReserveClone(source);
+}
 Status OutputFileWrapper::Write(uint64_t offset, const Source& source) {
   return target_->Write(offset, source);
 }

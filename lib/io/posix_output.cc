@@ -21,6 +21,8 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/resource.h>
@@ -204,6 +206,49 @@ class PosixOutput final : public CheckedOutput {
     return Status::OK();
   }
 
+  // FICLONE shares every extent of the source file with the temporary
+  // file, which must still be empty. Writes after it go through pwrite: a
+  // mapped window populates (and so unshares) up to kPopulateAhead beyond
+  // each write, where pwrite unshares only the blocks it changes.
+  Result<bool> DoReserveClone(const Source& source) override {
+    const FileRange* range = source.file_range();
+    struct stat st;
+    if (range == nullptr || range->offset != 0 || ::fstat(range->fd, &st) != 0 ||
+        !S_ISREG(st.st_mode) || static_cast<uint64_t>(st.st_size) != range->length) {
+      return false;
+    }
+    if (::ioctl(fd_, FICLONE, range->fd) != 0) {
+      const int err = errno;
+      // Not supported here (EOPNOTSUPP, EINVAL, ENOTTY), another file
+      // system (EXDEV), or a source another writer holds (ETXTBSY): copy.
+      if (err == EOPNOTSUPP || err == EINVAL || err == ENOTTY || err == EXDEV || err == ETXTBSY ||
+          err == EPERM || err == ENOSYS) {
+        return false;
+      }
+      return IoError(path_ + ": cannot clone " + range->path + " into " + TempText(), err);
+    }
+    size_ = range->length;
+    cells_ = size_ == 0 ? 0 : (size_ - 1) / window_bytes_ + 1;
+    use_mmap_ = false;
+    cloned_file_ = true;
+    return true;
+  }
+
+  // Before a range of a clone is overwritten, its whole blocks are punched
+  // out, so the write fills fresh blocks instead of copying each shared
+  // block on write first (XFS: a copy-on-write fork allocation per write
+  // and a remap per extent at write-back). Best effort: where punching
+  // fails the write still replaces the bytes.
+  void Unshare(uint64_t offset, uint64_t n) {
+    const uint64_t b = Block();
+    const uint64_t from = (offset + b - 1) / b * b;
+    const uint64_t to = (offset + n) / b * b;
+    if (to > from) {
+      (void)::fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(from),
+                        static_cast<off_t>(to - from));
+    }
+  }
+
   // A file source whose bytes sit at the same offset modulo the file
   // system's block as their place in the output shares its whole blocks
   // with the source (FICLONERANGE), which costs neither reading nor disk;
@@ -212,6 +257,7 @@ class PosixOutput final : public CheckedOutput {
   // window.
   Status DoWrite(uint64_t offset, const Source& source) override {
     const uint64_t n = source.size();
+    if (cloned_file_) Unshare(offset, n);
     uint64_t done = 0;
     const FileRange* range = source.file_range();
     if (range != nullptr && range->length == n && clone_) {
@@ -224,6 +270,17 @@ class PosixOutput final : public CheckedOutput {
     }
     ETPACK_RETURN_IF_ERROR(CopyPart(offset, source, done, n - done));
     return AdvanceFrontier(offset + n);
+  }
+
+  // What sharing extents aligns to: the file system's block, at least a page.
+  uint64_t Block() {
+    if (block_ == 0) {
+      struct statfs st;
+      block_ = calls_->Fstatfs(fd_, &st) == 0 && st.f_bsize > 0
+                   ? std::max(static_cast<uint64_t>(st.f_bsize), PageSize())
+                   : PageSize();
+    }
+    return block_;
   }
 
   // Copies source bytes [from, from + n) to offset + from.
@@ -399,13 +456,7 @@ class PosixOutput final : public CheckedOutput {
   // output holds zeros there too until a later write puts its own bytes
   // over them. Empty when the offsets differ modulo the block.
   Span ClonableBody(uint64_t offset, const FileRange& range) {
-    if (block_ == 0) {
-      struct statfs st;
-      block_ = calls_->Fstatfs(fd_, &st) == 0 && st.f_bsize > 0
-                   ? std::max(static_cast<uint64_t>(st.f_bsize), PageSize())
-                   : PageSize();
-    }
-    const uint64_t b = block_;
+    const uint64_t b = Block();
     if (range.offset % b != offset % b) return {};
     const uint64_t head = (b - offset % b) % b;
     if (range.length <= head) return {};
@@ -708,11 +759,12 @@ class PosixOutput final : public CheckedOutput {
   uint64_t kernel_copy_min_;  // smallest file item handed to copy_file_range
 
   bool use_mmap_;
-  bool kernel_copy_;  // cleared for good by the first "not supported"
-  bool clone_;        // the same for sharing extents
-  bool cloned_ = false;
-  uint64_t block_ = 0;   // what sharing aligns to: the file system's block, at least a page
-  uint64_t shared_ = 0;  // bytes written by sharing the source's extents
+  bool kernel_copy_;          // cleared for good by the first "not supported"
+  bool clone_;                // the same for sharing extents
+  bool cloned_ = false;       // a range was shared (FICLONERANGE)
+  bool cloned_file_ = false;  // made by ReserveClone: the whole source file shared
+  uint64_t block_ = 0;        // see Block()
+  uint64_t shared_ = 0;       // bytes written by sharing the source's extents
   uint64_t size_ = 0;
   uint64_t cells_ = 0;    // cells in the file; the last may be short
   uint64_t started_ = 0;  // cells [0, started_) have write-back started

@@ -29,6 +29,8 @@ Status OutputFile::Write(uint64_t offset, const void* data, uint64_t size) {
   return Write(offset, *MemorySource(data, size));
 }
 
+Result<bool> OutputFile::ReserveClone(const Source&) { return false; }
+
 Status OutputFile::Truncate(uint64_t) {
   return Unimplemented(destination() + ": this output cannot be truncated");
 }

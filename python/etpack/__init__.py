@@ -23,7 +23,7 @@ from ._etpack import (  # noqa: F401  (re-exported)
 )
 
 __all__ = [
-    "save_pte", "save_ptd", "save_bpte", "load_ptd", "inspect", "verify", "Entry",
+    "save_pte", "save_ptd", "save_bpte", "load_ptd", "inspect", "verify", "update", "Entry",
     "Error", "InvalidArgumentError", "NotFoundError", "CorruptError", "OutOfRangeError",
     "IoError", "UnimplementedError",
 ]
@@ -265,6 +265,35 @@ def save_ptd(path, tensors, *, alignment=None, progress=None, max_shard_bytes=No
         entries.append((key, item, align, layout))
     return _etpack._save_ptd(path, entries, max(128, default),
                              _max_shard_bytes(max_shard_bytes), progress)
+
+
+def update(path, tensors):
+    """Replaces weights of the .pte or .ptd at `path` in place, as
+    `etpack update` does (docs/cli.md): every new tensor must match one of
+    the file by key, dtype and shape, else nothing changes; equal bytes are
+    skipped; the file is replaced atomically (on XFS or btrfs by a clone that
+    shares the unchanged bytes) and its integrity table kept true.
+
+    tensors   a mapping key -> array, tensor, Entry or bytes (as save_ptd takes
+              them; bytes match a blob or tensor of that many bytes), or a path
+              or list of paths of .safetensors, *.index.json and .ptd files
+    Returns a dict: tensors_rewritten, bytes_rewritten, tensors_unchanged,
+    bytes_unchanged, written (False when nothing changed), cloned, file_size,
+    bytes_written.
+    """
+    if isinstance(tensors, (str, os.PathLike)):
+        return _etpack._update(path, [], [tensors])
+    if isinstance(tensors, (list, tuple)):
+        return _etpack._update(path, [], list(tensors))
+    if not hasattr(tensors, "items"):
+        raise TypeError("tensors must be a mapping of key to array, or paths of weight files")
+    entries = []
+    for key, value in tensors.items():
+        if not isinstance(key, str):
+            raise TypeError(f"tensors: keys must be str, not {type(key).__name__}")
+        item, layout, _ = _tensor(value, f"tensors[{key!r}]", required=False)
+        entries.append((key, item, 1, layout))
+    return _etpack._update(path, entries, [])
 
 
 def _case_value(v, what):

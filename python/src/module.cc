@@ -22,6 +22,7 @@
 #include "etpack/ptd_file.h"
 #include "etpack/pte.h"
 #include "etpack/pte_file.h"
+#include "etpack/update.h"
 #include "exir.h"
 #include "items.h"
 #include "layout/named_store.h"
@@ -117,9 +118,9 @@ py::list SavePte(const std::string& path, py::handle program, py::handle constan
   return written;
 }
 
-py::list SavePtd(const std::string& path, py::handle entries, uint64_t segment_alignment,
-                 uint64_t max_shard_bytes, py::handle progress) {
-  Items items;
+// The (key, item, alignment, layout) tuples of save_ptd and update as a
+// .ptd input whose sources `items` holds.
+PtdInput PtdInputOf(Items& items, py::handle entries) {
   PtdInput input;
   SourceIndex buffers(&input.buffers);
   for (py::handle e : entries) {
@@ -135,6 +136,13 @@ py::list SavePtd(const std::string& path, py::handle entries, uint64_t segment_a
     if (!layout.is_none()) entry.layout = LayoutOf(layout, what);
     input.entries.push_back(std::move(entry));
   }
+  return input;
+}
+
+py::list SavePtd(const std::string& path, py::handle entries, uint64_t segment_alignment,
+                 uint64_t max_shard_bytes, py::handle progress) {
+  Items items;
+  PtdInput input = PtdInputOf(items, entries);
   PtdOptions options;
   options.segment_alignment = segment_alignment;
   options.max_shard_bytes = max_shard_bytes;
@@ -151,6 +159,44 @@ py::list SavePtd(const std::string& path, py::handle entries, uint64_t segment_a
   py::list written;
   for (const PtdFilePlan& p : plans) written.append(PathObject(p.path));
   return written;
+}
+
+// etpack.update: the new weights are the files `paths` names, then the
+// mapping's `entries`; the update runs with the GIL released.
+py::dict Update(const std::string& path, py::handle entries, py::handle paths) {
+  Items items;
+  PtdInput input = PtdInputOf(items, entries);
+  std::vector<std::string> files;
+  size_t i = 0;
+  for (py::handle p : paths) files.push_back(PathOf(p, "tensors[" + std::to_string(i++) + "]"));
+  Result<UpdateReport> report = UpdateReport{};
+  {
+    py::gil_scoped_release no_gil;
+    Result<PtdInput> read = files.empty() ? Result<PtdInput>(PtdInput{}) : ReadWeights(files);
+    if (!read.ok()) {
+      report = read.status();
+    } else {
+      PtdInput all = std::move(read).value();
+      const auto base = static_cast<uint32_t>(all.buffers.size());
+      for (PtdEntry& e : input.entries) {
+        e.buffer_index += base;
+        all.entries.push_back(std::move(e));
+      }
+      for (SourcePtr& b : input.buffers) all.buffers.push_back(std::move(b));
+      report = UpdateWeights(path, all);
+    }
+  }
+  const UpdateReport r = Take(std::move(report));
+  py::dict d;
+  d["tensors_rewritten"] = r.tensors_rewritten;
+  d["bytes_rewritten"] = r.bytes_rewritten;
+  d["tensors_unchanged"] = r.tensors_unchanged;
+  d["bytes_unchanged"] = r.bytes_unchanged;
+  d["written"] = r.written;
+  d["cloned"] = r.cloned;
+  d["file_size"] = r.file_size;
+  d["bytes_written"] = r.bytes_written;
+  return d;
 }
 
 BundledValue ValueOf(Items& items, py::handle value, const std::string& what) {
@@ -418,6 +464,9 @@ void DefineModule(py::module_& m) {
   m.def("_save_ptd", [](py::object path, py::object entries, uint64_t segment_alignment,
                         uint64_t max_shard_bytes, py::object progress) {
     return SavePtd(PathOf(path, "path"), entries, segment_alignment, max_shard_bytes, progress);
+  });
+  m.def("_update", [](py::object path, py::object entries, py::object paths) {
+    return Update(PathOf(path, "path"), entries, paths);
   });
   m.def("_save_bpte",
         [](py::object path, py::object program, py::object cases, const std::string& layout) {

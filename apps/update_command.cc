@@ -1,0 +1,76 @@
+// `etpack update MODEL.pte|MODEL.ptd --from NEW.safetensors|index.json|NEW.ptd
+// ... [--json]`: new weights into an existing file, in place (etpack/update.h).
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+#include "etpack/json.h"
+#include "etpack/update.h"
+#include "measure.h"
+#include "write_job.h"
+
+namespace etpack::cli {
+
+int Update(const std::vector<std::string>& argv) {
+  Result<Args> args = ParseArgs(argv, {"--from..."}, {"--json"});
+  if (!args.ok()) return UsageError("update", args.status().message());
+  if (args->positional.size() != 1) {
+    return UsageError("update", args->positional.empty()
+                                    ? "give the .pte or .ptd to update"
+                                    : "give exactly one file to update, then --from NEW ...");
+  }
+  const std::vector<std::string> from = args->Values("--from");
+  if (from.empty()) {
+    return UsageError("update",
+                      "give the new weights: --from NEW.safetensors (or an "
+                      "index.json, or a .ptd), repeatable");
+  }
+  const std::string& path = args->positional[0];
+  const auto start = std::chrono::steady_clock::now();
+  Result<PtdInput> weights = ReadWeights(from);
+  if (!weights.ok()) return Failure(weights.status());
+  Result<UpdateReport> r = UpdateWeights(path, *weights, CommandOutputFs());
+  if (!r.ok()) return Failure(r.status());
+  const double seconds = SecondsSince(start);
+
+  if (args->Has("--json")) {
+    using json::Value;
+    const Value report = Value::Object({
+        {"path", Value::String(path)},
+        {"tensors_rewritten", Value::UInt(r->tensors_rewritten)},
+        {"bytes_rewritten", Value::UInt(r->bytes_rewritten)},
+        {"tensors_unchanged", Value::UInt(r->tensors_unchanged)},
+        {"bytes_unchanged", Value::UInt(r->bytes_unchanged)},
+        {"written", Value::Bool(r->written)},
+        {"cloned", Value::Bool(r->cloned)},
+        {"file_size", Value::UInt(r->file_size)},
+        {"bytes_written", Value::UInt(r->bytes_written)},
+        {"bytes_shared", Value::UInt(r->cloned ? r->file_size - r->bytes_written : 0)},
+        {"seconds", Value::Double(seconds)},
+    });
+    std::printf("%s\n", json::Print(report, 2).c_str());
+    return kExitOk;
+  }
+  std::printf("updated:   %s (%s)\n", path.c_str(), BytesText(r->file_size).c_str());
+  std::printf("  rewritten: %s, %s\n", Count(r->tensors_rewritten, "tensor").c_str(),
+              BytesText(r->bytes_rewritten).c_str());
+  std::printf("  unchanged: %s, %s (equal bytes, skipped)\n",
+              Count(r->tensors_unchanged, "tensor").c_str(), BytesText(r->bytes_unchanged).c_str());
+  if (!r->written) {
+    std::printf("  nothing changed: the file was left as it was\n");
+  } else if (r->cloned) {
+    std::printf("  written:   %s; the other %s are shared with the old file (reflink)\n",
+                BytesText(r->bytes_written).c_str(),
+                BytesText(r->file_size - r->bytes_written).c_str());
+  } else {
+    std::printf("  written:   %s (a full copy: this file system shares no extents)\n",
+                BytesText(r->bytes_written).c_str());
+  }
+  std::printf("time:      %.3f s\n", seconds);
+  return kExitOk;
+}
+
+}  // namespace etpack::cli

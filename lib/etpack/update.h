@@ -1,0 +1,77 @@
+// etpack/update.h — new weights into an existing .pte or .ptd, in place
+// (`etpack update`, etpack.update in Python).
+//
+//   ETPACK_ASSIGN_OR_RETURN(PtdInput weights, ReadWeights({"new.safetensors"}));
+//   ETPACK_ASSIGN_OR_RETURN(UpdateReport r, UpdateWeights("model.ptd", weights));
+//
+// What can be updated is every tensor or blob of the file that has a key:
+//   .ptd  every entry (a tensor with its layout, or an opaque blob);
+//   .pte  every constant tensor, under the key `repack --external-constants`
+//         would give it (its fully_qualified_name, else
+//         "constant.<method>.<value index>"), and every named-data key (a
+//         blob). Tensors marked EXTERNAL live in a .ptd: update that file.
+// A new tensor replaces an old one when the keys are equal and the layouts
+// are: the same scalar type, sizes and dim_order (a blob on either side:
+// the same byte size). Anything else refuses the whole update before a byte
+// changes: a key the file does not have, another layout, a key whose bytes
+// the file shares with a key not given the same new bytes (deduplicated
+// storage), a key given twice.
+//
+// The file is replaced as a whole, atomically, through the output seam
+// (etpack/output.h): readers and a kill at any moment see the old file or
+// the new one, never a mix, and no temporary file stays behind. Where the
+// file system shares extents (XFS with reflink, btrfs) the new file is a
+// clone of the old one with only the changed bytes written, so time and new
+// disk grow with the changed bytes; elsewhere every byte is copied
+// (copy_file_range for the unchanged ranges). Tensors whose new bytes equal
+// the old are skipped; when nothing changes nothing is written at all. The
+// file's integrity table (docs/integrity.md), when it has one, is brought
+// up to date, so `etpack verify` passes after.
+
+#ifndef ETPACK_UPDATE_H_
+#define ETPACK_UPDATE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "etpack/output.h"
+#include "etpack/ptd.h"
+#include "etpack/status.h"
+
+namespace etpack {
+
+struct UpdateReport {
+  uint64_t tensors_rewritten = 0;  // keys whose bytes changed
+  uint64_t bytes_rewritten = 0;    // their bytes
+  uint64_t tensors_unchanged = 0;  // keys given with the bytes they had
+  uint64_t bytes_unchanged = 0;
+  bool written = false;        // false when nothing changed (the file was left alone)
+  bool cloned = false;         // the new file shares the old one's extents
+  uint64_t file_size = 0;      // bytes in the file (before and after: the same)
+  uint64_t bytes_written = 0;  // bytes the output wrote: the changes and the
+                               // integrity table when cloned, the whole file else
+};
+
+// Replaces, in the .pte or .ptd at `path`, the bytes of every entry of
+// `weights` (keys, layouts and bytes; PtdEntry::alignment is ignored) by
+// the rules above. `fs` is where the new file is written (nullptr: the
+// POSIX outputs with default options). Errors name `path`, the key and
+// both layouts ("model.ptd: key 'w': the file has FLOAT[4, 4] (64 bytes),
+// new.safetensors has HALF[4, 4] (32 bytes)"): kNotFound for an unknown
+// key, kInvalidArgument for any other refusal, the reader's codes for a file
+// that is not a valid artifact (a .bpte is kInvalidArgument).
+// REQUIRES: `fs`, when given, outlives the call.
+Result<UpdateReport> UpdateWeights(const std::string& path, const PtdInput& weights,
+                                   OutputFs* fs = nullptr);
+
+// New weights from files, as `etpack update --from` takes them: any mix of
+// .safetensors files, sharded checkpoint indexes (*.index.json) and .ptd
+// files (every entry, tensors and blobs). A key in two of them is an error
+// naming both (kInvalidArgument). The sources read the files (nothing is
+// loaded into memory); PtdInput::read lists every file read.
+Result<PtdInput> ReadWeights(const std::vector<std::string>& paths);
+
+}  // namespace etpack
+
+#endif  // ETPACK_UPDATE_H_
