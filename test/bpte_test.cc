@@ -17,7 +17,7 @@
 #include "etpack/json.h"
 #include "etpack/manifest.h"
 #include "etpack/pte_file.h"
-#include "layout/header_insert.h"
+#include "plan/header_insert.h"
 #include "test_files.h"
 #include "test_programs.h"
 

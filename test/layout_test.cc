@@ -1,6 +1,6 @@
 // The planner's arithmetic and the assembler, checked exhaustively over
 // small cases and by invariants over random ones. No files involved.
-#include "layout/layout.h"
+#include "plan/segments.h"
 
 #include <catch2/catch.hpp>
 #include <cstring>
@@ -9,8 +9,8 @@
 
 #include "bpte/bpte_header.h"
 #include "etpack/pte_file.h"
-#include "layout/assembler.h"
-#include "layout/header_insert.h"
+#include "plan/assembler.h"
+#include "plan/header_insert.h"
 #include "ptd/ptd_header.h"
 #include "pte/pte_header.h"
 

@@ -17,7 +17,7 @@
 #include "etpack/plan_source.h"
 #include "etpack/pte.h"
 #include "etpack/pte_file.h"
-#include "layout/assembler.h"
+#include "plan/assembler.h"
 #include "test_files.h"
 #include "test_programs.h"
 

@@ -8,8 +8,8 @@
 #include "etpack/ptd_file.h"
 #include "flat_tensor_etpack_generated.h"
 #include "flatbuffer/tree_builder.h"
-#include "layout/assembler.h"
-#include "layout/header_insert.h"
+#include "plan/assembler.h"
+#include "plan/header_insert.h"
 #include "ptd/ptd_header.h"
 #include "test_programs.h"
 

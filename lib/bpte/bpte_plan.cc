@@ -18,10 +18,10 @@
 #include "bundled_program_etpack_generated.h"
 #include "etpack/bpte.h"
 #include "flatbuffer/verifier_limits.h"
-#include "layout/assembler.h"
-#include "layout/header_insert.h"
+#include "plan/assembler.h"
+#include "plan/header_insert.h"
 #include "layout/input_files.h"
-#include "layout/layout.h"
+#include "plan/segments.h"
 
 namespace etpack {
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "layout/header_insert.h"
+#include "plan/header_insert.h"
 
 namespace etpack {
 namespace {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "etpack/source.h"
-#include "layout/layout.h"
+#include "plan/segments.h"
 #include "program_etpack_generated.h"
 
 namespace etpack {

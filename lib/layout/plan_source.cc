@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "layout/assembler.h"
+#include "plan/assembler.h"
 #include "layout/plan_behind.h"
 
 namespace etpack {

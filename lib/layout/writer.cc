@@ -12,7 +12,7 @@
 #include "integrity/table.h"
 #include "io/fd_output.h"
 #include "io/publish_steps.h"
-#include "layout/assembler.h"
+#include "plan/assembler.h"
 #include "layout/input_files.h"
 #include "layout/stream_hash.h"
 

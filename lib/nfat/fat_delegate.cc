@@ -9,7 +9,7 @@
 #include <utility>
 
 #include "etpack/plan_source.h"
-#include "layout/named_store.h"
+#include "plan/named_store.h"
 #include "nfat/nfat_format.h"
 
 namespace etpack {

@@ -9,10 +9,10 @@
 #include <vector>
 
 #include "etpack/nfat.h"
-#include "layout/assembler.h"
-#include "layout/header_insert.h"
+#include "plan/assembler.h"
+#include "plan/header_insert.h"
 #include "layout/input_files.h"
-#include "layout/layout.h"
+#include "plan/segments.h"
 #include "nfat/nfat_format.h"
 
 namespace etpack {

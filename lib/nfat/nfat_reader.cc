@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "etpack/nfat.h"
-#include "layout/header_insert.h"
-#include "layout/layout.h"
+#include "plan/header_insert.h"
+#include "plan/segments.h"
 #include "nfat/nfat_format.h"
 
 namespace etpack {

@@ -3,7 +3,7 @@
 #include <cstring>
 #include <string>
 
-#include "layout/header_insert.h"
+#include "plan/header_insert.h"
 #include "ptd/ptd_format.h"
 
 namespace etpack::ptd {

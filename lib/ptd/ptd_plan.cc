@@ -11,10 +11,10 @@
 #include "flatbuffer/scalar_type.h"
 #include "flatbuffer/verifier_limits.h"
 #include "integrity/table.h"
-#include "layout/assembler.h"
+#include "plan/assembler.h"
 #include "layout/input_files.h"
-#include "layout/layout.h"
-#include "layout/named_store.h"
+#include "plan/segments.h"
+#include "plan/named_store.h"
 #include "ptd/ptd_header.h"
 
 namespace etpack {

@@ -13,7 +13,7 @@
 #include "flatbuffer/tree_reader.h"
 #include "flatbuffer/unaligned_vector.h"
 #include "integrity/table.h"
-#include "layout/layout.h"
+#include "plan/segments.h"
 #include "program_etpack_generated.h"
 #include "pte/program_checks.h"
 #include "pte/program_walk.h"

@@ -24,7 +24,7 @@
 #include "etpack/pte_file.h"
 #include "exir.h"
 #include "items.h"
-#include "layout/named_store.h"
+#include "plan/named_store.h"
 #include "write.h"
 
 namespace py = pybind11;

@@ -1,4 +1,4 @@
-#include "layout/layout.h"
+#include "plan/segments.h"
 
 #include <string>
 #include <utility>

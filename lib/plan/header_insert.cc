@@ -1,4 +1,4 @@
-#include "layout/header_insert.h"
+#include "plan/header_insert.h"
 
 #include <cstring>
 #include <string>

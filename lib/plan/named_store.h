@@ -28,8 +28,8 @@
 
 #include "etpack/source.h"
 #include "etpack/status.h"
-#include "layout/content_dedup.h"
-#include "layout/layout.h"
+#include "plan/content_dedup.h"
+#include "plan/segments.h"
 
 namespace etpack {
 

@@ -1,11 +1,11 @@
-#include "layout/assembler.h"
+#include "plan/assembler.h"
 
 #include <algorithm>
 #include <string>
 #include <utility>
 
 #include "integrity/table.h"
-#include "layout/header_insert.h"
+#include "plan/header_insert.h"
 
 namespace etpack {
 namespace {

@@ -23,7 +23,7 @@
 
 #include "etpack/status.h"
 #include "etpack/writer.h"
-#include "layout/layout.h"
+#include "plan/segments.h"
 
 namespace etpack {
 
