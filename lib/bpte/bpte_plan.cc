@@ -20,7 +20,7 @@
 #include "flatbuffer/verifier_limits.h"
 #include "plan/assembler.h"
 #include "plan/header_insert.h"
-#include "layout/input_files.h"
+#include "writer/input_files.h"
 #include "plan/segments.h"
 
 namespace etpack {

@@ -11,7 +11,7 @@
 #include "etpack/nfat.h"
 #include "plan/assembler.h"
 #include "plan/header_insert.h"
-#include "layout/input_files.h"
+#include "writer/input_files.h"
 #include "plan/segments.h"
 #include "nfat/nfat_format.h"
 

@@ -12,7 +12,7 @@
 #include "flatbuffer/verifier_limits.h"
 #include "integrity/table.h"
 #include "plan/assembler.h"
-#include "layout/input_files.h"
+#include "writer/input_files.h"
 #include "plan/segments.h"
 #include "plan/named_store.h"
 #include "ptd/ptd_header.h"

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "plan/assembler.h"
-#include "layout/plan_behind.h"
+#include "writer/plan_behind.h"
 
 namespace etpack {
 namespace {

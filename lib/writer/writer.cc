@@ -13,8 +13,8 @@
 #include "io/fd_output.h"
 #include "io/publish_steps.h"
 #include "plan/assembler.h"
-#include "layout/input_files.h"
-#include "layout/stream_hash.h"
+#include "writer/input_files.h"
+#include "writer/stream_hash.h"
 
 namespace etpack {
 namespace {
