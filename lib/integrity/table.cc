@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "plan/header_insert.h"
+#include "core/byte_order.h"
 
 namespace etpack {
 namespace {
