@@ -131,6 +131,7 @@
 #include "etpack/nfat.h"
 #include "etpack/npy.h"
 #include "etpack/output.h"
+#include "etpack/plan.h"
 #include "etpack/plan_source.h"
 #include "etpack/program_builder.h"
 #include "etpack/ptd.h"

@@ -168,4 +168,12 @@ Result<Segment> NestedSegment(const ArtifactPlan& plan, uint64_t alignment) {
   return out;
 }
 
+IntegrityTableSpec IntegritySpecOf(const ArtifactPlan& plan) {
+  IntegrityTableSpec spec;
+  spec.table_offset = plan.segments.back().offset;
+  spec.ranges.push_back({0, plan.head.size()});
+  spec.ranges.insert(spec.ranges.end(), plan.segments.begin(), plan.segments.end() - 1);
+  return spec;
+}
+
 }  // namespace etpack

@@ -21,8 +21,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "etpack/plan.h"
 #include "etpack/status.h"
-#include "etpack/writer.h"
 #include "plan/segments.h"
 
 namespace etpack {
@@ -86,6 +86,10 @@ Status ValidateIntegrity(const ArtifactPlan& plan);
 // head at offset 0, its placements at their own offsets and alignments.
 // Fails when `plan` is not a valid ArtifactPlan.
 Result<Segment> NestedSegment(const ArtifactPlan& plan, uint64_t alignment);
+
+// The table of an assembled plan whose last segment is the table: the head
+// and every other segment. REQUIRES: !plan.segments.empty().
+IntegrityTableSpec IntegritySpecOf(const ArtifactPlan& plan);
 
 }  // namespace etpack
 

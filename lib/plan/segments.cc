@@ -1,5 +1,6 @@
 #include "plan/segments.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -83,6 +84,12 @@ Result<Segment> PackSegment(std::vector<SourcePtr> sources, uint64_t alignment) 
     out.pieces.push_back(Piece{packed.offsets[i], alignment, std::move(sources[i])});
   }
   return out;
+}
+
+uint64_t OffsetAlignment(uint64_t offset) {
+  // Capped: pages beyond 64 KiB are not in use.
+  constexpr uint64_t kCap = 65536;
+  return std::min(AlignmentOf(offset), kCap);
 }
 
 }  // namespace etpack

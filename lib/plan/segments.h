@@ -21,9 +21,9 @@
 #include <string_view>
 #include <vector>
 
+#include "etpack/plan.h"
 #include "etpack/source.h"
 #include "etpack/status.h"
-#include "etpack/writer.h"
 
 namespace etpack {
 

@@ -8,7 +8,7 @@
 // plan is checked once, and so is a shared list or call with arguments.
 
 #include "pte/program_checks.h"
-#include "etpack/inspect.h"
+#include "etpack/plan.h"
 #include "etpack/tensor_layout.h"
 
 #include <cstdio>

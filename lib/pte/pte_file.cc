@@ -8,7 +8,7 @@
 #include <map>
 #include <set>
 
-#include "etpack/inspect.h"
+#include "etpack/plan.h"
 #include "flatbuffer/scalar_type.h"
 #include "flatbuffer/tree_reader.h"
 #include "flatbuffer/unaligned_vector.h"

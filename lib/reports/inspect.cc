@@ -85,12 +85,6 @@ std::vector<ByteRange> EntryRanges(const PteFile& file, const std::vector<uint64
 
 }  // namespace
 
-uint64_t OffsetAlignment(uint64_t offset) {
-  // Capped: pages beyond 64 KiB are not in use.
-  constexpr uint64_t kCap = 65536;
-  return std::min(AlignmentOf(offset), kCap);
-}
-
 Result<ArtifactKind> DetectArtifactKind(const std::string& path) {
   // FileSource refuses anything but a regular file before reading it.
   ETPACK_ASSIGN_OR_RETURN(const SourcePtr file, FileSource(path));

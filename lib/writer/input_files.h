@@ -10,8 +10,8 @@
 #include <set>
 #include <vector>
 
+#include "etpack/plan.h"
 #include "etpack/source.h"
-#include "etpack/writer.h"
 
 namespace etpack {
 

@@ -7,8 +7,8 @@
 #ifndef ETPACK_LAYOUT_PLAN_BEHIND_H_
 #define ETPACK_LAYOUT_PLAN_BEHIND_H_
 
+#include "etpack/plan.h"
 #include "etpack/source.h"
-#include "etpack/writer.h"
 
 namespace etpack {
 
