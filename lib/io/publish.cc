@@ -20,6 +20,8 @@
 #include <utility>
 #include <vector>
 
+#include "io/publish.h"
+
 #include "etpack/output.h"
 #include "io/publish_steps.h"
 

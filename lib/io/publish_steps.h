@@ -22,11 +22,6 @@ class PublishSteps {
   static std::string lock_directory(const OutputFile& out) { return out.lock_directory(); }
 };
 
-// kInvalidArgument when an output is null or two outputs would land on
-// the same file (the later one would replace the earlier, and the unit
-// would report success with one file missing).
-Status CheckOutputsDistinct(const std::vector<std::unique_ptr<OutputFile>>& outputs);
-
 }  // namespace etpack
 
 #endif  // ETPACK_IO_PUBLISH_STEPS_H_

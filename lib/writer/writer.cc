@@ -11,7 +11,7 @@
 
 #include "integrity/table.h"
 #include "io/fd_output.h"
-#include "io/publish_steps.h"
+#include "io/publish.h"
 #include "plan/assembler.h"
 #include "writer/input_files.h"
 #include "writer/stream_hash.h"
