@@ -20,8 +20,8 @@
 #include "flatbuffer/verifier_limits.h"
 #include "plan/assembler.h"
 #include "plan/header_insert.h"
-#include "writer/input_files.h"
 #include "plan/segments.h"
+#include "writer/input_files.h"
 
 namespace etpack {
 

@@ -15,8 +15,8 @@
 #include "core/json_document.h"
 #include "etpack/fat_delegate.h"
 #include "flatbuffer/scalar_type.h"
-#include "plan/segments.h"
 #include "plan/named_store.h"
+#include "plan/segments.h"
 
 namespace etpack {
 namespace {

@@ -9,8 +9,8 @@
 #include <utility>
 
 #include "etpack/plan_source.h"
-#include "plan/named_store.h"
 #include "nfat/nfat_format.h"
+#include "plan/named_store.h"
 
 namespace etpack {
 

@@ -9,11 +9,11 @@
 #include <vector>
 
 #include "etpack/nfat.h"
+#include "nfat/nfat_format.h"
 #include "plan/assembler.h"
 #include "plan/header_insert.h"
-#include "writer/input_files.h"
 #include "plan/segments.h"
-#include "nfat/nfat_format.h"
+#include "writer/input_files.h"
 
 namespace etpack {
 

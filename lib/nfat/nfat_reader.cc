@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "etpack/nfat.h"
+#include "nfat/nfat_format.h"
 #include "plan/header_insert.h"
 #include "plan/segments.h"
-#include "nfat/nfat_format.h"
 
 namespace etpack {
 namespace {

@@ -12,10 +12,10 @@
 #include "flatbuffer/verifier_limits.h"
 #include "integrity/table.h"
 #include "plan/assembler.h"
-#include "writer/input_files.h"
-#include "plan/segments.h"
 #include "plan/named_store.h"
+#include "plan/segments.h"
 #include "ptd/ptd_header.h"
+#include "writer/input_files.h"
 
 namespace etpack {
 

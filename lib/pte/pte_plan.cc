@@ -19,13 +19,13 @@
 #include "integrity/table.h"
 #include "plan/assembler.h"
 #include "plan/content_dedup.h"
-#include "writer/input_files.h"
-#include "plan/segments.h"
 #include "plan/named_store.h"
-#include "writer/plan_behind.h"
+#include "plan/segments.h"
 #include "pte/program_checks.h"
 #include "pte/pte_format.h"
 #include "pte/pte_header.h"
+#include "writer/input_files.h"
+#include "writer/plan_behind.h"
 
 namespace etpack {
 
