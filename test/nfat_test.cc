@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "core/base64.h"
+#include "etpack/artifact_source.h"
 #include "etpack/json.h"
-#include "etpack/plan_source.h"
 #include "etpack/pte.h"
 #include "etpack/pte_file.h"
 #include "plan/assembler.h"

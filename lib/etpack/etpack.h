@@ -119,6 +119,7 @@
 #define ETPACK_ETPACK_H_
 
 #include "etpack/artifact_file.h"
+#include "etpack/artifact_source.h"
 #include "etpack/bpte.h"
 #include "etpack/bpte_file.h"
 #include "etpack/bundle_cases.h"
@@ -132,7 +133,6 @@
 #include "etpack/npy.h"
 #include "etpack/output.h"
 #include "etpack/plan.h"
-#include "etpack/plan_source.h"
 #include "etpack/program_builder.h"
 #include "etpack/ptd.h"
 #include "etpack/ptd_file.h"

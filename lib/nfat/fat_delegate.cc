@@ -8,7 +8,7 @@
 #include <unordered_map>
 #include <utility>
 
-#include "etpack/plan_source.h"
+#include "etpack/artifact_source.h"
 #include "nfat/nfat_format.h"
 #include "plan/named_store.h"
 

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "errors.h"
+#include "etpack/artifact_source.h"
 #include "etpack/external_data.h"
-#include "etpack/plan_source.h"
 #include "etpack/ptd.h"
 #include "etpack/pte.h"
 #include "exir_tree.h"

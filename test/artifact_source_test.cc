@@ -1,7 +1,7 @@
 // PlanSource: a plan read as a source equals the plan written out, for any
 // range, without writing it.
 
-#include "etpack/plan_source.h"
+#include "etpack/artifact_source.h"
 
 #include <catch2/catch.hpp>
 #include <cstring>

@@ -1,4 +1,4 @@
-#include "etpack/plan_source.h"
+#include "etpack/artifact_source.h"
 
 #include <algorithm>
 #include <cstring>
