@@ -176,7 +176,7 @@ std::vector<uint8_t> FakeFlatbuffer(size_t size) {
   return fb;
 }
 
-void EncodeTestHeader(const HeadLayout& l, uint8_t* header) {
+void EncodeTestHeader(const HeadPlacement& l, uint8_t* header) {
   EncodeHeader(header, {'t', 'h', '0', '0'}, 32,
                {l.head_size, l.segment_base_offset, l.segment_data_size});
 }
@@ -268,7 +268,7 @@ TEST_CASE("Assemble refuses pieces outside their segment or off their alignment"
   check(Segment{32, 1, {{0, 1, nullptr}}}, "piece 0: source is null");
 
   std::vector<Segment> one = {SourceSegment(s[0])};
-  SegmentLayout wrong;
+  SegmentOffsets wrong;
   CHECK_FALSE(Assemble(FakeFlatbuffer(64), nullptr, 16, one, wrong).ok());
 }
 

@@ -282,7 +282,7 @@ etpack_status etpack_plan_of_source(const etpack_source* source, etpack_plan** o
   return Guard(__func__, [&](const char* fn) -> Status {
     ETPACK_C_OUT(out);
     ETPACK_C_REQUIRE(source);
-    return NewPlan(etpack::PlanOfSource(source->source), out);
+    return NewPlan(etpack::WholeSourcePlan(source->source), out);
   });
 }
 

@@ -26,8 +26,8 @@
 //      data (only delegate payloads of equal size are compared to share
 //      them). A plan can be nested: PlanBpte embeds a PtePlan's artifact
 //      without materializing it; PlanNfat (nfat.h) packs several lowered
-//      programs into one fat delegate payload, which PlanSource
-//      (plan_source.h) turns into a Source for PteInput::delegates (PlanPte
+//      programs into one fat delegate payload, which ArtifactSource
+//      (artifact_source.h) turns into a Source for PteInput::delegates (PlanPte
 //      nests it, streaming its parts). PlanFatDelegate (fat_delegate.h)
 //      does both and merges the lowerings' named data, every weight once.
 //

@@ -26,7 +26,7 @@ namespace etpack {
 // An ArtifactPlan that is just the bytes of `source` (an existing file, a
 // payload): no head, one placement at 0 (none when the source is empty).
 // REQUIRES: source != nullptr.
-ArtifactPlan PlanOfSource(SourcePtr source);
+ArtifactPlan WholeSourcePlan(SourcePtr source);
 
 // SHA-256 digests of one written file, computed while writing it (no
 // second pass): of the head [0, head.size()) and of each of the plan's

@@ -35,7 +35,7 @@ Result<FatDelegate> PlanFatDelegate(std::vector<FatEntry> entries, const NfatOpt
     ETPACK_RETURN_IF_ERROR(
         PlanNfat({{entries[0].backend_id, entries[0].payload}}, options).status());
     ETPACK_ASSIGN_OR_RETURN(out.payload,
-                            PlanSource(std::move(entries[0].payload), entries[0].backend_id));
+                            ArtifactSource(std::move(entries[0].payload), entries[0].backend_id));
     return out;
   }
   std::vector<NfatEntryInput> inputs;
@@ -43,7 +43,7 @@ Result<FatDelegate> PlanFatDelegate(std::vector<FatEntry> entries, const NfatOpt
   for (FatEntry& e : entries) inputs.push_back({std::move(e.backend_id), std::move(e.payload)});
   ETPACK_ASSIGN_OR_RETURN(NfatPlan nfat, PlanNfat(inputs, options));
   out.entries = std::move(nfat.entries);
-  ETPACK_ASSIGN_OR_RETURN(out.payload, PlanSource(std::move(nfat.artifact), "NFAT container"));
+  ETPACK_ASSIGN_OR_RETURN(out.payload, ArtifactSource(std::move(nfat.artifact), "NFAT container"));
   return out;
 }
 

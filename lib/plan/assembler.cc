@@ -45,14 +45,14 @@ Status PlaceSegment(const Segment& s, size_t j, uint64_t start, uint64_t align,
 
 Result<Assembly> Assemble(std::vector<uint8_t> flatbuffer, const HeaderCodec* codec,
                           uint64_t base_alignment, const std::vector<Segment>& segments,
-                          const SegmentLayout& layout) {
+                          const SegmentOffsets& layout) {
   ETPACK_RETURN_IF_ERROR(CheckAlignment(base_alignment, "segment base alignment"));
   if (layout.offsets.size() != segments.size() || layout.alignments.size() != segments.size()) {
     return InvalidArgument("internal: a layout of " + std::to_string(layout.offsets.size()) +
                            " segments for " + std::to_string(segments.size()) + " segments");
   }
   Assembly out;
-  HeadLayout& h = out.head;
+  HeadPlacement& h = out.head;
   h.flatbuffer_size = flatbuffer.size();
   if (codec != nullptr) {
     ETPACK_RETURN_IF_ERROR(InsertAfterIdentifier(flatbuffer, codec->header_size));

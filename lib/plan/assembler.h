@@ -29,7 +29,7 @@ namespace etpack {
 
 // Where the assembler put the head and the segment data; what a header
 // records.
-struct HeadLayout {
+struct HeadPlacement {
   uint64_t flatbuffer_size = 0;      // the flatbuffer as built, before the header
   uint64_t header_size = 0;          // bytes inserted at offset 8; 0 without a header
   uint64_t head_size = 0;            // flatbuffer_size + header_size
@@ -46,12 +46,12 @@ struct HeaderCodec {
   uint64_t header_size = 0;
   // Writes the header into `header`, the header_size zero bytes at offset 8
   // of the head, once `layout` is final.
-  void (*encode)(const HeadLayout& layout, uint8_t* header) = nullptr;
+  void (*encode)(const HeadPlacement& layout, uint8_t* header) = nullptr;
 };
 
 struct Assembly {
   ArtifactPlan artifact;
-  HeadLayout head;
+  HeadPlacement head;
 };
 
 // Inserts the header `codec` describes into `flatbuffer` (none when codec is
@@ -69,7 +69,7 @@ struct Assembly {
 // alignment, and kOutOfRange when the file would not fit in 64 bits.
 Result<Assembly> Assemble(std::vector<uint8_t> flatbuffer, const HeaderCodec* codec,
                           uint64_t base_alignment, const std::vector<Segment>& segments,
-                          const SegmentLayout& layout);
+                          const SegmentOffsets& layout);
 
 // The invariants of every ArtifactPlan (see writer.h), checked: sources
 // present, alignments powers of two that the offsets honour, placements

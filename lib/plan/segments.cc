@@ -45,11 +45,11 @@ Segment SourceSegment(SourcePtr source, uint64_t alignment) {
   return Segment{size, alignment, {Piece{0, 1, std::move(source)}}};
 }
 
-Result<SegmentLayout> LayoutSegments(const std::vector<Segment>& segments, uint64_t alignment,
-                                     std::string_view item) {
+Result<SegmentOffsets> LayoutSegments(const std::vector<Segment>& segments, uint64_t alignment,
+                                      std::string_view item) {
   const std::string name(item);
   ETPACK_RETURN_IF_ERROR(CheckAlignment(alignment, name + "_alignment"));
-  SegmentLayout out;
+  SegmentOffsets out;
   out.offsets.reserve(segments.size());
   out.alignments.reserve(segments.size());
   uint64_t end = 0;
@@ -77,7 +77,7 @@ Result<Segment> PackSegment(std::vector<SourcePtr> sources, uint64_t alignment) 
   std::vector<Segment> items;
   items.reserve(sources.size());
   for (SourcePtr& s : sources) items.push_back(Segment{s->size(), 1, {}});
-  ETPACK_ASSIGN_OR_RETURN(SegmentLayout packed, LayoutSegments(items, alignment, "buffer"));
+  ETPACK_ASSIGN_OR_RETURN(SegmentOffsets packed, LayoutSegments(items, alignment, "buffer"));
   Segment out{packed.data_size, 1, {}};
   out.pieces.reserve(sources.size());
   for (size_t i = 0; i < sources.size(); ++i) {

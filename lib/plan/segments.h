@@ -70,7 +70,7 @@ struct Segment {
 // One segment holding `source` at its start.
 Segment SourceSegment(SourcePtr source, uint64_t alignment = 1);
 
-struct SegmentLayout {
+struct SegmentOffsets {
   std::vector<uint64_t> offsets;     // from the segment base; the first is 0
   std::vector<uint64_t> alignments;  // what each offset is a multiple of
   uint64_t data_size = 0;            // end of the last segment; 0 when none
@@ -80,8 +80,8 @@ struct SegmentLayout {
 // max(alignment, segments[j].alignment); the first starts at 0. There is no
 // padding after the last. `item` names the segments in errors ("segment 3
 // end", "segment_alignment = 100").
-Result<SegmentLayout> LayoutSegments(const std::vector<Segment>& segments, uint64_t alignment,
-                                     std::string_view item = "segment");
+Result<SegmentOffsets> LayoutSegments(const std::vector<Segment>& segments, uint64_t alignment,
+                                      std::string_view item = "segment");
 
 // One segment holding `sources` back to back, each after the first at a
 // multiple of `alignment` (1 = no padding), none after the last: how .pte

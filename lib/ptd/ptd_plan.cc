@@ -96,7 +96,7 @@ Status CheckFlatbufferFits(const PtdInput& input) {
 // (The generated Create* functions add fields by size instead.)
 std::vector<uint8_t> BuildFlatTensor(const std::vector<PlannedEntry>& entries,
                                      const std::vector<Segment>& segments,
-                                     const SegmentLayout& layout) {
+                                     const SegmentOffsets& layout) {
   FlatBufferBuilder fbb(1024);
   std::vector<Offset<ftb::DataSegment>> table;
   table.reserve(segments.size());
@@ -204,7 +204,7 @@ Result<PtdPlan> PlanPtd(const PtdInput& input, const PtdOptions& options) {
                                                      std::to_string(segments.size()) +
                                                      " segments"));
 
-  ETPACK_ASSIGN_OR_RETURN(SegmentLayout layout,
+  ETPACK_ASSIGN_OR_RETURN(SegmentOffsets layout,
                           LayoutSegments(segments, options.segment_alignment));
   std::vector<uint8_t> fb;
   try {
@@ -221,7 +221,7 @@ Result<PtdPlan> PlanPtd(const PtdInput& input, const PtdOptions& options) {
   inputs.Add(input.read);
   plan.artifact.inputs = inputs.Take();
   if (options.integrity_table) plan.artifact.integrity = {IntegritySpecOf(plan.artifact)};
-  PtdLayout& l = plan.layout;
+  PtdSegmentMap& l = plan.layout;
   l.flatbuffer_offset = a.head.header_size;
   l.flatbuffer_size = a.head.flatbuffer_size;
   l.segment_base_offset = a.head.segment_base_offset;

@@ -406,7 +406,7 @@ Status CheckMethods(const fb::Program& prog) {
 // The segment table and every reference into it. Fills layout->segments.
 class SegmentChecker {
  public:
-  SegmentChecker(const fb::Program& prog, uint64_t base, PteLayout* layout)
+  SegmentChecker(const fb::Program& prog, uint64_t base, PteSegmentMap* layout)
       : prog_(prog), base_(base), layout_(*layout) {
     segments_ = prog.segments();
     nseg_ = segments_ ? segments_->size() : 0;
@@ -592,7 +592,7 @@ class SegmentChecker {
 
   const fb::Program& prog_;
   const uint64_t base_;
-  PteLayout& layout_;
+  PteSegmentMap& layout_;
   const flatbuffers::Vector<flatbuffers::Offset<fb::DataSegment>>* segments_;
   uint32_t nseg_;
 };

@@ -313,7 +313,7 @@ class PtePlanner {
 
   // The segment for a delegate payload: an existing one with identical
   // bytes (ContentDedup reads only payloads of equal size), else a new one.
-  // A planned artifact (PlanSource: a nested program, an NFAT container) is
+  // A planned artifact (ArtifactSource: a nested program, an NFAT container) is
   // nested, not read: its head and placements become the segment's pieces,
   // so its file ranges reach the output as file ranges.
   Result<size_t> DelegateSegment(const SourcePtr& payload) {
@@ -370,7 +370,7 @@ class PtePlanner {
   }
 
   Result<PtePlan> Finish() {
-    ETPACK_ASSIGN_OR_RETURN(SegmentLayout seg_layout,
+    ETPACK_ASSIGN_OR_RETURN(SegmentOffsets seg_layout,
                             LayoutSegments(segments_, options_.segment_alignment));
 
     std::vector<json::Value> table;
@@ -417,7 +417,7 @@ class PtePlanner {
     plan.artifact = std::move(a.artifact);
     plan.artifact.inputs = inputs_.Take();
     if (options_.integrity_table) plan.artifact.integrity = {IntegritySpecOf(plan.artifact)};
-    PteLayout& layout = plan.layout;
+    PteSegmentMap& layout = plan.layout;
     layout.program_size = a.head.head_size;
     layout.segment_base_offset = a.head.segment_base_offset;
     layout.segment_data_size = a.head.segment_data_size;

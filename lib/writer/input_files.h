@@ -19,7 +19,7 @@ class InputFiles {
  public:
   // Keeps `source` when it reads a file no kept source reads (sources of one
   // file share a descriptor, so this costs one entry per file, not per
-  // item); a planned artifact (PlanSource) adds what its plan reads.
+  // item); a planned artifact (ArtifactSource) adds what its plan reads.
   // Memory and generated sources read no file and are not kept.
   void Add(const SourcePtr& source);
   void Add(const std::vector<SourcePtr>& sources);

@@ -1,4 +1,4 @@
-// plan_behind.h (internal) — the plan a PlanSource (etpack/plan_source.h)
+// plan_behind.h (internal) — the plan a ArtifactSource (etpack/artifact_source.h)
 // reads from, so a planner that takes sources can nest a planned artifact
 // (NestedSegment) instead of reading it through the source: its placements
 // then reach the output as they are (a file range stays a file range, for
@@ -12,7 +12,7 @@
 
 namespace etpack {
 
-// The plan behind `source` when it was made by PlanSource, else nullptr.
+// The plan behind `source` when it was made by ArtifactSource, else nullptr.
 // The plan lives as long as the source.
 const ArtifactPlan* PlanBehind(const Source& source);
 

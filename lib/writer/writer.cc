@@ -222,7 +222,7 @@ Status WriteValidPlan(const ArtifactPlan& plan, OutputFile& output, Progress& pr
 
 }  // namespace
 
-ArtifactPlan PlanOfSource(SourcePtr source) {
+ArtifactPlan WholeSourcePlan(SourcePtr source) {
   ArtifactPlan plan;
   plan.file_size = source->size();
   if (plan.file_size > 0) {

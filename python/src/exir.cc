@@ -115,7 +115,7 @@ class Artifact {
 
  private:
   SourcePtr Source() {
-    if (!source_) source_ = Take(PlanSource(plan_, kind_));
+    if (!source_) source_ = Take(ArtifactSource(plan_, kind_));
     return source_;
   }
 
