@@ -5,6 +5,19 @@
 // serializer, for models far larger than memory, and reads them back with
 // full validation.
 //
+// INSIDE: LAYERS THAT ONLY LOOK DOWN
+//
+//   The library's folders (lib/) are layers; each includes only headers of
+//   its own folder and of folders below it, and a public header here
+//   belongs to the folder that implements it (lib/layers.txt, the one place
+//   the order is written; test/include_layers.py checks every include):
+//
+//     core -> io -> flatbuffer -> integrity -> plan -> writer -> ptd -> pte
+//       -> bpte -> nfat -> import -> archive -> reports -> capi
+//
+//   The command-line tool (apps/) sits on top and, like any user of the
+//   installed library, sees only these headers.
+//
 // WRITING: PLAN, THEN STREAM
 //
 //   1. Describe the bytes. Every weight, payload or test tensor is a Source
