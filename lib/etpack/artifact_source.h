@@ -9,8 +9,8 @@
 // the payload of a delegate (PteInput::delegates) or of anything else that
 // takes a SourcePtr, and is streamed when the outer artifact is written.
 
-#ifndef ETPACK_PLAN_SOURCE_H_
-#define ETPACK_PLAN_SOURCE_H_
+#ifndef ETPACK_ARTIFACT_SOURCE_H_
+#define ETPACK_ARTIFACT_SOURCE_H_
 
 #include <string>
 
@@ -35,4 +35,4 @@ Result<SourcePtr> ArtifactSource(ArtifactPlan plan, std::string name = "planned 
 
 }  // namespace etpack
 
-#endif  // ETPACK_PLAN_SOURCE_H_
+#endif  // ETPACK_ARTIFACT_SOURCE_H_

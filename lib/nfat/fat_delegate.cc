@@ -1,5 +1,5 @@
 // PlanFatDelegate: the container is PlanNfat's; the named data goes through
-// the same store (layout/named_store.h) that PlanPte and PlanPtd use, here
+// the same store (plan/named_store.h) that PlanPte and PlanPtd use, here
 // only to find shared contents and clashes while each entry can still be
 // named.
 

@@ -10,13 +10,13 @@
 //   [base, base + data_size)    the segments, laid out by LayoutSegments
 //
 // Planning is two steps because the segment offsets go into the flatbuffer's
-// own segment table: first LayoutSegments (layout.h) gives the offsets
+// own segment table: first LayoutSegments (segments.h) gives the offsets
 // relative to the base, then the format builds its flatbuffer and
 // Assemble() inserts the header, places the base and turns every piece into
 // an absolute Placement.
 
-#ifndef ETPACK_LAYOUT_ASSEMBLER_H_
-#define ETPACK_LAYOUT_ASSEMBLER_H_
+#ifndef ETPACK_PLAN_ASSEMBLER_H_
+#define ETPACK_PLAN_ASSEMBLER_H_
 
 #include <cstdint>
 #include <vector>
@@ -93,4 +93,4 @@ IntegrityTableSpec IntegritySpecOf(const ArtifactPlan& plan);
 
 }  // namespace etpack
 
-#endif  // ETPACK_LAYOUT_ASSEMBLER_H_
+#endif  // ETPACK_PLAN_ASSEMBLER_H_

@@ -16,8 +16,8 @@
 // byte for byte). kStrictest gives the buffer the largest alignment any of
 // its keys asked for, so every key gets what it asked.
 
-#ifndef ETPACK_LAYOUT_NAMED_STORE_H_
-#define ETPACK_LAYOUT_NAMED_STORE_H_
+#ifndef ETPACK_PLAN_NAMED_STORE_H_
+#define ETPACK_PLAN_NAMED_STORE_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -89,4 +89,4 @@ class NamedDataStore {
 
 }  // namespace etpack
 
-#endif  // ETPACK_LAYOUT_NAMED_STORE_H_
+#endif  // ETPACK_PLAN_NAMED_STORE_H_

@@ -1,4 +1,4 @@
-// layout.h (internal) — the planner's arithmetic: where every byte goes
+// segments.h (internal) — the planner's arithmetic: where every byte goes
 // relative to the segment base.
 //
 // A format describes its bulk data as segments, each a run of pieces (a
@@ -13,8 +13,8 @@
 // of two lcm(a, b) = max(a, b), which is how a segment's own alignment
 // combines with the common one.
 
-#ifndef ETPACK_LAYOUT_LAYOUT_H_
-#define ETPACK_LAYOUT_LAYOUT_H_
+#ifndef ETPACK_PLAN_SEGMENTS_H_
+#define ETPACK_PLAN_SEGMENTS_H_
 
 #include <cstdint>
 #include <string>
@@ -91,4 +91,4 @@ Result<Segment> PackSegment(std::vector<SourcePtr> sources, uint64_t alignment);
 
 }  // namespace etpack
 
-#endif  // ETPACK_LAYOUT_LAYOUT_H_
+#endif  // ETPACK_PLAN_SEGMENTS_H_

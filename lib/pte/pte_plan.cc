@@ -330,7 +330,7 @@ class PtePlanner {
     return seg;
   }
 
-  // The named-data store (layout/named_store.h): a key repeated with the
+  // The named-data store (plan/named_store.h): a key repeated with the
   // same bytes is one entry, with other bytes an error; keys with identical
   // bytes share one segment.
   Status PlanNamedData() {

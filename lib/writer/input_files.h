@@ -4,8 +4,8 @@
 // whose bytes went into the head or were stored once for several items
 // and so appear in no placement.
 
-#ifndef ETPACK_LAYOUT_INPUT_FILES_H_
-#define ETPACK_LAYOUT_INPUT_FILES_H_
+#ifndef ETPACK_WRITER_INPUT_FILES_H_
+#define ETPACK_WRITER_INPUT_FILES_H_
 
 #include <set>
 #include <vector>
@@ -39,4 +39,4 @@ std::vector<const Source*> SourcesRead(const ArtifactPlan& plan);
 
 }  // namespace etpack
 
-#endif  // ETPACK_LAYOUT_INPUT_FILES_H_
+#endif  // ETPACK_WRITER_INPUT_FILES_H_

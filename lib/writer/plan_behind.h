@@ -4,8 +4,8 @@
 // then reach the output as they are (a file range stays a file range, for
 // in-kernel copies), and nothing of it passes through memory twice.
 
-#ifndef ETPACK_LAYOUT_PLAN_BEHIND_H_
-#define ETPACK_LAYOUT_PLAN_BEHIND_H_
+#ifndef ETPACK_WRITER_PLAN_BEHIND_H_
+#define ETPACK_WRITER_PLAN_BEHIND_H_
 
 #include "etpack/plan.h"
 #include "etpack/source.h"
@@ -18,4 +18,4 @@ const ArtifactPlan* PlanBehind(const Source& source);
 
 }  // namespace etpack
 
-#endif  // ETPACK_LAYOUT_PLAN_BEHIND_H_
+#endif  // ETPACK_WRITER_PLAN_BEHIND_H_
