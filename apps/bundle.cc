@@ -33,10 +33,10 @@ constexpr uint64_t kMaxInferredAlignment = 16384;
 // embedding the program at a multiple of it keeps each segment as aligned
 // as it was. 1 when there are no segments.
 uint64_t SegmentAlignmentOf(const PteFile& pte) {
-  const PteLayout& layout = pte.layout();
+  const PteSegmentMap& layout = pte.layout();
   if (layout.segments.empty()) return 1;
   uint64_t a = kMaxInferredAlignment;
-  for (const PteLayout::Segment& s : layout.segments) {
+  for (const PteSegmentMap::Segment& s : layout.segments) {
     const uint64_t at = layout.segment_base_offset + s.offset;
     if (at != 0) a = std::min(a, at & (~at + 1));  // lowest set bit
   }
@@ -122,7 +122,7 @@ int Bundle(const std::vector<std::string>& argv_list) {
   Result<SourcePtr> program = FileSource(input);
   if (!program.ok()) return Failure(program.status());
   BpteInput bundle_input;
-  bundle_input.program = PlanOfSource(*program);
+  bundle_input.program = WholeSourcePlan(*program);
   if (digest->integrity_table) {
     // The table lives in the program (the runtime ignores its key there),
     // so the program is laid out again with one, nested without a copy.
@@ -190,7 +190,7 @@ int Unbundle(const std::vector<std::string>& argv_list) {
   const double open_s = SecondsSince(start);
 
   const auto write_start = std::chrono::steady_clock::now();
-  const ArtifactPlan plan = PlanOfSource((*bpte)->ProgramSource());
+  const ArtifactPlan plan = WholeSourcePlan((*bpte)->ProgramSource());
   if (Status s = WritePlanned(*out, plan); !s.ok()) return Failure(s);
   const double write_s = SecondsSince(write_start);
   if (JsonReport()) return kExitOk;

@@ -378,7 +378,7 @@ Status RunDemo(const Config& config, const std::string& dir) {
   const ExtendedHeader& hdr = file->header();
   const uint64_t constants = file->constant_buffers().size() - 1;
   uint64_t constant_bytes = 0;
-  for (const PteLayout::Segment& s : file->layout().segments) {
+  for (const PteSegmentMap::Segment& s : file->layout().segments) {
     if (s.role == SegmentRole::kConstants) constant_bytes += s.size;
   }
   const double write_s = Seconds(t2 - t1);

@@ -61,7 +61,7 @@ int Extract(const std::vector<std::string>& argv) {
     bytes = c->EntrySource(*i);
     what = "delegate " + std::to_string(n) + " entry \"" + *id + "\"";
   }
-  if (Status s = WritePlanned(*out, PlanOfSource(bytes)); !s.ok()) return Failure(s);
+  if (Status s = WritePlanned(*out, WholeSourcePlan(bytes)); !s.ok()) return Failure(s);
   if (JsonReport()) return kExitOk;
   std::printf("wrote %s (%" PRIu64 " bytes: %s of %s)\n", out->c_str(), bytes->size(), what.c_str(),
               path.c_str());

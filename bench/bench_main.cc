@@ -28,7 +28,7 @@
 #include "etpack/pte.h"
 #include "etpack/source.h"
 #include "etpack/writer.h"
-#include "layout/named_store.h"
+#include "plan/named_store.h"
 
 namespace {
 

@@ -15,7 +15,7 @@
 #include "etpack/ptd_file.h"
 #include "etpack/pte_file.h"
 #include "fault_output.h"
-#include "layout/header_insert.h"
+#include "plan/header_insert.h"
 #include "test_files.h"
 
 namespace etpack {

@@ -17,7 +17,7 @@
 #include "etpack/json.h"
 #include "etpack/manifest.h"
 #include "etpack/pte_file.h"
-#include "layout/header_insert.h"
+#include "plan/header_insert.h"
 #include "test_files.h"
 #include "test_programs.h"
 
@@ -83,7 +83,7 @@ GoldenInput LoadGoldenInput(const std::string& name) {
   const json::Value& bp = *doc->Find("bundled_program");
   GoldenInput g;
   g.program = BlobOf(*bp.Find("program"), path);
-  g.input.program = PlanOfSource(g.program);
+  g.input.program = WholeSourcePlan(g.program);
   g.input.version = static_cast<uint32_t>(bp.Find("version")->as_int());
   for (const auto& s : bp.Find("method_test_suites")->items()) {
     BundledTestSuite suite;
@@ -219,7 +219,7 @@ struct RawBpte {
     fbb.Finish(bfb::CreateBundledProgram(fbb, 2, suites, prog, program_segment, segs), "BP08");
     Bytes_ out(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
     if (header) {
-      HeadLayout l;
+      HeadPlacement l;
       l.flatbuffer_size = out.size();
       l.header_size = bpte::kHeaderCodec.header_size;
       REQUIRE(InsertAfterIdentifier(out, l.header_size).ok());
@@ -315,7 +315,7 @@ TEST_CASE("upstream bundled_program.bpte opens and validates") {
 
   // Re-bundled from what was read, it decodes the same.
   BpteInput in;
-  in.program = PlanOfSource((*f)->ProgramSource());
+  in.program = WholeSourcePlan((*f)->ProgramSource());
   in.suites = std::move(suites).value();
   in.version = (*f)->bundled().version();
   auto plan = PlanBpte(in);
@@ -351,7 +351,7 @@ TEST_CASE("standard layout beyond 2 GiB is refused naming the segmented layout")
   // Too large by itself, and too large once the flatbuffer around it counts.
   const uint64_t size = GENERATE_COPY(uint64_t{5} << 30, limit - 16);
   BpteInput in;
-  in.program = PlanOfSource(Zeros("program", size));
+  in.program = WholeSourcePlan(Zeros("program", size));
   in.suites = {{"forward", {BundledTestCase{{IntValue(1)}, {}}}}};
   auto plan = PlanBpte(in);
   REQUIRE_FALSE(plan.ok());
@@ -361,7 +361,7 @@ TEST_CASE("standard layout beyond 2 GiB is refused naming the segmented layout")
   CHECK_THAT(plan.status().message(), !Contains("--layout") && !Contains("BpteLayout::"));
 
   // Just below the limit the plan goes through (nothing is read).
-  in.program = PlanOfSource(Zeros("program", limit - 4096));
+  in.program = WholeSourcePlan(Zeros("program", limit - 4096));
   auto ok = PlanBpte(in);
   INFO(ok.status().ToString());
   REQUIRE(ok.ok());
@@ -373,7 +373,7 @@ TEST_CASE("a bundle over the verifier's table limit is refused before it is buil
   // One case of 499,999 Int inputs: root, suite, case and two tables per
   // value make 1,000,001 tables, one more than readers' verifier accepts.
   BpteInput in;
-  in.program = PlanOfSource(Zeros("program", 4096));
+  in.program = WholeSourcePlan(Zeros("program", 4096));
   BundledTestCase tc;
   tc.inputs.assign(499999, IntValue(1));
   in.suites = {{"forward", {tc}}};
@@ -462,7 +462,7 @@ TEST_CASE("segmented layout round-trips at every program alignment") {
 TEST_CASE("segmented layout plans a program beyond 4 GiB with 64-bit offsets") {
   const uint64_t size = (uint64_t{5} << 30) + 3;
   BpteInput in;
-  in.program = PlanOfSource(Zeros("program", size));
+  in.program = WholeSourcePlan(Zeros("program", size));
   in.suites = {{"forward", {BundledTestCase{{ByteTensorValue(Zeros("t", 3 << 20))}, {}}}}};
   BpteOptions opt;
   opt.layout = BpteLayout::kSegmented;
@@ -498,7 +498,7 @@ TEST_CASE("segmented layout plans a program beyond 4 GiB with 64-bit offsets") {
 
 TEST_CASE("tensor_segment_threshold decides which tensors go to segments") {
   BpteInput in;
-  in.program = PlanOfSource(OwnedSource(GoldenPte("pte_constants.pte")));
+  in.program = WholeSourcePlan(OwnedSource(GoldenPte("pte_constants.pte")));
   in.suites = {
       {"forward",
        {BundledTestCase{{ByteTensorValue(Pattern(100, 1)), ByteTensorValue(Pattern(0, 1))}, {}}}}};
@@ -519,7 +519,7 @@ TEST_CASE("tensor_segment_threshold decides which tensors go to segments") {
 
 TEST_CASE("PlanBpte refuses bad options and inconsistent tensors") {
   BpteInput in;
-  in.program = PlanOfSource(OwnedSource(GoldenPte("pte_constants.pte")));
+  in.program = WholeSourcePlan(OwnedSource(GoldenPte("pte_constants.pte")));
   BundledValue t = ByteTensorValue(Pattern(10, 1));
   t.layout.sizes = {12};
   in.suites = {{"forward", {BundledTestCase{{IntValue(1)}, {}}, BundledTestCase{{}, {t}}}}};
@@ -542,7 +542,7 @@ TEST_CASE("PlanBpte refuses bad options and inconsistent tensors") {
   CHECK_THAT(PlanBpte(in, opt).status().message(),
              Contains("program_alignment = 2147483648 exceeds the maximum of 1073741824 (1 GiB)"));
 
-  in.program = PlanOfSource(OwnedSource({}));
+  in.program = WholeSourcePlan(OwnedSource({}));
   CHECK_THAT(PlanBpte(in).status().message(), Contains("empty"));
 }
 

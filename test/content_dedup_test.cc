@@ -3,8 +3,8 @@
 #include <catch2/catch.hpp>
 #include <memory>
 
-#include "layout/content_dedup.h"
-#include "layout/named_store.h"
+#include "plan/content_dedup.h"
+#include "plan/named_store.h"
 #include "test_files.h"
 #include "test_programs.h"
 

@@ -15,7 +15,7 @@
 #include "etpack/pte_file.h"
 #include "flat_tensor_etpack_generated.h"
 #include "flatbuffer/scalar_type.h"
-#include "layout/header_insert.h"
+#include "plan/header_insert.h"
 #include "program_etpack_generated.h"
 #include "test_files.h"
 #include "test_programs.h"

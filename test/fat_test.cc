@@ -81,11 +81,13 @@ TEST_CASE("pte_fat rebuilt from its lowerings equals the reference's, byte for b
 
   std::vector<FatEntry> entries(2);
   entries[0].backend_id = items[0].Find("backend_id")->as_string();
-  entries[0].payload = PlanOfSource(OwnedSource(Decode(items[0].Find("data_base64")->as_string())));
+  entries[0].payload =
+      WholeSourcePlan(OwnedSource(Decode(items[0].Find("data_base64")->as_string())));
   entries[0].named_data = {{merged[0].key, copy(merged[0].source), 16},
                            {merged[1].key, copy(merged[1].source), 16}};
   entries[1].backend_id = items[1].Find("backend_id")->as_string();
-  entries[1].payload = PlanOfSource(OwnedSource(Decode(items[1].Find("data_base64")->as_string())));
+  entries[1].payload =
+      WholeSourcePlan(OwnedSource(Decode(items[1].Find("data_base64")->as_string())));
   entries[1].named_data = {{merged[2].key, copy(merged[2].source), 1024}};
 
   Result<FatDelegate> fat = PlanFatDelegate(std::move(entries), NfatOptions{1});
@@ -128,9 +130,10 @@ TEST_CASE("three lowerings sharing a weight from files store it once, streamed f
   auto make = [&](uint64_t vk_alignment) {
     std::vector<FatEntry> e(3);
     e[0] = {kNativeBackendId, NativeProgram("layer.w", kWeight), {{"layer.w", w, 16}}};
-    e[1] = {"MLXBackend", PlanOfSource(file("mlx.bin")), {{"mlx/layer.w", file("w_copy.bin"), 64}}};
+    e[1] = {
+        "MLXBackend", WholeSourcePlan(file("mlx.bin")), {{"mlx/layer.w", file("w_copy.bin"), 64}}};
     e[2] = {"VulkanBackend",
-            PlanOfSource(file("vk.bin")),
+            WholeSourcePlan(file("vk.bin")),
             {{"vk/layer.w", w, vk_alignment}, {"layer.w", w, 16}}};
     return e;
   };
@@ -146,7 +149,7 @@ TEST_CASE("three lowerings sharing a weight from files store it once, streamed f
     Result<PtePlan> plan = PlanPte(input);
     REQUIRE(plan.ok());
     uint64_t named_bytes = 0;
-    for (const PteLayout::Segment& s : plan->layout.segments) {
+    for (const PteSegmentMap::Segment& s : plan->layout.segments) {
       if (s.role == SegmentRole::kNamedData) named_bytes += s.size;
     }
     CHECK(named_bytes == kWeight);  // one copy, not three
@@ -190,9 +193,9 @@ TEST_CASE("three lowerings sharing a weight from files store it once, streamed f
 TEST_CASE("one key with two contents is an error naming both entries") {
   std::vector<FatEntry> e(2);
   e[0] = {
-      kNativeBackendId, PlanOfSource(testing::Pattern(10, 1)), {{"w", testing::Pattern(32, 1)}}};
+      kNativeBackendId, WholeSourcePlan(testing::Pattern(10, 1)), {{"w", testing::Pattern(32, 1)}}};
   e[1] = {"MLXBackend",
-          PlanOfSource(testing::Pattern(10, 2)),
+          WholeSourcePlan(testing::Pattern(10, 2)),
           {{"b", testing::Pattern(8, 3)}, {"w", testing::Pattern(32, 2)}}};
   Result<FatDelegate> fat = PlanFatDelegate(std::move(e));
   REQUIRE_FALSE(fat.ok());
@@ -219,7 +222,7 @@ TEST_CASE("a single lowering is its bare payload; bad entries are named") {
   REQUIRE(magic.ok());
   CHECK_FALSE(*magic);
   Result<FatDelegate> bad = PlanFatDelegate({{kNativeBackendId, NativeProgram("w", 16), {}},
-                                             {"", PlanOfSource(testing::Pattern(1, 1)), {}}});
+                                             {"", WholeSourcePlan(testing::Pattern(1, 1)), {}}});
   REQUIRE_FALSE(bad.ok());
   CHECK(Contains(bad.status().message(), "NFAT entries[1] \"\": backend_id is empty"));
 }

@@ -13,11 +13,11 @@
 #include <vector>
 
 #include "core/base64.h"
+#include "etpack/artifact_source.h"
 #include "etpack/json.h"
-#include "etpack/plan_source.h"
 #include "etpack/pte.h"
 #include "etpack/pte_file.h"
-#include "layout/assembler.h"
+#include "plan/assembler.h"
 #include "test_files.h"
 #include "test_programs.h"
 
@@ -132,7 +132,7 @@ TEST_CASE("golden tables read as documented") {
 TEST_CASE("the fat golden .pte carries nfat_basic as its delegate segment") {
   Result<std::unique_ptr<PteFile>> pte = PteFile::Open(Golden("pte_fat.pte"));
   REQUIRE(pte.ok());
-  const PteLayout& layout = (*pte)->layout();
+  const PteSegmentMap& layout = (*pte)->layout();
   size_t delegate = layout.segments.size();
   for (size_t i = 0; i < layout.segments.size(); ++i) {
     if (layout.segments[i].role == SegmentRole::kDelegate) delegate = i;
@@ -255,7 +255,7 @@ TEST_CASE("a nested program entry is streamed from its plan and verifies as a pr
 
   // The container as a delegate payload of an outer program, never
   // materialized on the way in.
-  Result<SourcePtr> payload = PlanSource(fat->artifact, "fat delegate");
+  Result<SourcePtr> payload = ArtifactSource(fat->artifact, "fat delegate");
   REQUIRE(payload.ok());
   Result<PtePlan> outer = PlanPte(testing::SmallProgram({}, {*payload}));
   REQUIRE(outer.ok());
@@ -263,7 +263,7 @@ TEST_CASE("a nested program entry is streamed from its plan and verifies as a pr
   Result<std::unique_ptr<PteFile>> outer_file =
       PteFile::FromMemory("outer", outer_bytes.data(), outer_bytes.size(), nullptr);
   REQUIRE(outer_file.ok());
-  const PteLayout& layout = (*outer_file)->layout();
+  const PteSegmentMap& layout = (*outer_file)->layout();
   size_t delegate = layout.segments.size();
   for (size_t i = 0; i < layout.segments.size(); ++i) {
     if (layout.segments[i].role == SegmentRole::kDelegate) delegate = i;

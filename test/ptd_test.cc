@@ -8,8 +8,8 @@
 #include "etpack/ptd_file.h"
 #include "flat_tensor_etpack_generated.h"
 #include "flatbuffer/tree_builder.h"
-#include "layout/assembler.h"
-#include "layout/header_insert.h"
+#include "plan/assembler.h"
+#include "plan/header_insert.h"
 #include "ptd/ptd_header.h"
 #include "test_programs.h"
 
@@ -52,7 +52,7 @@ void ExpectError(const std::vector<uint8_t>& bytes, const std::string& fragment)
 TEST_CASE("ptd layout follows the reference rules") {
   auto plan = PlanPtd(Basic());
   REQUIRE(plan.ok());
-  const PtdLayout& l = plan->layout;
+  const PtdSegmentMap& l = plan->layout;
   REQUIRE(l.segments.size() == 3);
   CHECK(l.segments[0].offset == 0);
   CHECK(l.segments[1].offset == 128);
@@ -299,7 +299,7 @@ TEST_CASE("a .ptd over the verifier's table limit is refused by the planner, nam
   const auto segs_vec = fbb.CreateVector(segs);
   ftb::FinishFlatTensorBuffer(fbb, ftb::CreateFlatTensor(fbb, 0, segs_vec, named_vec));
   std::vector<uint8_t> fb(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
-  auto a = Assemble(std::move(fb), &ptd::kHeaderCodec, 16, {}, SegmentLayout{});
+  auto a = Assemble(std::move(fb), &ptd::kHeaderCodec, 16, {}, SegmentOffsets{});
   REQUIRE(a.ok());
   ExpectError(Materialize(a->artifact),
               "the FlatTensor flatbuffer (bytes [0, " +

@@ -43,7 +43,7 @@ TEST_CASE("constants: sub-offsets, header, base and bytes") {
   auto a = Pattern(24, 1), b = Pattern(1, 2), c = Pattern(3, 3);
   auto plan = PlanPte(SmallProgram({a, b, c}));
   REQUIRE(plan.ok());
-  const PteLayout& l = plan->layout;
+  const PteSegmentMap& l = plan->layout;
   REQUIRE(l.segments.size() == 1);
   CHECK(l.segments[0].role == SegmentRole::kConstants);
   CHECK(l.segments[0].size == 32 + 16 + 3);

@@ -9,7 +9,7 @@
 
 #include "etpack/pte.h"
 #include "etpack/pte_file.h"
-#include "layout/header_insert.h"
+#include "plan/header_insert.h"
 #include "program_etpack_generated.h"
 #include "pte/pte_format.h"
 #include "pte/pte_header.h"

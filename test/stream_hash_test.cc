@@ -1,7 +1,7 @@
 // StreamHashes and HashThread: digests of overlapping ranges of a stream,
 // fed inline or from a second thread, equal one-shot digests of the bytes.
 
-#include "layout/stream_hash.h"
+#include "writer/stream_hash.h"
 
 #include <catch2/catch.hpp>
 

@@ -322,8 +322,8 @@ TEST_CASE("cancelling a unit of files leaves every destination as it was") {
   const std::string ptd = dir.File("x.ptd"), pte = dir.File("x.pte");
   const std::vector<uint8_t> old = PatternBytes(77, 4);
   WriteFile(pte, old);
-  const ArtifactPlan a = PlanOfSource(Bytes(5000, 1));
-  const ArtifactPlan b = PlanOfSource(Bytes(3000, 2));
+  const ArtifactPlan a = WholeSourcePlan(Bytes(5000, 1));
+  const ArtifactPlan b = WholeSourcePlan(Bytes(3000, 2));
   // Asked after each file's one placement, then once before publishing:
   // cancelling at the last check still publishes nothing.
   const int stop_at = GENERATE(1, 2, 3);

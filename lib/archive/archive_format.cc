@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "core/range_text.h"
-#include "layout/header_insert.h"
+#include "plan/header_insert.h"
 
 namespace etpack {
 namespace {

@@ -29,7 +29,7 @@
 #include "core/range_text.h"
 #include "etpack/archive.h"
 #include "integrity/hash.h"
-#include "layout/header_insert.h"
+#include "plan/header_insert.h"
 
 namespace etpack {
 namespace {

@@ -22,17 +22,17 @@ constexpr uint64_t kMinPiece = uint64_t{1} << 20;
 // Head, segments and named tensors of a .pte whose byte 0 is at `base` in
 // the file (a program inside a .bpte starts later).
 void PteRegions(const PteFile& pte, uint64_t base, std::vector<ArchiveRegion>* out) {
-  const PteLayout& layout = pte.layout();
+  const PteSegmentMap& layout = pte.layout();
   const size_t first = out->size();
   uint64_t head_end = pte.size();
   for (size_t i = 0; i < layout.segments.size(); ++i) {
-    const PteLayout::Segment& s = layout.segments[i];
+    const PteSegmentMap::Segment& s = layout.segments[i];
     const uint64_t offset = layout.segment_base_offset + s.offset;
     head_end = std::min(head_end, offset);
     out->push_back({RegionKind::kSegment, std::to_string(i), base + offset, s.size});
   }
   for (const PteNamedData& d : pte.named_data()) {
-    const PteLayout::Segment& s = layout.segments[d.segment_index];
+    const PteSegmentMap::Segment& s = layout.segments[d.segment_index];
     out->push_back(
         {RegionKind::kTensor, d.key, base + layout.segment_base_offset + s.offset, s.size});
   }
@@ -41,16 +41,16 @@ void PteRegions(const PteFile& pte, uint64_t base, std::vector<ArchiveRegion>* o
 }
 
 void PtdRegions(const PtdFile& ptd, std::vector<ArchiveRegion>* out) {
-  const PtdLayout& layout = ptd.layout();
+  const PtdSegmentMap& layout = ptd.layout();
   const uint64_t base = ptd.header().segment_base_offset;
   uint64_t head_end = ptd.size();
   for (size_t i = 0; i < layout.segments.size(); ++i) {
-    const PtdLayout::Segment& s = layout.segments[i];
+    const PtdSegmentMap::Segment& s = layout.segments[i];
     head_end = std::min(head_end, base + s.offset);
     out->push_back({RegionKind::kSegment, std::to_string(i), base + s.offset, s.size});
   }
   for (const PtdFile::Entry& e : ptd.entries()) {
-    const PtdLayout::Segment& s = layout.segments[e.segment_index];
+    const PtdSegmentMap::Segment& s = layout.segments[e.segment_index];
     out->push_back({RegionKind::kTensor, e.key, base + s.offset, s.size});
   }
   out->insert(out->begin(), ArchiveRegion{RegionKind::kHead, "", 0, head_end});

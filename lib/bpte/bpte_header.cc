@@ -6,7 +6,7 @@
 namespace etpack::bpte {
 namespace {
 
-void EncodeBundleHeader(const HeadLayout& l, uint8_t* header) {
+void EncodeBundleHeader(const HeadPlacement& l, uint8_t* header) {
   EncodeHeader(header, kHeaderMagic, kHeaderLength,
                {l.head_size, l.segment_base_offset, l.segment_data_size});
 }

@@ -16,8 +16,8 @@
 #include <cstdint>
 
 #include "etpack/status.h"
-#include "layout/assembler.h"
-#include "layout/header_insert.h"
+#include "plan/assembler.h"
+#include "plan/header_insert.h"
 
 namespace etpack::bpte {
 

@@ -18,10 +18,10 @@
 #include "bundled_program_etpack_generated.h"
 #include "etpack/bpte.h"
 #include "flatbuffer/verifier_limits.h"
-#include "layout/assembler.h"
-#include "layout/header_insert.h"
-#include "layout/input_files.h"
-#include "layout/layout.h"
+#include "plan/assembler.h"
+#include "plan/header_insert.h"
+#include "plan/segments.h"
+#include "writer/input_files.h"
 
 namespace etpack {
 
@@ -252,7 +252,7 @@ class BptePlanner {
     StoreLE32(head.data() + data_offset - sizeof(flatbuffers::uoffset_t), static_cast<uint32_t>(n));
     // No header: the program follows the head as its only segment, at
     // data_offset since that is 32-aligned.
-    ETPACK_ASSIGN_OR_RETURN(SegmentLayout layout,
+    ETPACK_ASSIGN_OR_RETURN(SegmentOffsets layout,
                             LayoutSegments(segments_, bpte::kProgramVectorAlignment));
     ETPACK_ASSIGN_OR_RETURN(Assembly a, Assemble(std::move(head), nullptr,
                                                  bpte::kProgramVectorAlignment, segments_, layout));
@@ -306,7 +306,7 @@ class BptePlanner {
   Result<BptePlan> Segmented() {
     // Segment 0 (the program) starts at the base, which is program_alignment
     // aligned; tensor segments need only their data alignment.
-    ETPACK_ASSIGN_OR_RETURN(SegmentLayout layout,
+    ETPACK_ASSIGN_OR_RETURN(SegmentOffsets layout,
                             LayoutSegments(segments_, bpte::kTensorDataAlignment));
 
     FlatBufferBuilder fbb(4096);

@@ -57,7 +57,7 @@ struct BundledTestSuite {
 
 struct BpteInput {
   // The .pte bytes to embed, as a plan: a .pte file on disk is
-  // PlanOfSource(FileSource(path)); a program being exported is its PtePlan's
+  // WholeSourcePlan(FileSource(path)); a program being exported is its PtePlan's
   // artifact, nested without ever being materialized.
   ArtifactPlan program;
   std::vector<BundledTestSuite> suites;

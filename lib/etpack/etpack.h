@@ -5,6 +5,19 @@
 // serializer, for models far larger than memory, and reads them back with
 // full validation.
 //
+// INSIDE: LAYERS THAT ONLY LOOK DOWN
+//
+//   The library's folders (lib/) are layers; each includes only headers of
+//   its own folder and of folders below it, and a public header here
+//   belongs to the folder that implements it (lib/layers.txt, the one place
+//   the order is written; test/include_layers.py checks every include):
+//
+//     core -> io -> flatbuffer -> integrity -> plan -> writer -> ptd -> pte
+//       -> bpte -> nfat -> import -> archive -> reports -> update -> capi
+//
+//   The command-line tool (apps/) sits on top and, like any user of the
+//   installed library, sees only these headers.
+//
 // WRITING: PLAN, THEN STREAM
 //
 //   1. Describe the bytes. Every weight, payload or test tensor is a Source
@@ -26,8 +39,8 @@
 //      data (only delegate payloads of equal size are compared to share
 //      them). A plan can be nested: PlanBpte embeds a PtePlan's artifact
 //      without materializing it; PlanNfat (nfat.h) packs several lowered
-//      programs into one fat delegate payload, which PlanSource
-//      (plan_source.h) turns into a Source for PteInput::delegates (PlanPte
+//      programs into one fat delegate payload, which ArtifactSource
+//      (artifact_source.h) turns into a Source for PteInput::delegates (PlanPte
 //      nests it, streaming its parts). PlanFatDelegate (fat_delegate.h)
 //      does both and merges the lowerings' named data, every weight once.
 //
@@ -119,6 +132,7 @@
 #define ETPACK_ETPACK_H_
 
 #include "etpack/artifact_file.h"
+#include "etpack/artifact_source.h"
 #include "etpack/bpte.h"
 #include "etpack/bpte_file.h"
 #include "etpack/bundle_cases.h"
@@ -131,7 +145,7 @@
 #include "etpack/nfat.h"
 #include "etpack/npy.h"
 #include "etpack/output.h"
-#include "etpack/plan_source.h"
+#include "etpack/plan.h"
 #include "etpack/program_builder.h"
 #include "etpack/ptd.h"
 #include "etpack/ptd_file.h"

@@ -17,7 +17,7 @@
 //                           fat.named_data.end());       // or PtdInputOf(fat.named_data)
 //   ETPACK_ASSIGN_OR_RETURN(PtePlan plan, PlanPte(std::move(input)));
 //
-// Nothing is materialized: the payload is a PlanSource that PlanPte nests,
+// Nothing is materialized: the payload is an ArtifactSource that PlanPte nests,
 // so every entry (a nested program's head and sources, a file range) is
 // streamed into the output when the .pte is written.
 
@@ -42,7 +42,7 @@ inline constexpr char kNativeBackendId[] = "NativeBackend";
 
 struct FatEntry {
   std::string backend_id;  // as NfatEntryInput::backend_id
-  // The entry's bytes: PlanOfSource(bytes) for a blob or file range, or a
+  // The entry's bytes: WholeSourcePlan(bytes) for a blob or file range, or a
   // program's PtePlan::artifact (a program inside a delegate cannot reach
   // the outer file's segments, so it must plan to a bare flatbuffer: its
   // weights EXTERNAL, given below).

@@ -55,11 +55,6 @@ enum class ArtifactKind { kPte, kPtd, kBpte };
 // shorter than 8 bytes or carries none of ET12, FT01, BP08 (kCorrupt).
 Result<ArtifactKind> DetectArtifactKind(const std::string& path);
 
-// The alignment a zero-copy loader can count on for data at file offset
-// `offset`: the largest power of two dividing it, at most 64 KiB (what the
-// reports call "alignment achieved").
-uint64_t OffsetAlignment(uint64_t offset);
-
 // Receives a report as it is produced, in the order above: small members
 // whole, long lists (methods, segments, delegates, named data, external
 // tensors, entries, test suites) one element at a time, and the .bpte's

@@ -16,8 +16,8 @@
 // container out from sizes alone and returns an ArtifactPlan whose
 // placements are the entries' own sources (a nested program's head and
 // placements included), so a container of any size is streamed, never
-// materialized. Use the plan as a delegate payload through PlanSource
-// (etpack/plan_source.h), or write it alone with WriteArtifactFile.
+// materialized. Use the plan as a delegate payload through ArtifactSource
+// (etpack/artifact_source.h), or write it alone with WriteArtifactFile.
 //
 // Reading: NfatContainer validates a payload completely before handing out
 // entries, reading only the preamble and the entry table, and never a byte

@@ -75,7 +75,7 @@ struct PtdOptions {
   uint64_t max_shard_bytes = 0;
 };
 
-struct PtdLayout {
+struct PtdSegmentMap {
   uint64_t flatbuffer_offset = 0;  // bytes inserted at offset 8 (the padded header)
   uint64_t flatbuffer_size = 0;    // flatbuffer length before the insertion
   uint64_t segment_base_offset = 0;
@@ -89,7 +89,7 @@ struct PtdLayout {
 
 struct PtdPlan {
   ArtifactPlan artifact;
-  PtdLayout layout;
+  PtdSegmentMap layout;
 };
 
 // Pass one. Errors (kInvalidArgument) name the entry and the value: empty

@@ -40,7 +40,7 @@ class PtdFile : public ArtifactFileOf<PtdFile> {
     std::optional<TensorLayout> layout;  // absent for opaque blobs
   };
   const std::vector<Entry>& entries() const { return entries_; }
-  const PtdLayout& layout() const { return layout_; }
+  const PtdSegmentMap& layout() const { return layout_; }
 
   // Index into entries() of `key`, or -1. O(log n).
   int64_t Find(const std::string& key) const;
@@ -65,7 +65,7 @@ class PtdFile : public ArtifactFileOf<PtdFile> {
   const ptd_fb::FlatTensor* root_ = nullptr;
   std::vector<Entry> entries_;
   std::vector<uint32_t> by_key_;  // entries_ indices sorted by key
-  PtdLayout layout_;
+  PtdSegmentMap layout_;
 };
 
 }  // namespace etpack

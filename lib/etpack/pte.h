@@ -148,8 +148,8 @@ struct PteInput {
   std::vector<SourcePtr> mutable_data;
   // Delegate payloads: a delegate whose processed is {location: INLINE,
   // index: i} uses delegates[i]. Every entry must be referenced. Payloads
-  // with identical bytes share a segment. A payload made by PlanSource
-  // (etpack/plan_source.h: a planned program, an NFAT container) is nested
+  // with identical bytes share a segment. A payload made by ArtifactSource
+  // (etpack/artifact_source.h: a planned program, an NFAT container) is nested
   // into the plan rather than read: its own sources are streamed into place
   // when the .pte is written, file ranges by in-kernel copy.
   std::vector<SourcePtr> delegates;
@@ -167,7 +167,7 @@ struct PteInput {
 enum class SegmentRole { kConstants, kMutable, kDelegate, kNamedData, kUnreferenced };
 const char* SegmentRoleName(SegmentRole role);  // "constants", ...
 
-struct PteLayout {
+struct PteSegmentMap {
   uint64_t program_size = 0;         // [0, program_size) is the flatbuffer
   uint64_t segment_base_offset = 0;  // 0 when there are no segment bytes
   uint64_t segment_data_size = 0;
@@ -182,7 +182,7 @@ struct PteLayout {
 
 struct PtePlan {
   ArtifactPlan artifact;
-  PteLayout layout;
+  PteSegmentMap layout;
 };
 
 // Pass one. Takes the input (move it in: the planner edits the few fields

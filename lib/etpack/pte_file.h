@@ -96,7 +96,7 @@ class PteFile : public ArtifactFileOf<PteFile> {
   const ExtendedHeader& header() const { return header_; }
   // The segment table with roles (constants, mutable, delegate, named data)
   // as found in the program.
-  const PteLayout& layout() const { return layout_; }
+  const PteSegmentMap& layout() const { return layout_; }
   const std::vector<PteMethod>& methods() const { return methods_; }
   const std::vector<PteNamedData>& named_data() const { return named_data_; }
   // Where each constant buffer lies in the file (entry 0 is the empty
@@ -158,7 +158,7 @@ class PteFile : public ArtifactFileOf<PteFile> {
 
   ExtendedHeader header_;
   const pte_fb::Program* program_ = nullptr;
-  PteLayout layout_;
+  PteSegmentMap layout_;
   std::vector<PteMethod> methods_;
   std::vector<PteNamedData> named_data_;
   std::vector<ByteRange> constant_buffers_;

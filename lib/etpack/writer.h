@@ -1,7 +1,7 @@
 // etpack/writer.h — pass two: stream a planned artifact into a file.
 //
 // Every format (.pte, .ptd, .bpte) plans down to the same thing, an
-// ArtifactPlan: the small head (flatbuffer + header) and a list of
+// ArtifactPlan (plan.h): the small head (flatbuffer + header) and a list of
 // placements, each a source whose bytes go to a fixed file offset. The
 // writer reserves the whole file, writes the head, streams each placement
 // from its source straight into place, and leaves every other byte (all the
@@ -17,70 +17,16 @@
 #include <vector>
 
 #include "etpack/output.h"
+#include "etpack/plan.h"
 #include "etpack/source.h"
 #include "etpack/status.h"
 
 namespace etpack {
 
-// The largest alignment any planner accepts for an option it pads to
-// (segment, program, payload, entry and named-data alignments): 1 GiB, the
-// largest page size in use (x86-64 and arm64 1 GiB huge pages). Nothing
-// maps or loads better beyond it, while each padded gap could cost that
-// much disk. More is kInvalidArgument naming the option, the value and
-// this bound.
-inline constexpr uint64_t kMaxAlignment = uint64_t{1} << 30;
-
-// One item's bytes at its final place.
-struct Placement {
-  uint64_t offset = 0;     // absolute file offset
-  uint64_t alignment = 1;  // a power of two that offset is a multiple of (checked)
-  SourcePtr source;        // source->size() bytes land at [offset, offset + size)
-};
-
-// Bytes [offset, offset + size) of a file.
-struct ByteRange {
-  uint64_t offset = 0;
-  uint64_t size = 0;
-};
-
-// An integrity table (docs/integrity.md) that the writer fills in: XXH3-64
-// of each range, computed from the bytes as they stream past.
-struct IntegrityTableSpec {
-  // Where the artifact the table describes starts in the file (non-zero
-  // for a program nested in a .bpte); the table's offsets are relative to it.
-  uint64_t origin = 0;
-  // A placement at this absolute offset reserves the table's bytes; the
-  // writer writes the table there instead of reading its source.
-  uint64_t table_offset = 0;
-  // Absolute; ranges[0] is the artifact's head, then its segments. All end
-  // at or before table_offset.
-  std::vector<ByteRange> ranges;
-};
-
-struct ArtifactPlan {
-  std::vector<uint8_t> head;  // lands at offset 0
-  uint64_t file_size = 0;     // >= head.size(); the file ends exactly here
-  // Sorted by offset, non-overlapping, all inside [head.size(), file_size).
-  std::vector<Placement> placements;
-  // The format's segments as absolute ranges, in segment-table order (what
-  // digests are reported for); empty for a plan with no segment table.
-  std::vector<ByteRange> segments;
-  // Tables to compute while writing, sorted by table_offset; empty unless
-  // asked for (PteOptions::integrity_table, PtdOptions::integrity_table).
-  std::vector<IntegrityTableSpec> integrity;
-  // The files the plan was made from besides those its placements read: a
-  // manifest, a checkpoint index, a program whose head was rebuilt, bytes
-  // copied into the head, items stored once for several (one source per
-  // file). The writer replaces none of these files, nor any a placement
-  // reads (CheckNotInputs, etpack/output.h). Planners fill it; a plan made
-  // by hand may list whatever it must not overwrite.
-  std::vector<SourcePtr> inputs = {};  // "= {}": initializers that predate it need not name it
-};
-
 // An ArtifactPlan that is just the bytes of `source` (an existing file, a
 // payload): no head, one placement at 0 (none when the source is empty).
 // REQUIRES: source != nullptr.
-ArtifactPlan PlanOfSource(SourcePtr source);
+ArtifactPlan WholeSourcePlan(SourcePtr source);
 
 // SHA-256 digests of one written file, computed while writing it (no
 // second pass): of the head [0, head.size()) and of each of the plan's

@@ -15,8 +15,8 @@
 #include "core/json_document.h"
 #include "etpack/fat_delegate.h"
 #include "flatbuffer/scalar_type.h"
-#include "layout/layout.h"
-#include "layout/named_store.h"
+#include "plan/named_store.h"
+#include "plan/segments.h"
 
 namespace etpack {
 namespace {
@@ -426,7 +426,7 @@ Result<FatEntry> ReadFatEntry(const JsonDocument& cx, json::Value& e, const std:
   }
   if (data != nullptr) {
     ETPACK_ASSIGN_OR_RETURN(SourcePtr src, RequireBlob(cx, *data, JoinPath(path, "data")));
-    out.payload = PlanOfSource(std::move(src));
+    out.payload = WholeSourcePlan(std::move(src));
   } else {
     const std::string program_path = JoinPath(path, "program");
     ETPACK_ASSIGN_OR_RETURN(PteManifest nested,

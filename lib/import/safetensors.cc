@@ -14,7 +14,7 @@
 #include "etpack/json.h"
 #include "etpack/tensor_layout.h"
 #include "flatbuffer/scalar_type.h"
-#include "layout/named_store.h"
+#include "plan/named_store.h"
 
 namespace etpack {
 namespace {

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "layout/header_insert.h"
+#include "core/byte_order.h"
 
 namespace etpack {
 namespace {
@@ -97,14 +97,6 @@ SourcePtr IntegrityTablePlaceholder(uint64_t entries) {
                                "the integrity table is computed by the writer "
                                "(WriteArtifactFile) and cannot be read from a plan otherwise");
                          });
-}
-
-IntegrityTableSpec IntegritySpecOf(const ArtifactPlan& plan) {
-  IntegrityTableSpec spec;
-  spec.table_offset = plan.segments.back().offset;
-  spec.ranges.push_back({0, plan.head.size()});
-  spec.ranges.insert(spec.ranges.end(), plan.segments.begin(), plan.segments.end() - 1);
-  return spec;
 }
 
 }  // namespace etpack

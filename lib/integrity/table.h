@@ -22,7 +22,6 @@
 
 #include "etpack/source.h"
 #include "etpack/status.h"
-#include "etpack/writer.h"
 
 namespace etpack {
 
@@ -58,10 +57,6 @@ Status CheckNotIntegrityKey(std::string_view key, const std::string& what);
 // What a planner puts in the table's segment: a source of the table's size
 // whose bytes only the writer produces (reading it fails, naming why).
 SourcePtr IntegrityTablePlaceholder(uint64_t entries);
-
-// The table of an assembled plan whose last segment is the table: the head
-// and every other segment.
-IntegrityTableSpec IntegritySpecOf(const ArtifactPlan& plan);
 
 }  // namespace etpack
 

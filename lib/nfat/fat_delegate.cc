@@ -1,5 +1,5 @@
 // PlanFatDelegate: the container is PlanNfat's; the named data goes through
-// the same store (layout/named_store.h) that PlanPte and PlanPtd use, here
+// the same store (plan/named_store.h) that PlanPte and PlanPtd use, here
 // only to find shared contents and clashes while each entry can still be
 // named.
 
@@ -7,9 +7,9 @@
 
 #include <utility>
 
-#include "etpack/plan_source.h"
-#include "layout/named_store.h"
+#include "etpack/artifact_source.h"
 #include "nfat/nfat_format.h"
+#include "plan/named_store.h"
 
 namespace etpack {
 
@@ -34,7 +34,7 @@ Result<FatDelegate> PlanFatDelegate(std::vector<FatEntry> entries, const NfatOpt
     ETPACK_RETURN_IF_ERROR(
         PlanNfat({{entries[0].backend_id, entries[0].payload}}, options).status());
     ETPACK_ASSIGN_OR_RETURN(out.payload,
-                            PlanSource(std::move(entries[0].payload), entries[0].backend_id));
+                            ArtifactSource(std::move(entries[0].payload), entries[0].backend_id));
     return out;
   }
   std::vector<NfatEntryInput> inputs;
@@ -42,7 +42,7 @@ Result<FatDelegate> PlanFatDelegate(std::vector<FatEntry> entries, const NfatOpt
   for (FatEntry& e : entries) inputs.push_back({std::move(e.backend_id), std::move(e.payload)});
   ETPACK_ASSIGN_OR_RETURN(NfatPlan nfat, PlanNfat(inputs, options));
   out.entries = std::move(nfat.entries);
-  ETPACK_ASSIGN_OR_RETURN(out.payload, PlanSource(std::move(nfat.artifact), "NFAT container"));
+  ETPACK_ASSIGN_OR_RETURN(out.payload, ArtifactSource(std::move(nfat.artifact), "NFAT container"));
   return out;
 }
 

@@ -9,18 +9,18 @@
 #include <vector>
 
 #include "etpack/nfat.h"
-#include "layout/assembler.h"
-#include "layout/header_insert.h"
-#include "layout/input_files.h"
-#include "layout/layout.h"
 #include "nfat/nfat_format.h"
+#include "plan/assembler.h"
+#include "plan/header_insert.h"
+#include "plan/segments.h"
+#include "writer/input_files.h"
 
 namespace etpack {
 
 NfatEntryInput NfatBytes(std::string backend_id, SourcePtr bytes) {
   NfatEntryInput entry;
   entry.backend_id = std::move(backend_id);
-  entry.payload = PlanOfSource(std::move(bytes));
+  entry.payload = WholeSourcePlan(std::move(bytes));
   return entry;
 }
 
@@ -60,7 +60,7 @@ Result<NfatPlan> PlanNfat(const std::vector<NfatEntryInput>& entries, const Nfat
     if (!s.ok()) return s.status().WithContext(what() + " payload");
     segments.push_back(std::move(s).value());
   }
-  ETPACK_ASSIGN_OR_RETURN(SegmentLayout layout, LayoutSegments(segments, 1, "NFAT entry"));
+  ETPACK_ASSIGN_OR_RETURN(SegmentOffsets layout, LayoutSegments(segments, 1, "NFAT entry"));
   Result<Assembly> assembled =
       Assemble(std::vector<uint8_t>(table_end, 0), nullptr, align, segments, layout);
   if (!assembled.ok()) return assembled.status().WithContext("NFAT container");

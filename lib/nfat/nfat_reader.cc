@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "etpack/nfat.h"
-#include "layout/header_insert.h"
-#include "layout/layout.h"
 #include "nfat/nfat_format.h"
+#include "plan/header_insert.h"
+#include "plan/segments.h"
 
 namespace etpack {
 namespace {

@@ -3,13 +3,13 @@
 #include <cstring>
 #include <string>
 
-#include "layout/header_insert.h"
+#include "plan/header_insert.h"
 #include "ptd/ptd_format.h"
 
 namespace etpack::ptd {
 namespace {
 
-void EncodeFlatTensorHeader(const HeadLayout& l, uint8_t* header) {
+void EncodeFlatTensorHeader(const HeadPlacement& l, uint8_t* header) {
   EncodeHeader(header, kHeaderMagic, kHeaderLength,
                {l.header_size, l.flatbuffer_size, l.segment_base_offset, l.segment_data_size});
 }

@@ -16,7 +16,7 @@
 
 #include "etpack/ptd.h"
 #include "etpack/status.h"
-#include "layout/assembler.h"
+#include "plan/assembler.h"
 
 namespace etpack::ptd {
 

@@ -1,4 +1,4 @@
-// Pass one for .ptd: one segment per distinct buffer (layout.h), a
+// Pass one for .ptd: one segment per distinct buffer (plan/segments.h), a
 // FlatTensor built with the generated builder, and the FH01 header put in
 // by the assembler.
 
@@ -11,56 +11,14 @@
 #include "flatbuffer/scalar_type.h"
 #include "flatbuffer/verifier_limits.h"
 #include "integrity/table.h"
-#include "layout/assembler.h"
-#include "layout/input_files.h"
-#include "layout/layout.h"
-#include "layout/named_store.h"
+#include "plan/assembler.h"
+#include "plan/named_store.h"
+#include "plan/segments.h"
 #include "ptd/ptd_header.h"
 #include "ptd/ptd_selection.h"
+#include "writer/input_files.h"
 
 namespace etpack {
-
-namespace {
-
-template <typename Ints>
-std::string Join(const Ints& v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-  return s + "]";
-}
-
-}  // namespace
-
-std::string DescribeLayout(const TensorLayout& l) {
-  return ScalarTypeName(l.scalar_type) + Join(l.sizes) + " dim_order " + Join(l.dim_order);
-}
-
-Status CheckRank(uint64_t rank, const std::string& what) {
-  if (rank <= kMaxTensorRank) return Status::OK();
-  return InvalidArgument(what + ": rank " + std::to_string(rank) +
-                         " exceeds the runtime's limit of " + std::to_string(kMaxTensorRank) +
-                         " dimensions");
-}
-
-Result<uint64_t> LayoutNbytes(const TensorLayout& layout, const std::string& what) {
-  ETPACK_RETURN_IF_ERROR(CheckRank(layout.sizes.size(), what));
-  if (layout.dim_order.size() != layout.sizes.size()) {
-    return InvalidArgument(what + ": dim_order has " + std::to_string(layout.dim_order.size()) +
-                           " entries for " + std::to_string(layout.sizes.size()) + " dimensions");
-  }
-  std::vector<bool> seen(layout.sizes.size(), false);
-  for (uint8_t d : layout.dim_order) {
-    if (d >= seen.size() || seen[d]) {
-      return InvalidArgument(what + ": dim_order " + Join(layout.dim_order) +
-                             " is not a permutation of 0.." +
-                             std::to_string(static_cast<int>(layout.sizes.size()) - 1));
-    }
-    seen[d] = true;
-  }
-  Result<uint64_t> n = TensorNbytes(layout.scalar_type, layout.sizes, what);
-  if (!n.ok()) return InvalidArgument(n.status().message());
-  return n;
-}
 
 namespace {
 
@@ -108,7 +66,7 @@ Status CheckFlatbufferFits(const PtdInput& input, const std::vector<size_t>& sel
 // (The generated Create* functions add fields by size instead.)
 std::vector<uint8_t> BuildFlatTensor(const std::vector<PlannedEntry>& entries,
                                      const std::vector<Segment>& segments,
-                                     const SegmentLayout& layout) {
+                                     const SegmentOffsets& layout) {
   FlatBufferBuilder fbb(1024);
   std::vector<Offset<ftb::DataSegment>> table;
   table.reserve(segments.size());
@@ -223,7 +181,7 @@ Result<PtdPlan> PlanPtdSelection(const PtdInput& input, const std::vector<size_t
                                                      std::to_string(segments.size()) +
                                                      " segments"));
 
-  ETPACK_ASSIGN_OR_RETURN(SegmentLayout layout,
+  ETPACK_ASSIGN_OR_RETURN(SegmentOffsets layout,
                           LayoutSegments(segments, options.segment_alignment));
   std::vector<uint8_t> fb;
   try {
@@ -246,7 +204,7 @@ Result<PtdPlan> PlanPtdSelection(const PtdInput& input, const std::vector<size_t
   inputs.Add(input.read);
   plan.artifact.inputs = inputs.Take();
   if (options.integrity_table) plan.artifact.integrity = {IntegritySpecOf(plan.artifact)};
-  PtdLayout& l = plan.layout;
+  PtdSegmentMap& l = plan.layout;
   l.flatbuffer_offset = a.head.header_size;
   l.flatbuffer_size = a.head.flatbuffer_size;
   l.segment_base_offset = a.head.segment_base_offset;

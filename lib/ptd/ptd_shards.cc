@@ -19,7 +19,7 @@
 
 #include "etpack/ptd.h"
 #include "integrity/table.h"
-#include "layout/layout.h"
+#include "plan/segments.h"
 #include "ptd/ptd_header.h"
 #include "ptd/ptd_selection.h"
 

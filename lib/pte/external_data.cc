@@ -7,7 +7,7 @@
 
 #include "etpack/json.h"
 #include "flatbuffer/scalar_type.h"
-#include "layout/layout.h"
+#include "plan/segments.h"
 #include "program_etpack_generated.h"
 #include "pte/program_checks.h"
 #include "pte/program_walk.h"

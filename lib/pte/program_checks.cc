@@ -8,7 +8,7 @@
 // plan is checked once, and so is a shared list or call with arguments.
 
 #include "pte/program_checks.h"
-#include "etpack/inspect.h"
+#include "etpack/plan.h"
 #include "etpack/tensor_layout.h"
 
 #include <cstdio>
@@ -22,8 +22,8 @@
 #include "flatbuffer/scalar_type.h"
 #include "flatbuffer/unaligned_vector.h"
 #include "flatbuffer/verifier_limits.h"
-#include "layout/named_store.h"
-#include "layout/segment_table.h"
+#include "plan/named_store.h"
+#include "plan/segment_table.h"
 #include "program_etpack_generated.h"
 #include "pte/program_walk.h"
 #include "pte/pte_format.h"
@@ -406,7 +406,7 @@ Status CheckMethods(const fb::Program& prog) {
 // The segment table and every reference into it. Fills layout->segments.
 class SegmentChecker {
  public:
-  SegmentChecker(const fb::Program& prog, uint64_t base, PteLayout* layout)
+  SegmentChecker(const fb::Program& prog, uint64_t base, PteSegmentMap* layout)
       : prog_(prog), base_(base), layout_(*layout) {
     segments_ = prog.segments();
     nseg_ = segments_ ? segments_->size() : 0;
@@ -592,7 +592,7 @@ class SegmentChecker {
 
   const fb::Program& prog_;
   const uint64_t base_;
-  PteLayout& layout_;
+  PteSegmentMap& layout_;
   const flatbuffers::Vector<flatbuffers::Offset<fb::DataSegment>>* segments_;
   uint32_t nseg_;
 };

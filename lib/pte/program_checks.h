@@ -24,7 +24,7 @@ struct CheckedPte {
   // The segment table with the role each segment plays; a segment's
   // alignment is the largest power of two (up to 65536) dividing its
   // absolute file offset.
-  PteLayout layout;
+  PteSegmentMap layout;
 };
 
 // Checks a .pte of `file_size` bytes whose first `head_size` bytes are at

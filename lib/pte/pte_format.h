@@ -7,7 +7,7 @@
 
 #include <cstdint>
 
-#include "layout/header_insert.h"
+#include "plan/header_insert.h"
 
 namespace etpack::pte {
 

@@ -9,7 +9,7 @@ namespace etpack {
 namespace pte {
 namespace {
 
-void EncodeExtendedHeader(const HeadLayout& l, uint8_t* header) {
+void EncodeExtendedHeader(const HeadPlacement& l, uint8_t* header) {
   EncodeHeader(header, kHeaderMagic, kHeaderLength,
                {l.head_size, l.segment_base_offset, l.segment_data_size});
 }

@@ -17,15 +17,15 @@
 #include "etpack/writer.h"
 #include "flatbuffer/tree_builder.h"
 #include "integrity/table.h"
-#include "layout/assembler.h"
-#include "layout/content_dedup.h"
-#include "layout/input_files.h"
-#include "layout/layout.h"
-#include "layout/named_store.h"
-#include "layout/plan_behind.h"
+#include "plan/assembler.h"
+#include "plan/content_dedup.h"
+#include "plan/named_store.h"
+#include "plan/segments.h"
 #include "pte/program_checks.h"
 #include "pte/pte_format.h"
 #include "pte/pte_header.h"
+#include "writer/input_files.h"
+#include "writer/plan_behind.h"
 
 namespace etpack {
 
@@ -313,7 +313,7 @@ class PtePlanner {
 
   // The segment for a delegate payload: an existing one with identical
   // bytes (ContentDedup reads only payloads of equal size), else a new one.
-  // A planned artifact (PlanSource: a nested program, an NFAT container) is
+  // A planned artifact (ArtifactSource: a nested program, an NFAT container) is
   // nested, not read: its head and placements become the segment's pieces,
   // so its file ranges reach the output as file ranges.
   Result<size_t> DelegateSegment(const SourcePtr& payload) {
@@ -330,7 +330,7 @@ class PtePlanner {
     return seg;
   }
 
-  // The named-data store (layout/named_store.h): a key repeated with the
+  // The named-data store (plan/named_store.h): a key repeated with the
   // same bytes is one entry, with other bytes an error; keys with identical
   // bytes share one segment.
   Status PlanNamedData() {
@@ -370,7 +370,7 @@ class PtePlanner {
   }
 
   Result<PtePlan> Finish() {
-    ETPACK_ASSIGN_OR_RETURN(SegmentLayout seg_layout,
+    ETPACK_ASSIGN_OR_RETURN(SegmentOffsets seg_layout,
                             LayoutSegments(segments_, options_.segment_alignment));
 
     std::vector<json::Value> table;
@@ -417,7 +417,7 @@ class PtePlanner {
     plan.artifact = std::move(a.artifact);
     plan.artifact.inputs = inputs_.Take();
     if (options_.integrity_table) plan.artifact.integrity = {IntegritySpecOf(plan.artifact)};
-    PteLayout& layout = plan.layout;
+    PteSegmentMap& layout = plan.layout;
     layout.program_size = a.head.head_size;
     layout.segment_base_offset = a.head.segment_base_offset;
     layout.segment_data_size = a.head.segment_data_size;

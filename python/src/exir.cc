@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "errors.h"
+#include "etpack/artifact_source.h"
 #include "etpack/external_data.h"
-#include "etpack/plan_source.h"
 #include "etpack/ptd.h"
 #include "etpack/pte.h"
 #include "exir_tree.h"
@@ -115,7 +115,7 @@ class Artifact {
 
  private:
   SourcePtr Source() {
-    if (!source_) source_ = Take(PlanSource(plan_, kind_));
+    if (!source_) source_ = Take(ArtifactSource(plan_, kind_));
     return source_;
   }
 

@@ -18,6 +18,7 @@
 #include "etpack/bundle_cases.h"
 #include "etpack/external_data.h"
 #include "etpack/inspect.h"
+#include "etpack/plan.h"
 #include "etpack/ptd.h"
 #include "etpack/ptd_file.h"
 #include "etpack/pte.h"
@@ -25,7 +26,6 @@
 #include "etpack/update.h"
 #include "exir.h"
 #include "items.h"
-#include "layout/named_store.h"
 #include "write.h"
 
 namespace py = pybind11;
@@ -283,7 +283,7 @@ void SaveBpte(const std::string& path, py::handle program, py::handle cases,
   SourcePtr pte = items.Source(program, "program_pte");
   BpteInput input;
   input.suites = SuitesOf(items, cases, &input.read);
-  input.program = PlanOfSource(pte);
+  input.program = WholeSourcePlan(pte);
   BptePlan plan;
   PlanAndWrite(
       [&](ArtifactFiles* files) -> Status {
@@ -344,7 +344,7 @@ py::tuple OpenPtd(const std::string& path) {
   }
   py::list entries;
   for (const PtdFile::Entry& e : file->entries()) {
-    const PtdLayout::Segment& s = file->layout().segments[e.segment_index];
+    const PtdSegmentMap::Segment& s = file->layout().segments[e.segment_index];
     const uint64_t offset = file->layout().segment_base_offset + s.offset;
     uint64_t nbytes = s.size;
     py::object layout = py::none();

@@ -1,6 +1,6 @@
-#include "layout/input_files.h"
+#include "writer/input_files.h"
 
-#include "layout/plan_behind.h"
+#include "writer/plan_behind.h"
 
 namespace etpack {
 

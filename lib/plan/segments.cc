@@ -1,5 +1,6 @@
-#include "layout/layout.h"
+#include "plan/segments.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -44,11 +45,11 @@ Segment SourceSegment(SourcePtr source, uint64_t alignment) {
   return Segment{size, alignment, {Piece{0, 1, std::move(source)}}};
 }
 
-Result<SegmentLayout> LayoutSegments(const std::vector<Segment>& segments, uint64_t alignment,
-                                     std::string_view item) {
+Result<SegmentOffsets> LayoutSegments(const std::vector<Segment>& segments, uint64_t alignment,
+                                      std::string_view item) {
   const std::string name(item);
   ETPACK_RETURN_IF_ERROR(CheckAlignment(alignment, name + "_alignment"));
-  SegmentLayout out;
+  SegmentOffsets out;
   out.offsets.reserve(segments.size());
   out.alignments.reserve(segments.size());
   uint64_t end = 0;
@@ -76,13 +77,19 @@ Result<Segment> PackSegment(std::vector<SourcePtr> sources, uint64_t alignment) 
   std::vector<Segment> items;
   items.reserve(sources.size());
   for (SourcePtr& s : sources) items.push_back(Segment{s->size(), 1, {}});
-  ETPACK_ASSIGN_OR_RETURN(SegmentLayout packed, LayoutSegments(items, alignment, "buffer"));
+  ETPACK_ASSIGN_OR_RETURN(SegmentOffsets packed, LayoutSegments(items, alignment, "buffer"));
   Segment out{packed.data_size, 1, {}};
   out.pieces.reserve(sources.size());
   for (size_t i = 0; i < sources.size(); ++i) {
     out.pieces.push_back(Piece{packed.offsets[i], alignment, std::move(sources[i])});
   }
   return out;
+}
+
+uint64_t OffsetAlignment(uint64_t offset) {
+  // Capped: pages beyond 64 KiB are not in use.
+  constexpr uint64_t kCap = 65536;
+  return std::min(AlignmentOf(offset), kCap);
 }
 
 }  // namespace etpack

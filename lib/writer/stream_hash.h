@@ -5,8 +5,8 @@
 // Feed(offset, data, n). Bytes it skips (zero padding) count as zeros.
 // Ranges may overlap (a .pte's segments inside a .bpte's program segment).
 
-#ifndef ETPACK_LAYOUT_STREAM_HASH_H_
-#define ETPACK_LAYOUT_STREAM_HASH_H_
+#ifndef ETPACK_WRITER_STREAM_HASH_H_
+#define ETPACK_WRITER_STREAM_HASH_H_
 
 #include <condition_variable>
 #include <cstdint>
@@ -91,4 +91,4 @@ class HashThread {
 
 }  // namespace etpack
 
-#endif  // ETPACK_LAYOUT_STREAM_HASH_H_
+#endif  // ETPACK_WRITER_STREAM_HASH_H_

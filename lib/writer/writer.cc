@@ -11,9 +11,9 @@
 
 #include "integrity/table.h"
 #include "io/fd_output.h"
-#include "layout/assembler.h"
-#include "layout/input_files.h"
-#include "layout/stream_hash.h"
+#include "plan/assembler.h"
+#include "writer/input_files.h"
+#include "writer/stream_hash.h"
 
 namespace etpack {
 namespace {
@@ -235,7 +235,7 @@ Status WriteValidPlan(const ArtifactPlan& plan, OutputFile& output, Progress& pr
 
 }  // namespace
 
-ArtifactPlan PlanOfSource(SourcePtr source) {
+ArtifactPlan WholeSourcePlan(SourcePtr source) {
   ArtifactPlan plan;
   plan.file_size = source->size();
   if (plan.file_size > 0) {

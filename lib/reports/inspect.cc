@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "etpack/source.h"
-#include "layout/layout.h"
+#include "plan/segments.h"
 #include "program_etpack_generated.h"
 
 namespace etpack {
@@ -62,7 +62,7 @@ Value DedupJson(std::vector<ByteRange> ranges) {
 // tensors read: `need` by buffer index), delegate calls (their payload) and
 // named-data keys.
 std::vector<ByteRange> EntryRanges(const PteFile& file, const std::vector<uint64_t>& need) {
-  const PteLayout& layout = file.layout();
+  const PteSegmentMap& layout = file.layout();
   const uint64_t base = file.header().segment_base_offset;
   auto segment = [&](uint32_t i) {
     return ByteRange{base + layout.segments[i].offset, layout.segments[i].size};
@@ -84,12 +84,6 @@ std::vector<ByteRange> EntryRanges(const PteFile& file, const std::vector<uint64
 }
 
 }  // namespace
-
-uint64_t OffsetAlignment(uint64_t offset) {
-  // Capped: pages beyond 64 KiB are not in use.
-  constexpr uint64_t kCap = 65536;
-  return std::min(AlignmentOf(offset), kCap);
-}
 
 Result<ArtifactKind> DetectArtifactKind(const std::string& path) {
   // FileSource refuses anything but a regular file before reading it.
@@ -161,7 +155,7 @@ void JsonSink::Finish() { printer_.End(); }
 Status ReportPte(const PteFile& file, ReportSink& sink) {
   ETPACK_ASSIGN_OR_RETURN(Value fat, FatDelegatesJson(file));
   const ExtendedHeader& header = file.header();
-  const PteLayout& layout = file.layout();
+  const PteSegmentMap& layout = file.layout();
   sink.Member("kind", Value::String("pte"));
   sink.Member("file", Value::String(file.name()));
   sink.Member("file_size", U(file.size()));
@@ -187,7 +181,7 @@ Status ReportPte(const PteFile& file, ReportSink& sink) {
 
   sink.BeginArray("segments", layout.segments.size());
   for (size_t i = 0; i < layout.segments.size(); ++i) {
-    const PteLayout::Segment& s = layout.segments[i];
+    const PteSegmentMap::Segment& s = layout.segments[i];
     const uint64_t absolute = header.segment_base_offset + s.offset;
     sink.Element(Value::Object({{"index", U(i)},
                                 {"role", Value::String(SegmentRoleName(s.role))},
@@ -260,7 +254,7 @@ Status ReportPte(const PteFile& file, ReportSink& sink) {
 
 void ReportPtd(const PtdFile& f, ReportSink& sink) {
   const FlatTensorHeader& h = f.header();
-  const PtdLayout& l = f.layout();
+  const PtdSegmentMap& l = f.layout();
   sink.Member("kind", Value::String("ptd"));
   sink.Member("file", Value::String(f.name()));
   sink.Member("file_size", U(f.size()));

@@ -1,4 +1,4 @@
-// layout.h (internal) — the planner's arithmetic: where every byte goes
+// segments.h (internal) — the planner's arithmetic: where every byte goes
 // relative to the segment base.
 //
 // A format describes its bulk data as segments, each a run of pieces (a
@@ -13,17 +13,17 @@
 // of two lcm(a, b) = max(a, b), which is how a segment's own alignment
 // combines with the common one.
 
-#ifndef ETPACK_LAYOUT_LAYOUT_H_
-#define ETPACK_LAYOUT_LAYOUT_H_
+#ifndef ETPACK_PLAN_SEGMENTS_H_
+#define ETPACK_PLAN_SEGMENTS_H_
 
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "etpack/plan.h"
 #include "etpack/source.h"
 #include "etpack/status.h"
-#include "etpack/writer.h"
 
 namespace etpack {
 
@@ -70,7 +70,7 @@ struct Segment {
 // One segment holding `source` at its start.
 Segment SourceSegment(SourcePtr source, uint64_t alignment = 1);
 
-struct SegmentLayout {
+struct SegmentOffsets {
   std::vector<uint64_t> offsets;     // from the segment base; the first is 0
   std::vector<uint64_t> alignments;  // what each offset is a multiple of
   uint64_t data_size = 0;            // end of the last segment; 0 when none
@@ -80,8 +80,8 @@ struct SegmentLayout {
 // max(alignment, segments[j].alignment); the first starts at 0. There is no
 // padding after the last. `item` names the segments in errors ("segment 3
 // end", "segment_alignment = 100").
-Result<SegmentLayout> LayoutSegments(const std::vector<Segment>& segments, uint64_t alignment,
-                                     std::string_view item = "segment");
+Result<SegmentOffsets> LayoutSegments(const std::vector<Segment>& segments, uint64_t alignment,
+                                      std::string_view item = "segment");
 
 // One segment holding `sources` back to back, each after the first at a
 // multiple of `alignment` (1 = no padding), none after the last: how .pte
@@ -91,4 +91,4 @@ Result<Segment> PackSegment(std::vector<SourcePtr> sources, uint64_t alignment);
 
 }  // namespace etpack
 
-#endif  // ETPACK_LAYOUT_LAYOUT_H_
+#endif  // ETPACK_PLAN_SEGMENTS_H_

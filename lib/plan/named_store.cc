@@ -1,4 +1,4 @@
-#include "layout/named_store.h"
+#include "plan/named_store.h"
 
 #include <algorithm>
 #include <utility>

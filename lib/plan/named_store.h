@@ -16,8 +16,8 @@
 // byte for byte). kStrictest gives the buffer the largest alignment any of
 // its keys asked for, so every key gets what it asked.
 
-#ifndef ETPACK_LAYOUT_NAMED_STORE_H_
-#define ETPACK_LAYOUT_NAMED_STORE_H_
+#ifndef ETPACK_PLAN_NAMED_STORE_H_
+#define ETPACK_PLAN_NAMED_STORE_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -26,22 +26,13 @@
 #include <unordered_map>
 #include <vector>
 
+#include "etpack/plan.h"
 #include "etpack/source.h"
 #include "etpack/status.h"
-#include "layout/content_dedup.h"
-#include "layout/layout.h"
+#include "plan/content_dedup.h"
+#include "plan/segments.h"
 
 namespace etpack {
-
-// The rule for a named-data key (.ptd entry, .pte named data), wherever one
-// comes in: planners, importers (safetensors names) and readers. A key is
-// looked up by the runtime as a C string, so it is non-empty, valid UTF-8
-// and has no NUL byte (after one the rest could never be found). kInvalidArgument
-// naming `what` and the key (quoted, escaped); readers report it as kCorrupt.
-Status CheckKeyText(std::string_view key, const std::string& what);
-// CheckKeyText, and not a key reserved for the integrity table: the rule
-// for keys etpack is asked to write.
-Status CheckDataKey(std::string_view key, const std::string& what);
 
 enum class SharedAlignment { kFirstKey, kStrictest };
 
@@ -89,4 +80,4 @@ class NamedDataStore {
 
 }  // namespace etpack
 
-#endif  // ETPACK_LAYOUT_NAMED_STORE_H_
+#endif  // ETPACK_PLAN_NAMED_STORE_H_

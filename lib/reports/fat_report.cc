@@ -9,6 +9,7 @@
 
 #include "etpack/inspect.h"
 #include "etpack/nfat.h"
+#include "etpack/plan.h"
 
 namespace etpack {
 namespace {

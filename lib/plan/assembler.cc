@@ -1,11 +1,11 @@
-#include "layout/assembler.h"
+#include "plan/assembler.h"
 
 #include <algorithm>
 #include <string>
 #include <utility>
 
 #include "integrity/table.h"
-#include "layout/header_insert.h"
+#include "plan/header_insert.h"
 
 namespace etpack {
 namespace {
@@ -45,14 +45,14 @@ Status PlaceSegment(const Segment& s, size_t j, uint64_t start, uint64_t align,
 
 Result<Assembly> Assemble(std::vector<uint8_t> flatbuffer, const HeaderCodec* codec,
                           uint64_t base_alignment, const std::vector<Segment>& segments,
-                          const SegmentLayout& layout) {
+                          const SegmentOffsets& layout) {
   ETPACK_RETURN_IF_ERROR(CheckAlignment(base_alignment, "segment base alignment"));
   if (layout.offsets.size() != segments.size() || layout.alignments.size() != segments.size()) {
     return InvalidArgument("internal: a layout of " + std::to_string(layout.offsets.size()) +
                            " segments for " + std::to_string(segments.size()) + " segments");
   }
   Assembly out;
-  HeadLayout& h = out.head;
+  HeadPlacement& h = out.head;
   h.flatbuffer_size = flatbuffer.size();
   if (codec != nullptr) {
     ETPACK_RETURN_IF_ERROR(InsertAfterIdentifier(flatbuffer, codec->header_size));
@@ -166,6 +166,14 @@ Result<Segment> NestedSegment(const ArtifactPlan& plan, uint64_t alignment) {
     out.pieces.push_back({p.offset, p.alignment, p.source});
   }
   return out;
+}
+
+IntegrityTableSpec IntegritySpecOf(const ArtifactPlan& plan) {
+  IntegrityTableSpec spec;
+  spec.table_offset = plan.segments.back().offset;
+  spec.ranges.push_back({0, plan.head.size()});
+  spec.ranges.insert(spec.ranges.end(), plan.segments.begin(), plan.segments.end() - 1);
+  return spec;
 }
 
 }  // namespace etpack

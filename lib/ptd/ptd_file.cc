@@ -11,9 +11,9 @@
 #include "flat_tensor_etpack_generated.h"
 #include "flatbuffer/tree_reader.h"
 #include "flatbuffer/verifier_limits.h"
-#include "layout/header_insert.h"
-#include "layout/named_store.h"
-#include "layout/segment_table.h"
+#include "plan/header_insert.h"
+#include "plan/named_store.h"
+#include "plan/segment_table.h"
 #include "ptd/ptd_format.h"
 #include "ptd/ptd_header.h"
 

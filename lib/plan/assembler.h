@@ -10,26 +10,26 @@
 //   [base, base + data_size)    the segments, laid out by LayoutSegments
 //
 // Planning is two steps because the segment offsets go into the flatbuffer's
-// own segment table: first LayoutSegments (layout.h) gives the offsets
+// own segment table: first LayoutSegments (segments.h) gives the offsets
 // relative to the base, then the format builds its flatbuffer and
 // Assemble() inserts the header, places the base and turns every piece into
 // an absolute Placement.
 
-#ifndef ETPACK_LAYOUT_ASSEMBLER_H_
-#define ETPACK_LAYOUT_ASSEMBLER_H_
+#ifndef ETPACK_PLAN_ASSEMBLER_H_
+#define ETPACK_PLAN_ASSEMBLER_H_
 
 #include <cstdint>
 #include <vector>
 
+#include "etpack/plan.h"
 #include "etpack/status.h"
-#include "etpack/writer.h"
-#include "layout/layout.h"
+#include "plan/segments.h"
 
 namespace etpack {
 
 // Where the assembler put the head and the segment data; what a header
 // records.
-struct HeadLayout {
+struct HeadPlacement {
   uint64_t flatbuffer_size = 0;      // the flatbuffer as built, before the header
   uint64_t header_size = 0;          // bytes inserted at offset 8; 0 without a header
   uint64_t head_size = 0;            // flatbuffer_size + header_size
@@ -46,12 +46,12 @@ struct HeaderCodec {
   uint64_t header_size = 0;
   // Writes the header into `header`, the header_size zero bytes at offset 8
   // of the head, once `layout` is final.
-  void (*encode)(const HeadLayout& layout, uint8_t* header) = nullptr;
+  void (*encode)(const HeadPlacement& layout, uint8_t* header) = nullptr;
 };
 
 struct Assembly {
   ArtifactPlan artifact;
-  HeadLayout head;
+  HeadPlacement head;
 };
 
 // Inserts the header `codec` describes into `flatbuffer` (none when codec is
@@ -69,7 +69,7 @@ struct Assembly {
 // alignment, and kOutOfRange when the file would not fit in 64 bits.
 Result<Assembly> Assemble(std::vector<uint8_t> flatbuffer, const HeaderCodec* codec,
                           uint64_t base_alignment, const std::vector<Segment>& segments,
-                          const SegmentLayout& layout);
+                          const SegmentOffsets& layout);
 
 // The invariants of every ArtifactPlan (see writer.h), checked: sources
 // present, alignments powers of two that the offsets honour, placements
@@ -87,6 +87,10 @@ Status ValidateIntegrity(const ArtifactPlan& plan);
 // Fails when `plan` is not a valid ArtifactPlan.
 Result<Segment> NestedSegment(const ArtifactPlan& plan, uint64_t alignment);
 
+// The table of an assembled plan whose last segment is the table: the head
+// and every other segment. REQUIRES: !plan.segments.empty().
+IntegrityTableSpec IntegritySpecOf(const ArtifactPlan& plan);
+
 }  // namespace etpack
 
-#endif  // ETPACK_LAYOUT_ASSEMBLER_H_
+#endif  // ETPACK_PLAN_ASSEMBLER_H_

@@ -1,26 +1,9 @@
-#include "layout/header_insert.h"
+#include "plan/header_insert.h"
 
 #include <cstring>
 #include <string>
 
 namespace etpack {
-
-void StoreLE32(uint8_t* p, uint32_t v) {
-  for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
-}
-void StoreLE64(uint8_t* p, uint64_t v) {
-  for (int i = 0; i < 8; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
-}
-uint32_t LoadLE32(const uint8_t* p) {
-  uint32_t v = 0;
-  for (int i = 3; i >= 0; --i) v = (v << 8) | p[i];
-  return v;
-}
-uint64_t LoadLE64(const uint8_t* p) {
-  uint64_t v = 0;
-  for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
-  return v;
-}
 
 void EncodeHeader(uint8_t* header, const char (&magic)[4], uint32_t length,
                   std::initializer_list<uint64_t> fields) {

@@ -112,10 +112,10 @@ Result<IntegrityCheck> Check(const ArtifactFile& file, std::vector<ArtifactPart>
 }  // namespace
 
 std::vector<ArtifactPart> PartsOf(const PteFile& file) {
-  const PteLayout& l = file.layout();
+  const PteSegmentMap& l = file.layout();
   std::vector<std::pair<uint64_t, uint64_t>> segments;
   std::vector<std::string> kinds;
-  for (const PteLayout::Segment& s : l.segments) {
+  for (const PteSegmentMap::Segment& s : l.segments) {
     segments.push_back({s.offset, s.size});
     kinds.push_back(SegmentRoleName(s.role));
   }
@@ -132,9 +132,9 @@ std::vector<ArtifactPart> PartsOf(const PteFile& file) {
 }
 
 std::vector<ArtifactPart> PartsOf(const PtdFile& file) {
-  const PtdLayout& l = file.layout();
+  const PtdSegmentMap& l = file.layout();
   std::vector<std::pair<uint64_t, uint64_t>> segments;
-  for (const PtdLayout::Segment& s : l.segments) segments.push_back({s.offset, s.size});
+  for (const PtdSegmentMap::Segment& s : l.segments) segments.push_back({s.offset, s.size});
   std::vector<std::string> kinds(segments.size(), "entry");
   std::map<uint32_t, std::vector<std::string>> keys;
   for (const PtdFile::Entry& e : file.entries()) keys[e.segment_index].push_back(e.key);

@@ -25,8 +25,8 @@
 // payloads; any other store (constant tensors, .ptd tensors) can use it the
 // same way.
 
-#ifndef ETPACK_LAYOUT_CONTENT_DEDUP_H_
-#define ETPACK_LAYOUT_CONTENT_DEDUP_H_
+#ifndef ETPACK_PLAN_CONTENT_DEDUP_H_
+#define ETPACK_PLAN_CONTENT_DEDUP_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -116,4 +116,4 @@ class ContentDedup {
 
 }  // namespace etpack
 
-#endif  // ETPACK_LAYOUT_CONTENT_DEDUP_H_
+#endif  // ETPACK_PLAN_CONTENT_DEDUP_H_

@@ -1,4 +1,4 @@
-#include "layout/content_dedup.h"
+#include "plan/content_dedup.h"
 
 #include <algorithm>
 #include <memory>

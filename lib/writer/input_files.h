@@ -4,14 +4,14 @@
 // whose bytes went into the head or were stored once for several items
 // and so appear in no placement.
 
-#ifndef ETPACK_LAYOUT_INPUT_FILES_H_
-#define ETPACK_LAYOUT_INPUT_FILES_H_
+#ifndef ETPACK_WRITER_INPUT_FILES_H_
+#define ETPACK_WRITER_INPUT_FILES_H_
 
 #include <set>
 #include <vector>
 
+#include "etpack/plan.h"
 #include "etpack/source.h"
-#include "etpack/writer.h"
 
 namespace etpack {
 
@@ -19,7 +19,7 @@ class InputFiles {
  public:
   // Keeps `source` when it reads a file no kept source reads (sources of one
   // file share a descriptor, so this costs one entry per file, not per
-  // item); a planned artifact (PlanSource) adds what its plan reads.
+  // item); a planned artifact (ArtifactSource) adds what its plan reads.
   // Memory and generated sources read no file and are not kept.
   void Add(const SourcePtr& source);
   void Add(const std::vector<SourcePtr>& sources);
@@ -39,4 +39,4 @@ std::vector<const Source*> SourcesRead(const ArtifactPlan& plan);
 
 }  // namespace etpack
 
-#endif  // ETPACK_LAYOUT_INPUT_FILES_H_
+#endif  // ETPACK_WRITER_INPUT_FILES_H_

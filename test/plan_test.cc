@@ -1,6 +1,6 @@
 // The planner's arithmetic and the assembler, checked exhaustively over
 // small cases and by invariants over random ones. No files involved.
-#include "layout/layout.h"
+#include "plan/segments.h"
 
 #include <catch2/catch.hpp>
 #include <cstring>
@@ -9,8 +9,8 @@
 
 #include "bpte/bpte_header.h"
 #include "etpack/pte_file.h"
-#include "layout/assembler.h"
-#include "layout/header_insert.h"
+#include "plan/assembler.h"
+#include "plan/header_insert.h"
 #include "ptd/ptd_header.h"
 #include "pte/pte_header.h"
 
@@ -176,7 +176,7 @@ std::vector<uint8_t> FakeFlatbuffer(size_t size) {
   return fb;
 }
 
-void EncodeTestHeader(const HeadLayout& l, uint8_t* header) {
+void EncodeTestHeader(const HeadPlacement& l, uint8_t* header) {
   EncodeHeader(header, {'t', 'h', '0', '0'}, 32,
                {l.head_size, l.segment_base_offset, l.segment_data_size});
 }
@@ -268,7 +268,7 @@ TEST_CASE("Assemble refuses pieces outside their segment or off their alignment"
   check(Segment{32, 1, {{0, 1, nullptr}}}, "piece 0: source is null");
 
   std::vector<Segment> one = {SourceSegment(s[0])};
-  SegmentLayout wrong;
+  SegmentOffsets wrong;
   CHECK_FALSE(Assemble(FakeFlatbuffer(64), nullptr, 16, one, wrong).ok());
 }
 

@@ -1,19 +1,19 @@
-#include "etpack/plan_source.h"
+#include "etpack/artifact_source.h"
 
 #include <algorithm>
 #include <cstring>
 #include <utility>
 #include <vector>
 
-#include "layout/assembler.h"
-#include "layout/plan_behind.h"
+#include "plan/assembler.h"
+#include "writer/plan_behind.h"
 
 namespace etpack {
 namespace {
 
-class PlanSourceImpl final : public Source {
+class ArtifactSourceImpl final : public Source {
  public:
-  PlanSourceImpl(ArtifactPlan plan, std::string name)
+  ArtifactSourceImpl(ArtifactPlan plan, std::string name)
       : plan_(std::move(plan)), name_(std::move(name)) {}
 
   uint64_t size() const override { return plan_.file_size; }
@@ -68,19 +68,19 @@ class PlanSourceImpl final : public Source {
 }  // namespace
 
 const ArtifactPlan* PlanBehind(const Source& source) {
-  const auto* impl = dynamic_cast<const PlanSourceImpl*>(&source);
+  const auto* impl = dynamic_cast<const ArtifactSourceImpl*>(&source);
   return impl == nullptr ? nullptr : &impl->plan();
 }
 
-Result<SourcePtr> PlanSource(ArtifactPlan plan, std::string name) {
+Result<SourcePtr> ArtifactSource(ArtifactPlan plan, std::string name) {
   ETPACK_RETURN_IF_ERROR(ValidateArtifactPlan(plan).WithContext(name));
-  // A plan of one source and nothing else (PlanOfSource) is that source:
+  // A plan of one source and nothing else (WholeSourcePlan) is that source:
   // handing it back keeps its file range for in-kernel copies.
   if (plan.head.empty() && plan.placements.size() == 1 && plan.placements[0].offset == 0 &&
       plan.placements[0].source->size() == plan.file_size) {
     return plan.placements[0].source;
   }
-  return SourcePtr(std::make_shared<PlanSourceImpl>(std::move(plan), std::move(name)));
+  return SourcePtr(std::make_shared<ArtifactSourceImpl>(std::move(plan), std::move(name)));
 }
 
 }  // namespace etpack

@@ -1,4 +1,4 @@
-#include "layout/stream_hash.h"
+#include "writer/stream_hash.h"
 
 #include <algorithm>
 #include <new>

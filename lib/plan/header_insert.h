@@ -10,6 +10,7 @@
 #include <initializer_list>
 #include <vector>
 
+#include "core/byte_order.h"
 #include "etpack/status.h"
 
 namespace etpack {
@@ -30,11 +31,6 @@ void EncodeHeader(uint8_t* header, const char (&magic)[4], uint32_t length,
 
 // The u64 field i of a header encoded as above. REQUIRES: it is there.
 uint64_t HeaderField(const uint8_t* header, int i);
-
-void StoreLE32(uint8_t* p, uint32_t v);
-void StoreLE64(uint8_t* p, uint64_t v);
-uint32_t LoadLE32(const uint8_t* p);
-uint64_t LoadLE64(const uint8_t* p);
 
 }  // namespace etpack
 

@@ -18,7 +18,7 @@
 #include "flatbuffer/scalar_type.h"
 #include "flatbuffer/tree_reader.h"
 #include "flatbuffer/verifier_limits.h"
-#include "layout/segment_table.h"
+#include "plan/segment_table.h"
 
 namespace etpack {
 

@@ -8,12 +8,12 @@
 #include <map>
 #include <set>
 
-#include "etpack/inspect.h"
+#include "etpack/plan.h"
 #include "flatbuffer/scalar_type.h"
 #include "flatbuffer/tree_reader.h"
 #include "flatbuffer/unaligned_vector.h"
 #include "integrity/table.h"
-#include "layout/layout.h"
+#include "plan/segments.h"
 #include "program_etpack_generated.h"
 #include "pte/program_checks.h"
 #include "pte/program_walk.h"

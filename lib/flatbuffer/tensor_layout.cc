@@ -1,0 +1,56 @@
+// The checks and names of TensorLayout (etpack/tensor_layout.h): what every
+// format that stores a tensor's shape (.ptd layouts, .pte tensors, bundled
+// values, imports) measures a layout with.
+
+#include "etpack/tensor_layout.h"
+
+#include <string>
+#include <vector>
+
+#include "flatbuffer/scalar_type.h"
+
+namespace etpack {
+
+namespace {
+
+template <typename Ints>
+std::string Join(const Ints& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+}  // namespace
+
+std::string DescribeLayout(const TensorLayout& l) {
+  return ScalarTypeName(l.scalar_type) + Join(l.sizes) + " dim_order " + Join(l.dim_order);
+}
+
+Status CheckRank(uint64_t rank, const std::string& what) {
+  if (rank <= kMaxTensorRank) return Status::OK();
+  return InvalidArgument(what + ": rank " + std::to_string(rank) +
+                         " exceeds the runtime's limit of " + std::to_string(kMaxTensorRank) +
+                         " dimensions");
+}
+
+Result<uint64_t> LayoutNbytes(const TensorLayout& layout, const std::string& what) {
+  ETPACK_RETURN_IF_ERROR(CheckRank(layout.sizes.size(), what));
+  if (layout.dim_order.size() != layout.sizes.size()) {
+    return InvalidArgument(what + ": dim_order has " + std::to_string(layout.dim_order.size()) +
+                           " entries for " + std::to_string(layout.sizes.size()) + " dimensions");
+  }
+  std::vector<bool> seen(layout.sizes.size(), false);
+  for (uint8_t d : layout.dim_order) {
+    if (d >= seen.size() || seen[d]) {
+      return InvalidArgument(what + ": dim_order " + Join(layout.dim_order) +
+                             " is not a permutation of 0.." +
+                             std::to_string(static_cast<int>(layout.sizes.size()) - 1));
+    }
+    seen[d] = true;
+  }
+  Result<uint64_t> n = TensorNbytes(layout.scalar_type, layout.sizes, what);
+  if (!n.ok()) return InvalidArgument(n.status().message());
+  return n;
+}
+
+}  // namespace etpack
