@@ -46,8 +46,9 @@
 #           interleaved; then every .ptd checked to be at most 1 GiB as a
 #           file and every tensor compared byte for byte with its source,
 #           found through the set (`etpack inspect --json` of the shards),
-#           and `etpack verify` of the set. Its own section of RESULTS.md,
-#           which `--jobs shard` alone replaces in place.
+#           and `etpack verify` of the set; then 50 random SIGKILLs of a
+#           sharded write (scripts/bench_shard_kills.sh). Its own section of
+#           RESULTS.md, which `--jobs shard` alone replaces in place.
 #   plan    (not in the default list; not --sizes) etpack ptd of one
 #           safetensors file of 10k, 100k, 300k and 1M distinct 64-byte
 #           tensors of one size (scripts/gen_safetensors.py --count): time
@@ -502,8 +503,10 @@ print(f"   shard check: {count} tensors intact through the set, every .ptd <= {c
 EOF2
   verify_line=$("$etpack" verify "$w"/out/model-*.ptd | tail -1)
   echo "   $verify_line" >&2
-  local sizes_list
+  local sizes_list kill_row
   sizes_list=$(stat -c %s "$w"/out/model-*.ptd | sort -n | awk '{printf "%s%.1f", (NR > 1 ? ", " : ""), $1 / 1048576}')
+  kill_row=$(scripts/bench_shard_kills.sh "$etpack" "$work" 50) ||
+    { echo "bench: the shard kill loop left a partial set or a stray file" >&2; exit 1; }
   shard_section=$(
     echo "## Sharded .ptd (\`shard\` job)"
     echo
@@ -525,6 +528,13 @@ EOF2
     echo "Checked after the runs: every shard at most 1 GiB as a file; every tensor of the"
     echo "checkpoint read back through the set (\`etpack inspect --json\` of the shards) equal"
     echo "byte for byte to its source; \`etpack verify\` of the set: \`${verify_line#"$w/out/"}\`."
+    echo
+    echo "Kill loop (scripts/bench_shard_kills.sh): a 256 MiB checkpoint written as shards of at"
+    echo "most 96 MiB into an empty directory, SIGKILL after a random pause of up to one run's time:"
+    echo
+    echo "| runs | shards a set | killed | left nothing | left the whole set | bad |"
+    echo "|---|---|---|---|---|---|"
+    echo "$kill_row"
   )
   rm -rf "$w"
 }
