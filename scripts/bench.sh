@@ -821,22 +821,13 @@ EOF
     echo "|---|---|---|---|---|---|"
     printf '%s\n' "${caprows[@]}"
   fi
-  if [ -n "$python_section" ]; then
+  # The sections of the jobs that also run alone, those that ran.
+  for var in python_section plan_section shard_section reflink_section update_section \
+             exir_section; do
+    [ -n "${!var}" ] || continue
     echo
-    printf '%s\n' "$python_section"
-  fi
-  if [ -n "$plan_section" ]; then
-    echo
-    printf '%s\n' "$plan_section"
-  fi
-  if [ -n "$shard_section" ]; then
-    echo
-    printf '%s\n' "$shard_section"
-  fi
-  if [ -n "$exir_section" ]; then
-    echo
-    printf '%s\n' "$exir_section"
-  fi
+    printf '%s\n' "${!var}"
+  done
   if ((${#zrows[@]})); then
     echo
     echo "## Transport archives (\`compress\` job)"
