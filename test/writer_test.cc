@@ -268,8 +268,9 @@ TEST_CASE("WriteArtifactFile leaves the destination untouched on failure") {
   CHECK(f.dir.List() == std::set<std::string>{"model.pte", "weights.bin"});
 }
 
-TEST_CASE("large placements are written in slices with progress between") {
-  const uint64_t size = uint64_t{200} << 20;  // never read: the output only counts
+// A 64-byte head and one placement of `size` bytes at 4096 that are never
+// read (the outputs these tests write to only count).
+ArtifactPlan HugeUnreadPlan(uint64_t size) {
   ArtifactPlan plan;
   plan.head = PatternBytes(64);
   plan.file_size = 4096 + size;
@@ -277,6 +278,12 @@ TEST_CASE("large placements are written in slices with progress between") {
       {4096, 4096, GeneratorSource("huge", size, [](uint64_t, uint8_t*, size_t) {
          return Corrupt("unexpected read");
        })});
+  return plan;
+}
+
+TEST_CASE("large placements are written in slices with progress between") {
+  const uint64_t size = uint64_t{200} << 20;
+  const ArtifactPlan plan = HugeUnreadPlan(size);
   CountingOutput output;
   std::vector<uint64_t> done;
   REQUIRE(WriteArtifact(plan, output, [&](uint64_t d, uint64_t total) {
@@ -298,14 +305,8 @@ TEST_CASE("large placements are written in slices with progress between") {
 }
 
 TEST_CASE("a cancelled write stops at the next check and publishes nothing") {
-  const uint64_t size = uint64_t{200} << 20;  // never read: the output only counts
-  ArtifactPlan plan;
-  plan.head = PatternBytes(64);
-  plan.file_size = 4096 + size;
-  plan.placements.push_back(
-      {4096, 4096, GeneratorSource("huge", size, [](uint64_t, uint8_t*, size_t) {
-         return Corrupt("unexpected read");
-       })});
+  const uint64_t size = uint64_t{200} << 20;
+  const ArtifactPlan plan = HugeUnreadPlan(size);
   CountingOutput output;
   int asked = 0;
   const int stop_at = GENERATE(1, 3);  // after the head; after two slices
