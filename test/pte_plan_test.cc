@@ -273,13 +273,22 @@ TEST_CASE("bytes inside the tree are refused, naming the field and where they go
         "beside the program; leave the field empty");
 
   PteInput delegate = SmallProgram({}, {Pattern(4, 1)});
+  delegate.program.tree().Find("backend_delegate_data")->items() = {json::Value::Object(
+      {{"data",
+        json::Value::Array({json::Value::Int(1), json::Value::Int(2), json::Value::Int(3)})}})};
+  plan = PlanPte(delegate);
+  REQUIRE_FALSE(plan.ok());
+  CHECK(plan.status().message() ==
+        "program.backend_delegate_data[0].data holds 3 bytes: the bytes go in "
+        "PteInput::delegates[0], beside the program; leave the field empty");
+  // Not bytes at all: the field is named as well.
   delegate.program.tree().Find("backend_delegate_data")->items() = {
       json::Value::Object({{"data", json::Value::String("abc")}})};
   plan = PlanPte(delegate);
   REQUIRE_FALSE(plan.ok());
-  CHECK(plan.status().message() ==
-        "program.backend_delegate_data[0].data holds \"abc\": the bytes go in "
-        "PteInput::delegates[0], beside the program; leave the field empty");
+  CHECK_THAT(
+      plan.status().message(),
+      Catch::StartsWith("program.backend_delegate_data[0].data: expected an array of bytes"));
 
   PteInput null_source = SmallProgram({Pattern(4, 1)});
   null_source.constants[1] = nullptr;

@@ -11,6 +11,7 @@
 #define ETPACK_EXTERNAL_DATA_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -112,6 +113,11 @@ Result<ProgramWithDataPlan> PlanProgramWithData(std::string program_name, PteInp
                                                 const PteOptions& options,
                                                 std::vector<ExternalDataFile> data,
                                                 const std::string& program_context = "");
+
+// The layout of every tensor of `program` whose data is EXTERNAL, by its
+// fully_qualified_name: what a .ptd entry for it must state. Errors name
+// the field of a malformed program.
+Result<std::map<std::string, TensorLayout>> ExternalTensorLayouts(const ProgramStructure& program);
 
 // The PtdOptions a program's data files get (see PlanProgramWithData).
 PtdOptions DataOptionsOf(const PteOptions& options);

@@ -123,6 +123,10 @@ class ProgramStructure {
   // The tree: the tree form as is, or the flatbuffer verified and converted
   // ([ubyte] vectors become arrays of byte values). Errors name the field.
   Result<json::Value> TakeTree() &&;
+  // The flatbuffer: the flatbuffer form verified, or the tree form built.
+  // The source's contents are in memory (contiguous() != nullptr). Errors
+  // name the field.
+  Result<SourcePtr> TakeFlatbuffer() &&;
 
  private:
   json::Value tree_;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "etpack/json.h"
+#include "etpack/object_reader.h"
 #include "etpack/source.h"
 #include "etpack/status.h"
 #include "flatbuffer/schema_info.h"
@@ -36,6 +37,12 @@ struct TreeBuildOptions {
   // What errors call the root: paths read "<root_path>.execution_plan[0]..."
   // ("program" for a .pte, the member of PteInput the tree came from).
   std::string root_path;
+  // The field "Table.field" of the k-th table holding it, in build order,
+  // takes replacements[k] instead of its own value (null: its own). How a
+  // planner re-points what it moves (every BackendDelegate.processed).
+  // Honoured by RebuildFlatbuffer.
+  std::string replaced_field;
+  std::vector<json::Value> replacements;
 };
 
 // Builds a finished flatbuffer (root + file identifier) from `root`, a tree
@@ -51,6 +58,24 @@ struct TreeBuildOptions {
 // Unknown members are errors. The result is below 2 GiB or an error.
 Result<std::vector<uint8_t>> BuildFlatbuffer(SchemaId schema, const json::Value& root,
                                              const TreeBuildOptions& options = {});
+
+// A copy of `verified` (a flatbuffer of `schema` that passed its verifier,
+// `size` bytes) in which the root's fields named in `root_overrides` (an
+// object in the tree form above; a null member: the field absent) replace
+// the buffer's own, and options.replaced_field is replaced as described
+// there. Tables are built in the order BuildFlatbuffer builds them.
+Result<std::vector<uint8_t>> RebuildFlatbuffer(SchemaId schema, const uint8_t* verified,
+                                               uint64_t size, const json::Value& root_overrides,
+                                               const TreeBuildOptions& options = {});
+
+// A flatbuffer of `schema` built from the caller's objects (etpack/object_reader.h
+// says how values are expected), leaving out the root's fields named in
+// `skip_root_fields` (not even read). Errors name options.root_path and the
+// path below it; a wrong type or missing attribute comes from
+// reader.WrongType().
+Result<std::vector<uint8_t>> BuildFlatbufferFromObjects(
+    SchemaId schema, ObjectReader& reader, ObjectReader::Object root,
+    const std::vector<std::string>& skip_root_fields, const TreeBuildOptions& options = {});
 
 }  // namespace etpack
 

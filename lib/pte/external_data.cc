@@ -240,6 +240,33 @@ Result<std::pair<PteInput, PtdInput>> ExternalizeConstants(PteInput input, uint6
   return Externalize(*checked.program, "program", std::move(input), alignment);
 }
 
+Result<std::map<std::string, TensorLayout>> ExternalTensorLayouts(const ProgramStructure& program) {
+  ETPACK_ASSIGN_OR_RETURN(SourcePtr bytes, ProgramStructure(program).TakeFlatbuffer());
+  const pte_fb::Program& p = *pte_fb::GetProgram(bytes->contiguous());
+  std::map<std::string, TensorLayout> layouts;
+  if (p.execution_plan() == nullptr) return layouts;
+  for (const pte_fb::ExecutionPlan* plan : *p.execution_plan()) {
+    if (plan->values() == nullptr) continue;
+    for (const pte_fb::EValue* v : *plan->values()) {
+      const pte_fb::Tensor* t = v->val_as_Tensor();
+      if (t == nullptr) continue;
+      const pte_fb::ExtraTensorInfo* info = t->extra_tensor_info();
+      if (info == nullptr || info->location() != pte_fb::TensorDataLocation::EXTERNAL ||
+          info->fully_qualified_name() == nullptr) {
+        continue;
+      }
+      TensorLayout l;
+      l.scalar_type = static_cast<int>(t->scalar_type());
+      if (t->sizes() != nullptr) l.sizes.assign(t->sizes()->begin(), t->sizes()->end());
+      if (t->dim_order() != nullptr) {
+        l.dim_order.assign(t->dim_order()->begin(), t->dim_order()->end());
+      }
+      layouts[info->fully_qualified_name()->str()] = std::move(l);
+    }
+  }
+  return layouts;
+}
+
 PtdOptions DataOptionsOf(const PteOptions& options) {
   PtdOptions ptd;
   ptd.segment_alignment = options.segment_alignment;

@@ -1,5 +1,5 @@
 // ProgramStructure: the two forms a Program arrives in, and the one the
-// planner works on (the tree).
+// planner works on (the flatbuffer, verified).
 
 #include <flatbuffers/verifier.h>
 
@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "etpack/pte.h"
+#include "flatbuffer/tree_builder.h"
 #include "flatbuffer/tree_reader.h"
 #include "program_etpack_generated.h"
 
@@ -26,10 +27,14 @@ ProgramStructure ProgramStructure::FromFlatbuffer(SourcePtr bytes) {
   return p;
 }
 
-Result<json::Value> ProgramStructure::TakeTree() && {
-  if (flatbuffer_ == nullptr) return std::move(tree_);
-  const std::string what = "program flatbuffer (" + flatbuffer_->Describe() + ")";
-  const uint64_t size = flatbuffer_->size();
+namespace {
+
+// The flatbuffer form's bytes, in memory and verified. A buffer that fails
+// verification is read again with checks at every step, which names the
+// field that fails.
+Result<SourcePtr> Verified(const SourcePtr& flatbuffer) {
+  const std::string what = "program flatbuffer (" + flatbuffer->Describe() + ")";
+  const uint64_t size = flatbuffer->size();
   if (size < 2 * sizeof(flatbuffers::uoffset_t)) {
     return Corrupt(what + ": " + std::to_string(size) + " bytes is too short for a flatbuffer");
   }
@@ -37,32 +42,51 @@ Result<json::Value> ProgramStructure::TakeTree() && {
     return OutOfRange(what + ": " + std::to_string(size) +
                       " bytes exceed the 2 GiB flatbuffer limit");
   }
-  std::vector<uint8_t> copy;
-  const uint8_t* data = flatbuffer_->contiguous();
-  if (data == nullptr) {
-    Result<std::vector<uint8_t>> read = ReadAll(*flatbuffer_);
+  SourcePtr bytes = flatbuffer;
+  if (bytes->contiguous() == nullptr) {
+    Result<std::vector<uint8_t>> read = ReadAll(*flatbuffer);
     if (!read.ok()) return read.status().WithContext(what);
-    copy = std::move(read).value();
-    data = copy.data();
+    bytes = OwnedSource(std::move(read).value());
   }
+  const uint8_t* data = bytes->contiguous();
   // A large program has a table per value: lift the verifier's default
   // limit of a million tables.
   flatbuffers::Verifier::Options limits;
   limits.max_tables = std::numeric_limits<flatbuffers::uoffset_t>::max();
   flatbuffers::Verifier verifier(data, static_cast<size_t>(size), limits);
-  const bool valid = pte_fb::VerifyProgramBuffer(verifier);
-  if (!valid && !pte_fb::ProgramBufferHasIdentifier(data)) {
+  if (pte_fb::VerifyProgramBuffer(verifier)) return bytes;
+  if (!pte_fb::ProgramBufferHasIdentifier(data)) {
     return Corrupt(what + ": not a Program flatbuffer (file identifier is not \"" +
                    std::string(pte_fb::ProgramIdentifier()) + "\")");
   }
-  // An invalid buffer is read again with checks at every step, which names
-  // the field that fails.
   TreeReadOptions options;
-  options.verify = !valid;
+  options.verify = true;
   Result<json::Value> tree = FlatbufferToTree(SchemaId::kProgram, data, size, options);
   if (!tree.ok()) return tree.status().WithContext(what);
-  if (!valid) return Corrupt(what + ": fails flatbuffers verification");
+  return Corrupt(what + ": fails flatbuffers verification");
+}
+
+}  // namespace
+
+Result<json::Value> ProgramStructure::TakeTree() && {
+  if (flatbuffer_ == nullptr) return std::move(tree_);
+  ETPACK_ASSIGN_OR_RETURN(SourcePtr bytes, Verified(flatbuffer_));
+  Result<json::Value> tree =
+      FlatbufferToTree(SchemaId::kProgram, bytes->contiguous(), bytes->size());
+  if (!tree.ok()) {
+    return tree.status().WithContext("program flatbuffer (" + flatbuffer_->Describe() + ")");
+  }
   return tree;
+}
+
+Result<SourcePtr> ProgramStructure::TakeFlatbuffer() && {
+  if (flatbuffer_ != nullptr) return Verified(flatbuffer_);
+  TreeBuildOptions build;
+  build.root_path = "program";
+  ETPACK_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes,
+                          BuildFlatbuffer(SchemaId::kProgram, tree_, build));
+  tree_ = json::Value();
+  return OwnedSource(std::move(bytes));
 }
 
 }  // namespace etpack

@@ -1,7 +1,8 @@
 // Pass one for .pte: turns an exporter's program structure plus data sources
-// into an ArtifactPlan. The planner owns the tree and edits the few fields
+// into an ArtifactPlan. The program arrives as a verified flatbuffer (a tree
+// is built into one first); the planner reads it, decides the few fields
 // that change (constant_buffer emptied, delegates re-pointed, segment tables
-// filled) in place. Bulk bytes never enter it.
+// filled) and copies it once with those replaced. Bulk bytes never enter it.
 
 #include <algorithm>
 #include <cstring>
@@ -21,6 +22,7 @@
 #include "plan/content_dedup.h"
 #include "plan/named_store.h"
 #include "plan/segments.h"
+#include "program_etpack_generated.h"
 #include "pte/program_checks.h"
 #include "pte/pte_format.h"
 #include "pte/pte_header.h"
@@ -42,44 +44,24 @@ const char* SegmentRoleName(SegmentRole role) {
 
 namespace {
 
-// Checks that the [ubyte] member `field` of every `table` object in the
-// Program's array `array` is empty: the bytes travel beside the tree, in
-// PteInput::`list`. Paths are spelled only on failure: a program can have
-// 10^5 entries.
-Status CheckNoBytes(const std::vector<json::Value>* entries, const char* array, const char* table,
-                    const char* field, const char* list) {
+// Checks that the [ubyte] field `field` of every `table` entry in the
+// Program's vector `array` is empty: the bytes travel beside the program, in
+// PteInput::`list`. `bytes_of(entry)` is the field. Paths are spelled only
+// on failure: a program can have 10^5 entries.
+template <typename Entries, typename BytesOf>
+Status CheckNoBytes(const Entries* entries, const char* array, const char* field, const char* list,
+                    BytesOf bytes_of) {
   if (entries == nullptr) return Status::OK();
-  for (size_t i = 0; i < entries->size(); ++i) {
-    const json::Value& e = (*entries)[i];
-    auto path = [&] { return std::string("program.") + array + "[" + std::to_string(i) + "]"; };
-    if (e.kind() != json::Kind::kObject) {
-      return InvalidArgument(path() + ": expected a " + table + " object");
-    }
-    const json::Value* bytes = e.Find(field);
-    if (bytes == nullptr || bytes->is_null() ||
-        (bytes->kind() == json::Kind::kArray && bytes->items().empty())) {
-      continue;
-    }
-    const std::string held = bytes->kind() == json::Kind::kArray
-                                 ? std::to_string(bytes->items().size()) +
-                                       (bytes->items().size() == 1 ? " byte" : " bytes")
-                                 : json::Print(*bytes);
-    return InvalidArgument(path() + "." + field + " holds " + held + ": the bytes go in " +
-                           "PteInput::" + list + "[" + std::to_string(i) +
+  for (flatbuffers::uoffset_t i = 0; i < entries->size(); ++i) {
+    const flatbuffers::Vector<uint8_t>* bytes = bytes_of(*entries->Get(i));
+    if (bytes == nullptr || bytes->size() == 0) continue;
+    const std::string n = std::to_string(bytes->size());
+    return InvalidArgument(std::string("program.") + array + "[" + std::to_string(i) + "]." +
+                           field + " holds " + n + (bytes->size() == 1 ? " byte" : " bytes") +
+                           ": the bytes go in PteInput::" + list + "[" + std::to_string(i) +
                            "], beside the program; leave the field empty");
   }
   return Status::OK();
-}
-
-// The array member `key` of `obj`, or nullptr when absent or null.
-Result<const std::vector<json::Value>*> OptionalArray(const json::Value& obj, std::string_view key,
-                                                      const std::string& path) {
-  const json::Value* v = obj.Find(key);
-  if (v == nullptr || v->is_null()) return nullptr;
-  if (v->kind() != json::Kind::kArray) {
-    return InvalidArgument(path + std::string(key) + ": expected an array, got " + json::Print(*v));
-  }
-  return &v->items();
 }
 
 // Sub-buffer offsets as a SubsegmentOffsets table.
@@ -143,10 +125,8 @@ class PtePlanner {
     inputs_.Add(input_.delegates);
     for (const NamedData& n : input_.named_data) inputs_.Add(n.source);
     inputs_.Add(input_.read);
-    ETPACK_ASSIGN_OR_RETURN(program_, std::move(input_.program).TakeTree());
-    if (program_.kind() != json::Kind::kObject) {
-      return InvalidArgument("program: expected an object (the Program table)");
-    }
+    ETPACK_ASSIGN_OR_RETURN(program_bytes_, std::move(input_.program).TakeFlatbuffer());
+    program_ = pte_fb::GetProgram(program_bytes_->contiguous());
 
     ETPACK_RETURN_IF_ERROR(PlanConstants());
     ETPACK_RETURN_IF_ERROR(PlanMutable());
@@ -157,9 +137,9 @@ class PtePlanner {
 
  private:
   Status PlanConstants() {
-    ETPACK_ASSIGN_OR_RETURN(auto entries, OptionalArray(program_, "constant_buffer", "program."));
-    ETPACK_RETURN_IF_ERROR(
-        CheckNoBytes(entries, "constant_buffer", "Buffer", "storage", "constants"));
+    ETPACK_RETURN_IF_ERROR(CheckNoBytes(program_->constant_buffer(), "constant_buffer", "storage",
+                                        "constants",
+                                        [](const pte_fb::Buffer& b) { return b.storage(); }));
     std::vector<SourcePtr> sources = std::move(input_.constants);
     for (size_t i = 0; i < sources.size(); ++i) {
       if (sources[i] == nullptr) {
@@ -180,30 +160,30 @@ class PtePlanner {
                               PackSegment(std::move(sources), options_.constant_tensor_alignment));
       offsets = PieceOffsets(seg);
     }
-    program_.Set("constant_buffer", json::Value::Array());
-    program_.Set("constant_segment", SubsegmentOffsets(segments_.size(), offsets));
+    overrides_.Set("constant_buffer", json::Value::Array());
+    overrides_.Set("constant_segment", SubsegmentOffsets(segments_.size(), offsets));
     AddSegment(SegmentRole::kConstants, std::move(seg));
     return Status::OK();
   }
 
   Status PlanMutable() {
-    program_.Set("mutable_data_segments", json::Value::Null());
+    overrides_.Set("mutable_data_segments", json::Value::Null());
     for (const auto& s : input_.mutable_data) {
       if (s == nullptr) return InvalidArgument("mutable_data: null source");
     }
     ETPACK_ASSIGN_OR_RETURN(Segment seg, PackSegment(input_.mutable_data, 1));
     if (seg.size == 0) return Status::OK();  // the reference writes no segment then
-    program_.Set("mutable_data_segments",
-                 json::Value::Array({SubsegmentOffsets(segments_.size(), PieceOffsets(seg))}));
+    overrides_.Set("mutable_data_segments",
+                   json::Value::Array({SubsegmentOffsets(segments_.size(), PieceOffsets(seg))}));
     AddSegment(SegmentRole::kMutable, std::move(seg));
     return Status::OK();
   }
 
   Status PlanDelegates() {
-    ETPACK_ASSIGN_OR_RETURN(auto inline_data,
-                            OptionalArray(program_, "backend_delegate_data", "program."));
-    ETPACK_RETURN_IF_ERROR(CheckNoBytes(inline_data, "backend_delegate_data",
-                                        "BackendDelegateInlineData", "data", "delegates"));
+    const auto* inline_data = program_->backend_delegate_data();
+    ETPACK_RETURN_IF_ERROR(
+        CheckNoBytes(inline_data, "backend_delegate_data", "data", "delegates",
+                     [](const pte_fb::BackendDelegateInlineData& d) { return d.data(); }));
     const std::vector<SourcePtr>& payloads = input_.delegates;
     for (size_t i = 0; i < payloads.size(); ++i) {
       if (payloads[i] == nullptr) {
@@ -211,45 +191,38 @@ class PtePlanner {
       }
     }
 
-    json::Value* plans = program_.Find("execution_plan");
-    if (plans == nullptr || plans->kind() != json::Kind::kArray) {
+    const auto* plans = program_->execution_plan();
+    if (plans == nullptr) {
       return InvalidArgument("program.execution_plan: expected an array of ExecutionPlan");
     }
     // Payloads kept inline when extracting (the empty ones), one entry per
     // delegate as the reference writer does.
     std::vector<json::Value> kept;
     std::vector<bool> referenced(payloads.size(), false);
-    for (size_t p = 0; p < plans->items().size(); ++p) {
-      json::Value& plan = plans->items()[p];
-      const std::string ppath = "program.execution_plan[" + std::to_string(p) + "]";
-      if (plan.kind() != json::Kind::kObject) {
-        return InvalidArgument(ppath + ": expected an ExecutionPlan object");
-      }
-      json::Value* delegates = plan.Find("delegates");
-      if (delegates == nullptr || delegates->is_null()) continue;
-      if (delegates->kind() != json::Kind::kArray) {
-        return InvalidArgument(ppath + ".delegates: expected an array");
-      }
-      for (size_t d = 0; d < delegates->items().size(); ++d) {
-        const std::string dpath = ppath + ".delegates[" + std::to_string(d) + "].processed";
-        json::Value& delegate = delegates->items()[d];
-        const json::Value* ref =
-            delegate.kind() == json::Kind::kObject ? delegate.Find("processed") : nullptr;
-        if (ref == nullptr || ref->kind() != json::Kind::kObject) {
-          return InvalidArgument(dpath + ": missing; every delegate needs a data reference");
+    for (flatbuffers::uoffset_t p = 0; p < plans->size(); ++p) {
+      const auto* delegates = plans->Get(p)->delegates();
+      if (delegates == nullptr) continue;
+      for (flatbuffers::uoffset_t d = 0; d < delegates->size(); ++d) {
+        const pte_fb::BackendDelegateDataReference* ref = delegates->Get(d)->processed();
+        auto path = [&] {
+          return "program.execution_plan[" + std::to_string(p) + "].delegates[" +
+                 std::to_string(d) + "].processed";
+        };
+        if (ref == nullptr) {
+          return InvalidArgument(path() + ": missing; every delegate needs a data reference");
         }
-        ETPACK_ASSIGN_OR_RETURN(uint64_t index, InlineIndex(*ref, dpath, payloads.size()));
+        ETPACK_ASSIGN_OR_RETURN(uint64_t index, InlineIndex(*ref, path, payloads.size()));
         referenced[index] = true;
         // Without extraction the table and every reference stay as given.
         if (!options_.extract_delegate_segments) continue;
         const SourcePtr& payload = payloads[index];
         if (payload->size() == 0) {
-          delegate.Set("processed", DataReference(pte::kLocationInline, kept.size()));
+          processed_.push_back(DataReference(pte::kLocationInline, kept.size()));
           kept.push_back(json::Value::Object({{"data", json::Value::Array()}}));
           continue;
         }
         ETPACK_ASSIGN_OR_RETURN(size_t seg, DelegateSegment(payload));
-        delegate.Set("processed", DataReference(pte::kLocationSegment, seg));
+        processed_.push_back(DataReference(pte::kLocationSegment, seg));
       }
     }
     if (!options_.extract_delegate_segments) {
@@ -261,7 +234,7 @@ class PtePlanner {
             {{"data", json::Value::Object({{"source", json::Value::UInt(i)}})}}));
       }
       if (inline_data != nullptr || !kept.empty()) {
-        program_.Set("backend_delegate_data", json::Value::Array(std::move(kept)));
+        overrides_.Set("backend_delegate_data", json::Value::Array(std::move(kept)));
       }
       return Status::OK();
     }
@@ -273,7 +246,7 @@ class PtePlanner {
                                "] is not referenced by any delegate");
       }
     }
-    program_.Set("backend_delegate_data", json::Value::Array(std::move(kept)));
+    overrides_.Set("backend_delegate_data", json::Value::Array(std::move(kept)));
     return Status::OK();
   }
 
@@ -283,28 +256,18 @@ class PtePlanner {
   }
 
   // Validates an input reference (INLINE, index in range) and returns the index.
-  static Result<uint64_t> InlineIndex(const json::Value& ref, const std::string& path,
+  template <typename PathFn>
+  static Result<uint64_t> InlineIndex(const pte_fb::BackendDelegateDataReference& ref, PathFn path,
                                       size_t count) {
-    const json::Value* loc = ref.Find("location");
-    const bool is_inline = loc == nullptr || loc->is_null() ||
-                           (loc->is_integer() && loc->as_double() == pte::kLocationInline) ||
-                           (loc->kind() == json::Kind::kString && loc->as_string() == "INLINE");
-    if (!is_inline) {
-      return InvalidArgument(path + ".location = " + json::Print(*loc) +
+    const int location = static_cast<int>(ref.location());
+    if (location != pte::kLocationInline) {
+      return InvalidArgument(path() + ".location = " + std::to_string(location) +
                              ": delegates must be given INLINE (payload in "
                              "PteInput::delegates); the planner assigns segments");
     }
-    const json::Value* idx = ref.Find("index");
-    uint64_t index = 0;
-    if (idx != nullptr && !idx->is_null()) {
-      if (!idx->is_integer() || idx->as_double() < 0) {
-        return InvalidArgument(path + ".index = " + json::Print(*idx) +
-                               ": expected a non-negative integer");
-      }
-      index = idx->as_uint();
-    }
+    const uint64_t index = ref.index();
     if (index >= count) {
-      return InvalidArgument(path + ".index = " + std::to_string(index) +
+      return InvalidArgument(path() + ".index = " + std::to_string(index) +
                              " is out of range: there are " + std::to_string(count) +
                              " delegate payloads (PteInput::delegates)");
     }
@@ -334,7 +297,7 @@ class PtePlanner {
   // same bytes is one entry, with other bytes an error; keys with identical
   // bytes share one segment.
   Status PlanNamedData() {
-    program_.Set("named_data", json::Value::Null());
+    overrides_.Set("named_data", json::Value::Null());
     if (input_.named_data.empty() && !options_.integrity_table) return Status::OK();
     NamedDataStore store(options_.strictest_shared_alignment ? SharedAlignment::kStrictest
                                                              : SharedAlignment::kFirstKey);
@@ -365,7 +328,7 @@ class PtePlanner {
       AddSegment(SegmentRole::kNamedData,
                  SourceSegment(IntegrityTablePlaceholder(segments_.size() + 1)));
     }
-    program_.Set("named_data", json::Value::Array(std::move(named)));
+    overrides_.Set("named_data", json::Value::Array(std::move(named)));
     return Status::OK();
   }
 
@@ -379,7 +342,7 @@ class PtePlanner {
       table.push_back(json::Value::Object({{"offset", json::Value::UInt(seg_layout.offsets[j])},
                                            {"size", json::Value::UInt(segments_[j].size)}}));
     }
-    program_.Set("segments", json::Value::Array(std::move(table)));
+    overrides_.Set("segments", json::Value::Array(std::move(table)));
 
     TreeBuildOptions build;
     build.root_path = "program";
@@ -389,8 +352,15 @@ class PtePlanner {
       build.sources = std::move(input_.delegates);
       build.sources_fields = {"BackendDelegateInlineData.data"};
     }
+    if (options_.extract_delegate_segments) {
+      build.replaced_field = "BackendDelegate.processed";
+      build.replacements = std::move(processed_);
+    }
     ETPACK_ASSIGN_OR_RETURN(std::vector<uint8_t> fb,
-                            BuildFlatbuffer(SchemaId::kProgram, program_, build));
+                            RebuildFlatbuffer(SchemaId::kProgram, program_bytes_->contiguous(),
+                                              program_bytes_->size(), overrides_, build));
+    program_ = nullptr;
+    program_bytes_.reset();
 
     // Without segment bytes the reference writes a plain flatbuffer, no
     // extended header.
@@ -435,8 +405,13 @@ class PtePlanner {
   }
 
   PteInput input_;
-  InputFiles inputs_;    // what the plan must not overwrite (ArtifactPlan::inputs)
-  json::Value program_;  // taken from input_.program
+  InputFiles inputs_;        // what the plan must not overwrite (ArtifactPlan::inputs)
+  SourcePtr program_bytes_;  // input_.program, verified
+  const pte_fb::Program* program_ = nullptr;
+  // What replaces the program's own fields: at the root, and each
+  // BackendDelegate's processed reference in plan order.
+  json::Value overrides_ = json::Value::Object();
+  std::vector<json::Value> processed_;
   const PteOptions& options_;
   // What pass one decides, before offsets are absolute: segment j holds
   // segments_[j] and plays roles_[j].

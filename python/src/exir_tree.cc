@@ -2,115 +2,291 @@
 
 #include <cmath>
 #include <cstring>
+#include <deque>
 #include <iterator>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "errors.h"
-#include "flatbuffer/schema_info.h"
+#include "etpack/external_data.h"
+#include "etpack/program_objects.h"
 
 namespace py = pybind11;
 
 namespace etpack::python {
 namespace {
 
-using fbs::BaseType;
-using fbs::FieldInfo;
-using fbs::ObjectInfo;
-using fbs::PathPush;
-
 // type(x).__name__: a class defined in Python has its bare name in tp_name,
 // an extension type "module.Name".
 std::string_view ClassName(PyObject* o) {
+  if (o == Py_None) return "None";
   std::string_view name = Py_TYPE(o)->tp_name;
   const size_t dot = name.rfind('.');
   return dot == std::string_view::npos ? name : name.substr(dot + 1);
 }
 
-std::string Found(PyObject* o) {
-  if (o == Py_None) return "None";
-  return std::string(ClassName(o));
-}
-
 bool IsInt(PyObject* o) { return PyLong_Check(o) && !PyBool_Check(o); }
 
-// The schema's Program table and every table under it, with each field's
-// name interned once so that reading an attribute is one lookup.
-class ProgramSchema {
+PyObject* Py(ObjectReader::Object o) {
+  return const_cast<PyObject*>(static_cast<const PyObject*>(o));
+}
+
+// Appends ".name" to a path for the life of the object.
+class PathPush {
  public:
-  static const ProgramSchema& Get() {
-    static const ProgramSchema* schema = new ProgramSchema();  // lives with the module
-    return *schema;
+  PathPush(std::string& path, std::string_view name) : path_(path), size_(path.size()) {
+    path_ += '.';
+    path_ += name;
   }
-  const fbs::SchemaData& data() const { return data_; }
-  PyObject* name(int object, size_t field) const { return names_[object][field]; }
-  int Object(std::string_view table) const {
-    for (size_t i = 0; i < data_.objects.size(); ++i) {
-      if (data_.objects[i].name == table) return static_cast<int>(i);
+  ~PathPush() { path_.resize(size_); }
+  PathPush(const PathPush&) = delete;
+  PathPush& operator=(const PathPush&) = delete;
+
+ private:
+  std::string& path_;
+  size_t size_;
+};
+
+// Python objects as the library reads a program from them
+// (etpack/object_reader.h). Everything it hands out stays referenced until
+// it is destroyed, so no Python code run by an attribute read can free an
+// object the library still walks. A Python exception other than a missing
+// attribute is kept and raised again by Check().
+class PyObjectReader final : public ObjectReader {
+ public:
+  explicit PyObjectReader(python::Items& items) : items_(items) {}
+  ~PyObjectReader() override {
+    for (Py_buffer& view : views_) PyBuffer_Release(&view);
+    for (PyObject* o : held_) Py_DECREF(o);
+    for (PyObject* k : keys_) Py_DECREF(k);
+  }
+  PyObjectReader(const PyObjectReader&) = delete;
+  PyObjectReader& operator=(const PyObjectReader&) = delete;
+
+  // Raises for a failed status: the Python exception it stands for, a
+  // TypeError for a wrong type, else etpack's exception of its code.
+  void Check(const Status& status) {
+    if (status.ok()) return;
+    if (exception_) {
+      exception_->restore();
+      exception_.reset();
+      throw py::error_already_set();
     }
-    return -1;
+    if (type_error_) RaiseTypeError(status.message());
+    python::Check(status);
+  }
+
+  Key KeyOf(std::string_view name) override {
+    PyObject* key = PyUnicode_InternFromString(std::string(name).c_str());
+    if (key == nullptr) {
+      PyErr_Clear();
+      key = Py_None;  // never read: Get() fails on it
+      Py_INCREF(key);
+    }
+    keys_.push_back(key);
+    return key;
+  }
+
+  Status Get(Object object, Key key, Object* value, bool* found) override {
+    *value = nullptr;
+    *found = false;
+    if (!PyUnicode_Check(Py(key))) return Pending();
+    PyObject* v = PyObject_GetAttr(Py(object), Py(key));
+    if (v == nullptr) {
+      if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return Pending();
+      PyErr_Clear();
+      return Status::OK();
+    }
+    held_.push_back(v);
+    *found = true;
+    if (v != Py_None) *value = v;
+    return Status::OK();
+  }
+
+  Kind KindOf(Object object) override {
+    PyObject* o = Py(object);
+    if (o == nullptr || o == Py_None) return Kind::kNone;
+    if (PyBool_Check(o)) return Kind::kBool;
+    if (PyLong_Check(o)) return Kind::kInt;
+    if (PyFloat_Check(o)) return Kind::kFloat;
+    if (PyUnicode_Check(o)) return Kind::kString;
+    if (PyList_Check(o) || PyTuple_Check(o)) return Kind::kList;
+    if (PyObject_CheckBuffer(o)) return Kind::kBytes;
+    return Kind::kOther;
+  }
+
+  std::string_view ClassName(Object object) override {
+    return object == nullptr ? "None" : python::ClassName(Py(object));
+  }
+
+  std::string Text(Object object) override {
+    if (object == nullptr) return "None";
+    PyObject* text = PyObject_Str(Py(object));
+    if (text == nullptr) {
+      PyErr_Clear();
+      return "?";
+    }
+    const char* s = PyUnicode_AsUTF8(text);
+    std::string out = s != nullptr ? s : "?";
+    if (s == nullptr) PyErr_Clear();
+    Py_DECREF(text);
+    return out;
+  }
+
+  bool Bool(Object object) override { return Py(object) == Py_True; }
+
+  bool Int64(Object object, int64_t* value) override {
+    int overflow = 0;
+    const long long x = PyLong_AsLongLongAndOverflow(Py(object), &overflow);
+    if (overflow != 0 || (x == -1 && PyErr_Occurred())) {
+      PyErr_Clear();
+      return false;
+    }
+    *value = x;
+    return true;
+  }
+
+  bool UInt64(Object object, uint64_t* value) override {
+    const unsigned long long x = PyLong_AsUnsignedLongLong(Py(object));
+    if (PyErr_Occurred()) {
+      PyErr_Clear();
+      return false;
+    }
+    *value = x;
+    return true;
+  }
+
+  double Double(Object object) override {
+    PyObject* o = Py(object);
+    if (PyFloat_Check(o)) return PyFloat_AS_DOUBLE(o);
+    const double d = PyLong_AsDouble(o);
+    if (d == -1.0 && PyErr_Occurred()) {
+      // Too large for a double: an infinity of its sign.
+      PyErr_Clear();
+      return _PyLong_Sign(o) < 0 ? -HUGE_VAL : HUGE_VAL;
+    }
+    return d;
+  }
+
+  Status Utf8(Object object, std::string_view* text) override {
+    Py_ssize_t n = 0;
+    const char* s = PyUnicode_AsUTF8AndSize(Py(object), &n);
+    if (s == nullptr) {
+      PyErr_Clear();
+      return InvalidArgument(
+          "a str that is not valid Unicode (a lone surrogate?) cannot be stored as UTF-8");
+    }
+    *text = std::string_view(s, static_cast<size_t>(n));
+    return Status::OK();
+  }
+
+  Status ItemsOf(Object list, bool stable, ItemSpan* items) override {
+    PyObject* l = Py(list);
+    if (!stable) {
+      // Read in place: reading scalars and strings runs no Python code.
+      items->items = reinterpret_cast<const Object*>(PySequence_Fast_ITEMS(l));
+      items->size = static_cast<size_t>(PySequence_Fast_GET_SIZE(l));
+      return Status::OK();
+    }
+    // A snapshot, with None as nullptr.
+    PyObject* tuple = PySequence_Tuple(l);
+    if (tuple == nullptr) return Pending();
+    held_.push_back(tuple);
+    const Py_ssize_t n = PyTuple_GET_SIZE(tuple);
+    std::vector<Object>& copy = snapshots_.emplace_back(static_cast<size_t>(n));
+    for (Py_ssize_t k = 0; k < n; ++k) {
+      PyObject* item = PyTuple_GET_ITEM(tuple, k);
+      copy[static_cast<size_t>(k)] = item == Py_None ? nullptr : item;
+    }
+    items->items = copy.data();
+    items->size = copy.size();
+    return Status::OK();
+  }
+
+  Status BytesOf(Object object, const uint8_t** data, size_t* size) override {
+    Py_buffer view;
+    if (PyObject_GetBuffer(Py(object), &view, PyBUF_C_CONTIGUOUS) != 0) {
+      PyErr_Clear();
+      return WrongType("a " + std::string(ClassName(object)) +
+                       " whose buffer is not C-contiguous bytes");
+    }
+    views_.push_back(view);
+    *data = static_cast<const uint8_t*>(view.buf);
+    *size = static_cast<size_t>(view.len);
+    return Status::OK();
+  }
+
+  Result<SourcePtr> DataOf(Object object, const std::function<std::string()>& path) override {
+    try {
+      return DataSource(items_, Py(object), path);
+    } catch (py::error_already_set& e) {
+      if (e.matches(PyExc_TypeError)) type_error_ = true;
+      exception_.emplace(std::move(e));
+      return Status(Code::kInvalidArgument, "a Python exception");
+    }
+  }
+
+  Status WrongType(std::string message) override {
+    type_error_ = true;
+    return InvalidArgument(std::move(message));
+  }
+
+  // bytes (any buffer), or file-backed data (no buffer protocol; `_path`
+  // names the file). Raises a TypeError naming `path` for anything else.
+  static SourcePtr DataSource(python::Items& items, PyObject* data,
+                              const std::function<std::string()>& path) {
+    if (data == nullptr) data = Py_None;
+    if (PyObject_CheckBuffer(data)) return items.Borrow(data, path);
+    if (data != Py_None && !PyUnicode_Check(data)) {
+      PyObject* file = PyObject_GetAttrString(data, "_path");
+      if (file != nullptr) {
+        py::object file_path = py::reinterpret_steal<py::object>(file);
+        if (IsPath(file_path)) return items.Source(file_path, path());
+      } else {
+        PyErr_Clear();
+      }
+    }
+    RaiseTypeError(path() +
+                   ": expected bytes or file-backed data (an object with a _path), found " +
+                   std::string(python::ClassName(data)));
   }
 
  private:
-  ProgramSchema() : data_(fbs::Decoded(SchemaId::kProgram)) {
-    for (const ObjectInfo& o : data_.objects) {
-      std::vector<PyObject*> names;
-      for (const FieldInfo& f : o.fields) {
-        names.push_back(f.present ? PyUnicode_InternFromString(std::string(f.name).c_str())
-                                  : nullptr);
-        if (f.present && names.back() == nullptr) throw py::error_already_set();
-      }
-      names_.push_back(std::move(names));
-    }
+  // The Python exception set now, kept for Check().
+  Status Pending() {
+    exception_.emplace();
+    return Status(Code::kInvalidArgument, "a Python exception");
   }
-  const fbs::SchemaData& data_;
-  std::vector<std::vector<PyObject*>> names_;
+
+  python::Items& items_;
+  std::vector<PyObject*> keys_;
+  std::deque<PyObject*> held_;
+  std::deque<std::vector<Object>> snapshots_;
+  std::deque<Py_buffer> views_;
+  std::optional<py::error_already_set> exception_;
+  bool type_error_ = false;
 };
 
-std::string ScalarName(BaseType t) {
-  switch (t) {
-    case BaseType::Bool: return "bool";
-    case BaseType::Float:
-    case BaseType::Double: return "float";
-    default: return "int";
-  }
-}
-
-}  // namespace
-
-// Walks one object tree. Where it is, for errors, is `path_` (a prefix the
-// helpers below edit as text) followed by `frames_` (the fields and indices
-// of the table walk, pushed and popped without building any text: the path
-// is rendered only for an error).
+// Where the non-schema parts of the exporter's objects are read (mutable
+// data, named data, external constants): `path_`, a prefix the helpers
+// below edit as text, then `frames_`, list indices pushed and popped
+// without building any text.
 class TreeWalker {
  public:
-  // The interned str of a string literal, made once per literal: the walk
-  // reads the same few attributes (storage, data) once per item.
-  static PyObject* Interned(const char* literal) {
-    static std::vector<std::pair<const char*, PyObject*>> names;  // lives with the module
-    for (const auto& [l, n] : names) {
-      if (l == literal) return n;
-    }
-    PyObject* n = PyUnicode_InternFromString(literal);
-    if (n == nullptr) throw py::error_already_set();
-    names.emplace_back(literal, n);
-    return n;
-  }
+  TreeWalker(Items& items, std::string root) : items_(items), path_(std::move(root)) {}
 
-  TreeWalker(Items& items, std::string root)
-      : items_(items), schema_(ProgramSchema::Get()), path_(std::move(root)) {}
-
+  Items& items() { return items_; }
   std::string& path() { return path_; }
 
-  // A field name or list index on the path for the life of the object.
+  // A list index on the path for the life of the object.
   class Frame {
    public:
-    Frame(TreeWalker& w, std::string_view name) : w_(w) { w.frames_.push_back({name, 0}); }
-    Frame(TreeWalker& w, size_t index) : w_(w) { w.frames_.push_back({{}, index}); }
+    Frame(TreeWalker& w, size_t index) : w_(w) { w.frames_.push_back(index); }
     ~Frame() { w_.frames_.pop_back(); }
     Frame(const Frame&) = delete;
     Frame& operator=(const Frame&) = delete;
@@ -121,19 +297,12 @@ class TreeWalker {
 
   std::string Path() const {
     std::string p = path_;
-    for (const auto& [name, index] : frames_) {
-      if (name.empty()) {
-        p += "[" + std::to_string(index) + "]";
-      } else {
-        p += ".";
-        p += name;
-      }
-    }
+    for (size_t index : frames_) p += "[" + std::to_string(index) + "]";
     return p;
   }
 
   [[noreturn]] void WrongType(PyObject* found, const std::string& expected) {
-    RaiseTypeError(Path() + ": expected " + expected + ", found " + Found(found));
+    RaiseTypeError(Path() + ": expected " + expected + ", found " + std::string(ClassName(found)));
   }
   [[noreturn]] void Invalid(const std::string& message) {
     Raise(Code::kInvalidArgument, Path() + ": " + message);
@@ -141,78 +310,26 @@ class TreeWalker {
 
   // getattr(o, name) as a new reference. A missing attribute is an error at
   // the attribute's path naming the object's class and the type expected.
-  py::object Attr(PyObject* o, PyObject* name, const std::string& expected) {
-    PyObject* v = PyObject_GetAttr(o, name);
+  py::object Attr(PyObject* o, const char* name, const std::string& expected) {
+    PyObject* v = PyObject_GetAttrString(o, name);
     if (v != nullptr) return py::reinterpret_steal<py::object>(v);
     if (!PyErr_ExceptionMatches(PyExc_AttributeError)) throw py::error_already_set();
     PyErr_Clear();
-    const std::string attribute = PyUnicode_AsUTF8(name);
-    RaiseTypeError(Path() + "." + attribute + ": expected " + expected + ", found a " + Found(o) +
-                   " without attribute '" + attribute + "'");
-  }
-  // `name`: a string literal (interned once, kept by its address).
-  py::object Attr(PyObject* o, const char* name, const std::string& expected) {
-    return Attr(o, Interned(name), expected);
-  }
-
-  // The Program table (its bulk fields become sources in `input`).
-  json::Value Program(PyObject* program, PteInput* input) {
-    const int index = schema_.data().root;
-    const ObjectInfo& info = schema_.data().objects[index];
-    std::vector<json::Value::Member> members;
-    for (size_t i = 0; i < info.fields.size(); ++i) {
-      const FieldInfo& f = info.fields[i];
-      if (!f.present) continue;
-      // What the planner lays out itself.
-      if (f.name == "segments" || f.name == "constant_segment" ||
-          f.name == "mutable_data_segments" || f.name == "named_data") {
-        continue;
-      }
-      if (f.name == "constant_buffer" || f.name == "backend_delegate_data") {
-        const bool constants = f.name == "constant_buffer";
-        py::object list = Attr(program, schema_.name(index, i),
-                               constants ? "list of Buffer" : "list of BackendDelegateInlineData");
-        Frame at(*this, f.name);
-        std::vector<json::Value> entries;
-        std::vector<SourcePtr>& sources = constants ? input->constants : input->delegates;
-        ForEach(
-            list.ptr(), constants ? "list of Buffer" : "list of BackendDelegateInlineData",
-            [&](PyObject* item) {
-              sources.push_back(BufferSource(item, constants ? "storage" : "data",
-                                             constants ? "Buffer" : "BackendDelegateInlineData"));
-              entries.push_back(json::Value::Object());
-            });
-        members.emplace_back(std::string(f.name), json::Value::Array(std::move(entries)));
-        continue;
-      }
-      members.emplace_back(std::string(f.name), Field(program, index, i));
-    }
-    return json::Value::Object(std::move(members));
+    RaiseTypeError(Path() + "." + name + ": expected " + expected + ", found a " +
+                   std::string(ClassName(o)) + " without attribute '" + name + "'");
   }
 
   // The source of a Buffer-like object's bytes attribute `attr`.
   SourcePtr BufferSource(PyObject* holder, const char* attr, const char* holder_type) {
     if (holder == Py_None) WrongType(holder, holder_type);
     py::object data = Attr(holder, attr, "bytes");
-    Frame at(*this, attr);
-    return DataSource(data.ptr());
+    return DataSource(data.ptr(), Path() + "." + attr);
   }
 
-  // bytes (any buffer), or file-backed data (no buffer protocol; `_path`
-  // names the file).
-  SourcePtr DataSource(PyObject* data) {
-    if (PyObject_CheckBuffer(data)) return items_.Borrow(data, [&] { return Path(); });
-    if (data != Py_None && !PyUnicode_Check(data)) {
-      PyObject* file = PyObject_GetAttrString(data, "_path");
-      if (file != nullptr) {
-        py::object path = py::reinterpret_steal<py::object>(file);
-        if (IsPath(path)) return items_.Source(path, Path());
-      } else {
-        PyErr_Clear();
-      }
-    }
-    WrongType(data, "bytes or file-backed data (an object with a _path)");
+  SourcePtr DataSource(PyObject* data, const std::string& path) {
+    return PyObjectReader::DataSource(items_, data, [&] { return path; });
   }
+  SourcePtr DataSource(PyObject* data) { return DataSource(data, Path()); }
 
   // The items of a list or tuple as a tuple that nothing else can change.
   static py::object Snapshot(PyObject* list) {
@@ -229,10 +346,9 @@ class TreeWalker {
     // reads) that could shrink or grow a list while it is walked.
     const py::object fast = Snapshot(list);
     const Py_ssize_t n = PyTuple_GET_SIZE(fast.ptr());
-    PyObject** items = &PyTuple_GET_ITEM(fast.ptr(), 0);
     for (Py_ssize_t k = 0; k < n; ++k) {
       Frame at(*this, static_cast<size_t>(k));
-      fn(items[k]);
+      fn(PyTuple_GET_ITEM(fast.ptr(), k));
     }
   }
 
@@ -244,223 +360,11 @@ class TreeWalker {
     return x;
   }
 
-  json::Value Table(PyObject* o, int index) {
-    const ObjectInfo& info = schema_.data().objects[index];
-    // Members collect on one stack shared by the whole walk and move into a
-    // vector of the exact size: a table holds only the fields present, and a
-    // tree of millions of members must not reserve room for the rest.
-    const size_t start = scratch_.size();
-    auto& members = scratch_;
-    for (size_t i = 0; i < info.fields.size(); ++i) {
-      const FieldInfo& f = info.fields[i];
-      if (!f.present || f.type == BaseType::UType) continue;
-      if (f.type == BaseType::Union) {
-        py::object v = AttrAt(o, schema_.name(index, i), f);
-        if (v.is_none()) continue;
-        Frame at(*this, f.name);
-        const fbs::EnumInfo& u = schema_.data().enums[f.index];
-        const std::string_view cls = ClassName(v.ptr());
-        const fbs::EnumValue* member = nullptr;
-        for (const fbs::EnumValue& e : u.values) {
-          if (e.object >= 0 && e.name == cls) member = &e;
-        }
-        if (member == nullptr) WrongType(v.ptr(), Expected(f));
-        members.emplace_back(std::string(f.name) + "_type", json::Value::String(std::string(cls)));
-        members.emplace_back(std::string(f.name), Table(v.ptr(), member->object));
-        continue;
-      }
-      // None is an absent field: left out rather than stored as null, so
-      // neither the tree nor the builder spends anything on it.
-      json::Value v = Field(o, index, i);
-      if (!v.is_null()) members.emplace_back(std::string(f.name), std::move(v));
-    }
-    std::vector<json::Value::Member> own(std::make_move_iterator(scratch_.begin() + start),
-                                         std::make_move_iterator(scratch_.end()));
-    scratch_.erase(scratch_.begin() + start, scratch_.end());
-    return json::Value::Object(std::move(own));
-  }
-
  private:
-  // getattr for a schema field; the expected type is worked out only for an error.
-  py::object AttrAt(PyObject* o, PyObject* name, const FieldInfo& f) {
-    PyObject* v = PyObject_GetAttr(o, name);
-    if (v != nullptr) return py::reinterpret_steal<py::object>(v);
-    if (!PyErr_ExceptionMatches(PyExc_AttributeError)) throw py::error_already_set();
-    PyErr_Clear();
-    return Attr(o, name, Expected(f));
-  }
-
-  std::string TypeOf(BaseType t, int index) const {
-    if (t == BaseType::Obj) return std::string(schema_.data().objects[index].name);
-    if (t == BaseType::String) return "str";
-    if (index >= 0 && t != BaseType::Vector) {
-      return std::string(schema_.data().enums[index].name) + " (int)";
-    }
-    return ScalarName(t);
-  }
-
-  std::string Expected(const FieldInfo& f) const {
-    if (f.type == BaseType::Vector) {
-      if (f.element == BaseType::UByte && f.index < 0) return "list of int or bytes";
-      return "list of " + TypeOf(f.element, f.index);
-    }
-    if (f.type == BaseType::Union) {
-      std::string names;
-      for (const fbs::EnumValue& e : schema_.data().enums[f.index].values) {
-        if (e.object < 0) continue;
-        names += (names.empty() ? "" : ", ") + std::string(e.name);
-      }
-      return "one of " + names;
-    }
-    return TypeOf(f.type, f.index);
-  }
-
-  json::Value Field(PyObject* o, int index, size_t i) {
-    const FieldInfo& f = schema_.data().objects[index].fields[i];
-    py::object v = AttrAt(o, schema_.name(index, i), f);
-    Frame at(*this, f.name);
-    if (v.is_none()) return json::Value::Null();
-    switch (f.type) {
-      case BaseType::Obj: return Table(v.ptr(), f.index);
-      case BaseType::String: return String(v.ptr());
-      case BaseType::Vector: return Vector(v.ptr(), f);
-      default: {
-        json::Value x = Scalar(v.ptr(), f.type, f.index);
-        // A scalar equal to its schema default is never stored in a
-        // flatbuffer: leaving it out of the tree changes no byte and spares
-        // the tree and the builder a member (most of a tensor's fields).
-        return IsDefault(x, f) ? json::Value::Null() : x;
-      }
-    }
-  }
-
-  static bool IsDefault(const json::Value& x, const FieldInfo& f) {
-    switch (x.kind()) {
-      case json::Kind::kBool: return x.as_bool() == (f.default_integer != 0);
-      case json::Kind::kInt: return x.as_int() == f.default_integer;
-      case json::Kind::kDouble: return x.as_double() == f.default_real;
-      default: return false;
-    }
-  }
-
-  json::Value String(PyObject* v) {
-    if (!PyUnicode_Check(v)) WrongType(v, "str");
-    Py_ssize_t n = 0;
-    const char* s = PyUnicode_AsUTF8AndSize(v, &n);
-    if (s == nullptr) {
-      PyErr_Clear();
-      Invalid("a str that is not valid Unicode (a lone surrogate?) cannot be stored as UTF-8");
-    }
-    return json::Value::String(std::string(s, static_cast<size_t>(n)));
-  }
-
-  json::Value Vector(PyObject* v, const FieldInfo& f) {
-    std::vector<json::Value> items;
-    if (f.element == BaseType::UByte && f.index < 0 && PyObject_CheckBuffer(v)) {
-      // A small byte field (CompileSpec.value): its bytes, one value each.
-      Py_buffer view;
-      if (PyObject_GetBuffer(v, &view, PyBUF_C_CONTIGUOUS) != 0) {
-        PyErr_Clear();
-        WrongType(v, Expected(f));
-      }
-      const auto* p = static_cast<const uint8_t*>(view.buf);
-      items.reserve(static_cast<size_t>(view.len));
-      for (Py_ssize_t k = 0; k < view.len; ++k) items.push_back(json::Value::Int(p[k]));
-      PyBuffer_Release(&view);
-      return json::Value::Array(std::move(items));
-    }
-    if (!PyList_Check(v) && !PyTuple_Check(v)) WrongType(v, Expected(f));
-    // A list of tables is walked in a snapshot: a table's attribute reads run
-    // Python code that could change the list while it is walked. Reading
-    // scalars and strings runs none, so their list is read in place.
-    const py::object snapshot =
-        f.element == BaseType::Obj ? Snapshot(v) : py::reinterpret_borrow<py::object>(v);
-    const Py_ssize_t n = PySequence_Fast_GET_SIZE(snapshot.ptr());
-    PyObject** elements = PySequence_Fast_ITEMS(snapshot.ptr());
-    items.reserve(static_cast<size_t>(n));
-    for (Py_ssize_t k = 0; k < n; ++k) {
-      Frame at(*this, static_cast<size_t>(k));
-      // Held: an error message formats the element (str() of an int
-      // subclass runs Python code, which could drop it from the list).
-      const py::object held = py::reinterpret_borrow<py::object>(elements[k]);
-      PyObject* e = held.ptr();
-      switch (f.element) {
-        case BaseType::Obj:
-          if (e == Py_None) WrongType(e, TypeOf(f.element, f.index));
-          items.push_back(Table(e, f.index));
-          break;
-        case BaseType::String: items.push_back(String(e)); break;
-        default: items.push_back(Scalar(e, f.element, f.index)); break;
-      }
-    }
-    return json::Value::Array(std::move(items));
-  }
-
-  json::Value Scalar(PyObject* v, BaseType t, int enum_index) {
-    switch (t) {
-      case BaseType::Bool:
-        if (!PyBool_Check(v)) WrongType(v, "bool");
-        return json::Value::Bool(v == Py_True);
-      case BaseType::Float:
-      case BaseType::Double:
-        if (PyFloat_Check(v)) return json::Value::Double(PyFloat_AS_DOUBLE(v));
-        if (IsInt(v)) return json::Value::Double(PyLong_AsDouble(v));
-        if (PyUnicode_Check(v)) {
-          // How the exporter stores infinities (and, for symmetry, NaN).
-          const char* s = PyUnicode_AsUTF8(v);
-          if (s != nullptr && std::strcmp(s, "inf") == 0) {
-            return json::Value::Double(std::numeric_limits<double>::infinity());
-          }
-          if (s != nullptr && std::strcmp(s, "-inf") == 0) {
-            return json::Value::Double(-std::numeric_limits<double>::infinity());
-          }
-          if (s != nullptr && std::strcmp(s, "nan") == 0) {
-            return json::Value::Double(std::numeric_limits<double>::quiet_NaN());
-          }
-          PyErr_Clear();
-        }
-        WrongType(v, "float (or \"inf\", \"-inf\")");
-      default: break;
-    }
-    if (!IsInt(v)) WrongType(v, TypeOf(t, enum_index));
-    int overflow = 0;
-    long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
-    if (overflow > 0 && t == BaseType::ULong) {
-      const unsigned long long u = PyLong_AsUnsignedLongLong(v);
-      if (!PyErr_Occurred()) return json::Value::UInt(u);
-      PyErr_Clear();
-    }
-    int64_t lo = 0, hi = 0;
-    switch (t) {
-      case BaseType::Byte: lo = INT8_MIN, hi = INT8_MAX; break;
-      case BaseType::UByte: lo = 0, hi = UINT8_MAX; break;
-      case BaseType::Short: lo = INT16_MIN, hi = INT16_MAX; break;
-      case BaseType::UShort: lo = 0, hi = UINT16_MAX; break;
-      case BaseType::Int: lo = INT32_MIN, hi = INT32_MAX; break;
-      case BaseType::UInt: lo = 0, hi = UINT32_MAX; break;
-      case BaseType::Long: lo = INT64_MIN, hi = INT64_MAX; break;
-      default: lo = 0, hi = INT64_MAX; break;  // ULong below 2^63
-    }
-    if (overflow != 0 || x < lo || x > hi) {
-      Invalid(std::string(py::str(v)) + " is out of range for the schema's " + fbs::TypeName(t) +
-              " (found int, expected " + TypeOf(t, enum_index) + ")");
-    }
-    if (enum_index >= 0 && schema_.data().enums[enum_index].ByValue(x) == nullptr) {
-      Invalid(std::to_string(x) + " is not a value of enum " +
-              std::string(schema_.data().enums[enum_index].name) + " (found " + Found(v) + " " +
-              std::to_string(x) + ", expected " + TypeOf(t, enum_index) + ")");
-    }
-    return json::Value::Int(x);
-  }
-
   Items& items_;
-  const ProgramSchema& schema_;
   std::string path_;
-  std::vector<std::pair<std::string_view, size_t>> frames_;
-  std::vector<json::Value::Member> scratch_;  // see Table()
+  std::vector<size_t> frames_;
 };
-
-namespace {
 
 // A mapping's items() as a list of (key, value) pairs.
 py::list ItemsOf(TreeWalker& w, py::handle mapping, const std::string& expected) {
@@ -587,49 +491,13 @@ class NamedDataReader {
   std::vector<SourcePtr> sources_;
 };
 
-// fully_qualified_name -> layout of every EXTERNAL tensor of the program tree.
-std::map<std::string, TensorLayout> ExternalLayouts(const json::Value& program) {
-  std::map<std::string, TensorLayout> layouts;
-  const json::Value* plans = program.Find("execution_plan");
-  if (plans == nullptr || plans->kind() != json::Kind::kArray) return layouts;
-  for (const json::Value& plan : plans->items()) {
-    const json::Value* values = plan.Find("values");
-    if (values == nullptr || values->kind() != json::Kind::kArray) continue;
-    for (const json::Value& v : values->items()) {
-      const json::Value* type = v.Find("val_type");
-      if (type == nullptr || type->as_string() != "Tensor") continue;
-      const json::Value& t = *v.Find("val");
-      const json::Value* info = t.Find("extra_tensor_info");
-      if (info == nullptr || info->is_null()) continue;
-      const json::Value* location = info->Find("location");
-      const json::Value* name = info->Find("fully_qualified_name");
-      if (location == nullptr || !location->is_integer() || location->as_int() != 1 ||
-          name == nullptr || name->is_null()) {
-        continue;
-      }
-      TensorLayout l;
-      const json::Value* st = t.Find("scalar_type");
-      l.scalar_type = st != nullptr && st->is_integer() ? static_cast<int>(st->as_int()) : 0;
-      if (const json::Value* sizes = t.Find("sizes"); sizes && !sizes->is_null()) {
-        for (const json::Value& x : sizes->items())
-          l.sizes.push_back(static_cast<int32_t>(x.as_int()));
-      }
-      if (const json::Value* order = t.Find("dim_order"); order && !order->is_null()) {
-        for (const json::Value& d : order->items()) {
-          l.dim_order.push_back(static_cast<uint8_t>(d.as_int()));
-        }
-      }
-      layouts[name->as_string()] = std::move(l);
-    }
-  }
-  return layouts;
-}
-
 void WalkPte(TreeWalker& w, const PteNames& names, py::handle program, py::handle mutable_data,
              py::handle named_data, PteInput* input) {
-  w.path() = names.program;
-  if (program.is_none()) w.WrongType(program.ptr(), "Program");
-  input->program = ProgramStructure::FromTree(w.Program(program.ptr(), input));
+  {
+    PyObjectReader reader(w.items());
+    reader.Check(ReadProgramObjects(reader, program.is_none() ? nullptr : program.ptr(),
+                                    names.program, input));
+  }
   if (!mutable_data.is_none()) {
     w.path() = names.mutable_data;
     w.ForEach(mutable_data.ptr(), "list of Buffer", [&](PyObject* buffer) {
@@ -723,7 +591,8 @@ ExirInputs WalkForExecutorch(Items& items, py::handle emitter_output, py::handle
   ExirInputs out;
   const PteNames names{"emitter_output.program", "emitter_output.mutable_data", "named_data_store"};
   WalkPte(w, names, program, mutable_data, store, &out.program);
-  const std::map<std::string, TensorLayout> layouts = ExternalLayouts(out.program.program.tree());
+  const std::map<std::string, TensorLayout> layouts =
+      Take(ExternalTensorLayouts(out.program.program));
 
   DataFiles files(w);
   w.path() = "emitter_output";

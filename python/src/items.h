@@ -20,6 +20,7 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -51,7 +52,14 @@ class Items {
   std::deque<Py_buffer> views_;
   std::vector<pybind11::object> pins_;
   pybind11::object ndarray_;  // numpy.ndarray once numpy is imported (Pin)
-  std::map<std::pair<const void*, Py_ssize_t>, SourcePtr> memory_;
+  struct MemoryHash {
+    size_t operator()(const std::pair<const void*, Py_ssize_t>& m) const {
+      return std::hash<const void*>()(m.first) ^
+             (static_cast<size_t>(m.second) * 0x9e3779b97f4a7c15u);
+    }
+  };
+  // Looked up once per constant: tens of thousands per call.
+  std::unordered_map<std::pair<const void*, Py_ssize_t>, SourcePtr, MemoryHash> memory_;
   std::map<std::tuple<std::string, uint64_t, std::optional<uint64_t>>, SourcePtr> files_;
 };
 
