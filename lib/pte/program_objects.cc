@@ -36,11 +36,13 @@ Result<Object> Attribute(ObjectReader& r, Object o, ObjectReader::Key key, const
 Status ReadData(ObjectReader& r, Object program, const std::string& path, const char* list,
                 const char* table, const char* field, std::vector<SourcePtr>* out) {
   const std::string expected = std::string("list of ") + table;
-  ETPACK_ASSIGN_OR_RETURN(Object items, Attribute(r, program, r.KeyOf(list), list,
-                                                  [&] { return path; }, expected.c_str()));
+  ETPACK_ASSIGN_OR_RETURN(
+      Object items, Attribute(
+                        r, program, r.KeyOf(list), list, [&] { return path; }, expected.c_str()));
   const std::string at = path + "." + list;
   if (r.KindOf(items) != Kind::kList) {
-    return r.WrongType(at + ": expected " + expected + ", found " + std::string(r.ClassName(items)));
+    return r.WrongType(at + ": expected " + expected + ", found " +
+                       std::string(r.ClassName(items)));
   }
   // Reading attributes may run the caller's code: a snapshot.
   ObjectReader::ItemSpan snapshot;
@@ -66,17 +68,16 @@ Status ReadProgramObjects(ObjectReader& reader, Object program, const std::strin
   if (program == nullptr) return reader.WrongType(path + ": expected Program, found None");
   TreeBuildOptions options;
   options.root_path = path;
-  ETPACK_ASSIGN_OR_RETURN(
-      std::vector<uint8_t> bytes,
-      BuildFlatbufferFromObjects(SchemaId::kProgram, reader, program,
-                                 {// Bytes beside the structure, read below.
-                                  "constant_buffer", "backend_delegate_data",
-                                  // What the planner lays out.
-                                  "segments", "constant_segment", "mutable_data_segments",
-                                  "named_data"},
-                                 options));
-  ETPACK_RETURN_IF_ERROR(ReadData(reader, program, path, "constant_buffer", "Buffer", "storage",
-                                  &input->constants));
+  ETPACK_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes,
+                          BuildFlatbufferFromObjects(SchemaId::kProgram, reader, program,
+                                                     {// Bytes beside the structure, read below.
+                                                      "constant_buffer", "backend_delegate_data",
+                                                      // What the planner lays out.
+                                                      "segments", "constant_segment",
+                                                      "mutable_data_segments", "named_data"},
+                                                     options));
+  ETPACK_RETURN_IF_ERROR(
+      ReadData(reader, program, path, "constant_buffer", "Buffer", "storage", &input->constants));
   ETPACK_RETURN_IF_ERROR(ReadData(reader, program, path, "backend_delegate_data",
                                   "BackendDelegateInlineData", "data", &input->delegates));
   input->program = ProgramStructure::FromFlatbuffer(OwnedSource(std::move(bytes)));
