@@ -1,13 +1,10 @@
 #include "exir_tree.h"
 
 #include <cmath>
-#include <cstring>
 #include <deque>
-#include <iterator>
-#include <limits>
+#include <functional>
 #include <map>
 #include <optional>
-#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -84,8 +81,8 @@ class PyObjectReader final : public ObjectReader {
   Key KeyOf(std::string_view name) override {
     PyObject* key = PyUnicode_InternFromString(std::string(name).c_str());
     if (key == nullptr) {
-      PyErr_Clear();
-      key = Py_None;  // never read: Get() fails on it
+      KeepException();  // Get() with it fails, raising this
+      key = Py_None;
       Py_INCREF(key);
     }
     keys_.push_back(key);
@@ -95,7 +92,7 @@ class PyObjectReader final : public ObjectReader {
   Status Get(Object object, Key key, Object* value, bool* found) override {
     *value = nullptr;
     *found = false;
-    if (!PyUnicode_Check(Py(key))) return Pending();
+    if (!PyUnicode_Check(Py(key))) return Status(Code::kInvalidArgument, "a Python exception");
     PyObject* v = PyObject_GetAttr(Py(object), Py(key));
     if (v == nullptr) {
       if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return Pending();
@@ -257,9 +254,10 @@ class PyObjectReader final : public ObjectReader {
   }
 
  private:
-  // The Python exception set now, kept for Check().
+  // Keeps the Python exception set now (clearing it) for Check().
+  void KeepException() { exception_.emplace(); }
   Status Pending() {
-    exception_.emplace();
+    KeepException();
     return Status(Code::kInvalidArgument, "a Python exception");
   }
 
