@@ -1,0 +1,207 @@
+// flatbuffer/table_builder.h (internal) — the one flatbuffer builder behind
+// tree_builder.h. Its three kinds of input each have a file of their own:
+// a JSON tree (tree_builder.cc, with what every kind shares), a verified
+// flatbuffer copied with fields replaced (table_copy.cc) and the caller's
+// objects read through an ObjectReader (object_builder.cc).
+
+#ifndef ETPACK_FLATBUFFER_TABLE_BUILDER_H_
+#define ETPACK_FLATBUFFER_TABLE_BUILDER_H_
+
+#include <flatbuffers/flatbuffer_builder.h>
+#include <flatbuffers/reflection.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "etpack/json.h"
+#include "etpack/object_reader.h"
+#include "etpack/source.h"
+#include "etpack/status.h"
+#include "flatbuffer/schema_info.h"
+#include "flatbuffer/tree_builder.h"
+
+namespace etpack::fbs {
+
+// flatbuffers offsets are signed 32-bit; its builder aborts (asserts) past
+// this, so every append is checked against it first.
+inline constexpr uint64_t kMaxFlatbufferSize = (uint64_t{1} << 31) - 1;
+// Held back for what follows the last checked append: table vtables, final
+// alignment padding and the root offset + identifier written by Finish.
+inline constexpr uint64_t kFinishReserve = uint64_t{1} << 17;
+inline constexpr uint64_t kMaxVectorAlignment = uint64_t{1} << 16;
+
+struct IntRange {
+  int64_t min;
+  uint64_t max;
+};
+
+inline IntRange RangeOf(BaseType t) {
+  switch (t) {
+    case BaseType::Bool: return {0, 1};
+    case BaseType::Byte: return {INT8_MIN, INT8_MAX};
+    case BaseType::UType:
+    case BaseType::UByte: return {0, UINT8_MAX};
+    case BaseType::Short: return {INT16_MIN, INT16_MAX};
+    case BaseType::UShort: return {0, UINT16_MAX};
+    case BaseType::Int: return {INT32_MIN, INT32_MAX};
+    case BaseType::UInt: return {0, UINT32_MAX};
+    case BaseType::Long: return {INT64_MIN, INT64_MAX};
+    case BaseType::ULong: return {0, UINT64_MAX};
+    default: return {0, 0};
+  }
+}
+
+// Writes the low bytes of `bits` (an integer of type t, two's complement)
+// little-endian at dst.
+inline void WriteInt(BaseType t, uint8_t* dst, uint64_t bits) {
+  switch (flatbuffers::GetTypeSize(t)) {
+    case 1: flatbuffers::WriteScalar<uint8_t>(dst, static_cast<uint8_t>(bits)); break;
+    case 2: flatbuffers::WriteScalar<uint16_t>(dst, static_cast<uint16_t>(bits)); break;
+    case 4: flatbuffers::WriteScalar<uint32_t>(dst, static_cast<uint32_t>(bits)); break;
+    default: flatbuffers::WriteScalar<uint64_t>(dst, bits); break;
+  }
+}
+
+// One builder, three kinds of input: a JSON tree (Build), a verified
+// flatbuffer copied with some fields replaced (Rebuild) and the caller's
+// objects read through an ObjectReader (BuildFromObjects). Every kind builds
+// a table the same way: its children in field order, then the table, so one
+// structure gives the same bytes whichever way it came.
+class TableBuilder {
+ public:
+  using Object = ObjectReader::Object;
+
+  explicit TableBuilder(const SchemaData& data, size_t initial_size = 1024)
+      : d_(data), fbb_(initial_size) {}
+
+  Status Configure(const TreeBuildOptions& options);
+  Result<std::vector<uint8_t>> Build(const json::Value& root);
+  Result<std::vector<uint8_t>> Rebuild(const uint8_t* verified, const json::Value& root_overrides);
+  Result<std::vector<uint8_t>> BuildFromObjects(ObjectReader& reader, Object root,
+                                                const std::vector<std::string>& skip_root_fields);
+
+ private:
+  Status Fail(const std::string& message) const {
+    return InvalidArgument(PathOf(Path()) + ": " + message);
+  }
+  // `index` >= 0 names a vector element.
+  Status FailAt(int64_t index, const std::string& message) const {
+    if (index < 0) return Fail(message);
+    return InvalidArgument(PathOf(Path()) + "[" + std::to_string(index) + "]: " + message);
+  }
+  Status Room(uint64_t bytes) const;
+
+  Result<uoffset_t> Table(int obj_index, const json::Value& v);
+  Result<uoffset_t> Child(const FieldInfo& f, const json::Value& v);
+  Result<uoffset_t> UnionMember(const FieldInfo& f, const FieldInfo& type_field,
+                                const json::Value* type, const json::Value* value);
+  Status AddScalar(const FieldInfo& f, const json::Value& v);
+  // An integer field (bool, enum, union type) of two's complement `bits`;
+  // a value equal to the default is left out, as flatc does.
+  void AddIntElement(const FieldInfo& f, uint64_t bits);
+  Result<uoffset_t> String(const json::Value& v);
+  Result<uoffset_t> Vector(const FieldInfo& f, const json::Value& v);
+  Result<uoffset_t> ScalarVector(const FieldInfo& f, const json::Value& v);
+  Result<uoffset_t> SourceVector(const FieldInfo& f, const json::Value& v);
+  Result<uoffset_t> OffsetVector(const std::vector<uoffset_t>& offsets);
+  Result<std::vector<uint8_t>> Finish(uoffset_t root);
+
+  // Rebuild: a table of the verified buffer, with `overrides` (an object or
+  // nullptr) replacing the fields it names.
+  Result<uoffset_t> CopyTable(int obj_index, const flatbuffers::Table& t,
+                              const json::Value* overrides);
+  Result<uoffset_t> CopyVector(const FieldInfo& f, const flatbuffers::Table& t);
+  void CopyScalar(const FieldInfo& f, const flatbuffers::Table& t);
+  // The replacement of f in the table being copied, or nullptr.
+  const json::Value* Replacement(const FieldInfo& f);
+
+  // BuildFromObjects.
+  struct ObjectScalar {
+    const FieldInfo* field;
+    uint64_t bits;
+    double real;
+  };
+  Result<uoffset_t> ObjectTable(int obj_index, Object o, bool root = false);
+  Result<uoffset_t> ObjectVector(const FieldInfo& f, Object v);
+  Result<uoffset_t> ObjectString(Object v);
+  // A scalar of type t (enum `enum_index` or -1) as two's complement bits
+  // or, for float and double, a real.
+  Status ObjectScalarValue(BaseType t, int enum_index, Object v, uint64_t* bits, double* real);
+  Result<Object> Attribute(Object o, int obj_index, size_t id);
+  Status WrongType(Object found, const std::string& expected);
+  Status Invalid(const std::string& message) const { return Fail(message); }
+  std::string TypeOf(BaseType t, int index) const;
+  std::string Expected(const FieldInfo& f) const;
+
+  // An integer (or enum) value of type t as two's complement bits.
+  Result<uint64_t> Integer(BaseType t, int enum_index, const json::Value& v,
+                           int64_t index = -1) const;
+  Result<double> Real(BaseType t, const json::Value& v, int64_t index = -1) const;
+  // The union member code named by a "<field>_type" value.
+  Result<uint8_t> UnionCode(const EnumInfo& e, const json::Value& v) const;
+
+  uint64_t VectorAlignment(const FieldInfo& f) const {
+    auto it = alignment_.find(f.field);
+    return it != alignment_.end() ? it->second : f.force_align;
+  }
+
+  // Where the build is, for errors: the root path, then the fields and
+  // indices pushed and popped without building any text (a tree of a
+  // million tables would otherwise edit the path text at every field); the
+  // text is rendered only for an error.
+  class Push {
+   public:
+    Push(TableBuilder& b, std::string_view name) : b_(b) { b.frames_.push_back({name, kName}); }
+    Push(TableBuilder& b, size_t index) : b_(b) { b.frames_.push_back({{}, index}); }
+    ~Push() { b_.frames_.pop_back(); }
+    Push(const Push&) = delete;
+    Push& operator=(const Push&) = delete;
+
+   private:
+    TableBuilder& b_;
+  };
+  std::string Path() const {
+    std::string path = root_path_;
+    for (const auto& [name, index] : frames_) {
+      if (index == kName) {
+        AppendPathName(path, name);
+      } else {
+        AppendPathIndex(path, index);
+      }
+    }
+    return path;
+  }
+
+  const SchemaData& d_;
+  flatbuffers::FlatBufferBuilder fbb_{1024};
+  std::string root_path_;
+  // A field (kName and its name: schema or tree text) or an index.
+  static constexpr size_t kName = SIZE_MAX;
+  std::vector<std::pair<std::string_view, size_t>> frames_;
+  // Stacks shared by the recursion, so a table costs no allocation of its
+  // own: the tree member of each field (by id) of the tables under
+  // construction, and their children's (vtable offset, offset) pairs.
+  std::vector<const json::Value*> slots_;
+  std::vector<std::pair<voffset_t, uoffset_t>> pending_;
+  std::unordered_map<const reflection::Field*, uint64_t> alignment_;
+  std::vector<SourcePtr> sources_;
+  std::unordered_set<const reflection::Field*> sources_fields_;  // TreeBuildOptions::sources_fields
+  const reflection::Field* replaced_field_ = nullptr;            // TreeBuildOptions::replaced_field
+  std::vector<json::Value> replacements_;
+  size_t replaced_ = 0;  // replacements used so far
+  // BuildFromObjects: the reader, each field's key (by object, field id;
+  // made on first use) and the scalars of the tables under construction.
+  ObjectReader* reader_ = nullptr;
+  std::vector<std::vector<ObjectReader::Key>> keys_;
+  std::vector<ObjectScalar> scalars_;
+  std::vector<bool> skip_root_;  // by field id of the root table
+};
+
+}  // namespace etpack::fbs
+
+#endif  // ETPACK_FLATBUFFER_TABLE_BUILDER_H_

@@ -1,0 +1,179 @@
+// TableBuilder::Rebuild (flatbuffer/table_builder.h): a verified
+// flatbuffer copied table by table, in the order every input is built in,
+// with the fields a planner decides replaced.
+
+#include <algorithm>
+#include <cstring>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "flatbuffer/table_builder.h"
+
+namespace etpack {
+namespace fbs {
+
+const json::Value* TableBuilder::Replacement(const FieldInfo& f) {
+  if (f.field != replaced_field_ || replaced_field_ == nullptr) return nullptr;
+  if (replaced_ >= replacements_.size()) return nullptr;
+  const json::Value& r = replacements_[replaced_++];
+  return r.is_null() ? nullptr : &r;
+}
+
+void TableBuilder::CopyScalar(const FieldInfo& f, const flatbuffers::Table& t) {
+  const voffset_t off = f.offset;
+  switch (f.type) {
+    case BaseType::Float:
+      fbb_.AddElement<float>(off, t.GetField<float>(off, 0), static_cast<float>(f.default_real));
+      return;
+    case BaseType::Double:
+      fbb_.AddElement<double>(off, t.GetField<double>(off, 0), f.default_real);
+      return;
+    default: break;
+  }
+  // As two's complement bits of the field's width (sign-extended or not
+  // makes no difference: AddIntElement keeps only the low bytes).
+  uint64_t bits = 0;
+  switch (flatbuffers::GetTypeSize(f.type)) {
+    case 1: bits = t.GetField<uint8_t>(off, 0); break;
+    case 2: bits = t.GetField<uint16_t>(off, 0); break;
+    case 4: bits = t.GetField<uint32_t>(off, 0); break;
+    default: bits = t.GetField<uint64_t>(off, 0); break;
+  }
+  AddIntElement(f, bits);
+}
+
+Result<uoffset_t> TableBuilder::CopyVector(const FieldInfo& f, const flatbuffers::Table& t) {
+  const BaseType et = f.element;
+  if (flatbuffers::IsScalar(et) && et != BaseType::UType) {
+    // Elements are little-endian in both buffers: the bytes move as they are.
+    const auto* v = t.GetPointer<const flatbuffers::Vector<uint8_t>*>(f.offset);
+    const size_t elem_size = flatbuffers::GetTypeSize(et);
+    const uint64_t n = v->size();
+    const uint64_t align = std::max<uint64_t>(VectorAlignment(f), elem_size);
+    ETPACK_RETURN_IF_ERROR(Room(n * elem_size + align + 8));
+    if (align > elem_size) {
+      fbb_.PreAlign(static_cast<size_t>(n * elem_size), static_cast<size_t>(align));
+    }
+    uint8_t* dst = nullptr;
+    const uoffset_t off = fbb_.CreateUninitializedVector(static_cast<size_t>(n), elem_size, &dst);
+    if (n > 0) std::memcpy(dst, v->Data(), static_cast<size_t>(n * elem_size));
+    return off;
+  }
+  if ((et != BaseType::String && et != BaseType::Obj) || f.is_struct) {
+    return Unimplemented(PathOf(Path()) + ": vectors of structs or unions are not supported");
+  }
+  std::vector<uoffset_t> offsets;
+  if (et == BaseType::String) {
+    const auto* v =
+        t.GetPointer<const flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>*>(
+            f.offset);
+    offsets.reserve(v->size());
+    for (const flatbuffers::String* s : *v) {
+      ETPACK_RETURN_IF_ERROR(Room(uint64_t{s->size()} + 8));
+      offsets.push_back(fbb_.CreateString(s->c_str(), s->size()).o);
+    }
+  } else {
+    const auto* v =
+        t.GetPointer<const flatbuffers::Vector<flatbuffers::Offset<flatbuffers::Table>>*>(f.offset);
+    offsets.reserve(v->size());
+    for (uoffset_t i = 0; i < v->size(); ++i) {
+      Push p(*this, i);
+      ETPACK_ASSIGN_OR_RETURN(uoffset_t o, CopyTable(f.index, *v->Get(i), nullptr));
+      offsets.push_back(o);
+    }
+  }
+  return OffsetVector(offsets);
+}
+
+Result<uoffset_t> TableBuilder::CopyTable(int obj_index, const flatbuffers::Table& t,
+                                         const json::Value* overrides) {
+  const ObjectInfo& obj = d_.objects[static_cast<size_t>(obj_index)];
+  const size_t pending = pending_.size();
+  for (size_t id = 0; id < obj.fields.size(); ++id) {
+    const FieldInfo& f = obj.fields[id];
+    if (!f.present || flatbuffers::IsScalar(f.type)) continue;
+    Push p(*this, f.name);
+    const json::Value* given = overrides != nullptr ? overrides->Find(f.name) : nullptr;
+    if (given == nullptr) given = Replacement(f);
+    if (given != nullptr) {
+      if (given->is_null()) continue;
+      ETPACK_ASSIGN_OR_RETURN(uoffset_t o, Child(f, *given));
+      pending_.emplace_back(f.offset, o);
+      continue;
+    }
+    if (!t.CheckField(f.offset)) continue;
+    uoffset_t o = 0;
+    switch (f.type) {
+      case BaseType::String: {
+        const auto* s = t.GetPointer<const flatbuffers::String*>(f.offset);
+        ETPACK_RETURN_IF_ERROR(Room(uint64_t{s->size()} + 8));
+        o = fbb_.CreateString(s->c_str(), s->size()).o;
+        break;
+      }
+      case BaseType::Vector: {
+        ETPACK_ASSIGN_OR_RETURN(o, CopyVector(f, t));
+        break;
+      }
+      case BaseType::Union: {
+        const uint8_t code =
+            t.GetField<uint8_t>(obj.fields[static_cast<size_t>(f.union_type_id)].offset, 0);
+        if (code == 0) continue;
+        const EnumValue* member = d_.enums[static_cast<size_t>(f.index)].ByValue(code);
+        if (member == nullptr || member->object < 0) {
+          return Fail(std::to_string(code) + " is not a member code of union " +
+                      std::string(d_.enums[static_cast<size_t>(f.index)].name));
+        }
+        ETPACK_ASSIGN_OR_RETURN(
+            o,
+            CopyTable(member->object, *t.GetPointer<const flatbuffers::Table*>(f.offset), nullptr));
+        break;
+      }
+      case BaseType::Obj:
+        if (!f.is_struct) {
+          ETPACK_ASSIGN_OR_RETURN(
+              o, CopyTable(f.index, *t.GetPointer<const flatbuffers::Table*>(f.offset), nullptr));
+          break;
+        }
+        [[fallthrough]];
+      default: return Unimplemented(PathOf(Path()) + ": struct and array fields are not supported");
+    }
+    pending_.emplace_back(f.offset, o);
+  }
+  ETPACK_RETURN_IF_ERROR(Room(uint64_t{obj.fields.size()} * 16 + 64));
+  const uoffset_t start = fbb_.StartTable();
+  for (const FieldInfo& f : obj.fields) {
+    if (f.present && flatbuffers::IsScalar(f.type) && t.CheckField(f.offset)) CopyScalar(f, t);
+  }
+  for (size_t i = pending; i < pending_.size(); ++i) {
+    fbb_.AddOffset(pending_[i].first, flatbuffers::Offset<void>(pending_[i].second));
+  }
+  pending_.resize(pending);
+  return fbb_.EndTable(start);
+}
+
+Result<std::vector<uint8_t>> TableBuilder::Rebuild(const uint8_t* verified,
+                                                  const json::Value& root_overrides) {
+  if (root_overrides.kind() != json::Kind::kObject) return Fail("overrides: expected an object");
+  ETPACK_ASSIGN_OR_RETURN(
+      uoffset_t root_off,
+      CopyTable(d_.root, *flatbuffers::GetRoot<flatbuffers::Table>(verified), &root_overrides));
+  return Finish(root_off);
+}
+
+}  // namespace fbs
+
+Result<std::vector<uint8_t>> RebuildFlatbuffer(SchemaId schema, const uint8_t* verified,
+                                               uint64_t size, const json::Value& root_overrides,
+                                               const TreeBuildOptions& options) {
+  try {
+    fbs::TableBuilder builder(fbs::Decoded(schema),
+                        static_cast<size_t>(std::min<uint64_t>(size + 1024, fbs::kMaxFlatbufferSize)));
+    ETPACK_RETURN_IF_ERROR(builder.Configure(options));
+    return builder.Rebuild(verified, root_overrides);
+  } catch (const std::bad_alloc&) {
+    return OutOfRange("out of memory while building the flatbuffer");
+  }
+}
+
+}  // namespace etpack
