@@ -92,9 +92,9 @@ class JsonObjects final : public ObjectReader {
   Status BytesOf(Object, const uint8_t**, size_t*) override {
     return InvalidArgument("no bytes objects here");
   }
-  Result<SourcePtr> DataOf(Object object,
-                           const std::function<std::string()>& path) override {
-    if (J(object)->kind() != json::Kind::kObject) return InvalidArgument(path() + ": holds no data");
+  Result<SourcePtr> DataOf(Object object, const std::function<std::string()>& path) override {
+    if (J(object)->kind() != json::Kind::kObject)
+      return InvalidArgument(path() + ": holds no data");
     const json::Value* c = J(object)->Find("__constant__");
     if (c != nullptr) return constants_.at(c->as_uint());
     const json::Value* d = J(object)->Find("__delegate__");
@@ -137,8 +137,8 @@ json::Value AsObjects(const json::Value& v) {
 json::Value DataList(size_t n, const char* field, const char* marker) {
   std::vector<json::Value> items;
   for (size_t i = 0; i < n; ++i) {
-    items.push_back(json::Value::Object(
-        {{field, json::Value::Object({{marker, json::Value::UInt(i)}})}}));
+    items.push_back(
+        json::Value::Object({{field, json::Value::Object({{marker, json::Value::UInt(i)}})}}));
   }
   return json::Value::Array(std::move(items));
 }
@@ -168,10 +168,10 @@ Result<PteInput> Read(const ObjectCase& c) {
   return input;
 }
 
-const char* kCases[] = {"pte_constants", "pte_constants_align64", "pte_mutable",
-                        "pte_delegates", "pte_delegates_inline",  "pte_named_data",
-                        "pte_no_segments", "pte_multi_method",    "pte_all_kinds",
-                        "pte_external",  "pte_fat"};
+const char* kCases[] = {
+    "pte_constants",        "pte_constants_align64", "pte_mutable",     "pte_delegates",
+    "pte_delegates_inline", "pte_named_data",        "pte_no_segments", "pte_multi_method",
+    "pte_all_kinds",        "pte_external",          "pte_fat"};
 
 }  // namespace
 
@@ -211,8 +211,7 @@ TEST_CASE("objects of the wrong kind are refused naming the path, found and expe
     }
   }
   REQUIRE(tensor != nullptr);
-  const std::string path =
-      "program.execution_plan[0].values[" + std::to_string(at) + "].val";
+  const std::string path = "program.execution_plan[0].values[" + std::to_string(at) + "].val";
   auto message = [&] {
     Result<PteInput> r = Read(c);
     REQUIRE_FALSE(r.ok());
@@ -240,8 +239,7 @@ TEST_CASE("objects of the wrong kind are refused naming the path, found and expe
   CHECK_THAT(message(), Catch::StartsWith(path + ": expected one of Null, Int") &&
                             Catch::EndsWith(", found Operator"));
   *tensor = json::Value::Object({{"__class__", json::Value::String("Tensor")}});
-  CHECK_THAT(message(), Catch::StartsWith(path + ".") &&
-                            Catch::Contains(": expected ") &&
+  CHECK_THAT(message(), Catch::StartsWith(path + ".") && Catch::Contains(": expected ") &&
                             Catch::Contains("found a Tensor without attribute"));
   *tensor = std::move(saved);
 
