@@ -18,13 +18,13 @@ cd "$(dirname "$0")/.."
 seconds="${1:-60}"
 shift || true
 all=(pte_reader ptd_reader bpte_reader json manifest bundle_cases safetensors
-     safetensors_index npy nfat_reader archive)
+     safetensors_index npy nfat_reader archive program_flatbuffer)
 [ "$#" -gt 0 ] && targets=("$@") || targets=("${all[@]}")
 
 # The goldens that seed each target.
 golden_glob() {
   case "$1" in
-    pte_reader) echo '*.pte' ;;
+    pte_reader | program_flatbuffer) echo '*.pte' ;;
     ptd_reader) echo '*.ptd' ;;
     bpte_reader) echo '*.bpte' ;;
     nfat_reader) echo '*.nfat' ;;

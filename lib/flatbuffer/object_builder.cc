@@ -80,7 +80,7 @@ Result<TableBuilder::Object> TableBuilder::Attribute(Object o, int obj_index, si
 }
 
 Status TableBuilder::ObjectScalarValue(BaseType t, int enum_index, Object v, uint64_t* bits,
-                                      double* real) {
+                                       double* real) {
   const ObjectReader::Kind kind = reader_->KindOf(v);
   if (t == BaseType::Bool) {
     if (kind != ObjectReader::Kind::kBool) return WrongType(v, "bool");
@@ -152,11 +152,8 @@ Result<uoffset_t> TableBuilder::ObjectVector(const FieldInfo& f, Object v) {
     const uint8_t* data = nullptr;
     size_t n = 0;
     ETPACK_RETURN_IF_ERROR(reader_->BytesOf(v, &data, &n));
-    const uint64_t align = VectorAlignment(f);
-    ETPACK_RETURN_IF_ERROR(Room(n + align + 8));
-    if (align > 1) fbb_.PreAlign(n, static_cast<size_t>(align));
     uint8_t* dst = nullptr;
-    const uoffset_t off = fbb_.CreateUninitializedVector(n, 1, &dst);
+    ETPACK_ASSIGN_OR_RETURN(const uoffset_t off, UninitializedVector(f, n, 1, &dst));
     if (n > 0) std::memcpy(dst, data, n);
     return off;
   }
@@ -171,14 +168,9 @@ Result<uoffset_t> TableBuilder::ObjectVector(const FieldInfo& f, Object v) {
   ETPACK_RETURN_IF_ERROR(reader_->ItemsOf(v, et == BaseType::Obj, &items));
   if (flatbuffers::IsScalar(et)) {
     const size_t elem_size = flatbuffers::GetTypeSize(et);
-    const uint64_t n = items.size;
-    const uint64_t align = std::max<uint64_t>(VectorAlignment(f), elem_size);
-    ETPACK_RETURN_IF_ERROR(Room(n * elem_size + align + 8));
-    if (align > elem_size) {
-      fbb_.PreAlign(static_cast<size_t>(n * elem_size), static_cast<size_t>(align));
-    }
     uint8_t* dst = nullptr;
-    const uoffset_t off = fbb_.CreateUninitializedVector(static_cast<size_t>(n), elem_size, &dst);
+    ETPACK_ASSIGN_OR_RETURN(const uoffset_t off,
+                            UninitializedVector(f, items.size, elem_size, &dst));
     // dst stays valid: nothing below touches the builder.
     for (size_t i = 0; i < items.size; ++i) {
       Push p(*this, i);

@@ -109,6 +109,10 @@ class TableBuilder {
   Result<uoffset_t> ScalarVector(const FieldInfo& f, const json::Value& v);
   Result<uoffset_t> SourceVector(const FieldInfo& f, const json::Value& v);
   Result<uoffset_t> OffsetVector(const std::vector<uoffset_t>& offsets);
+  // A vector of n elements of elem_size bytes, aligned as f asks, for the
+  // caller to fill at *dst before anything else is added to the builder.
+  Result<uoffset_t> UninitializedVector(const FieldInfo& f, uint64_t n, size_t elem_size,
+                                        uint8_t** dst);
   Result<std::vector<uint8_t>> Finish(uoffset_t root);
 
   // Rebuild: a table of the verified buffer, with `overrides` (an object or

@@ -50,13 +50,8 @@ Result<uoffset_t> TableBuilder::CopyVector(const FieldInfo& f, const flatbuffers
     const auto* v = t.GetPointer<const flatbuffers::Vector<uint8_t>*>(f.offset);
     const size_t elem_size = flatbuffers::GetTypeSize(et);
     const uint64_t n = v->size();
-    const uint64_t align = std::max<uint64_t>(VectorAlignment(f), elem_size);
-    ETPACK_RETURN_IF_ERROR(Room(n * elem_size + align + 8));
-    if (align > elem_size) {
-      fbb_.PreAlign(static_cast<size_t>(n * elem_size), static_cast<size_t>(align));
-    }
     uint8_t* dst = nullptr;
-    const uoffset_t off = fbb_.CreateUninitializedVector(static_cast<size_t>(n), elem_size, &dst);
+    ETPACK_ASSIGN_OR_RETURN(const uoffset_t off, UninitializedVector(f, n, elem_size, &dst));
     if (n > 0) std::memcpy(dst, v->Data(), static_cast<size_t>(n * elem_size));
     return off;
   }
@@ -87,7 +82,7 @@ Result<uoffset_t> TableBuilder::CopyVector(const FieldInfo& f, const flatbuffers
 }
 
 Result<uoffset_t> TableBuilder::CopyTable(int obj_index, const flatbuffers::Table& t,
-                                         const json::Value* overrides) {
+                                          const json::Value* overrides) {
   const ObjectInfo& obj = d_.objects[static_cast<size_t>(obj_index)];
   const size_t pending = pending_.size();
   for (size_t id = 0; id < obj.fields.size(); ++id) {
@@ -153,7 +148,7 @@ Result<uoffset_t> TableBuilder::CopyTable(int obj_index, const flatbuffers::Tabl
 }
 
 Result<std::vector<uint8_t>> TableBuilder::Rebuild(const uint8_t* verified,
-                                                  const json::Value& root_overrides) {
+                                                   const json::Value& root_overrides) {
   if (root_overrides.kind() != json::Kind::kObject) return Fail("overrides: expected an object");
   ETPACK_ASSIGN_OR_RETURN(
       uoffset_t root_off,
@@ -167,8 +162,8 @@ Result<std::vector<uint8_t>> RebuildFlatbuffer(SchemaId schema, const uint8_t* v
                                                uint64_t size, const json::Value& root_overrides,
                                                const TreeBuildOptions& options) {
   try {
-    fbs::TableBuilder builder(fbs::Decoded(schema),
-                        static_cast<size_t>(std::min<uint64_t>(size + 1024, fbs::kMaxFlatbufferSize)));
+    fbs::TableBuilder builder(fbs::Decoded(schema), static_cast<size_t>(std::min<uint64_t>(
+                                                        size + 1024, fbs::kMaxFlatbufferSize)));
     ETPACK_RETURN_IF_ERROR(builder.Configure(options));
     return builder.Rebuild(verified, root_overrides);
   } catch (const std::bad_alloc&) {

@@ -227,14 +227,8 @@ Result<uoffset_t> TableBuilder::SourceVector(const FieldInfo& f, const json::Val
   }
   const Source& src = *sources_[index->as_uint()];
   const uint64_t n = src.size();
-  const uint64_t align = VectorAlignment(f);
-  ETPACK_RETURN_IF_ERROR(Room(n + align + 8));
-  if (align > 1) fbb_.PreAlign(static_cast<size_t>(n), static_cast<size_t>(align));
   uint8_t* dst = nullptr;
-  const uoffset_t off = fbb_.CreateUninitializedVector(static_cast<size_t>(n), 1, &dst);
-  // The data's distance from the buffer end is a multiple of the
-  // alignment, and Finish pads the whole buffer to the largest one.
-  assert(n == 0 || (fbb_.GetSize() - sizeof(uoffset_t)) % align == 0);
+  ETPACK_ASSIGN_OR_RETURN(const uoffset_t off, UninitializedVector(f, n, 1, &dst));
   if (n > 0) {
     if (const uint8_t* p = src.contiguous()) {
       std::memcpy(dst, p, static_cast<size_t>(n));
@@ -246,19 +240,29 @@ Result<uoffset_t> TableBuilder::SourceVector(const FieldInfo& f, const json::Val
   return off;
 }
 
-Result<uoffset_t> TableBuilder::ScalarVector(const FieldInfo& f, const json::Value& v) {
-  const BaseType et = f.element;
-  const size_t elem_size = flatbuffers::GetTypeSize(et);
-  const std::vector<json::Value>& items = v.items();
-  const uint64_t n = items.size();
+// Room for n elements of elem_size bytes, aligned as f asks
+// (VectorAlignment, at least the element size).
+Result<uoffset_t> TableBuilder::UninitializedVector(const FieldInfo& f, uint64_t n,
+                                                    size_t elem_size, uint8_t** dst) {
   const uint64_t align = std::max<uint64_t>(VectorAlignment(f), elem_size);
   ETPACK_RETURN_IF_ERROR(Room(n * elem_size + align + 8));
   if (align > elem_size) {
     fbb_.PreAlign(static_cast<size_t>(n * elem_size), static_cast<size_t>(align));
   }
-  uint8_t* dst = nullptr;
-  const uoffset_t off = fbb_.CreateUninitializedVector(static_cast<size_t>(n), elem_size, &dst);
+  const uoffset_t off = fbb_.CreateUninitializedVector(static_cast<size_t>(n), elem_size, dst);
+  // The data's distance from the buffer end is a multiple of the
+  // alignment, and Finish pads the whole buffer to the largest one.
   assert(n == 0 || (fbb_.GetSize() - sizeof(uoffset_t)) % align == 0);
+  return off;
+}
+
+Result<uoffset_t> TableBuilder::ScalarVector(const FieldInfo& f, const json::Value& v) {
+  const BaseType et = f.element;
+  const size_t elem_size = flatbuffers::GetTypeSize(et);
+  const std::vector<json::Value>& items = v.items();
+  uint8_t* dst = nullptr;
+  ETPACK_ASSIGN_OR_RETURN(const uoffset_t off,
+                          UninitializedVector(f, items.size(), elem_size, &dst));
   // dst stays valid: nothing below touches the builder.
   for (size_t i = 0; i < items.size(); ++i) {
     uint8_t* p = dst + i * elem_size;

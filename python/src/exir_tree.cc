@@ -33,22 +33,6 @@ PyObject* Py(ObjectReader::Object o) {
   return const_cast<PyObject*>(static_cast<const PyObject*>(o));
 }
 
-// Appends ".name" to a path for the life of the object.
-class PathPush {
- public:
-  PathPush(std::string& path, std::string_view name) : path_(path), size_(path.size()) {
-    path_ += '.';
-    path_ += name;
-  }
-  ~PathPush() { path_.resize(size_); }
-  PathPush(const PathPush&) = delete;
-  PathPush& operator=(const PathPush&) = delete;
-
- private:
-  std::string& path_;
-  size_t size_;
-};
-
 // Python objects as the library reads a program from them
 // (etpack/object_reader.h). Everything it hands out stays referenced until
 // it is destroyed, so no Python code run by an attribute read can free an
@@ -272,8 +256,8 @@ class PyObjectReader final : public ObjectReader {
 
 // Where the non-schema parts of the exporter's objects are read (mutable
 // data, named data, external constants): `path_`, a prefix the helpers
-// below edit as text, then `frames_`, list indices pushed and popped
-// without building any text.
+// below edit as text, then `frames_`, field names and list indices pushed
+// and popped without building any text.
 class TreeWalker {
  public:
   TreeWalker(Items& items, std::string root) : items_(items), path_(std::move(root)) {}
@@ -284,7 +268,8 @@ class TreeWalker {
   // A list index on the path for the life of the object.
   class Frame {
    public:
-    Frame(TreeWalker& w, size_t index) : w_(w) { w.frames_.push_back(index); }
+    Frame(TreeWalker& w, std::string_view name) : w_(w) { w.frames_.push_back({name, 0}); }
+    Frame(TreeWalker& w, size_t index) : w_(w) { w.frames_.push_back({{}, index}); }
     ~Frame() { w_.frames_.pop_back(); }
     Frame(const Frame&) = delete;
     Frame& operator=(const Frame&) = delete;
@@ -295,7 +280,9 @@ class TreeWalker {
 
   std::string Path() const {
     std::string p = path_;
-    for (size_t index : frames_) p += "[" + std::to_string(index) + "]";
+    for (const auto& [name, index] : frames_) {
+      p += name.empty() ? "[" + std::to_string(index) + "]" : "." + std::string(name);
+    }
     return p;
   }
 
@@ -361,7 +348,7 @@ class TreeWalker {
  private:
   Items& items_;
   std::string path_;
-  std::vector<size_t> frames_;
+  std::vector<std::pair<std::string_view, size_t>> frames_;
 };
 
 // A mapping's items() as a list of (key, value) pairs.
@@ -384,12 +371,12 @@ TensorLayout LayoutOf(TreeWalker& w, py::handle layout) {
   TensorLayout l;
   {
     py::object st = w.Attr(layout.ptr(), "scalar_type", "ScalarType (int)");
-    PathPush at(w.path(), "scalar_type");
+    TreeWalker::Frame at(w, "scalar_type");
     l.scalar_type = static_cast<int>(w.Int(st.ptr(), "ScalarType (int)"));
   }
   {
     py::object sizes = w.Attr(layout.ptr(), "sizes", "list of int");
-    PathPush at(w.path(), "sizes");
+    TreeWalker::Frame at(w, "sizes");
     w.ForEach(sizes.ptr(), "list of int", [&](PyObject* s) {
       const int64_t v = w.Int(s, "int");
       if (v < 0 || v > INT32_MAX) w.Invalid(std::to_string(v) + " is not a size the format holds");
@@ -398,7 +385,7 @@ TensorLayout LayoutOf(TreeWalker& w, py::handle layout) {
   }
   {
     py::object order = w.Attr(layout.ptr(), "dim_order", "list of int");
-    PathPush at(w.path(), "dim_order");
+    TreeWalker::Frame at(w, "dim_order");
     w.ForEach(order.ptr(), "list of int", [&](PyObject* d) {
       const int64_t v = w.Int(d, "int");
       if (v < 0 || v > 255) w.Invalid(std::to_string(v) + " is not a dimension index");
@@ -446,7 +433,7 @@ class NamedDataReader {
       py::object index = w_.Attr(entry, "buffer_index", "int");
       size_t buffer = 0;
       {
-        PathPush field(path, "buffer_index");
+        TreeWalker::Frame field(w_, "buffer_index");
         const int64_t i = w_.Int(index.ptr(), "int");
         if (i < 0 || static_cast<size_t>(i) >= sources_.size()) {
           w_.Invalid(std::to_string(i) + " is past " + buffers_path_ + " (" +
@@ -456,14 +443,14 @@ class NamedDataReader {
       }
       py::object alignment = w_.Attr(entry, "alignment", "int");
       if (!alignment.is_none()) {
-        PathPush field(path, "alignment");
+        TreeWalker::Frame field(w_, "alignment");
         const int64_t a = w_.Int(alignment.ptr(), "int");
         if (a <= 0) w_.Invalid("alignment " + std::to_string(a) + " is not positive");
         e.alignment = static_cast<uint64_t>(a);
       }
       py::object layout = w_.Attr(entry, "tensor_layout", "TensorLayout or None");
       if (!layout.is_none()) {
-        PathPush field(path, "tensor_layout");
+        TreeWalker::Frame field(w_, "tensor_layout");
         e.layout = LayoutOf(w_, layout);
       }
       path.resize(size);
