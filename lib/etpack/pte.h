@@ -103,9 +103,13 @@ struct NamedData {
 //    member names = schema field names, unions as "<field>_type" + "<field>";
 //  - the bytes of a Program flatbuffer, as upstream's Python builder or any
 //    flatbuffers builder produces them. PlanPte verifies them with the
-//    flatbuffers verifier and converts them to the tree; a malformed buffer
-//    is refused with an error naming the first field that fails.
-// ProgramBuilder (etpack/program_builder.h) produces the tree form.
+//    flatbuffers verifier; a malformed buffer is refused with an error
+//    naming the first field that fails.
+// PlanPte works on the flatbuffer (a tree is built into one first) and
+// copies it once with the fields it decides replaced; either form of one
+// program gives the same file. ProgramBuilder (etpack/program_builder.h)
+// produces the tree form, ReadProgramObjects (etpack/program_objects.h)
+// the flatbuffer form from an exporter's objects.
 class ProgramStructure {
  public:
   ProgramStructure() : tree_(json::Value::Object()) {}  // an empty Program table
