@@ -160,8 +160,10 @@ class TableBuilder {
   // text is rendered only for an error.
   class Push {
    public:
-    Push(TableBuilder& b, std::string_view name) : b_(b) { b.frames_.push_back({name, kName}); }
-    Push(TableBuilder& b, size_t index) : b_(b) { b.frames_.push_back({{}, index}); }
+    Push(TableBuilder& b, std::string_view name) : b_(b) { b.frames_.emplace_back(name, kName); }
+    Push(TableBuilder& b, size_t index) : b_(b) {
+      b.frames_.emplace_back(std::string_view(), index);
+    }
     ~Push() { b_.frames_.pop_back(); }
     Push(const Push&) = delete;
     Push& operator=(const Push&) = delete;
