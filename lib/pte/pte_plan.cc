@@ -44,8 +44,8 @@ const char* SegmentRoleName(SegmentRole role) {
 
 namespace {
 
-// Checks that the [ubyte] field `field` of every `table` entry in the
-// Program's vector `array` is empty: the bytes travel beside the program, in
+// Checks that the [ubyte] field `field` of every entry of the Program's
+// vector `array` is empty: the bytes travel beside the program, in
 // PteInput::`list`. `bytes_of(entry)` is the field. Paths are spelled only
 // on failure: a program can have 10^5 entries.
 template <typename Entries, typename BytesOf>
