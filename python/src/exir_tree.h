@@ -2,11 +2,12 @@
 // name, as docs/python.md and /work/shared/exir.md describe them) to the
 // library's inputs, without JSON and without copying a byte.
 //
-// The program tree is walked in the order of the embedded Program schema:
-// each table's fields are read with one getattr each and become the
-// json::Value tree PlanPte takes (unions by the member object's class name,
-// IntEnums as their value, Double "inf"/"-inf" strings as infinities, None
-// as an absent field). Bulk bytes (constant storage, inline delegate data,
+// The program tree is walked by the library (ReadProgramObjects,
+// etpack/program_objects.h), which builds the Program flatbuffer from what
+// it asks this module's ObjectReader: one getattr per field, unions by the
+// member object's class name, IntEnums as their value, Double "inf"/"-inf"
+// strings as infinities, None as an absent field. What lies outside the
+// Program schema is read here. Bulk bytes (constant storage, inline delegate data,
 // mutable data, named data, external constants) become borrowed sources
 // (Items): any buffer-protocol object, or file-backed data (an object with
 // no buffer protocol whose `_path` names the file; copied file to file).
