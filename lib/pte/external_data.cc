@@ -22,15 +22,21 @@ constexpr int kExternal = static_cast<int>(fb::TensorDataLocation::EXTERNAL);
 
 std::string Quote(const std::string& s) { return "'" + s + "'"; }
 
-// The tensor's layout as a .ptd entry would state it. A missing dim_order
-// reads as empty, which matches only a 0-dim layout, as at runtime.
-Result<TensorLayout> LayoutOf(const fb::Tensor& t, const std::string& what) {
-  if (t.sizes() == nullptr) return Corrupt(what + ".sizes is missing");
+// The tensor's layout as a .ptd entry would state it. A missing sizes or
+// dim_order reads as empty (for dim_order that matches only a 0-dim
+// layout, as at runtime).
+TensorLayout LayoutOf(const fb::Tensor& t) {
   TensorLayout l;
   l.scalar_type = static_cast<int>(t.scalar_type());
-  l.sizes.assign(t.sizes()->begin(), t.sizes()->end());
+  if (t.sizes() != nullptr) l.sizes.assign(t.sizes()->begin(), t.sizes()->end());
   if (t.dim_order() != nullptr) l.dim_order.assign(t.dim_order()->begin(), t.dim_order()->end());
   return l;
+}
+
+// The same, refusing a tensor without sizes (of a file being read).
+Result<TensorLayout> LayoutOf(const fb::Tensor& t, const std::string& what) {
+  if (t.sizes() == nullptr) return Corrupt(what + ".sizes is missing");
+  return LayoutOf(t);
 }
 
 }  // namespace
@@ -242,28 +248,14 @@ Result<std::pair<PteInput, PtdInput>> ExternalizeConstants(PteInput input, uint6
 
 Result<std::map<std::string, TensorLayout>> ExternalTensorLayouts(const ProgramStructure& program) {
   ETPACK_ASSIGN_OR_RETURN(SourcePtr bytes, ProgramStructure(program).TakeFlatbuffer());
-  const pte_fb::Program& p = *pte_fb::GetProgram(bytes->contiguous());
   std::map<std::string, TensorLayout> layouts;
-  if (p.execution_plan() == nullptr) return layouts;
-  for (const pte_fb::ExecutionPlan* plan : *p.execution_plan()) {
-    if (plan->values() == nullptr) continue;
-    for (const pte_fb::EValue* v : *plan->values()) {
-      const pte_fb::Tensor* t = v->val_as_Tensor();
-      if (t == nullptr) continue;
-      const pte_fb::ExtraTensorInfo* info = t->extra_tensor_info();
-      if (info == nullptr || info->location() != pte_fb::TensorDataLocation::EXTERNAL ||
-          info->fully_qualified_name() == nullptr) {
-        continue;
-      }
-      TensorLayout l;
-      l.scalar_type = static_cast<int>(t->scalar_type());
-      if (t->sizes() != nullptr) l.sizes.assign(t->sizes()->begin(), t->sizes()->end());
-      if (t->dim_order() != nullptr) {
-        l.dim_order.assign(t->dim_order()->begin(), t->dim_order()->end());
-      }
-      layouts[info->fully_qualified_name()->str()] = std::move(l);
-    }
-  }
+  ETPACK_RETURN_IF_ERROR(ForEachTensor(
+      *pte_fb::GetProgram(bytes->contiguous()), [&](uint32_t, uint32_t, const fb::Tensor& t) {
+        if (IsExternal(t) && t.extra_tensor_info()->fully_qualified_name() != nullptr) {
+          layouts[t.extra_tensor_info()->fully_qualified_name()->str()] = LayoutOf(t);
+        }
+        return Status::OK();
+      }));
   return layouts;
 }
 
