@@ -72,9 +72,7 @@ Result<TableBuilder::Object> TableBuilder::Attribute(Object o, int obj_index, si
   ETPACK_RETURN_IF_ERROR(reader_->Get(o, keys[id], &value, &found));
   if (!found) {
     Push p(*this, f.name);
-    return reader_->WrongType(PathOf(Path()) + ": expected " + Expected(f) + ", found a " +
-                              std::string(reader_->ClassName(o)) + " without attribute '" +
-                              std::string(f.name) + "'");
+    return MissingAttribute(*reader_, PathOf(Path()), Expected(f), o, f.name);
   }
   return value;
 }
@@ -107,25 +105,20 @@ Status TableBuilder::ObjectScalarValue(BaseType t, int enum_index, Object v, uin
     return Status::OK();
   }
   if (kind != ObjectReader::Kind::kInt) return WrongType(v, TypeOf(t, enum_index));
-  int64_t x = 0;
-  if (!reader_->Int64(v, &x)) {
-    uint64_t u = 0;
-    if (t == BaseType::ULong && reader_->UInt64(v, &u)) {
-      *bits = u;
-      return Status::OK();
-    }
-    x = INT64_MIN;  // out of every range below but Long's, which it cannot be
-    if (t == BaseType::Long) {
-      return Invalid(reader_->Text(v) +
-                     " is out of range for the schema's long (found int, expected " +
-                     TypeOf(t, enum_index) + ")");
-    }
-  }
-  const IntRange r = RangeOf(t);
-  if (x < r.min || (x >= 0 && static_cast<uint64_t>(x) > r.max)) {
+  auto out_of_range = [&] {
     return Invalid(reader_->Text(v) + " is out of range for the schema's " + TypeName(t) +
                    " (found int, expected " + TypeOf(t, enum_index) + ")");
+  };
+  int64_t x = 0;
+  if (!reader_->Int64(v, &x)) {
+    // Beyond 64-bit signed: only a ULong can hold it.
+    uint64_t u = 0;
+    if (t != BaseType::ULong || !reader_->UInt64(v, &u)) return out_of_range();
+    *bits = u;
+    return Status::OK();
   }
+  const IntRange r = RangeOf(t);
+  if (x < r.min || (x >= 0 && static_cast<uint64_t>(x) > r.max)) return out_of_range();
   if (enum_index >= 0 && d_.enums[static_cast<size_t>(enum_index)].ByValue(x) == nullptr) {
     return Invalid(std::to_string(x) + " is not a value of enum " +
                    std::string(d_.enums[static_cast<size_t>(enum_index)].name) + " (found " +
@@ -140,8 +133,7 @@ Result<uoffset_t> TableBuilder::ObjectString(Object v) {
   if (reader_->KindOf(v) != ObjectReader::Kind::kString) return WrongType(v, "str");
   std::string_view s;
   if (Status st = reader_->Utf8(v, &s); !st.ok()) return Invalid(st.message());
-  ETPACK_RETURN_IF_ERROR(Room(uint64_t{s.size()} + 8));
-  return fbb_.CreateString(s.data(), s.size()).o;
+  return StringOf(s);
 }
 
 Result<uoffset_t> TableBuilder::ObjectVector(const FieldInfo& f, Object v) {
@@ -178,10 +170,8 @@ Result<uoffset_t> TableBuilder::ObjectVector(const FieldInfo& f, Object v) {
       double real = 0;
       ETPACK_RETURN_IF_ERROR(ObjectScalarValue(et, f.index, items.items[i], &bits, &real));
       uint8_t* at = dst + i * elem_size;
-      if (et == BaseType::Float) {
-        flatbuffers::WriteScalar<float>(at, static_cast<float>(real));
-      } else if (et == BaseType::Double) {
-        flatbuffers::WriteScalar<double>(at, real);
+      if (et == BaseType::Float || et == BaseType::Double) {
+        WriteReal(et, at, real);
       } else {
         WriteInt(et, at, bits);
       }
@@ -262,11 +252,8 @@ Result<uoffset_t> TableBuilder::ObjectTable(int obj_index, Object o, bool root) 
   const uoffset_t start = fbb_.StartTable();
   for (size_t i = scalars; i < scalars_.size(); ++i) {
     const ObjectScalar& s = scalars_[i];
-    if (s.field->type == BaseType::Float) {
-      fbb_.AddElement<float>(s.field->offset, static_cast<float>(s.real),
-                             static_cast<float>(s.field->default_real));
-    } else if (s.field->type == BaseType::Double) {
-      fbb_.AddElement<double>(s.field->offset, s.real, s.field->default_real);
+    if (s.field->type == BaseType::Float || s.field->type == BaseType::Double) {
+      AddRealElement(*s.field, s.real);
     } else {
       AddIntElement(*s.field, s.bits);
     }
@@ -296,6 +283,13 @@ Result<std::vector<uint8_t>> TableBuilder::BuildFromObjects(
 }
 
 }  // namespace fbs
+
+Status MissingAttribute(ObjectReader& reader, const std::string& path, const std::string& expected,
+                        ObjectReader::Object holder, std::string_view name) {
+  return reader.WrongType(path + ": expected " + expected + ", found a " +
+                          std::string(reader.ClassName(holder)) + " without attribute '" +
+                          std::string(name) + "'");
+}
 
 Result<std::vector<uint8_t>> BuildFlatbufferFromObjects(
     SchemaId schema, ObjectReader& reader, ObjectReader::Object root,

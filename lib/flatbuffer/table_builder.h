@@ -67,6 +67,15 @@ inline void WriteInt(BaseType t, uint8_t* dst, uint64_t bits) {
   }
 }
 
+// Writes `d` as a float or double (t) little-endian at dst.
+inline void WriteReal(BaseType t, uint8_t* dst, double d) {
+  if (t == BaseType::Float) {
+    flatbuffers::WriteScalar<float>(dst, static_cast<float>(d));
+  } else {
+    flatbuffers::WriteScalar<double>(dst, d);
+  }
+}
+
 // One builder, three kinds of input: a JSON tree (Build), a verified
 // flatbuffer copied with some fields replaced (Rebuild) and the caller's
 // objects read through an ObjectReader (BuildFromObjects). Every kind builds
@@ -104,6 +113,10 @@ class TableBuilder {
   // An integer field (bool, enum, union type) of two's complement `bits`;
   // a value equal to the default is left out, as flatc does.
   void AddIntElement(const FieldInfo& f, uint64_t bits);
+  // A float or double field, left out when equal to its default.
+  void AddRealElement(const FieldInfo& f, double d);
+  // A string of the builder, checked for room.
+  Result<uoffset_t> StringOf(std::string_view s);
   Result<uoffset_t> String(const json::Value& v);
   Result<uoffset_t> Vector(const FieldInfo& f, const json::Value& v);
   Result<uoffset_t> ScalarVector(const FieldInfo& f, const json::Value& v);

@@ -65,8 +65,8 @@ Result<uoffset_t> TableBuilder::CopyVector(const FieldInfo& f, const flatbuffers
             f.offset);
     offsets.reserve(v->size());
     for (const flatbuffers::String* s : *v) {
-      ETPACK_RETURN_IF_ERROR(Room(uint64_t{s->size()} + 8));
-      offsets.push_back(fbb_.CreateString(s->c_str(), s->size()).o);
+      ETPACK_ASSIGN_OR_RETURN(uoffset_t o, StringOf(s->string_view()));
+      offsets.push_back(o);
     }
   } else {
     const auto* v =
@@ -101,9 +101,8 @@ Result<uoffset_t> TableBuilder::CopyTable(int obj_index, const flatbuffers::Tabl
     uoffset_t o = 0;
     switch (f.type) {
       case BaseType::String: {
-        const auto* s = t.GetPointer<const flatbuffers::String*>(f.offset);
-        ETPACK_RETURN_IF_ERROR(Room(uint64_t{s->size()} + 8));
-        o = fbb_.CreateString(s->c_str(), s->size()).o;
+        ETPACK_ASSIGN_OR_RETURN(
+            o, StringOf(t.GetPointer<const flatbuffers::String*>(f.offset)->string_view()));
         break;
       }
       case BaseType::Vector: {

@@ -61,24 +61,14 @@ std::string Show(const json::Value& v) {
   }
 }
 
-// The field "Table.field" of the schema, or an error naming `option`.
+// The field "Table.field" of the schema (a vector field when `vector`), or
+// an error naming `option`.
 Result<const FieldInfo*> FieldNamed(const SchemaData& d, const std::string& name,
-                                    const char* option) {
+                                    const char* option, bool vector = false) {
   const FieldInfo* found = fbs::FindField(d, name);
-  if (found == nullptr) {
-    return InvalidArgument(std::string(option) + ": \"" + name +
-                           "\" is not a field (Table.field) of the schema");
-  }
-  return found;
-}
-
-// The vector field "Table.field" of the schema, or an error naming `option`.
-Result<const FieldInfo*> FindVectorField(const SchemaData& d, const std::string& name,
-                                         const char* option) {
-  const FieldInfo* found = fbs::FindField(d, name);
-  if (found == nullptr || found->type != BaseType::Vector) {
-    return InvalidArgument(std::string(option) + ": \"" + name +
-                           "\" is not a vector field (Table.field) of the schema");
+  if (found == nullptr || (vector && found->type != BaseType::Vector)) {
+    return InvalidArgument(std::string(option) + ": \"" + name + "\" is not a " +
+                           (vector ? "vector " : "") + "field (Table.field) of the schema");
   }
   return found;
 }
@@ -89,11 +79,11 @@ Status TableBuilder::Configure(const TreeBuildOptions& options) {
   root_path_ = options.root_path;
   sources_ = options.sources;
   for (const std::string& name : options.sources_fields) {
-    ETPACK_ASSIGN_OR_RETURN(const FieldInfo* f, FindVectorField(d_, name, "sources_fields"));
+    ETPACK_ASSIGN_OR_RETURN(const FieldInfo* f, FieldNamed(d_, name, "sources_fields", true));
     sources_fields_.insert(f->field);
   }
   for (const auto& [name, align] : options.vector_alignment) {
-    ETPACK_ASSIGN_OR_RETURN(const FieldInfo* found, FindVectorField(d_, name, "vector_alignment"));
+    ETPACK_ASSIGN_OR_RETURN(const FieldInfo* found, FieldNamed(d_, name, "vector_alignment", true));
     if (align == 0 || (align & (align - 1)) != 0 || align > kMaxVectorAlignment) {
       return InvalidArgument("vector_alignment: " + name + " = " + std::to_string(align) +
                              " is not a power of two up to " + std::to_string(kMaxVectorAlignment));
@@ -199,7 +189,10 @@ Result<uint8_t> TableBuilder::UnionCode(const EnumInfo& e, const json::Value& v)
 
 Result<uoffset_t> TableBuilder::String(const json::Value& v) {
   if (v.kind() != json::Kind::kString) return Fail("expected a string, got " + Show(v));
-  const std::string& s = v.as_string();
+  return StringOf(v.as_string());
+}
+
+Result<uoffset_t> TableBuilder::StringOf(std::string_view s) {
   ETPACK_RETURN_IF_ERROR(Room(uint64_t{s.size()} + 8));
   return fbb_.CreateString(s.data(), s.size()).o;
 }
@@ -269,11 +262,7 @@ Result<uoffset_t> TableBuilder::ScalarVector(const FieldInfo& f, const json::Val
     const int64_t at = static_cast<int64_t>(i);
     if (et == BaseType::Float || et == BaseType::Double) {
       ETPACK_ASSIGN_OR_RETURN(double d, Real(et, items[i], at));
-      if (et == BaseType::Float) {
-        flatbuffers::WriteScalar<float>(p, static_cast<float>(d));
-      } else {
-        flatbuffers::WriteScalar<double>(p, d);
-      }
+      WriteReal(et, p, d);
     } else {
       ETPACK_ASSIGN_OR_RETURN(uint64_t bits, Integer(et, f.index, items[i], at));
       WriteInt(et, p, bits);
@@ -354,16 +343,20 @@ Status TableBuilder::AddScalar(const FieldInfo& f, const json::Value& v) {
   // serializer do.
   if (f.type == BaseType::Float || f.type == BaseType::Double) {
     ETPACK_ASSIGN_OR_RETURN(double d, Real(f.type, v));
-    if (f.type == BaseType::Float) {
-      fbb_.AddElement<float>(off, static_cast<float>(d), static_cast<float>(f.default_real));
-    } else {
-      fbb_.AddElement<double>(off, d, f.default_real);
-    }
+    AddRealElement(f, d);
     return Status::OK();
   }
   ETPACK_ASSIGN_OR_RETURN(uint64_t bits, Integer(f.type, f.index, v));
   AddIntElement(f, bits);
   return Status::OK();
+}
+
+void TableBuilder::AddRealElement(const FieldInfo& f, double d) {
+  if (f.type == BaseType::Float) {
+    fbb_.AddElement<float>(f.offset, static_cast<float>(d), static_cast<float>(f.default_real));
+  } else {
+    fbb_.AddElement<double>(f.offset, d, f.default_real);
+  }
 }
 
 void TableBuilder::AddIntElement(const FieldInfo& f, uint64_t bits) {

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -73,6 +74,12 @@ Result<std::vector<uint8_t>> RebuildFlatbuffer(SchemaId schema, const uint8_t* v
 // `skip_root_fields` (not even read). Errors name options.root_path and the
 // path below it; a wrong type or missing attribute comes from
 // reader.WrongType().
+// The error for `holder` having no attribute `name` where `expected` was
+// wanted, through reader.WrongType(): "<path>: expected <expected>, found a
+// <class> without attribute '<name>'" (`path`: the attribute's).
+Status MissingAttribute(ObjectReader& reader, const std::string& path, const std::string& expected,
+                        ObjectReader::Object holder, std::string_view name);
+
 Result<std::vector<uint8_t>> BuildFlatbufferFromObjects(
     SchemaId schema, ObjectReader& reader, ObjectReader::Object root,
     const std::vector<std::string>& skip_root_fields, const TreeBuildOptions& options = {});

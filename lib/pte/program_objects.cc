@@ -26,8 +26,7 @@ Result<Object> Attribute(ObjectReader& r, Object o, ObjectReader::Key key, const
   bool found = false;
   ETPACK_RETURN_IF_ERROR(r.Get(o, key, &v, &found));
   if (found) return v;
-  return r.WrongType(path() + "." + name + ": expected " + expected + ", found a " +
-                     std::string(r.ClassName(o)) + " without attribute '" + name + "'");
+  return MissingAttribute(r, path() + "." + name, expected, o, name);
 }
 
 // The bytes attribute `field` of each `table` of the list `list` of
