@@ -365,6 +365,62 @@ TEST_CASE("ExternalizeConstants: names, shared buffers and generated keys") {
                    "'w.clash' is also the name of execution_plan[0].values[0]"));
   }
 
+  SECTION("one name: the error says what differs, with the values") {
+    auto refused = [&](const std::string& want) {
+      auto pte = PteOf(in, "m.pte");
+      auto split = ExternalizeConstants(*pte);
+      REQUIRE_FALSE(split.ok());
+      INFO(split.status().message());
+      CHECK(Contains(split.status().message(),
+                     "'w.clash' is also the name of execution_plan[0].values[0], a different "
+                     "tensor (" +
+                         want + "); a .ptd key holds one tensor"));
+    };
+    name(0, "w.clash");
+    SECTION("only the shape (one buffer)") {
+      name(2, "w.clash");
+      refused("sizes [64] there, [32] here");
+    }
+    SECTION("dtype, sizes and dim_order") {
+      values.push_back(values[0]);  // value 3: value 0 as an int8[8, 8] in another order
+      json::Value& t = *values[3].Find("val");
+      t.Set("scalar_type", json::Value::Int(1));
+      t.Set("sizes", json::Value::Array({json::Value::Int(8), json::Value::Int(8)}));
+      t.Set("dim_order", json::Value::Array({json::Value::Int(1), json::Value::Int(0)}));
+      name(3, "w.clash");
+      refused(
+          "dtype BYTE there, CHAR here; sizes [64] there, [8, 8] here; dim_order [0] there, "
+          "[1, 0] here");
+    }
+    SECTION("bytes of another size") {
+      name(1, "w.clash");
+      refused("sizes [64] there, [32] here; bytes: 64 there, 32 here");
+    }
+    SECTION("bytes of the same size") {
+      in.constants[2] = Pattern(64, 9);
+      values[1].Find("val")->Set("sizes", json::Value::Array({json::Value::Int(64)}));
+      name(1, "w.clash");
+      refused("bytes: 64 each, first different at byte 0 (1 there, 9 here)");
+    }
+  }
+
+  SECTION("one name for the same bytes in two buffers is one entry") {
+    in.constants[2] = Pattern(64, 1);  // constant 2: constant 1's bytes again
+    values[1].Find("val")->Set("sizes", json::Value::Array({json::Value::Int(64)}));
+    name(0, "w.same");
+    name(1, "w.same");
+    auto pte = PteOf(in, "m.pte");
+    auto split = ExternalizeConstants(*pte);
+    INFO(split.status().ToString());
+    REQUIRE(split.ok());
+    REQUIRE(split->second.entries.size() == 2);
+    CHECK(split->second.entries[0].key == "w.same");
+    auto out = PteOf(split->first, "out.pte");
+    CHECK(TensorAt(*out, 0, 0).data_buffer_idx() == TensorAt(*out, 0, 1).data_buffer_idx());
+    auto data = PtdOf(split->second, "out.ptd");
+    CHECK(CheckExternalReferences(*out, {data.get()}).ok());
+  }
+
   SECTION("alignment must be a power of two") {
     auto pte = PteOf(in, "m.pte");
     CHECK_FALSE(ExternalizeConstants(*pte, 48).ok());

@@ -264,6 +264,12 @@ Result<std::vector<uint8_t>> ReadAll(const Source& source, uint64_t max_bytes) {
 
 Result<bool> SameBytes(const Source& a, const Source& b) {
   if (a.size() != b.size()) return false;
+  ETPACK_ASSIGN_OR_RETURN(const std::optional<uint64_t> at, FirstDifference(a, b));
+  return !at.has_value();
+}
+
+Result<std::optional<uint64_t>> FirstDifference(const Source& a, const Source& b) {
+  assert(a.size() == b.size());
   constexpr size_t kChunk = size_t{1} << 20;
   const uint64_t size = a.size();
   const uint8_t* pa = a.contiguous();
@@ -283,10 +289,14 @@ Result<bool> SameBytes(const Source& a, const Source& b) {
     const uint8_t* y = pb ? pb + pos : buf_b.data();
     if (!pa) ETPACK_RETURN_IF_ERROR(a.ReadAt(pos, buf_a.data(), n));
     if (!pb) ETPACK_RETURN_IF_ERROR(b.ReadAt(pos, buf_b.data(), n));
-    if (std::memcmp(x, y, n) != 0) return false;
+    if (std::memcmp(x, y, n) != 0) {
+      size_t i = 0;
+      while (x[i] == y[i]) ++i;
+      return std::optional<uint64_t>(pos + i);
+    }
     pos += n;
   }
-  return true;
+  return std::optional<uint64_t>();
 }
 
 uint32_t SourceIndex::Add(const SourcePtr& source) {

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -119,6 +120,10 @@ Result<std::vector<uint8_t>> ReadAll(const Source& source, uint64_t max_bytes = 
 
 // True when both sources hold identical bytes. Reads both in bounded chunks.
 Result<bool> SameBytes(const Source& a, const Source& b);
+// The offset of the first byte where two sources of equal size differ;
+// nullopt when they hold identical bytes. Reads as SameBytes does.
+// REQUIRES: a.size() == b.size().
+Result<std::optional<uint64_t>> FirstDifference(const Source& a, const Source& b);
 
 // A list of data items (the buffers of a .ptd, say) in which the same
 // source given again is stored once: Add() appends a source the first time

@@ -53,6 +53,11 @@ Status CheckRank(uint64_t rank, const std::string& what);
 // "FLOAT[4, 3] dim_order [0, 1]", for messages.
 std::string DescribeLayout(const TensorLayout& layout);
 
+// What differs between two layouts of one name, each field with both
+// values: "dtype FLOAT there, HALF here; sizes [2, 3] there, [3, 2] here"
+// (`there` is the first one met); empty when they are equal.
+std::string LayoutDifferences(const TensorLayout& there, const TensorLayout& here);
+
 // Bytes a tensor of this layout occupies. kInvalidArgument naming `what`
 // for a layout that is not valid (rank above kMaxTensorRank, negative size,
 // dim_order not a permutation, unknown dtype, a byte count beyond 64 bits).

@@ -26,6 +26,18 @@ std::string DescribeLayout(const TensorLayout& l) {
   return ScalarTypeName(l.scalar_type) + Join(l.sizes) + " dim_order " + Join(l.dim_order);
 }
 
+std::string LayoutDifferences(const TensorLayout& there, const TensorLayout& here) {
+  std::string text;
+  auto differ = [&](const char* field, const std::string& a, const std::string& b) {
+    if (a == b) return;
+    text += (text.empty() ? "" : "; ") + std::string(field) + " " + a + " there, " + b + " here";
+  };
+  differ("dtype", ScalarTypeName(there.scalar_type), ScalarTypeName(here.scalar_type));
+  differ("sizes", Join(there.sizes), Join(here.sizes));
+  differ("dim_order", Join(there.dim_order), Join(here.dim_order));
+  return text;
+}
+
 Status CheckRank(uint64_t rank, const std::string& what) {
   if (rank <= kMaxTensorRank) return Status::OK();
   return InvalidArgument(what + ": rank " + std::to_string(rank) +

@@ -1,6 +1,7 @@
 #include "etpack/external_data.h"
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -118,6 +119,31 @@ Status CheckExternalReferences(const PteFile& pte, const std::vector<const PtdFi
 
 namespace {
 
+// What differs between a tensor (`layout`, `bytes`) and the one (`first`,
+// `first_bytes`) that already holds its key (LayoutDifferences' form, then
+// the bytes): empty when they are the same tensor.
+Result<std::string> Differences(const TensorLayout& first, const Source& first_bytes,
+                                const TensorLayout& layout, const Source& bytes) {
+  std::string text = LayoutDifferences(first, layout);
+  std::string diff;
+  if (first_bytes.size() != bytes.size()) {
+    diff = "bytes: " + std::to_string(first_bytes.size()) + " there, " +
+           std::to_string(bytes.size()) + " here";
+  } else if (&first_bytes != &bytes) {
+    ETPACK_ASSIGN_OR_RETURN(const std::optional<uint64_t> at, FirstDifference(first_bytes, bytes));
+    if (at) {
+      uint8_t there = 0, here = 0;
+      ETPACK_RETURN_IF_ERROR(first_bytes.ReadAt(*at, &there, 1));
+      ETPACK_RETURN_IF_ERROR(bytes.ReadAt(*at, &here, 1));
+      diff = "bytes: " + std::to_string(bytes.size()) + " each, first different at byte " +
+             std::to_string(*at) + " (" + std::to_string(there) + " there, " +
+             std::to_string(here) + " here)";
+    }
+  }
+  if (!diff.empty()) text += (text.empty() ? "" : "; ") + diff;
+  return text;
+}
+
 // The split itself, for `in` (program in tree form) and `prog`, the same
 // program verified, whose tensors' data_buffer_idx index in.constants.
 // `name` starts errors.
@@ -173,21 +199,22 @@ Result<std::pair<PteInput, PtdInput>> Externalize(const fb::Program& prog, const
                          " is out of range: constant_buffer has " + std::to_string(nbuffers) +
                          " entries");
         }
-        const uint32_t buffer = ptd_buffers.Add(in.constants[idx]);
-
         auto it = key_info.find(key);
         if (it == key_info.end()) {
           it = key_info.emplace(key, KeyInfo{ptd.entries.size(), path}).first;
-          ptd.entries.push_back({key, buffer, alignment, layout});
+          ptd.entries.push_back({key, ptd_buffers.Add(in.constants[idx]), alignment, layout});
         } else {
           // One key names one tensor's data: a second tensor may use it only
-          // for the very same bytes and layout.
+          // for the same layout and the same bytes (from any buffer).
           const PtdEntry& e = ptd.entries[it->second.entry];
-          if (e.buffer_index != buffer || e.layout != layout) {
-            return InvalidArgument(
-                what + ": fully_qualified_name " + Quote(key) + " is also the name of " +
-                it->second.path + " (" + DescribeLayout(*e.layout) + "), which has different " +
-                (e.buffer_index != buffer ? "data" : "layout") + "; a .ptd key holds one tensor");
+          ETPACK_ASSIGN_OR_RETURN(
+              const std::string differences,
+              Differences(*e.layout, *ptd.buffers[e.buffer_index], layout, *in.constants[idx]));
+          if (!differences.empty()) {
+            return InvalidArgument(what + ": fully_qualified_name " + Quote(key) +
+                                   " is also the name of " + it->second.path +
+                                   ", a different tensor (" + differences +
+                                   "); a .ptd key holds one tensor");
           }
         }
 
