@@ -89,6 +89,39 @@ TEST_CASE("every reader refuses a FIFO at once, naming it") {
   }
 }
 
+TEST_CASE("every input that says 0 bytes but has content is refused, never read as empty") {
+  // /proc/self/status: a regular file of size 0 that reads as text.
+  const std::string proc = "/proc/self/status";
+  struct stat st;
+  if (::stat(proc.c_str(), &st) != 0 || st.st_size != 0) {
+    WARN("skipped: no " + proc + " of size 0 here");
+    return;
+  }
+  TempDir dir;
+  const std::string out = dir.File("out.bin");
+  const std::vector<std::vector<std::string>> jobs = {
+      {"inspect", proc},
+      {"verify", proc},
+      {"verify", Golden("pte_external.pte"), "--data", proc},
+      {"repack", proc, "-o", out},
+      {"pack", proc, "-o", out},
+      {"ptd", proc, "-o", out},
+      {"bundle", Golden("pte_constants.pte"), "--cases", proc, "-o", out},
+      {"compress", proc, "-o", out},
+      {"decompress", proc, "-o", out},
+  };
+  for (const auto& job : jobs) {
+    std::string line;
+    for (const auto& a : job) line += a + " ";
+    INFO(line);
+    const Run r = Etpack(job);
+    INFO(r.output);
+    CHECK(r.exit_code == 1);
+    CHECK(Contains(r.output, proc + ": its size is given as 0 bytes but it has content"));
+    CHECK(::access(out.c_str(), F_OK) != 0);
+  }
+}
+
 namespace {
 
 // Every file in `dir` with its bytes.

@@ -138,6 +138,25 @@ class PosixInputFs final : public InputFs {
       ::close(fd);
       return NotRegular(path, st.st_mode);
     }
+    if (st.st_size == 0) {
+      // Files of /proc and /sys (and some FUSE files) say 0 bytes and have
+      // content. Every reader goes by the size, so such a file would read
+      // as empty without a word: one byte read tells.
+      char byte;
+      ssize_t got;
+      do {
+        got = ::pread(fd, &byte, 1, 0);
+      } while (got < 0 && errno == EINTR);
+      if (got != 0) {
+        const int err = errno;
+        ::close(fd);
+        if (got < 0) return IoError("cannot read " + path, err);
+        return InvalidArgument(path +
+                               ": its size is given as 0 bytes but it has content (a file of "
+                               "/proc or /sys?); etpack reads a file as far as its size says: "
+                               "copy it to a regular file first");
+      }
+    }
     const int flags = ::fcntl(fd, F_GETFL);
     if (flags < 0 || ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
       const int err = errno;

@@ -54,8 +54,9 @@ class InputFs {
   // Opens `path` for reading. Only regular files are opened: anything else
   // (a FIFO, a directory, a device) is kInvalidArgument naming the path
   // and what it is, found without blocking; a missing file is kNotFound.
-  // Opening the same file again (same device and inode, under whatever
-  // name) may return the same InputFile. Errors name the path.
+  // A file whose size is given as 0 but which has content (/proc/self/status)
+  // is kInvalidArgument too: every reader goes by the size. Opening the same file again (same
+  // device and inode, under whatever name) may return the same InputFile. Errors name the path.
   virtual Result<std::shared_ptr<const InputFile>> Open(const std::string& path) = 0;
 };
 

@@ -50,6 +50,27 @@ def test_a_fifo_is_refused_at_once(tmp_path, call):
     assert not out.exists()
 
 
+PROC = "/proc/self/status"
+
+
+@pytest.mark.skipif(not os.path.exists(PROC) or os.stat(PROC).st_size != 0,
+                    reason=f"no {PROC} of size 0 here")
+@pytest.mark.parametrize("call", [
+    lambda out: etpack.load_ptd(PROC),
+    lambda out: etpack.verify(PROC),
+    lambda out: etpack.save_ptd(out, {"x": PROC}),
+    lambda out: etpack.save_ptd(out, {"x": (PROC, 0, 0)}),
+    lambda out: etpack.save_pte(out, {}, constants=[b"", PROC]),
+])
+def test_a_file_of_size_0_with_content_is_refused(tmp_path, call):
+    # /proc files say 0 bytes and read as text: never stored as empty.
+    out = tmp_path / "out.bin"
+    with pytest.raises(etpack.InvalidArgumentError,
+                       match=f"{PROC}: its size is given as 0 bytes but it has content"):
+        call(out)
+    assert not out.exists()
+
+
 def test_no_save_writes_over_one_of_its_inputs(tmp_path):
     raw = tmp_path / "raw.bin"
     raw.write_bytes(b"r" * 64)
