@@ -156,10 +156,12 @@ BENCHMARK(BM_PlanPtdTensors)->Arg(10000)->Arg(100000)->Arg(300000)->Unit(benchma
 void BM_NamedDataTensors(benchmark::State& state) {
   const etpack::PtdInput in = ManyTensors(static_cast<size_t>(state.range(0)));
   for (auto _ : state) {
-    etpack::NamedDataStore store;
+    etpack::NamedDataStore store(etpack::SharedAlignment::kFirstKey,
+                                 [](size_t i) { return "entries[" + std::to_string(i) + "]"; });
     store.Reserve(in.entries.size());
-    for (const etpack::PtdEntry& e : in.entries) {
-      auto added = store.Add(e.key, in.buffers[e.buffer_index], e.alignment, "entry");
+    for (size_t i = 0; i < in.entries.size(); ++i) {
+      const etpack::PtdEntry& e = in.entries[i];
+      auto added = store.Add(e.key, in.buffers[e.buffer_index], e.alignment, i);
       if (!added.ok()) {
         state.SkipWithError(added.status().ToString().c_str());
         break;

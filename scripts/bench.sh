@@ -56,8 +56,10 @@
 #           than the verifier accepts, so that row is the time to plan and
 #           refuse. Then the readers' peak RSS on the 300k-entry .ptd
 #           (inspect, inspect --json, verify) and of repack of a 20,000-method
-#           program (gen_weights --methods). Its own section of RESULTS.md,
-#           which `--jobs plan` alone replaces in place.
+#           program (gen_weights --methods); then etpack.save_ptd of
+#           500,000 16-byte entries from Python (bench/save_ptd_many.py)
+#           and `etpack verify` of the file it wrote. Its own section of
+#           RESULTS.md, which `--jobs plan` alone replaces in place.
 #   reflink (not in the default list) at the largest of --sizes: a demo
 #           program in the reflink-friendly layout (repack --align 4096),
 #           then repack to another block-aligned layout, bundle (segmented,
@@ -145,7 +147,7 @@ ninja -C build-release apps/etpack bench/etpack_bench bench/gen_weights >/dev/nu
 etpack="$PWD/build-release/apps/etpack"
 python_section=""
 exir_section=""
-if [[ " $jobs " == *" python "* || " $jobs " == *" exir "* ]]; then
+if [[ " $jobs " == *" python "* || " $jobs " == *" exir "* || " $jobs " == *" plan "* ]]; then
   ninja -C build-release python/etpack/_etpack$(/usr/bin/python3 -c \
     'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))') >/dev/null
 fi
@@ -419,6 +421,20 @@ plan_job() {
   echo "   repack of 20000 methods: $wall s, $rss KiB" >&2
   rrow+=("$(awk -v s="$size" -v w="$wall" -v r="$rss" 'BEGIN {
     printf "| `etpack repack` | .pte, 20000 methods | %.1f | %.2f | %.1f |", s / 1048576, w, r / 1024 }')")
+  # Python: etpack.save_ptd of 500,000 tiny entries (bench/save_ptd_many.py)
+  # against `etpack verify` of the file it wrote (issue 30).
+  measure nice /usr/bin/python3 bench/save_ptd_many.py --module-dir build-release/python \
+    500000 "$w/py.ptd"
+  must_succeed "save_ptd of 500000 entries"
+  local inputs_kib
+  inputs_kib=$(awk '/^before_save_kib/ {print $2}' "$work/stderr")
+  echo "   save_ptd of 500000 entries: $wall s, $rss KiB ($inputs_kib KiB before the call)" >&2
+  size=$(stat -c %s "$w/py.ptd")
+  rrow+=("$(awk -v s="$size" -v w="$wall" -v r="$rss" -v i="$inputs_kib" 'BEGIN {
+    printf "| `etpack.save_ptd` (Python; %.1f MiB before the call) | 500000 16-byte entries | %.1f | %.2f | %.1f |", i / 1024, s / 1048576, w, r / 1024 }')")
+  measure nice "$etpack" verify "$w/py.ptd"; must_succeed "etpack verify"
+  rrow+=("$(awk -v s="$size" -v w="$wall" -v r="$rss" 'BEGIN {
+    printf "| `etpack verify` of that file | .ptd, 500000 entries | %.1f | %.2f | %.1f |", s / 1048576, w, r / 1024 }')")
   rm -rf "$w"
   plan_section=$(
     echo "## Planning many tensors (\`plan\` job)"
@@ -433,7 +449,8 @@ plan_job() {
     echo "|---|---|---|---|---|---|"
     printf '%s\n' "${prow[@]}"
     echo
-    echo "Readers on the largest file written and on a program of many methods:"
+    echo "Readers on the largest file written and on a program of many methods; Python's"
+    echo "save_ptd of 500,000 tiny entries against verify of the file it wrote:"
     echo
     echo "| command | input | file MiB | s | peak RSS MiB |"
     echo "|---|---|---|---|---|"

@@ -2,6 +2,10 @@
 // is read to apply them, and the errors.
 #include <catch2/catch.hpp>
 #include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "plan/content_dedup.h"
 #include "plan/named_store.h"
@@ -98,37 +102,56 @@ TEST_CASE("ContentDedup: read errors are returned") {
   CHECK(r.status().message().find("disk on fire") != std::string::npos);
 }
 
-TEST_CASE("NamedDataStore: one entry per key, one buffer per content") {
+namespace {
+
+// A store whose entries are named by the test's own strings.
+struct TestStore {
+  explicit TestStore(SharedAlignment rule = SharedAlignment::kFirstKey)
+      : store(rule, [this](size_t tag) { return names[tag]; }) {}
+  TestStore(const TestStore&) = delete;
+  TestStore& operator=(const TestStore&) = delete;
+  Result<NamedDataStore::Added> Add(std::string_view key, const SourcePtr& source,
+                                    uint64_t alignment, std::string what) {
+    names.push_back(std::move(what));
+    return store.Add(key, source, alignment, names.size() - 1);
+  }
+  std::vector<std::string> names;
   NamedDataStore store;
+};
+
+}  // namespace
+
+TEST_CASE("NamedDataStore: one entry per key, one buffer per content") {
+  TestStore t;
   auto w = Pattern(64, 1);
   auto w_copy = Pattern(64, 1);
   auto bias = Pattern(16, 2);
-  auto k0 = store.Add("linear.weight", w, 16, "entries[0] \"NativeBackend\" named_data[0]");
+  auto k0 = t.Add("linear.weight", w, 16, "entries[0] \"NativeBackend\" named_data[0]");
   REQUIRE(k0.ok());
   CHECK(k0->fresh);
-  REQUIRE(store.Add("linear.bias", bias, 16, "b").ok());
+  REQUIRE(t.Add("linear.bias", bias, 16, "b").ok());
   // Another key, the same bytes from another source: shares the buffer, and
   // the first key's alignment stays (the reference rule).
-  auto k2 = store.Add("mlx/linear.weight", w_copy, 1024, "entries[1] \"MLXBackend\" named_data[0]");
+  auto k2 = t.Add("mlx/linear.weight", w_copy, 1024, "entries[1] \"MLXBackend\" named_data[0]");
   REQUIRE(k2.ok());
   CHECK(k2->fresh);
   // The same key and bytes again: the same entry.
-  auto again = store.Add("linear.weight", w_copy, 16, "again");
+  auto again = t.Add("linear.weight", w_copy, 16, "again");
   REQUIRE(again.ok());
   CHECK_FALSE(again->fresh);
   CHECK(again->key == 0);
-  REQUIRE(store.keys().size() == 3);
-  CHECK(store.keys()[2].buffer == 0);
-  REQUIRE(store.buffers().size() == 2);
-  CHECK(store.buffers()[0].alignment == 16);
-  auto segs = store.Segments();
+  REQUIRE(t.store.keys().size() == 3);
+  CHECK(t.store.keys()[2].buffer == 0);
+  REQUIRE(t.store.buffers().size() == 2);
+  CHECK(t.store.buffers()[0].alignment == 16);
+  auto segs = t.store.Segments();
   REQUIRE(segs.size() == 2);
   CHECK(segs[0].size == 64);
   CHECK(segs[0].alignment == 16);
 
   // The same key with other bytes names both entries.
-  auto clash = store.Add("mlx/linear.weight", Pattern(64, 9), 16,
-                         "entries[2] \"VulkanBackend\" named_data[4]");
+  auto clash =
+      t.Add("mlx/linear.weight", Pattern(64, 9), 16, "entries[2] \"VulkanBackend\" named_data[4]");
   REQUIRE_FALSE(clash.ok());
   CHECK(clash.status().code() == Code::kInvalidArgument);
   CHECK(clash.status().message() ==
@@ -138,21 +161,21 @@ TEST_CASE("NamedDataStore: one entry per key, one buffer per content") {
 }
 
 TEST_CASE("NamedDataStore: kStrictest gives a shared buffer every key's alignment") {
-  NamedDataStore store(SharedAlignment::kStrictest);
+  TestStore t(SharedAlignment::kStrictest);
   auto w = Pattern(64, 1);
-  REQUIRE(store.Add("a", w, 16, "a").ok());
-  REQUIRE(store.Add("b", Pattern(64, 1), 1024, "b").ok());
-  REQUIRE(store.Add("c", w, 64, "c").ok());
-  REQUIRE(store.buffers().size() == 1);
-  CHECK(store.buffers()[0].alignment == 1024);
+  REQUIRE(t.Add("a", w, 16, "a").ok());
+  REQUIRE(t.Add("b", Pattern(64, 1), 1024, "b").ok());
+  REQUIRE(t.Add("c", w, 64, "c").ok());
+  REQUIRE(t.store.buffers().size() == 1);
+  CHECK(t.store.buffers()[0].alignment == 1024);
 }
 
 TEST_CASE("NamedDataStore: bad entries name themselves") {
-  NamedDataStore store;
-  auto null = store.Add("k", nullptr, 1, "named_data[3]");
+  TestStore t;
+  auto null = t.Add("k", nullptr, 1, "named_data[3]");
   REQUIRE_FALSE(null.ok());
   CHECK(null.status().message() == "named_data[3]: the data source is null");
-  auto align = store.Add("k", Pattern(4, 1), 24, "named_data[4]");
+  auto align = t.Add("k", Pattern(4, 1), 24, "named_data[4]");
   REQUIRE_FALSE(align.ok());
   CHECK(align.status().message() == "named_data[4]: alignment = 24 is not a power of two");
 }

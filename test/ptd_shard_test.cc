@@ -14,6 +14,7 @@
 #include "etpack/ptd_file.h"
 #include "etpack/pte_file.h"
 #include "etpack/writer.h"
+#include "ptd/ptd_selection.h"
 #include "test_files.h"
 #include "test_programs.h"
 
@@ -302,5 +303,157 @@ TEST_CASE("shards are published as one unit: nothing on failure") {
     CHECK(dir.List() == expected);
     REQUIRE(paths.size() == shards->size());
     for (size_t i = 0; i < paths.size(); ++i) CHECK(paths[i] == (*shards)[i].path);
+  }
+}
+
+namespace {
+
+// FlatBuffers tables of a .ptd as the verifier counts them.
+uint64_t TablesOf(const PtdFile& f) {
+  uint64_t layouts = 0;
+  for (const PtdFile::Entry& e : f.entries()) layouts += e.layout ? 1 : 0;
+  return FlatTensorTables(f.entries().size(), f.layout().segments.size(), layouts);
+}
+
+// `n` tiny entries whose buffers are distinct objects holding `distinct`
+// different contents in turn.
+PtdInput Tiny(size_t n, size_t distinct) {
+  PtdInput in;
+  for (size_t i = 0; i < n; ++i) {
+    in.buffers.push_back(Pattern(4, static_cast<uint8_t>(i % distinct)));
+    in.entries.push_back({"t." + std::to_string(i), static_cast<uint32_t>(i), 1, U8(4)});
+  }
+  return in;
+}
+
+}  // namespace
+
+TEST_CASE("the verifier's table limit splits shards as the cap does") {
+  const PtdInput in = Varied(60);
+  for (const bool integrity : {false, true}) {
+    PtdOptions options;
+    options.max_shard_bytes = uint64_t{1} << 30;
+    options.integrity_table = integrity;
+    ShardLimits limits;
+    limits.max_tables = 40;
+    Result<std::vector<PtdFilePlan>> shards = PlanPtdShards("m.ptd", in, options, limits);
+    INFO("integrity " << integrity);
+    INFO(shards.status().ToString());
+    REQUIRE(shards.ok());
+    CHECK(shards->size() > 3);
+    size_t entries = 0;
+    for (const PtdFilePlan& s : *shards) {
+      auto file = ReadPlan(s);
+      CHECK(TablesOf(*file) <= 40);
+      // Full: the next entry would not have fit.
+      if (&s != &shards->back()) CHECK(TablesOf(*file) + 5 > 40);
+      entries += s.entries;
+    }
+    CHECK(entries == in.entries.size());
+  }
+}
+
+TEST_CASE("600,000 tiny entries under a 1 GiB cap are split by the table limit, not refused") {
+  // Three tables an entry (its table, its layout, its segment): one file
+  // holds at most 333,333 of them.
+  const PtdInput in = Tiny(600000, 256);
+  PtdOptions options;
+  options.max_shard_bytes = uint64_t{1} << 30;
+  Result<std::vector<PtdFilePlan>> shards = PlanPtdFiles("m.ptd", in, options);
+  INFO(shards.status().ToString());
+  REQUIRE(shards.ok());
+  CHECK(shards->size() == 2);
+  size_t entries = 0;
+  for (const PtdFilePlan& s : *shards) entries += s.entries;
+  CHECK(entries == in.entries.size());
+}
+
+TEST_CASE("shards are packed by what is stored: shared contents once, exact sizes") {
+  SECTION("a cap of the unsharded file's size gives one shard") {
+    for (const PtdInput& in : {Varied(60), Tiny(3000, 3), Tiny(3000, 3000)}) {
+      Result<PtdPlan> whole = PlanPtd(in);
+      REQUIRE(whole.ok());
+      PtdOptions options;
+      options.max_shard_bytes = whole->artifact.file_size;
+      Result<std::vector<PtdFilePlan>> shards = PlanPtdFiles("m.ptd", in, options);
+      REQUIRE(shards.ok());
+      CHECK(shards->size() == 1);
+      CHECK(*WriteArtifactToMemory(shards->front().plan.artifact) ==
+            *WriteArtifactToMemory(whole->artifact));
+    }
+  }
+  SECTION("entries sharing three contents count them once per shard") {
+    const PtdInput in = Tiny(3000, 3);
+    Result<PtdPlan> whole = PlanPtd(in);
+    REQUIRE(whole.ok());
+    PtdOptions options;
+    // Room for a little more than half: the bound's estimate of a tiny
+    // entry is several times its size, which exact plans make up for.
+    options.max_shard_bytes = whole->artifact.file_size * 11 / 20;
+    Result<std::vector<PtdFilePlan>> shards = PlanPtdFiles("m.ptd", in, options);
+    REQUIRE(shards.ok());
+    CHECK(shards->size() == 2);
+    for (const PtdFilePlan& s : *shards) CHECK(ReadPlan(s)->layout().segments.size() == 3);
+  }
+  SECTION("every shard but the last is full: with the next entry it would be over the cap") {
+    const PtdInput in = Varied(60);
+    for (const uint64_t cap : {4096u, 6000u, 10000u, 33333u}) {
+      PtdOptions options;
+      options.max_shard_bytes = cap;
+      Result<std::vector<PtdFilePlan>> shards = PlanPtdFiles("m.ptd", in, options);
+      REQUIRE(shards.ok());
+      size_t next = 0;
+      for (const PtdFilePlan& s : *shards) {
+        next += s.entries;  // no key repeats in Varied
+        if (&s == &shards->back()) break;
+        std::vector<size_t> more;
+        for (size_t i = 0; i <= next; ++i) more.push_back(i);
+        more.erase(more.begin(), more.begin() + static_cast<std::ptrdiff_t>(next - s.entries));
+        PtdInput grown;
+        grown.buffers = in.buffers;
+        for (const size_t i : more) grown.entries.push_back(in.entries[i]);
+        Result<PtdPlan> plan = PlanPtd(grown);
+        REQUIRE(plan.ok());
+        INFO("cap " << cap << ", shard ending before entry " << next);
+        CHECK(plan->artifact.file_size > cap);
+      }
+    }
+  }
+}
+
+TEST_CASE("a sharded output needs a name before .ptd") {
+  PtdOptions options;
+  options.max_shard_bytes = 8192;
+  for (const std::string path : {".ptd", "dir/.ptd", "dir/", ""}) {
+    Result<std::vector<PtdFilePlan>> shards = PlanPtdFiles(path, Varied(10), options);
+    INFO("'" << path << "'");
+    REQUIRE_FALSE(shards.ok());
+    CHECK(shards.status().code() == Code::kInvalidArgument);
+    CHECK(Contains(shards.status().message(), "'" + path + "': shards are named after"));
+  }
+  // A name of its own, even a hidden one, is kept.
+  Result<std::vector<PtdFilePlan>> hidden = PlanPtdFiles("dir/.w.ptd", Varied(10), options);
+  REQUIRE(hidden.ok());
+  CHECK(std::regex_match(hidden->front().path, std::regex(R"(dir/\.w-[0-9a-f]{16}\.ptd)")));
+}
+
+TEST_CASE("the FlatTensor bound packing counts with is an upper bound, and not loose") {
+  PtdInput long_keys = Varied(40);
+  for (PtdEntry& e : long_keys.entries) e.key += std::string(e.buffer_index % 5, 'x');
+  PtdInput blobs = Tiny(500, 7);
+  for (PtdEntry& e : blobs.entries) e.layout.reset();
+  for (const PtdInput& in : {Varied(60), Tiny(2000, 3), Tiny(2000, 2000), long_keys, blobs}) {
+    Result<PtdPlan> plan = PlanPtd(in);
+    REQUIRE(plan.ok());
+    uint64_t bound = FlatTensorBaseBound();
+    std::set<std::vector<uint8_t>> contents;
+    for (const PtdEntry& e : in.entries) {
+      bound +=
+          FlatTensorEntryBound(e, contents.insert(*ReadAll(*in.buffers[e.buffer_index])).second);
+    }
+    INFO(in.entries.size() << " entries: " << plan->layout.flatbuffer_size << " bytes, bound "
+                           << bound);
+    CHECK(plan->layout.flatbuffer_size <= bound);
+    CHECK(bound < 5 * plan->layout.flatbuffer_size / 2);
   }
 }

@@ -112,19 +112,23 @@ struct PtdFilePlan {
 //
 // With it: entries go to shards in input order, each shard taking entries
 // while the file it makes stays at most max_shard_bytes (everything counted:
-// header, flatbuffer, padding, segments, an integrity table when asked for);
-// the next entry that would not fit starts the next shard. The runtime
-// merges the data files a program is given, so each key is in exactly one
-// shard. A shard is named by `path` without its ".ptd", "-", and 16 hex
-// digits of XXH3-64 over its keys sorted bytewise, each followed by a NUL,
-// then ".ptd" ("out/model.ptd" -> "out/model-0123456789abcdef.ptd"): the
-// same input and options give the same names and bytes, and a shard's name
-// changes only when the keys it holds do. Errors are PlanPtd's, naming
-// the entry by its index in `input` (a shard's planning error starts with
-// "shard <name>"), and kInvalidArgument for an entry that would not fit
-// even alone, naming it, its size and the cap. Callers prefix the file. Entries
-// that share a buffer share its segment inside one shard; across shards
-// each shard stores its own copy.
+// header, flatbuffer, padding, segments, an integrity table when asked for;
+// contents as stored, each distinct content once per shard) and its
+// FlatTensor within what readers verify (at most 1,000,000 FlatBuffers
+// tables, under 2 GiB); the next entry that would not fit starts the next
+// shard. A cap at least the size of the unsharded file gives one shard. The
+// runtime merges the data files a program is given, so each key is in
+// exactly one shard. A shard is named by `path` without its ".ptd", "-", and
+// 16 hex digits of XXH3-64 over its keys sorted bytewise, each followed by
+// a NUL, then ".ptd" ("out/model.ptd" -> "out/model-0123456789abcdef.ptd"):
+// the same input and options give the same names and bytes, and a shard's
+// name changes only when the keys it holds do. A `path` with no name
+// before its ".ptd" (".ptd", "out/") is kInvalidArgument. Errors are
+// PlanPtd's, naming the entry by its index in `input` (a shard's planning
+// error starts with "shard <name>"), and kInvalidArgument for an entry that
+// would not fit even alone, naming it, its size and the cap. Callers prefix
+// the file. Entries that share a content share its segment inside one
+// shard; across shards each shard stores its own copy.
 //
 // Write the result as one unit: WriteArtifactFiles(PtdFiles(plans)).
 Result<std::vector<PtdFilePlan>> PlanPtdFiles(const std::string& path, const PtdInput& input,

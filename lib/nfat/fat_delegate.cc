@@ -15,16 +15,19 @@ namespace etpack {
 
 Result<FatDelegate> PlanFatDelegate(std::vector<FatEntry> entries, const NfatOptions& options) {
   FatDelegate out;
-  NamedDataStore store;
+  // Tags: (entry, named_data index) as entry << 32 | index.
+  NamedDataStore store(SharedAlignment::kFirstKey, [&entries](size_t tag) {
+    const size_t i = tag >> 32;
+    return "NFAT entries[" + std::to_string(i) + "] " + nfat::ShownId(entries[i].backend_id) +
+           " named_data[" + std::to_string(tag & 0xffffffffu) + "]";
+  });
   for (size_t i = 0; i < entries.size(); ++i) {
     const FatEntry& e = entries[i];
-    const std::string entry =
-        "NFAT entries[" + std::to_string(i) + "] " + nfat::ShownId(e.backend_id);
     for (size_t j = 0; j < e.named_data.size(); ++j) {
       const NamedData& nd = e.named_data[j];
-      ETPACK_ASSIGN_OR_RETURN(NamedDataStore::Added added,
-                              store.Add(nd.key, nd.source, nd.alignment,
-                                        entry + " named_data[" + std::to_string(j) + "]"));
+      ETPACK_ASSIGN_OR_RETURN(
+          NamedDataStore::Added added,
+          store.Add(nd.key, nd.source, nd.alignment, uint64_t{i} << 32 | uint64_t{j}));
       const size_t buffer = store.keys()[added.key].buffer;
       out.named_data.push_back({nd.key, store.buffers()[buffer].source, nd.alignment});
     }

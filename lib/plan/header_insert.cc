@@ -28,6 +28,10 @@ Status InsertAfterIdentifier(std::vector<uint8_t>& fb, uint64_t length) {
     return OutOfRange("root offset " + std::to_string(root) + " + header " +
                       std::to_string(length) + " exceeds 32 bits");
   }
+  // Grown by exactly `length`: a vector's own growth would double a
+  // flatbuffer of many MB for 40 bytes (builders that know of the header
+  // reserve room for it, and then nothing moves).
+  fb.reserve(fb.size() + length);
   fb.insert(fb.begin() + kInsertedHeaderOffset, length, 0);
   StoreLE32(fb.data(), static_cast<uint32_t>(root + length));
   return Status::OK();

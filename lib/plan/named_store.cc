@@ -26,10 +26,12 @@ Status CheckDataKey(std::string_view key, const std::string& what) {
   return CheckNotIntegrityKey(key, what + " " + QuotedText(key));
 }
 
-Result<NamedDataStore::Added> NamedDataStore::Add(const std::string& key, const SourcePtr& source,
-                                                  uint64_t alignment, std::string what) {
-  if (source == nullptr) return InvalidArgument(what + ": the data source is null");
-  ETPACK_RETURN_IF_ERROR(CheckAlignment(alignment, what + ": alignment"));
+Result<NamedDataStore::Added> NamedDataStore::Add(std::string_view key, const SourcePtr& source,
+                                                  uint64_t alignment, size_t tag) {
+  if (source == nullptr) return InvalidArgument(what_(tag) + ": the data source is null");
+  if (!IsPowerOfTwo(alignment) || alignment > kMaxAlignment) {  // named only on failure
+    return CheckAlignment(alignment, what_(tag) + ": alignment");
+  }
   ETPACK_ASSIGN_OR_RETURN(const size_t content, dedup_.Add(source));
   if (content == buffers_.size()) {
     buffers_.push_back({source, alignment});
@@ -39,15 +41,16 @@ Result<NamedDataStore::Added> NamedDataStore::Add(const std::string& key, const 
   if (auto it = key_index_.find(key); it != key_index_.end()) {
     const Key& first = keys_[it->second];
     if (first.buffer != content) {
-      return InvalidArgument(what + ": key \"" + key + "\" (" + std::to_string(source->size()) +
-                             " bytes) is already " + first.what + " with different bytes (" +
+      return InvalidArgument(what_(tag) + ": key \"" + std::string(key) + "\" (" +
+                             std::to_string(source->size()) + " bytes) is already " + What(first) +
+                             " with different bytes (" +
                              std::to_string(buffers_[first.buffer].source->size()) +
                              " bytes); one key can hold only one content");
     }
     return Added{it->second, false};
   }
   key_index_.emplace(key, keys_.size());
-  keys_.push_back({key, content, std::move(what)});
+  keys_.push_back({key, content, tag});
   return Added{keys_.size() - 1, true};
 }
 

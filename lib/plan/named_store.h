@@ -21,9 +21,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "etpack/plan.h"
@@ -38,12 +40,16 @@ enum class SharedAlignment { kFirstKey, kStrictest };
 
 class NamedDataStore {
  public:
-  explicit NamedDataStore(SharedAlignment rule = SharedAlignment::kFirstKey) : rule_(rule) {}
+  // How the entry with `tag` (the caller's number for it, given to Add) is
+  // named in errors, e.g. "named_data[3]": called only to build an error,
+  // so that many entries cost no names.
+  using Namer = std::function<std::string(size_t tag)>;
+  explicit NamedDataStore(SharedAlignment rule, Namer what) : rule_(rule), what_(std::move(what)) {}
 
   struct Key {
-    std::string key;
-    size_t buffer = 0;  // into buffers()
-    std::string what;   // how the entry that added it is named in errors
+    std::string_view key;  // the caller's string (see Add)
+    size_t buffer = 0;     // into buffers()
+    size_t tag = 0;        // of the entry that added it
   };
   struct Buffer {
     SourcePtr source;  // the first source seen with these bytes
@@ -52,30 +58,34 @@ class NamedDataStore {
 
   // Adds `key` -> `source`. Returns the index into keys() and whether the
   // key is new (false: the same key with the same bytes was there). Fails
-  // with kInvalidArgument naming `what` (e.g. "named_data[3]") for a null
-  // source or an alignment that is not a power of two, and naming both
-  // entries when the key already holds different bytes.
+  // with kInvalidArgument naming the entry (what(tag)) for a null source or
+  // an alignment that is not a power of two, and naming both entries when
+  // the key already holds different bytes. REQUIRES: the characters of
+  // `key` stay where they are while the store lives (keys are not copied:
+  // a planner of many entries would hold each key three times).
   struct Added {
     size_t key = 0;
     bool fresh = false;
   };
-  Result<Added> Add(const std::string& key, const SourcePtr& source, uint64_t alignment,
-                    std::string what);
+  Result<Added> Add(std::string_view key, const SourcePtr& source, uint64_t alignment, size_t tag);
 
   // Room for `entries` more entries (see ContentDedup::Reserve).
   void Reserve(size_t entries);
 
   const std::vector<Key>& keys() const { return keys_; }
   const std::vector<Buffer>& buffers() const { return buffers_; }
+  // How key `k`'s entry is named in errors.
+  std::string What(const Key& k) const { return what_(k.tag); }
   // One segment per buffer, in buffers() order, at the buffer's alignment.
   std::vector<Segment> Segments() const;
 
  private:
   SharedAlignment rule_;
+  Namer what_;
   ContentDedup dedup_;
   std::vector<Key> keys_;
   std::vector<Buffer> buffers_;  // index = ContentDedup content id
-  std::unordered_map<std::string, size_t> key_index_;
+  std::unordered_map<std::string_view, size_t> key_index_;
 };
 
 }  // namespace etpack

@@ -32,16 +32,48 @@ struct PlannedEntry {
   uint32_t segment_index = 0;
 };
 
-// Every entry costs the FlatTensor its key and shape plus at most this
-// much (its table, vtable, vectors' framing, its segment's table, padding).
-constexpr uint64_t kMaxEntryOverhead = 256;
+// The FlatTensor's own tables and vectors' framing (root offset, file
+// identifier, root table and vtable, the two vectors' lengths) and padding
+// take at most this much.
+constexpr uint64_t kMaxBaseOverhead = 256;
 
 }  // namespace
 
-uint64_t FlatTensorBaseBound() { return kMaxEntryOverhead; }
+uint64_t FlatTensorBaseBound() { return kMaxBaseOverhead; }
 
-uint64_t FlatTensorEntryBound(const PtdEntry& e) {
-  return e.key.size() + kMaxEntryOverhead + (e.layout ? 5 * e.layout->sizes.size() : 0);
+uint64_t FlatTensorEntryBound(const PtdEntry& e, bool new_segment) {
+  // What FlatBufferBuilder writes for one entry, each piece with its most
+  // padding (a field of alignment A after up to A - 1 bytes of it) and its
+  // vtable counted even where an identical earlier one is shared:
+  //   key string: length 4 + bytes + NUL + 3                   len + 8
+  //   NamedData: soffset, key, segment_index and tensor_layout
+  //     (4 + 3 each), vtable 4 + 2 * 3                          38
+  //   its slot in named_data                                    4
+  //   TensorLayout: scalar_type (1 + 7 to spare), sizes and
+  //     dim_order offsets and soffset (4 + 3 each), vtable 10;
+  //     sizes 4 + 4n + 3, dim_order 4 + n + 3                   53 + 5n
+  //   DataSegment: offset and size (8 + 7 each), soffset 4 + 3,
+  //     vtable 4 + 2 * 2; its slot in segments                  49
+  uint64_t n = e.key.size() + 8 + 38 + 4;
+  if (e.layout) n += 53 + 5 * e.layout->sizes.size();
+  if (new_segment) n += 49;
+  return n;
+}
+
+uint64_t FlatTensorEntryLowerBound(const PtdEntry& e, bool new_segment) {
+  // The key (length, bytes, NUL), its slot in named_data and a table of at
+  // least its vtable offset and the key's; a layout's table of at least
+  // three offsets and its two vectors; a segment's slot and a table of at
+  // least its vtable offset (a field of value 0 is left out).
+  uint64_t n = e.key.size() + 5 + 4 + 8;
+  if (e.layout) n += 12 + 8 + 5 * e.layout->sizes.size();
+  if (new_segment) n += 4 + 4;
+  return n;
+}
+
+uint64_t FlatTensorTables(uint64_t entries, uint64_t segments, uint64_t layouts) {
+  // A root, a table per segment, per entry and per tensor layout.
+  return 1 + segments + entries + layouts;
 }
 
 namespace {
@@ -106,7 +138,11 @@ std::vector<uint8_t> BuildFlatTensor(const std::vector<PlannedEntry>& entries,
   b.add_segments(segments_vec);
   b.add_named_data(named_vec);
   ftb::FinishFlatTensorBuffer(fbb, b.Finish());
-  return std::vector<uint8_t>(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
+  // With room for the header the assembler inserts, so it moves nothing.
+  std::vector<uint8_t> out;
+  out.reserve(fbb.GetSize() + ptd::kPaddedHeaderLength);
+  out.assign(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
+  return out;
 }
 
 }  // namespace
@@ -122,15 +158,19 @@ Result<PtdPlan> PlanPtdSelection(const PtdInput& input, const std::vector<size_t
   ETPACK_RETURN_IF_ERROR(CheckAlignment(options.segment_alignment, "segment_alignment"));
   ETPACK_RETURN_IF_ERROR(CheckFlatbufferFits(input, selection));
 
-  NamedDataStore store(options.strictest_shared_alignment ? SharedAlignment::kStrictest
-                                                          : SharedAlignment::kFirstKey);
+  auto name = [&input](size_t i) {
+    return "entries[" + std::to_string(i) + "] '" + input.entries[i].key + "'";
+  };
+  NamedDataStore store(
+      options.strictest_shared_alignment ? SharedAlignment::kStrictest : SharedAlignment::kFirstKey,
+      name);
   store.Reserve(selection.size());
   std::vector<PlannedEntry> entries;
   entries.reserve(selection.size());
   for (const size_t i : selection) {
     const PtdEntry& e = input.entries[i];
     ETPACK_RETURN_IF_ERROR(CheckDataKey(e.key, "entries[" + std::to_string(i) + "]"));
-    const std::string what = "entries[" + std::to_string(i) + "] '" + e.key + "'";
+    const std::string what = name(i);
     if (e.buffer_index >= input.buffers.size()) {
       return InvalidArgument(what + ": buffer_index = " + std::to_string(e.buffer_index) +
                              " is out of range: there are " + std::to_string(input.buffers.size()) +
@@ -147,14 +187,13 @@ Result<PtdPlan> PlanPtdSelection(const PtdInput& input, const std::vector<size_t
                                buffer->Describe() + ") holds " + std::to_string(buffer->size()));
       }
     }
-    ETPACK_ASSIGN_OR_RETURN(NamedDataStore::Added added,
-                            store.Add(e.key, buffer, e.alignment, what));
+    ETPACK_ASSIGN_OR_RETURN(NamedDataStore::Added added, store.Add(e.key, buffer, e.alignment, i));
     if (!added.fresh) {
       // The same key and bytes again is the same entry, unless it describes
       // them differently.
       const PtdEntry& first = *entries[added.key].entry;
       if (!(first.layout == e.layout)) {
-        return InvalidArgument(what + ": repeats " + store.keys()[added.key].what +
+        return InvalidArgument(what + ": repeats " + store.What(store.keys()[added.key]) +
                                " with the same bytes but tensor_layout " +
                                (e.layout ? DescribeLayout(*e.layout) : "none") + " instead of " +
                                (first.layout ? DescribeLayout(*first.layout) : "none"));
@@ -173,13 +212,12 @@ Result<PtdPlan> PlanPtdSelection(const PtdInput& input, const std::vector<size_t
     entries.push_back({&table_entry, static_cast<uint32_t>(segments.size())});
     segments.push_back(SourceSegment(IntegrityTablePlaceholder(segments.size() + 1)));
   }
-  // Readers verify the FlatTensor with the verifier's default limits: a
-  // root, a table per segment, per entry and per tensor layout.
-  uint64_t tables = 1 + segments.size() + entries.size();
-  for (const PlannedEntry& p : entries) tables += p.entry->layout ? 1 : 0;
-  ETPACK_RETURN_IF_ERROR(CheckTableCount(tables, std::to_string(entries.size()) + " entries in " +
-                                                     std::to_string(segments.size()) +
-                                                     " segments"));
+  // Readers verify the FlatTensor with the verifier's default limits.
+  uint64_t layouts = 0;
+  for (const PlannedEntry& p : entries) layouts += p.entry->layout ? 1 : 0;
+  ETPACK_RETURN_IF_ERROR(CheckTableCount(FlatTensorTables(entries.size(), segments.size(), layouts),
+                                         std::to_string(entries.size()) + " entries in " +
+                                             std::to_string(segments.size()) + " segments"));
 
   ETPACK_ASSIGN_OR_RETURN(SegmentOffsets layout,
                           LayoutSegments(segments, options.segment_alignment));

@@ -10,6 +10,7 @@
 
 #include "etpack/ptd.h"
 #include "etpack/status.h"
+#include "flatbuffer/verifier_limits.h"
 
 namespace etpack {
 
@@ -20,10 +21,30 @@ Result<PtdPlan> PlanPtdSelection(const PtdInput& input, const std::vector<size_t
                                  const PtdOptions& options);
 
 // The FlatTensor of a set of entries is at most FlatTensorBaseBound() plus
-// FlatTensorEntryBound(e) for each entry e (everything an entry brings,
-// its segment's table included).
+// FlatTensorEntryBound(e, new_segment) for each entry e, new_segment
+// telling whether e brings a segment of its own (its table and slot).
 uint64_t FlatTensorBaseBound();
-uint64_t FlatTensorEntryBound(const PtdEntry& e);
+uint64_t FlatTensorEntryBound(const PtdEntry& e, bool new_segment = true);
+// What an entry adds to the FlatTensor at least: its key, its table and
+// layout, and (`new_segment`) its segment's table.
+uint64_t FlatTensorEntryLowerBound(const PtdEntry& e, bool new_segment);
+
+// The FlatBuffers tables of a FlatTensor of `entries` entries (the
+// integrity table's included), `segments` segments and `layouts` tensor
+// layouts: what CheckTableCount is given.
+uint64_t FlatTensorTables(uint64_t entries, uint64_t segments, uint64_t layouts);
+
+// What one shard's FlatTensor may take: the verifier's table limit and the
+// FlatBuffers size limit (tests lower them to make shards of a few entries).
+struct ShardLimits {
+  uint64_t max_tables = kVerifierMaxTables;
+  uint64_t max_flatbuffer_bytes = FLATBUFFERS_MAX_BUFFER_SIZE;
+};
+
+// PlanPtdFiles with options.max_shard_bytes != 0, under `limits`.
+Result<std::vector<PtdFilePlan>> PlanPtdShards(const std::string& path, const PtdInput& input,
+                                               const PtdOptions& options,
+                                               const ShardLimits& limits);
 
 }  // namespace etpack
 

@@ -300,13 +300,12 @@ class PtePlanner {
     overrides_.Set("named_data", json::Value::Null());
     if (input_.named_data.empty() && !options_.integrity_table) return Status::OK();
     NamedDataStore store(options_.strictest_shared_alignment ? SharedAlignment::kStrictest
-                                                             : SharedAlignment::kFirstKey);
+                                                             : SharedAlignment::kFirstKey,
+                         [](size_t i) { return "named_data[" + std::to_string(i) + "]"; });
     for (size_t i = 0; i < input_.named_data.size(); ++i) {
       const NamedData& e = input_.named_data[i];
       ETPACK_RETURN_IF_ERROR(CheckDataKey(e.key, "named_data[" + std::to_string(i) + "]"));
-      ETPACK_RETURN_IF_ERROR(
-          store.Add(e.key, e.source, e.alignment, "named_data[" + std::to_string(i) + "]")
-              .status());
+      ETPACK_RETURN_IF_ERROR(store.Add(e.key, e.source, e.alignment, i).status());
     }
     // Named data segments follow all the others.
     const size_t first = segments_.size();
@@ -314,7 +313,7 @@ class PtePlanner {
     named.reserve(store.keys().size());
     for (const NamedDataStore::Key& k : store.keys()) {
       named.push_back(
-          json::Value::Object({{"key", json::Value::String(k.key)},
+          json::Value::Object({{"key", json::Value::String(std::string(k.key))},
                                {"segment_index", json::Value::UInt(first + k.buffer)}}));
     }
     for (Segment& s : store.Segments()) AddSegment(SegmentRole::kNamedData, std::move(s));

@@ -255,16 +255,19 @@ def save_ptd(path, tensors, *, alignment=None, progress=None, max_shard_bytes=No
     if not hasattr(tensors, "items"):
         raise TypeError("tensors must be a mapping of key to array")
     default = 1 if alignment is None else _alignment(alignment, "alignment")
-    entries = []
-    for key, value in tensors.items():
-        if not isinstance(key, str):
-            raise TypeError(f"tensors: keys must be str, not {type(key).__name__}")
-        what = f"tensors[{key!r}]"
-        item, layout, align = _tensor(value, what, required=False)
-        align = default if align is None else _alignment(align, what + ".alignment")
-        entries.append((key, item, align, layout))
-    return _etpack._save_ptd(path, entries, max(128, default),
-                             _max_shard_bytes(max_shard_bytes), progress)
+    cap = _max_shard_bytes(max_shard_bytes)
+
+    # One entry at a time, as the module takes them: a list of them all
+    # would hold a tuple per entry through the whole call.
+    def entries():
+        for key, value in tensors.items():
+            if not isinstance(key, str):
+                raise TypeError(f"tensors: keys must be str, not {type(key).__name__}")
+            what = f"tensors[{key!r}]"
+            item, layout, align = _tensor(value, what, required=False)
+            align = default if align is None else _alignment(align, what + ".alignment")
+            yield (key, item, align, layout)
+    return _etpack._save_ptd(path, entries(), max(128, default), cap, progress)
 
 
 def update(path, tensors):

@@ -205,7 +205,14 @@ SourcePtr Items::Borrow(py::handle object, const std::function<std::string()>& w
   Pin(object);
   const auto key = std::make_pair(static_cast<const void*>(view.buf), view.len);
   SourcePtr& source = memory_[key];
-  if (!source) source = MemorySource(view.buf, static_cast<uint64_t>(view.len));
+  if (source) {
+    // The same memory again (one object given for many keys): the export
+    // held since its first time keeps it, and this object is pinned above.
+    PyBuffer_Release(&views_.back());
+    views_.pop_back();
+    return source;
+  }
+  source = MemorySource(view.buf, static_cast<uint64_t>(view.len));
   return source;
 }
 

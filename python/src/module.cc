@@ -123,6 +123,11 @@ py::list SavePte(const std::string& path, py::handle program, py::handle constan
 PtdInput PtdInputOf(Items& items, py::handle entries) {
   PtdInput input;
   SourceIndex buffers(&input.buffers);
+  // Sized once: a growing vector of many entries holds two copies of them
+  // while it moves.
+  const Py_ssize_t n = PyObject_LengthHint(entries.ptr(), 0);
+  if (n < 0) throw py::error_already_set();
+  input.entries.reserve(static_cast<size_t>(n));
   for (py::handle e : entries) {
     auto [name, item, alignment, layout] =
         e.cast<std::tuple<py::object, py::object, uint64_t, py::object>>();
