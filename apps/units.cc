@@ -10,33 +10,31 @@
 namespace etpack::cli {
 
 Result<uint64_t> ParseByteSize(std::string_view text, std::string_view what) {
-  auto bad = [&] {
-    return InvalidArgument(std::string(what) + " = '" + std::string(text) +
-                           "' is not a byte count (e.g. 4096, 64K, 512MiB, 6GiB)");
-  };
+  const std::string given = std::string(what) + " = '" + std::string(text) + "'";
+  // Digits and a known suffix make a byte count; one past 2^64 - 1 is too
+  // large, which is not the same mistake as text that is no count at all.
   size_t digits = 0;
+  bool overflow = false;
   uint64_t value = 0;
-  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') {
+  for (; digits < text.size() && text[digits] >= '0' && text[digits] <= '9'; ++digits) {
     const uint64_t d = static_cast<uint64_t>(text[digits] - '0');
-    if (value > (UINT64_MAX - d) / 10) return bad();
+    if (value > (UINT64_MAX - d) / 10) overflow = true;
     value = value * 10 + d;
-    ++digits;
   }
-  if (digits == 0) return bad();
   std::string suffix(text.substr(digits));
   for (char& c : suffix) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   static const std::pair<const char*, int> kSuffixes[] = {
-      {"", 0},     {"b", 0},  {"k", 10},   {"kib", 10}, {"m", 20},
-      {"mib", 20}, {"g", 30}, {"gib", 30}, {"t", 40},   {"tib", 40}};
+      {"", 0},     {"b", 0},  {"k", 10},   {"kib", 10}, {"m", 20},   {"mib", 20}, {"g", 30},
+      {"gib", 30}, {"t", 40}, {"tib", 40}, {"p", 50},   {"pib", 50}, {"e", 60},   {"eib", 60}};
   for (const auto& [name, shift] : kSuffixes) {
-    if (suffix != name) continue;
-    if (shift > 0 && value > (UINT64_MAX >> shift)) {
-      return OutOfRange(std::string(what) + " = '" + std::string(text) +
-                        "' does not fit in 64 bits");
+    if (digits == 0 || suffix != name) continue;
+    if (overflow || (shift > 0 && value > (UINT64_MAX >> shift))) {
+      return OutOfRange(given + " is too large: a byte count is at most " +
+                        std::to_string(UINT64_MAX) + " (16 EiB - 1)");
     }
     return value << shift;
   }
-  return bad();
+  return InvalidArgument(given + " is not a byte count (e.g. 4096, 64K, 512MiB, 6GiB)");
 }
 
 std::string BytesText(uint64_t bytes) {

@@ -12,9 +12,11 @@
 
 namespace etpack::cli {
 
-// A byte count: plain digits, or digits followed by K, M, G, T, KiB, MiB,
-// GiB or TiB (all 1024-based; case-insensitive). `what` names the option
-// in errors.
+// A byte count: plain digits, or digits followed by K, M, G, T, P, E, KiB,
+// MiB, GiB, TiB, PiB or EiB (all 1024-based; case-insensitive). `what`
+// names the option in errors: kInvalidArgument "<what> = 'TEXT' is not a
+// byte count (...)", or kOutOfRange "<what> = 'TEXT' is too large: a byte
+// count is at most 18446744073709551615 (16 EiB - 1)" for one past 2^64 - 1.
 Result<uint64_t> ParseByteSize(std::string_view text, std::string_view what);
 
 // A byte count that must be a power of two no larger than `max` ("<what> =

@@ -1509,6 +1509,33 @@ TEST_CASE("ptd --max-shard-bytes writes shards under the cap that verify and ins
     CHECK(Etpack({"ptd", st, "-o", dir / "x.ptd", "--max-shard-bytes", "0"}).exit_code == 2);
     CHECK(Etpack({"ptd", st, "-o", dir / "x.ptd", "--max-shard-bytes", "lots"}).exit_code == 2);
   }
+  SECTION("a byte count past 2^64 - 1 is too large, with the limit; P and E are units") {
+    for (const std::string text :
+         {"16EiB", "16e", "16384PiB", "18446744073709551616", "99999999999999999999999K"}) {
+      Run r = Etpack({"ptd", st, "-o", dir / "x.ptd", "--max-shard-bytes", text});
+      INFO(r.output);
+      CHECK(r.exit_code == 2);
+      CHECK(Contains(r.output, "--max-shard-bytes = '" + text +
+                                   "' is too large: a byte count is at most "
+                                   "18446744073709551615 (16 EiB - 1)"));
+    }
+    Run not_count = Etpack({"ptd", st, "-o", dir / "x.ptd", "--max-shard-bytes", "16XiB"});
+    CHECK(not_count.exit_code == 2);
+    CHECK(Contains(not_count.output, "'16XiB' is not a byte count"));
+    TempDir out;
+    Run eib = Etpack({"ptd", st, "-o", out / "model.ptd", "--max-shard-bytes", "1EiB"});
+    INFO(eib.output);
+    CHECK(eib.exit_code == 0);
+    CHECK(Listing(out.path()).size() == 1);
+  }
+  SECTION("-o .ptd has no name for the shards: refused, nothing written") {
+    TempDir out;
+    Run r = Etpack({"ptd", st, "-o", out / ".ptd", "--max-shard-bytes", "8K"});
+    INFO(r.output);
+    CHECK(r.exit_code == 1);
+    CHECK(Contains(r.output, ".ptd': shards are named after the output's file name"));
+    CHECK(Listing(out.path()).empty());
+  }
 }
 
 TEST_CASE("repack --external-constants --max-shard-bytes: program and shards as one unit") {
