@@ -1,14 +1,13 @@
 #!/usr/bin/env bash
 # Builds etpack's sdist and its wheels for CPython 3.10, 3.11, 3.12 and 3.13
 # from a git checkout, offline (docs/python.md, "Wheels"):
-#   1. the sdist etpack-<version>.tar.gz: Debian's python3 -m build --sdist
-#      --no-isolation (meson-python: the files git tracks, as the working tree
-#      has them, and PKG-INFO);
+#   1. the sdist etpack-<version>.tar.gz (scripts/dist.py sdist: the files git
+#      tracks, as the working tree has them, and PKG-INFO);
 #   2. one meson build of the unpacked sdist (so the wheels are built from
 #      exactly what the sdist holds), optimized: the library compiled once,
 #      the extension once per interpreter, self-contained (-Dwheel=true
 #      -Dpythons=...);
-#   3. a wheel per interpreter (scripts/pack_wheel.py), tagged
+#   3. a wheel per interpreter (scripts/dist.py wheel), tagged
 #      cpXY-cpXY-manylinux_2_N_<arch> by the glibc its extension needs.
 # Usage: scripts/build_wheels.sh [OUTDIR]      (default: dist)
 #        scripts/build_wheels.sh --pythons    prints the interpreters, one a line
@@ -56,16 +55,12 @@ trap 'rm -rf "$tmp"' EXIT
 start=$SECONDS
 
 # ---- the sdist -------------------------------------------------------------------
-# meson-python configures a scratch build (in $src/.mesonpy-*, removed after)
-# and runs `meson dist`, which clones the repository: uncommitted new files
-# are not in the sdist (meson warns), changes to tracked files are.
-if ! log=$(cd "$src" && /usr/bin/python3 -m build --sdist --no-isolation --outdir "$tmp/sdist" . 2>&1)
-then
+if ! log=$("$src/scripts/dist.py" sdist "$tmp/sdist" 2>&1); then
   printf '%s\n' "$log" >&2
-  fail "building the sdist failed (output above)"
+  fail "making the sdist failed (output above)"
 fi
 sdist="$(find "$tmp/sdist" -name 'etpack-*.tar.gz')"
-[ -n "$sdist" ] || fail "python3 -m build made no etpack-*.tar.gz: $(ls "$tmp/sdist")"
+[ -n "$sdist" ] || fail "scripts/dist.py sdist made no etpack-*.tar.gz: $(ls "$tmp/sdist")"
 tar -C "$tmp" -xzf "$sdist"
 tree="$tmp/$(basename "$sdist" .tar.gz)"
 [ -f "$tree/PKG-INFO" ] || fail "$(basename "$sdist") has no PKG-INFO"
@@ -87,7 +82,7 @@ fi
 # ---- a wheel each ---------------------------------------------------------------
 wheels=()
 for p in "${pys[@]}"; do
-  w="$("$src/scripts/pack_wheel.py" --build "$tmp/build" --python "$p" --out "$out")" ||
+  w="$("$src/scripts/dist.py" wheel --build "$tmp/build" --python "$p" --out "$out")" ||
     fail "packing the wheel for $p failed"
   wheels+=("$w")
 done

@@ -2,7 +2,7 @@
 # Builds the sdist and the wheels (scripts/build_wheels.sh: the library
 # compiled once, an extension per CPython 3.10 to 3.13) and tests each wheel
 # as an exporter would get it:
-#   - scripts/pack_wheel.py --check: RECORD right; the extension needs only
+#   - scripts/dist.py check: RECORD right; the extension needs only
 #     the C library (no other NEEDED, no RPATH), exports only PyInit__etpack,
 #     and needs exactly the glibc its manylinux tag says;
 #   - the wheel alone in a directory, `pip install --no-index` into a fresh
@@ -27,7 +27,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1
 dist="${1:-$tmp/dist}"
 
 "$src/scripts/build_wheels.sh" "$dist" || fail "scripts/build_wheels.sh failed"
-"$src/scripts/pack_wheel.py" --check "$dist"/etpack-*.whl || fail "a wheel failed its check"
+"$src/scripts/dist.py" check "$dist"/etpack-*.whl || fail "a wheel failed its check"
 
 # Debian's pytest (pure Python) and what it imports, for interpreters that
 # have no pytest (no PyPI here): only these modules, so nothing else of

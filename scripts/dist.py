@@ -1,32 +1,38 @@
 #!/usr/bin/python3
-"""Makes the etpack wheel of one CPython from a wheel build tree, and checks
-wheels. scripts/build_wheels.sh runs it once per interpreter; test_wheel.sh
-checks every wheel with it.
+"""Makes etpack's sdist and wheels, and checks wheels (docs/python.md,
+"Wheels"). scripts/build_wheels.sh runs `sdist`, then `wheel` once per
+interpreter; scripts/test_wheel.sh runs `check` on every wheel.
 
-  scripts/pack_wheel.py --build BUILD --python PYTHON --out DIR
-  scripts/pack_wheel.py --check WHEEL...
+  scripts/dist.py sdist OUT
+  scripts/dist.py wheel --build BUILD --python PYTHON --out OUT
+  scripts/dist.py check WHEEL...
 
-BUILD is a meson build of the package (-Dwheel=true -Dpythons=...), already
-compiled, whose python/etpack holds an extension for PYTHON's version. The
-wheel (PEP 427) holds the package's modules as `meson install` would install
-them, that extension, and etpack-<version>.dist-info: METADATA from
-pyproject.toml (pyproject-metadata, as meson-python writes it, the version
-being meson.build's), WHEEL, and RECORD (sha256 and size of every file). Its
-tag is cpXY-cpXY-manylinux_2_N_<arch>: N is the newest GLIBC_2.N symbol
-version the extension references, read from its ELF version needs, so the
-tag says which glibc it needs, no more, no less (PEP 600).
+sdist: etpack-<version>.tar.gz of the files git tracks (as the working tree
+has them; symbolic links stay links: include/etpack is one, which
+meson-python 0.12's sdist would drop) and PKG-INFO, so that `pip install
+--no-build-isolation` builds it with meson-python.
 
---check re-reads a wheel: RECORD lists every file with its right hash and
-size; the filename's tag is the WHEEL file's; each extension loads only the C
-library's own objects (NEEDED libc, libm, libpthread, libdl, librt,
-ld-linux), has no RPATH or RUNPATH, exports only its PyInit_ function, and
-its glibc need is the tag's. Any of these failing is an error naming the
-wheel, the file and what was found.
+wheel: BUILD is a meson build of the package (-Dwheel=true -Dpythons=...),
+already compiled, whose python/etpack holds an extension for PYTHON's
+version. The wheel (PEP 427) holds the package's modules as `meson install`
+would install them, that extension, and etpack-<version>.dist-info: METADATA
+(from pyproject.toml by pyproject-metadata, as meson-python writes it, the
+version being meson.build's), WHEEL, and RECORD (sha256 and size of every
+file). Its tag is cpXY-cpXY-manylinux_2_N_<arch>: N is the newest
+GLIBC_2.N symbol version the extension references (its ELF version needs),
+so the tag says which glibc it needs, no more, no less (PEP 600).
+
+check: RECORD lists every file with its right hash and size; the filename's
+tag is the WHEEL file's; each extension loads only the C library's own
+objects (NEEDED libc, libm, libpthread, libdl, librt, ld-linux), has no RPATH
+or RUNPATH, exports only its PyInit_ function, and needs exactly the glibc
+its tag says. A failure names the wheel, the file and what was found.
 """
 
 import argparse
 import base64
 import csv
+import gzip
 import hashlib
 import io
 import json
@@ -34,7 +40,9 @@ import os
 import pathlib
 import re
 import subprocess
+import stat
 import sys
+import tarfile
 import tempfile
 import time
 import tomllib
@@ -51,7 +59,7 @@ C_LIBRARY = {"libc.so.6", "libm.so.6", "libpthread.so.0", "libdl.so.2", "librt.s
 EPOCH = max(int(os.environ.get("SOURCE_DATE_EPOCH", "0")), 315532800)
 
 
-class WheelError(Exception):
+class DistError(Exception):
     pass
 
 
@@ -86,27 +94,27 @@ def glibc_minor(versions):
     minors = [int(m.group(1)) for names in versions.values() for name in names
               for m in [re.fullmatch(r"GLIBC_2\.(\d+)(?:\.\d+)?", name)] if m]
     if not minors:
-        raise WheelError("references no GLIBC_2.* symbol version (not linked against glibc?)")
+        raise DistError("references no GLIBC_2.* symbol version (not linked against glibc?)")
     return max(minors)
 
 
 def check_extension(path, label):
     """The platform tag's glibc minor of a self-contained extension; raises
-    WheelError naming `label` when it is not self-contained."""
+    DistError naming `label` when it is not self-contained."""
     needed, paths, versions, exported = elf_needs(path)
     others = [n for n in needed if n not in C_LIBRARY]
     if others:
-        raise WheelError(f"{label} needs shared libraries other than the C library's: "
+        raise DistError(f"{label} needs shared libraries other than the C library's: "
                          f"{', '.join(others)} (NEEDED {', '.join(needed)}); link them "
                          "statically (meson.build, python/etpack/meson.build)")
     if paths:
-        raise WheelError(f"{label} has a library search path (RPATH/RUNPATH {paths})")
+        raise DistError(f"{label} has a library search path (RPATH/RUNPATH {paths})")
     unversioned = [f for f in versions if f not in C_LIBRARY]
     if unversioned:
-        raise WheelError(f"{label} needs symbol versions of {', '.join(unversioned)}")
+        raise DistError(f"{label} needs symbol versions of {', '.join(unversioned)}")
     init = "PyInit_" + pathlib.Path(path).name.split(".")[0]
     if exported != [init]:
-        raise WheelError(f"{label} exports {exported[:10]}, not only {init} "
+        raise DistError(f"{label} exports {exported[:10]}, not only {init} "
                          "(python/etpack/_etpack.map)")
     return glibc_minor(versions)
 
@@ -119,11 +127,11 @@ def interpreter(python):
         "'gil_disabled': bool(sysconfig.get_config_var('Py_GIL_DISABLED')), "
         "'platform': sysconfig.get_platform()}))"]))
     if info["impl"] != "cpython" or info["gil_disabled"]:
-        raise WheelError(f"{python}: only CPython with the GIL is supported "
+        raise DistError(f"{python}: only CPython with the GIL is supported "
                          f"(found {info['impl']}, free-threaded: {info['gil_disabled']})")
     arch = info["platform"].removeprefix("linux-")
     if arch == info["platform"]:
-        raise WheelError(f"{python}: platform {info['platform']} is not Linux")
+        raise DistError(f"{python}: platform {info['platform']} is not Linux")
     return f"cp{info['version'][0]}{info['version'][1]}", info["suffix"], arch
 
 
@@ -139,6 +147,47 @@ def metadata(version):
     core = meta.as_rfc822()
     core.headers["Version"] = [version]
     return bytes(core)
+
+
+def project_version():
+    """meson.build's project version."""
+    return json.loads(run(["meson", "introspect", "--projectinfo",
+                           str(SOURCE / "meson.build")]))["version"]
+
+
+def sdist(out):
+    version = project_version()
+    top = f"{NAME}-{version}"
+    listed = run(["git", "-C", str(SOURCE), "ls-files", "-z"]).split("\0")
+    os.makedirs(out, exist_ok=True)
+    path = pathlib.Path(out) / f"{top}.tar.gz"
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=EPOCH) as gz, \
+            tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        def add(name, data=None, source=None):
+            info = tarfile.TarInfo(f"{top}/{name}")
+            info.mtime = EPOCH
+            if source is not None and source.is_symlink():
+                info.type, info.linkname = tarfile.SYMTYPE, os.readlink(source)
+                tar.addfile(info)
+                return
+            if source is not None:
+                data = source.read_bytes()
+                executable = source.stat().st_mode & stat.S_IXUSR
+            else:
+                executable = False
+            info.size, info.mode = len(data), 0o755 if executable else 0o644
+            tar.addfile(info, io.BytesIO(data))
+
+        for name in sorted(n for n in listed if n):
+            source = SOURCE / name
+            if not source.is_symlink() and not source.is_file():
+                raise DistError(f"{source} is tracked by git but not a file in the working tree "
+                                 "(deleted without `git rm`?)")
+            add(name, source=source)
+        add("PKG-INFO", data=metadata(version))
+    os.replace(tmp, path)
+    return path
 
 
 def record_hash(data):
@@ -167,9 +216,12 @@ def pack(build, python, out):
     build = pathlib.Path(build).resolve()
     abi, suffix, arch = interpreter(python)
     version = json.loads(run(["meson", "introspect", "--projectinfo", str(build)]))["version"]
+    if version != project_version():
+        raise DistError(f"{build} is a build of etpack {version}, not of this tree's "
+                         f"{project_version()}")
     extension = build / "python" / NAME / f"_etpack{suffix}"
     if not extension.is_file():
-        raise WheelError(f"{extension} is missing: {build} was not configured with "
+        raise DistError(f"{extension} is missing: {build} was not configured with "
                          f"-Dpythons naming {python}, or not built")
     tag = f"{abi}-{abi}-manylinux_2_{check_extension(extension, extension)}_{arch}"
     # The package's modules: what `meson install` installs into etpack/,
@@ -183,10 +235,10 @@ def pack(build, python, out):
         name = "/".join(parts[parts.index(NAME):])
         files.append((name, pathlib.Path(src).read_bytes(), False))
     if not any(name == f"{NAME}/__init__.py" for name, _, _ in files):
-        raise WheelError(f"meson introspect --installed {build} lists no {NAME}/__init__.py")
+        raise DistError(f"meson introspect --installed {build} lists no {NAME}/__init__.py")
     files.append((f"{NAME}/{extension.name}", extension.read_bytes(), True))
     dist_info = f"{NAME}-{version}.dist-info"
-    wheel_file = (f"Wheel-Version: 1.0\nGenerator: etpack scripts/pack_wheel.py\n"
+    wheel_file = (f"Wheel-Version: 1.0\nGenerator: etpack scripts/dist.py\n"
                   f"Root-Is-Purelib: false\nTag: {tag}\n")
     files += [(f"{dist_info}/METADATA", metadata(version), False),
               (f"{dist_info}/WHEEL", wheel_file.encode(), False)]
@@ -200,7 +252,7 @@ def check(wheel):
     wheel = pathlib.Path(wheel)
     m = re.fullmatch(r"([^-]+)-([^-]+)-([^-]+)-([^-]+)-([^-]+)\.whl", wheel.name)
     if not m:
-        raise WheelError(f"{wheel.name} is not a wheel's filename (name-version-py-abi-plat.whl)")
+        raise DistError(f"{wheel.name} is not a wheel's filename (name-version-py-abi-plat.whl)")
     name, version, py, abi, plat = m.groups()
     dist_info = f"{name}-{version}.dist-info"
     with zipfile.ZipFile(wheel) as z:
@@ -208,21 +260,21 @@ def check(wheel):
         record = list(csv.reader(io.StringIO(z.read(f"{dist_info}/RECORD").decode())))
         listed = {row[0] for row in record}
         if listed != names:
-            raise WheelError(f"{wheel}: RECORD lists {sorted(listed - names)} not in the wheel "
+            raise DistError(f"{wheel}: RECORD lists {sorted(listed - names)} not in the wheel "
                              f"and not {sorted(names - listed)} that is")
         for row in record:
             if row[0] == f"{dist_info}/RECORD":
                 continue
             data = z.read(row[0])
             if row[1:] != [record_hash(data), str(len(data))]:
-                raise WheelError(f"{wheel}: RECORD says {row[1:]} for {row[0]}, which has "
+                raise DistError(f"{wheel}: RECORD says {row[1:]} for {row[0]}, which has "
                                  f"{[record_hash(data), str(len(data))]}")
         tags = re.findall(r"^Tag: (\S+)$", z.read(f"{dist_info}/WHEEL").decode(), re.M)
         if tags != [f"{py}-{abi}-{plat}"]:
-            raise WheelError(f"{wheel}: WHEEL says Tag {tags}, the filename {py}-{abi}-{plat}")
+            raise DistError(f"{wheel}: WHEEL says Tag {tags}, the filename {py}-{abi}-{plat}")
         extensions = [n for n in names if n.endswith(".so")]
         if not extensions:
-            raise WheelError(f"{wheel} holds no extension")
+            raise DistError(f"{wheel} holds no extension")
         with tempfile.TemporaryDirectory() as tmp:
             for n in extensions:
                 path = pathlib.Path(tmp) / pathlib.PurePosixPath(n).name
@@ -230,30 +282,32 @@ def check(wheel):
                 minor = check_extension(path, f"{wheel.name}:{n}")
                 m = re.fullmatch(r"manylinux_2_(\d+)_\w+", plat)
                 if not m or int(m.group(1)) != minor:
-                    raise WheelError(f"{wheel.name}:{n} references GLIBC_2.{minor} symbols; "
-                                     f"the tag {plat} says otherwise (repack it: "
-                                     "scripts/pack_wheel.py)")
+                    raise DistError(f"{wheel.name}:{n} references GLIBC_2.{minor} symbols; "
+                                     f"the tag {plat} says otherwise (make it again: "
+                                     "scripts/build_wheels.sh)")
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--build")
-    ap.add_argument("--python")
-    ap.add_argument("--out")
-    ap.add_argument("--check", nargs="+", metavar="WHEEL")
+    sub = ap.add_subparsers(dest="command", required=True)
+    sub.add_parser("sdist").add_argument("out")
+    w = sub.add_parser("wheel")
+    for option in ("--build", "--python", "--out"):
+        w.add_argument(option, required=True)
+    sub.add_parser("check").add_argument("wheels", nargs="+")
     args = ap.parse_args()
     try:
-        if args.check:
-            for wheel in args.check:
-                check(wheel)
-                print(f"pack_wheel: {wheel}: RECORD, tag and extension check out")
-        elif args.build and args.python and args.out:
+        if args.command == "sdist":
+            print(sdist(args.out))
+        elif args.command == "wheel":
             print(pack(args.build, args.python, args.out))
         else:
-            ap.error("give --build, --python and --out, or --check WHEEL...")
-    except (WheelError, subprocess.CalledProcessError, OSError, KeyError) as e:
+            for wheel in args.wheels:
+                check(wheel)
+                print(f"dist.py: {wheel}: RECORD, tag and extension check out")
+    except (DistError, subprocess.CalledProcessError, OSError, KeyError) as e:
         detail = getattr(e, "stderr", None)
-        print(f"pack_wheel: {e}{': ' + detail.strip() if detail else ''}", file=sys.stderr)
+        print(f"dist.py: {e}{': ' + detail.strip() if detail else ''}", file=sys.stderr)
         return 1
     return 0
 
