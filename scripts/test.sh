@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what is needed, builds, and runs every test: first the normal
-# build (GCC, build/), then the Python wheel built and smoke-tested in a fresh
-# venv (scripts/test_wheel.sh), then the suite under AddressSanitizer and
+# build (GCC, build/), then the sdist and the wheels for CPython 3.10-3.13 built
+# (the library compiled once) and each tested in a fresh venv of its
+# interpreter (scripts/test_wheel.sh), then the suite under AddressSanitizer and
 # UndefinedBehaviorSanitizer (clang, build-san/; any report fails its test).
 # Arguments go to both `meson test` runs.
 set -euo pipefail

@@ -1,12 +1,22 @@
 #!/usr/bin/env bash
-# Builds the etpack wheel as docs/python.md tells an exporter author to (with
-# Debian's python3 and python3-mesonpy, no build isolation, no network) from a
-# copy of the source tree in a scratch directory (meson-python 0.12 builds
-# inside the tree it is given, in .mesonpy-*/), installs it with `pip install --no-index` into a fresh
-# venv of a CPython 3.11 other than Debian's when the machine has one (pyenv's),
-# and runs python/tests/smoke_wheel.py with that venv's python. Checks that the
-# installed extension is self-contained: no RPATH/RUNPATH, no libetpack.so.
-# Usage: scripts/test_wheel.sh [DIST_DIR]   (DIST_DIR: keep the wheel there)
+# Builds the sdist and the wheels (scripts/build_wheels.sh: the library
+# compiled once, an extension per CPython 3.10 to 3.13) and tests each wheel
+# as an exporter would get it:
+#   - scripts/dist.py check: RECORD right; the extension needs only
+#     the C library (no other NEEDED, no RPATH), exports only PyInit__etpack,
+#     and needs exactly the glibc its manylinux tag says;
+#   - the wheel alone in a directory, `pip install --no-index` into a fresh
+#     venv of its interpreter; `ldd` of the installed extension resolves only
+#     C library objects; with LD_LIBRARY_PATH empty and no numpy:
+#     python/tests/smoke_wheel.py, then the golden and etpack.exir tests
+#     (test_golden.py, test_exir.py) under Debian's pytest;
+#   - the cp311 wheel in a venv of Debian's python3 with
+#     --system-site-packages: python/tests/torch_wheel.py (torch imported
+#     before etpack, a state_dict saved and read back).
+# With ETPACK_TEST_SDIST=1 also `pip install --no-build-isolation --no-index`
+# of the sdist into a venv of Debian's python3 (meson-python compiles the
+# whole library once more), then the smoke test there.
+# Usage: scripts/test_wheel.sh [DIST_DIR]   (DIST_DIR: keep the sdist and wheels there)
 # scripts/test.sh runs it after the plain suite.
 set -euo pipefail
 src="$(cd "$(dirname "$0")/.." && pwd)"
@@ -14,59 +24,83 @@ tmp="$(mktemp -d "${TMPDIR:-/tmp}/etpack-wheel-XXXXXX")"
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "test_wheel: $*" >&2; exit 1; }
 export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1
+dist="${1:-$tmp/dist}"
 
-# ---- build ----------------------------------------------------------------------
-start=$SECONDS
-# The tree as a checkout has it: without .git, build directories, or a
-# previous build's .mesonpy-* files.
-mkdir "$tmp/src"
-tar -C "$src" --exclude=./.git --exclude='./build*' --exclude='./.mesonpy*' -cf - . |
-  tar -C "$tmp/src" -xf -
-if ! log=$(/usr/bin/python3 -m pip wheel --no-build-isolation --no-deps --no-index \
-             --no-cache-dir -w "$tmp/dist" "$tmp/src" 2>&1); then
-  printf '%s\n' "$log" >&2
-  fail "building the wheel failed (output above)"
-fi
-whl="$(find "$tmp/dist" -name 'etpack-*-cp311-cp311-linux_x86_64.whl')"
-[ -n "$whl" ] || fail "pip built no etpack-*-cp311-cp311-linux_x86_64.whl: $(ls "$tmp/dist")"
-echo "test_wheel: built $(basename "$whl") ($(du -k "$whl" | cut -f1) KiB) in $((SECONDS - start)) s"
-if [ -n "${1:-}" ]; then
-  mkdir -p "$1" && cp "$whl" "$1/"
-fi
+"$src/scripts/build_wheels.sh" "$dist" || fail "scripts/build_wheels.sh failed"
+"$src/scripts/dist.py" check "$dist"/etpack-*.whl || fail "a wheel failed its check"
 
-# ---- a fresh venv of another CPython 3.11 ---------------------------------------
-python=""
-pyenv_root="$(pyenv root 2>/dev/null || echo "${PYENV_ROOT:-$HOME/.pyenv}")"
-for p in $(ls -d "$pyenv_root"/versions/3.11.* 2>/dev/null | sort -V -r); do
-  if "$p/bin/python3" -c 'import sys, venv, ensurepip; assert sys.version_info[:2] == (3, 11)' \
-       2>/dev/null; then
-    python="$p/bin/python3"
-    break
-  fi
+# Debian's pytest (pure Python) and what it imports, for interpreters that
+# have no pytest (no PyPI here): only these modules, so nothing else of
+# Debian's site-packages (numpy, torch, etpack) is on their path.
+pytest_path="$tmp/pytest-path"
+mkdir "$pytest_path"
+for m in pytest _pytest py.py pluggy iniconfig packaging attr exceptiongroup tomli; do
+  [ -e "/usr/lib/python3/dist-packages/$m" ] || fail "Debian's pytest needs $m: scripts/setup.sh"
+  ln -s "/usr/lib/python3/dist-packages/$m" "$pytest_path/$m"
 done
-if [ -z "$python" ]; then
-  python=/usr/bin/python3
-  echo "test_wheel: no CPython 3.11 other than Debian's (no pyenv 3.11.* under $pyenv_root);" \
-       "using Debian's $python for the venv"
-fi
-"$python" -m venv "$tmp/venv" || fail "$python -m venv failed"
-venv_python="$tmp/venv/bin/python"
-if ! log=$("$venv_python" -m pip install --no-index --no-cache-dir "$whl" 2>&1); then
-  printf '%s\n' "$log" >&2
-  fail "pip install --no-index $(basename "$whl") into a venv of $python failed (output above)"
-fi
 
-# ---- the installed extension needs nothing of the build -------------------------
-so="$(find "$tmp/venv" -name '_etpack.cpython-311-*.so')"
-[ -n "$so" ] || fail "the installed wheel has no _etpack extension"
-dynamic="$(readelf -d "$so")"
-if grep -E '\((RPATH|RUNPATH)\)|libetpack' <<<"$dynamic"; then
-  fail "$so names a library path or libetpack (above)"
-fi
-ldd "$so" | grep -q 'not found' && fail "$so: $(ldd "$so" | grep 'not found')"
+# venv DIR PYTHON WHEEL [VENV_ARGS...]: DIR/bin/python with WHEEL installed.
+venv() {
+  local dir="$1" python="$2" whl="$3"
+  shift 3
+  "$python" -m venv "$@" "$dir" || fail "$python -m venv failed"
+  # The wheel alone in a directory: it needs nothing else to install.
+  mkdir "$dir.wheel"
+  cp "$whl" "$dir.wheel/"
+  if ! log=$("$dir/bin/python" -m pip install --no-index --no-cache-dir \
+               "$dir.wheel/$(basename "$whl")" 2>&1); then
+    printf '%s\n' "$log" >&2
+    fail "pip install --no-index $(basename "$whl") into a venv of $python failed (output above)"
+  fi
+}
 
-# From the scratch directory, so that nothing of the source tree is on sys.path
-# but the script's own directory (python/tests, which holds no etpack).
-(cd "$tmp" && "$venv_python" "$src/python/tests/smoke_wheel.py") ||
-  fail "the smoke test failed in a venv of $python"
-echo "test_wheel: installed into a venv of $python ($("$venv_python" -V 2>&1)): smoke test passed"
+# clean PYTHON ARGS...: run from the scratch directory (nothing of the source
+# tree on sys.path but the script's own directory) without LD_LIBRARY_PATH or
+# PYTHONPATH.
+clean() { (cd "$tmp" && env -u PYTHONPATH LD_LIBRARY_PATH= "$@"); }
+
+n=0
+while read -r python; do
+  abi="cp$("$python" -c 'import sys; print("%d%d" % sys.version_info[:2])')"
+  whl="$(find "$dist" -name "etpack-*-$abi-$abi-manylinux_*.whl")"
+  [ -n "$whl" ] || fail "no $abi wheel in $dist: $(ls "$dist")"
+  venv "$tmp/venv-$abi" "$python" "$whl"
+  py="$tmp/venv-$abi/bin/python"
+  so="$(find "$tmp/venv-$abi" -name "_etpack.cpython-*.so")"
+  [ -n "$so" ] || fail "the installed $(basename "$whl") has no _etpack extension"
+  # ldd: linux-vdso, libc, libm, ld-linux; nothing "not found", nothing else.
+  others="$(LD_LIBRARY_PATH= ldd "$so" | awk '{print $1}' |
+            grep -vE '^(linux-vdso\.so\.1|libc\.so\.6|libm\.so\.6|libpthread\.so\.0|libdl\.so\.2|librt\.so\.1|/lib64/ld-linux-x86-64\.so\.2)$' || true)"
+  [ -z "$others" ] || fail "$so loads more than the C library: $others ($(ldd "$so"))"
+  clean "$py" -c 'import numpy' 2>/dev/null && fail "the $abi venv has numpy: it must not"
+  clean "$py" "$src/python/tests/smoke_wheel.py" || fail "the smoke test failed in the $abi venv"
+  # pytest 7.2's assertion rewriting uses ast names CPython 3.12 deprecates.
+  clean env PYTHONPATH="$pytest_path" "$py" -m pytest -q -p no:cacheprovider \
+      -W 'ignore::DeprecationWarning:_pytest.assertion.rewrite' \
+      "$src/python/tests/test_golden.py" "$src/python/tests/test_exir.py" ||
+    fail "the golden and etpack.exir tests failed in the $abi venv"
+  echo "test_wheel: $(basename "$whl") in a venv of $python: smoke, golden and exir tests passed"
+  n=$((n + 1))
+done < <("$src/scripts/build_wheels.sh" --pythons)
+((n > 0)) || fail "no interpreters"
+
+# ---- beside torch: Debian's CPython 3.11 with its site-packages -----------------
+whl="$(find "$dist" -name 'etpack-*-cp311-cp311-manylinux_*.whl')"
+venv "$tmp/venv-torch" /usr/bin/python3 "$whl" --system-site-packages
+clean "$tmp/venv-torch/bin/python" "$src/python/tests/torch_wheel.py" ||
+  fail "torch and etpack in one venv of /usr/bin/python3 failed"
+
+# ---- the sdist, built by pip (ETPACK_TEST_SDIST=1) ------------------------------
+if [ "${ETPACK_TEST_SDIST:-0}" = 1 ]; then
+  sdist="$(find "$dist" -name 'etpack-*.tar.gz')"
+  /usr/bin/python3 -m venv --system-site-packages "$tmp/venv-sdist"
+  start=$SECONDS
+  if ! log=$("$tmp/venv-sdist/bin/python" -m pip install --no-build-isolation --no-index \
+               --no-cache-dir "$sdist" 2>&1); then
+    printf '%s\n' "$log" >&2
+    fail "pip install --no-build-isolation $(basename "$sdist") failed (output above)"
+  fi
+  echo "test_wheel: pip built and installed $(basename "$sdist") in $((SECONDS - start)) s"
+  clean "$tmp/venv-sdist/bin/python" "$src/python/tests/smoke_wheel.py" ||
+    fail "the smoke test failed on the sdist's build"
+fi

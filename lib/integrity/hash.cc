@@ -1,6 +1,12 @@
 #include "integrity/hash.h"
 
-#include <openssl/evp.h>
+// SHA256_Init/Update/Final: deprecated by OpenSSL 3.0 in favour of EVP, but
+// the same code (SHA extensions where the CPU has them) without EVP's
+// provider framework, which would fetch the algorithm at run time, read
+// OpenSSL's configuration file and link 3.8 MB of libcrypto into every
+// static binary and wheel (some 30 KB for these).
+#define OPENSSL_SUPPRESS_DEPRECATED
+#include <openssl/sha.h>
 #include <xxhash.h>
 
 #include <algorithm>
@@ -35,19 +41,16 @@ class Xxh3 final : public RunningHash {
 
 class Sha256 final : public RunningHash {
  public:
-  explicit Sha256(EVP_MD_CTX* ctx) : ctx_(ctx) {}
-  ~Sha256() override { EVP_MD_CTX_free(ctx_); }
-  void Update(const uint8_t* data, size_t n) override { (void)EVP_DigestUpdate(ctx_, data, n); }
+  Sha256() { (void)SHA256_Init(&ctx_); }  // cannot fail: no allocation
+  void Update(const uint8_t* data, size_t n) override { (void)SHA256_Update(&ctx_, data, n); }
   std::vector<uint8_t> Finish() override {
-    std::vector<uint8_t> out(EVP_MAX_MD_SIZE);
-    unsigned int n = 0;
-    (void)EVP_DigestFinal_ex(ctx_, out.data(), &n);
-    out.resize(n);
+    std::vector<uint8_t> out(SHA256_DIGEST_LENGTH);
+    (void)SHA256_Final(out.data(), &ctx_);
     return out;
   }
 
  private:
-  EVP_MD_CTX* ctx_;
+  SHA256_CTX ctx_;
 };
 
 }  // namespace
@@ -72,12 +75,7 @@ Result<std::unique_ptr<RunningHash>> NewRunningHash(HashKind kind) {
     }
     return std::unique_ptr<RunningHash>(new Xxh3(state, wide));
   }
-  EVP_MD_CTX* ctx = EVP_MD_CTX_new();
-  if (ctx == nullptr || EVP_DigestInit_ex(ctx, EVP_sha256(), nullptr) != 1) {
-    EVP_MD_CTX_free(ctx);
-    return OutOfRange("cannot set up SHA-256 (libcrypto)");
-  }
-  return std::unique_ptr<RunningHash>(new Sha256(ctx));
+  return std::unique_ptr<RunningHash>(new Sha256());
 }
 
 uint64_t Xxh3Value(const std::vector<uint8_t>& digest) {

@@ -3,9 +3,10 @@
 // XXH3-128 for finding identical contents (content_dedup.h) and SHA-256 for
 // content addressing (`--digest sha256`).
 //
-// SHA-256 comes from Debian's libcrypto (OpenSSL 3, EVP interface): it uses
-// the SHA extensions where the CPU has them (several GB/s), is audited, and
-// costs one Debian package (libssl-dev) instead of an own implementation.
+// SHA-256 comes from Debian's libcrypto (OpenSSL 3, its SHA256_* functions,
+// not EVP: hash.cc says why): it uses the SHA extensions where the CPU has
+// them (several GB/s), is audited, and costs one Debian package (libssl-dev)
+// instead of an own implementation.
 
 #ifndef ETPACK_INTEGRITY_HASH_H_
 #define ETPACK_INTEGRITY_HASH_H_

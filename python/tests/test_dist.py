@@ -1,0 +1,85 @@
+"""scripts/dist.py check refuses a wheel whose extension needs a shared library
+other than the C library's, or a newer glibc than its tag says, or whose
+RECORD is wrong: the guard scripts/test_wheel.sh puts on every wheel. The
+extensions here are tiny C shared objects compiled for the test."""
+
+import importlib.util
+import pathlib
+import shutil
+import subprocess
+import zipfile
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+spec = importlib.util.spec_from_file_location("dist", ROOT / "scripts" / "dist.py")
+dist = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(dist)
+
+EXT = "_etpack.cpython-311-x86_64-linux-gnu.so"
+# stat() is GLIBC_2.33 where it is linked against glibc >= 2.33.
+SOURCE = ("#include <sys/stat.h>\n"
+          "int PyInit__etpack(void) { struct stat s; return stat(\"/\", &s); }\n")
+
+
+def extension(tmp_path, *libs):
+    if shutil.which("cc") is None or shutil.which("readelf") is None:
+        pytest.skip("needs cc and readelf")
+    c = tmp_path / "ext.c"
+    c.write_text(SOURCE)
+    so = tmp_path / EXT
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(so), str(c), "-Wl,--no-as-needed", *libs],
+                   check=True)
+    return so
+
+
+def wheel(tmp_path, so, tag):
+    path = tmp_path / f"etpack-0.1.0-cp311-cp311-{tag}.whl"
+    wheel_file = f"Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: cp311-cp311-{tag}\n"
+    dist.write_wheel(path, [(f"etpack/{EXT}", so.read_bytes(), True),
+                            ("etpack-0.1.0.dist-info/WHEEL", wheel_file.encode(), False)])
+    return path
+
+
+def test_the_tag_is_the_newest_glibc_referenced(tmp_path):
+    so = extension(tmp_path)
+    minor = dist.check_extension(so, EXT)
+    assert minor >= 33  # built against a glibc with stat@GLIBC_2.33 (Debian 12: 2.36)
+    dist.check(wheel(tmp_path, so, f"manylinux_2_{minor}_x86_64"))
+    for lower in (17, minor - 1):
+        with pytest.raises(dist.DistError, match=f"references GLIBC_2.{minor} symbols"):
+            dist.check(wheel(tmp_path, so, f"manylinux_2_{lower}_x86_64"))
+    with pytest.raises(dist.DistError, match="says otherwise"):
+        dist.check(wheel(tmp_path, so, f"manylinux_2_{minor + 1}_x86_64"))
+
+
+def test_a_shared_library_other_than_the_c_librarys_is_refused(tmp_path):
+    so = extension(tmp_path, "-lstdc++")
+    with pytest.raises(dist.DistError, match=r"other than the C library's: libstdc\+\+\.so\.6"):
+        dist.check(wheel(tmp_path, so, "manylinux_2_36_x86_64"))
+
+
+def test_an_rpath_is_refused(tmp_path):
+    so = extension(tmp_path, "-Wl,-rpath,/opt/lib")
+    with pytest.raises(dist.DistError, match="RPATH/RUNPATH"):
+        dist.check(wheel(tmp_path, so, "manylinux_2_36_x86_64"))
+
+
+def test_another_exported_symbol_is_refused(tmp_path):
+    so = tmp_path / EXT
+    c = tmp_path / "ext.c"
+    c.write_text(SOURCE + "int helper(void) { return 1; }\n")
+    if shutil.which("cc") is None:
+        pytest.skip("needs cc")
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(so), str(c)], check=True)
+    with pytest.raises(dist.DistError, match="helper"):
+        dist.check_extension(so, EXT)
+
+
+def test_a_file_missing_from_record_or_changed_is_refused(tmp_path):
+    so = extension(tmp_path)
+    path = wheel(tmp_path, so, f"manylinux_2_{dist.check_extension(so, EXT)}_x86_64")
+    with zipfile.ZipFile(path, "a") as z:
+        z.writestr("etpack/extra.py", "")
+    with pytest.raises(dist.DistError, match="extra.py"):
+        dist.check(path)

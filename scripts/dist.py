@@ -1,0 +1,316 @@
+#!/usr/bin/python3
+"""Makes etpack's sdist and wheels, and checks wheels (docs/python.md,
+"Wheels"). scripts/build_wheels.sh runs `sdist`, then `wheel` once per
+interpreter; scripts/test_wheel.sh runs `check` on every wheel.
+
+  scripts/dist.py sdist OUT
+  scripts/dist.py wheel --build BUILD --python PYTHON --out OUT
+  scripts/dist.py check WHEEL...
+
+sdist: etpack-<version>.tar.gz of the files git tracks (as the working tree
+has them; symbolic links stay links: include/etpack is one, which
+meson-python 0.12's sdist would drop) and PKG-INFO, so that `pip install
+--no-build-isolation` builds it with meson-python.
+
+wheel: BUILD is a meson build of the package (-Dwheel=true -Dpythons=...),
+already compiled, whose python/etpack holds an extension for PYTHON's
+version. The wheel (PEP 427) holds the package's modules as `meson install`
+would install them, that extension, and etpack-<version>.dist-info: METADATA
+(from pyproject.toml by pyproject-metadata, as meson-python writes it, the
+version being meson.build's), WHEEL, and RECORD (sha256 and size of every
+file). Its tag is cpXY-cpXY-manylinux_2_N_<arch>: N is the newest
+GLIBC_2.N symbol version the extension references (its ELF version needs),
+so the tag says which glibc it needs, no more, no less (PEP 600).
+
+check: RECORD lists every file with its right hash and size; the filename's
+tag is the WHEEL file's; each extension loads only the C library's own
+objects (NEEDED libc, libm, libpthread, libdl, librt, ld-linux), has no RPATH
+or RUNPATH, exports only its PyInit_ function, and needs exactly the glibc
+its tag says. A failure names the wheel, the file and what was found.
+"""
+
+import argparse
+import base64
+import csv
+import gzip
+import hashlib
+import io
+import json
+import os
+import pathlib
+import re
+import subprocess
+import stat
+import sys
+import tarfile
+import tempfile
+import time
+import tomllib
+import zipfile
+
+SOURCE = pathlib.Path(__file__).resolve().parents[1]
+NAME = "etpack"
+# The C library's own shared objects (glibc); anything else in NEEDED is a
+# library the target machine may not have.
+C_LIBRARY = {"libc.so.6", "libm.so.6", "libpthread.so.0", "libdl.so.2", "librt.so.1",
+             "ld-linux-x86-64.so.2", "ld-linux-aarch64.so.1"}
+# Zip entries get 1980-01-01 (zip's earliest), or SOURCE_DATE_EPOCH when
+# later: the same inputs give the same wheel.
+EPOCH = max(int(os.environ.get("SOURCE_DATE_EPOCH", "0")), 315532800)
+
+
+class DistError(Exception):
+    pass
+
+
+def run(cmd):
+    return subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+
+
+def elf_needs(path):
+    """(NEEDED sonames, RPATH/RUNPATH values, {soname: [version names]},
+    defined dynamic symbols) of an ELF shared object."""
+    dynamic = run(["readelf", "-d", "-W", path])
+    needed = re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", dynamic)
+    paths = re.findall(r"\((?:RPATH|RUNPATH)\)\s+Library r(?:un)?path: \[([^\]]*)\]", dynamic)
+    versions = {}
+    current = None
+    for line in run(["readelf", "-V", "-W", path]).splitlines():
+        m = re.search(r"Version: \d+\s+File: (\S+)\s+Cnt:", line)
+        if m:
+            current = versions.setdefault(m.group(1), [])
+            continue
+        m = re.search(r"Name: (\S+)\s+Flags:", line)
+        if m and current is not None:
+            current.append(m.group(1))
+    exported = [fields[-1] for fields in
+                (line.split() for line in run(["nm", "-D", "--defined-only", path]).splitlines())
+                if fields]
+    return needed, paths, versions, exported
+
+
+def glibc_minor(versions):
+    """N of the newest GLIBC_2.N among the referenced symbol versions."""
+    minors = [int(m.group(1)) for names in versions.values() for name in names
+              for m in [re.fullmatch(r"GLIBC_2\.(\d+)(?:\.\d+)?", name)] if m]
+    if not minors:
+        raise DistError("references no GLIBC_2.* symbol version (not linked against glibc?)")
+    return max(minors)
+
+
+def check_extension(path, label):
+    """The platform tag's glibc minor of a self-contained extension; raises
+    DistError naming `label` when it is not self-contained."""
+    needed, paths, versions, exported = elf_needs(path)
+    others = [n for n in needed if n not in C_LIBRARY]
+    if others:
+        raise DistError(f"{label} needs shared libraries other than the C library's: "
+                         f"{', '.join(others)} (NEEDED {', '.join(needed)}); link them "
+                         "statically (meson.build, python/etpack/meson.build)")
+    if paths:
+        raise DistError(f"{label} has a library search path (RPATH/RUNPATH {paths})")
+    unversioned = [f for f in versions if f not in C_LIBRARY]
+    if unversioned:
+        raise DistError(f"{label} needs symbol versions of {', '.join(unversioned)}")
+    init = "PyInit_" + pathlib.Path(path).name.split(".")[0]
+    if exported != [init]:
+        raise DistError(f"{label} exports {exported[:10]}, not only {init} "
+                         "(python/etpack/_etpack.map)")
+    return glibc_minor(versions)
+
+
+def interpreter(python):
+    info = json.loads(run([python, "-c",
+        "import json, sys, sysconfig; print(json.dumps({"
+        "'impl': sys.implementation.name, 'version': sys.version_info[:2], "
+        "'suffix': sysconfig.get_config_var('EXT_SUFFIX'), "
+        "'gil_disabled': bool(sysconfig.get_config_var('Py_GIL_DISABLED')), "
+        "'platform': sysconfig.get_platform()}))"]))
+    if info["impl"] != "cpython" or info["gil_disabled"]:
+        raise DistError(f"{python}: only CPython with the GIL is supported "
+                         f"(found {info['impl']}, free-threaded: {info['gil_disabled']})")
+    arch = info["platform"].removeprefix("linux-")
+    if arch == info["platform"]:
+        raise DistError(f"{python}: platform {info['platform']} is not Linux")
+    return f"cp{info['version'][0]}{info['version'][1]}", info["suffix"], arch
+
+
+def metadata(version):
+    """Core metadata from pyproject.toml, as meson-python makes it."""
+    import packaging.version
+    import pyproject_metadata
+
+    with open(SOURCE / "pyproject.toml", "rb") as f:
+        data = tomllib.load(f)
+    meta = pyproject_metadata.StandardMetadata.from_pyproject(data, SOURCE)
+    meta.version = packaging.version.Version(version)
+    core = meta.as_rfc822()
+    core.headers["Version"] = [version]
+    return bytes(core)
+
+
+def project_version():
+    """meson.build's project version."""
+    return json.loads(run(["meson", "introspect", "--projectinfo",
+                           str(SOURCE / "meson.build")]))["version"]
+
+
+def sdist(out):
+    version = project_version()
+    top = f"{NAME}-{version}"
+    listed = run(["git", "-C", str(SOURCE), "ls-files", "-z"]).split("\0")
+    os.makedirs(out, exist_ok=True)
+    path = pathlib.Path(out) / f"{top}.tar.gz"
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=EPOCH) as gz, \
+            tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        def add(name, data=None, source=None):
+            info = tarfile.TarInfo(f"{top}/{name}")
+            info.mtime = EPOCH
+            if source is not None and source.is_symlink():
+                info.type, info.linkname = tarfile.SYMTYPE, os.readlink(source)
+                tar.addfile(info)
+                return
+            if source is not None:
+                data = source.read_bytes()
+                executable = source.stat().st_mode & stat.S_IXUSR
+            else:
+                executable = False
+            info.size, info.mode = len(data), 0o755 if executable else 0o644
+            tar.addfile(info, io.BytesIO(data))
+
+        for name in sorted(n for n in listed if n):
+            source = SOURCE / name
+            if not source.is_symlink() and not source.is_file():
+                raise DistError(f"{source} is tracked by git but not a file in the working tree "
+                                 "(deleted without `git rm`?)")
+            add(name, source=source)
+        add("PKG-INFO", data=metadata(version))
+    os.replace(tmp, path)
+    return path
+
+
+def record_hash(data):
+    return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+
+
+def write_wheel(path, files):
+    """files: [(archive name, bytes, executable)]; RECORD added last."""
+    dist_info = f"{NAME}-{path.name.split('-')[1]}.dist-info"
+    rows = [(name, record_hash(data), str(len(data))) for name, data, _ in files]
+    rows.append((f"{dist_info}/RECORD", "", ""))
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows(rows)
+    files = files + [(f"{dist_info}/RECORD", out.getvalue().encode(), False)]
+    tmp = path.with_name(path.name + ".tmp")
+    with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, data, executable in files:
+            info = zipfile.ZipInfo(name, date_time=time.gmtime(EPOCH)[:6])
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = ((0o755 if executable else 0o644) | 0o100000) << 16
+            z.writestr(info, data)
+    os.replace(tmp, path)
+
+
+def pack(build, python, out):
+    build = pathlib.Path(build).resolve()
+    abi, suffix, arch = interpreter(python)
+    version = json.loads(run(["meson", "introspect", "--projectinfo", str(build)]))["version"]
+    if version != project_version():
+        raise DistError(f"{build} is a build of etpack {version}, not of this tree's "
+                         f"{project_version()}")
+    extension = build / "python" / NAME / f"_etpack{suffix}"
+    if not extension.is_file():
+        raise DistError(f"{extension} is missing: {build} was not configured with "
+                         f"-Dpythons naming {python}, or not built")
+    tag = f"{abi}-{abi}-manylinux_2_{check_extension(extension, extension)}_{arch}"
+    # The package's modules: what `meson install` installs into etpack/,
+    # without the default interpreter's extension (each wheel has its own).
+    installed = json.loads(run(["meson", "introspect", "--installed", str(build)]))
+    files = []
+    for src, dest in sorted(installed.items(), key=lambda kv: kv[1]):
+        parts = pathlib.PurePosixPath(dest).parts
+        if NAME not in parts[:-1] or dest.endswith(".so"):
+            continue
+        name = "/".join(parts[parts.index(NAME):])
+        files.append((name, pathlib.Path(src).read_bytes(), False))
+    if not any(name == f"{NAME}/__init__.py" for name, _, _ in files):
+        raise DistError(f"meson introspect --installed {build} lists no {NAME}/__init__.py")
+    files.append((f"{NAME}/{extension.name}", extension.read_bytes(), True))
+    dist_info = f"{NAME}-{version}.dist-info"
+    wheel_file = (f"Wheel-Version: 1.0\nGenerator: etpack scripts/dist.py\n"
+                  f"Root-Is-Purelib: false\nTag: {tag}\n")
+    files += [(f"{dist_info}/METADATA", metadata(version), False),
+              (f"{dist_info}/WHEEL", wheel_file.encode(), False)]
+    os.makedirs(out, exist_ok=True)
+    path = pathlib.Path(out) / f"{NAME}-{version}-{tag}.whl"
+    write_wheel(path, files)
+    return path
+
+
+def check(wheel):
+    wheel = pathlib.Path(wheel)
+    m = re.fullmatch(r"([^-]+)-([^-]+)-([^-]+)-([^-]+)-([^-]+)\.whl", wheel.name)
+    if not m:
+        raise DistError(f"{wheel.name} is not a wheel's filename (name-version-py-abi-plat.whl)")
+    name, version, py, abi, plat = m.groups()
+    dist_info = f"{name}-{version}.dist-info"
+    with zipfile.ZipFile(wheel) as z:
+        names = set(z.namelist())
+        record = list(csv.reader(io.StringIO(z.read(f"{dist_info}/RECORD").decode())))
+        listed = {row[0] for row in record}
+        if listed != names:
+            raise DistError(f"{wheel}: RECORD lists {sorted(listed - names)} not in the wheel "
+                             f"and not {sorted(names - listed)} that is")
+        for row in record:
+            if row[0] == f"{dist_info}/RECORD":
+                continue
+            data = z.read(row[0])
+            if row[1:] != [record_hash(data), str(len(data))]:
+                raise DistError(f"{wheel}: RECORD says {row[1:]} for {row[0]}, which has "
+                                 f"{[record_hash(data), str(len(data))]}")
+        tags = re.findall(r"^Tag: (\S+)$", z.read(f"{dist_info}/WHEEL").decode(), re.M)
+        if tags != [f"{py}-{abi}-{plat}"]:
+            raise DistError(f"{wheel}: WHEEL says Tag {tags}, the filename {py}-{abi}-{plat}")
+        extensions = [n for n in names if n.endswith(".so")]
+        if not extensions:
+            raise DistError(f"{wheel} holds no extension")
+        with tempfile.TemporaryDirectory() as tmp:
+            for n in extensions:
+                path = pathlib.Path(tmp) / pathlib.PurePosixPath(n).name
+                path.write_bytes(z.read(n))
+                minor = check_extension(path, f"{wheel.name}:{n}")
+                m = re.fullmatch(r"manylinux_2_(\d+)_\w+", plat)
+                if not m or int(m.group(1)) != minor:
+                    raise DistError(f"{wheel.name}:{n} references GLIBC_2.{minor} symbols; "
+                                     f"the tag {plat} says otherwise (make it again: "
+                                     "scripts/build_wheels.sh)")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="command", required=True)
+    sub.add_parser("sdist").add_argument("out")
+    w = sub.add_parser("wheel")
+    for option in ("--build", "--python", "--out"):
+        w.add_argument(option, required=True)
+    sub.add_parser("check").add_argument("wheels", nargs="+")
+    args = ap.parse_args()
+    try:
+        if args.command == "sdist":
+            print(sdist(args.out))
+        elif args.command == "wheel":
+            print(pack(args.build, args.python, args.out))
+        else:
+            for wheel in args.wheels:
+                check(wheel)
+                print(f"dist.py: {wheel}: RECORD, tag and extension check out")
+    except (DistError, subprocess.CalledProcessError, OSError, KeyError) as e:
+        detail = getattr(e, "stderr", None)
+        print(f"dist.py: {e}{': ' + detail.strip() if detail else ''}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
