@@ -111,6 +111,12 @@ std::vector<uint8_t> BuildFlatTensor(const std::vector<PlannedEntry>& entries,
 
 }  // namespace
 
+std::string EntryName(const PtdInput& input, size_t i) {
+  const PtdEntry& e = input.entries[i];
+  if (!e.what.empty()) return e.what;
+  return "entries[" + std::to_string(i) + "] '" + e.key + "'";
+}
+
 Result<PtdPlan> PlanPtd(const PtdInput& input, const PtdOptions& options) {
   std::vector<size_t> all(input.entries.size());
   for (size_t i = 0; i < all.size(); ++i) all[i] = i;
@@ -129,8 +135,9 @@ Result<PtdPlan> PlanPtdSelection(const PtdInput& input, const std::vector<size_t
   entries.reserve(selection.size());
   for (const size_t i : selection) {
     const PtdEntry& e = input.entries[i];
-    ETPACK_RETURN_IF_ERROR(CheckDataKey(e.key, "entries[" + std::to_string(i) + "]"));
-    const std::string what = "entries[" + std::to_string(i) + "] '" + e.key + "'";
+    ETPACK_RETURN_IF_ERROR(
+        CheckDataKey(e.key, e.what.empty() ? "entries[" + std::to_string(i) + "]" : e.what));
+    const std::string what = EntryName(input, i);
     if (e.buffer_index >= input.buffers.size()) {
       return InvalidArgument(what + ": buffer_index = " + std::to_string(e.buffer_index) +
                              " is out of range: there are " + std::to_string(input.buffers.size()) +

@@ -119,10 +119,6 @@ std::string ShardName(const std::string& path, std::vector<std::string_view> key
   return stem + "-" + hex + std::string(kExt);
 }
 
-std::string EntryName(const PtdInput& input, size_t i) {
-  return "entries[" + std::to_string(i) + "] '" + input.entries[i].key + "'";
-}
-
 }  // namespace
 
 Result<std::vector<PtdFilePlan>> PlanPtdFiles(const std::string& path, const PtdInput& input,
