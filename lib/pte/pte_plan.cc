@@ -303,10 +303,9 @@ class PtePlanner {
                                                              : SharedAlignment::kFirstKey);
     for (size_t i = 0; i < input_.named_data.size(); ++i) {
       const NamedData& e = input_.named_data[i];
-      ETPACK_RETURN_IF_ERROR(CheckDataKey(e.key, "named_data[" + std::to_string(i) + "]"));
-      ETPACK_RETURN_IF_ERROR(
-          store.Add(e.key, e.source, e.alignment, "named_data[" + std::to_string(i) + "]")
-              .status());
+      const std::string what = e.what.empty() ? "named_data[" + std::to_string(i) + "]" : e.what;
+      ETPACK_RETURN_IF_ERROR(CheckDataKey(e.key, what));
+      ETPACK_RETURN_IF_ERROR(store.Add(e.key, e.source, e.alignment, what).status());
     }
     // Named data segments follow all the others.
     const size_t first = segments_.size();

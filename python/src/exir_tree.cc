@@ -520,7 +520,8 @@ void WalkPte(TreeWalker& w, const PteNames& names, py::handle program, py::handl
     NamedDataReader reader(w, buffers, names.named_data + ".buffers");
     w.path() = names.named_data + ".pte_data";
     reader.Read(pte_data, [&](NamedDataReader::Entry e) {
-      input->named_data.push_back({std::move(e.key), std::move(e.source), e.alignment});
+      input->named_data.push_back(
+          {std::move(e.key), std::move(e.source), e.alignment, std::move(e.what)});
     });
   }
 }

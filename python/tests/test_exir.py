@@ -643,6 +643,18 @@ def test_planner_errors_name_the_object_path(tmp_path):
         ex.serialize_ptd(payload)
     assert "data_payload.named_data['linear.weight']" in str(info.value)
     assert "entries[" not in str(info.value)
+    # The same for a .pte's named data and a tag's .ptd.
+    pte_file, options = pte_file_of("pte_named_data")
+    key = next(iter(pte_file.named_data.pte_data))
+    pte_file.named_data.pte_data[key].alignment = 3
+    raises_naming(etpack.InvalidArgumentError,
+                  lambda: ex.serialize_pte_binary(pte_file, **options),
+                  f"pte_file.named_data.pte_data['{key}']")
+    emitted, options = external_emitter_output()
+    store = C.NamedDataStoreOutput([b"abc"], {}, {"model": {"blob": C.DataEntry(0, 3, None)}})
+    raises_naming(etpack.InvalidArgumentError,
+                  lambda: ex.serialize_for_executorch(emitted, config_of(options), None, store),
+                  "named_data_store.external_data['model']['blob']")
 
 
 # Borrowed memory lives as long as the artifact: exporters that honour
