@@ -116,8 +116,19 @@ class Artifact {
     return source_;
   }
 
+  // f.`name` when it has one, else null. Only an AttributeError means it
+  // has none: anything else a property raises (a KeyboardInterrupt)
+  // propagates, where py::hasattr would swallow it.
+  static py::object Attr(py::handle f, const char* name) {
+    PyObject* v = PyObject_GetAttrString(f.ptr(), name);
+    if (v != nullptr) return py::reinterpret_steal<py::object>(v);
+    if (!PyErr_ExceptionMatches(PyExc_AttributeError)) throw py::error_already_set();
+    PyErr_Clear();
+    return py::object();
+  }
+
   static std::string NameOf(py::handle f) {
-    if (py::hasattr(f, "name")) return py::str(f.attr("name"));
+    if (py::object name = Attr(f, "name")) return py::str(name);
     return "file object";
   }
 
@@ -160,10 +171,10 @@ class Artifact {
   // positioned writes (no fileno, not seekable, append mode, read-only).
   static File Descriptor(py::handle f, const std::string& name) {
     File file;
-    if (!py::hasattr(f, "fileno")) return file;
+    if (!Attr(f, "fileno")) return file;
     // Outside the try: a failing flush (a full disk) is the caller's error,
     // not a sign that `f` has no descriptor.
-    if (py::hasattr(f, "flush")) f.attr("flush")();
+    if (py::object flush = Attr(f, "flush")) flush();
     py::object fileno;
     try {
       fileno = f.attr("fileno")();
@@ -177,8 +188,8 @@ class Artifact {
     if (flags < 0) return file;  // not open: write() says what it says
     file.fd = fd;
     if ((flags & O_APPEND) != 0 || (flags & O_ACCMODE) == O_RDONLY) return file;
-    if (py::hasattr(f, "seekable")) {
-      const int seekable = PyObject_IsTrue(f.attr("seekable")().ptr());
+    if (py::object seekable_fn = Attr(f, "seekable")) {
+      const int seekable = PyObject_IsTrue(seekable_fn().ptr());
       if (seekable < 0) throw py::error_already_set();
       if (seekable == 0) return file;
     }

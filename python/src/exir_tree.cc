@@ -360,12 +360,17 @@ class TreeWalker {
 // tuple or list of two): anything else is a TypeError at the mapping's path.
 std::vector<std::pair<py::object, py::object>> ItemsOf(TreeWalker& w, py::handle mapping,
                                                        const std::string& expected) {
-  if (!PyDict_Check(mapping.ptr()) && !py::hasattr(mapping, "items")) {
+  PyObject* items = PyObject_GetAttrString(mapping.ptr(), "items");
+  if (items == nullptr) {
+    // Only a missing attribute means "not a mapping" (a KeyboardInterrupt
+    // a property raises propagates).
+    if (!PyErr_ExceptionMatches(PyExc_AttributeError)) throw py::error_already_set();
+    PyErr_Clear();
     w.WrongType(mapping.ptr(), expected);
   }
   std::vector<std::pair<py::object, py::object>> pairs;
   size_t i = 0;
-  for (py::handle kv : mapping.attr("items")()) {
+  for (py::handle kv : py::reinterpret_steal<py::object>(items)()) {
     PyObject* p = kv.ptr();
     const bool sequence = PyTuple_Check(p) || PyList_Check(p);
     if (!sequence || PySequence_Fast_GET_SIZE(p) != 2) {

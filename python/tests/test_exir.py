@@ -706,3 +706,24 @@ def test_exporters_refuse_to_free_what_an_artifact_borrows(tmp_path):
     items[0].extend(b"more")
     m.close()
     items[3].release()
+
+
+def test_write_to_file_lets_a_file_objects_own_exceptions_through():
+    class Interrupted(io.BytesIO):
+        @property
+        def name(self):
+            raise KeyboardInterrupt
+
+    pte_file, options = pte_file_of("pte_mutable")
+    a = ex.serialize_pte_binary(pte_file, **options)
+    with pytest.raises(KeyboardInterrupt):
+        a.write_to_file(Interrupted())
+    payload, _ = payload_of("ptd_basic")
+
+    class Store:
+        @property
+        def items(self):
+            raise KeyboardInterrupt
+    payload.named_data = Store()
+    with pytest.raises(KeyboardInterrupt):
+        ex.serialize_ptd(payload)
