@@ -230,6 +230,29 @@ TEST_CASE("WriteArtifactAt writes a plan into an open file at an offset") {
       CHECK(ReadFile(out) == std::vector<uint8_t>(3, 0xff));
     }
   }
+  SECTION("a file the plan reads is refused, through any name and in any mode") {
+    // Another name for weights.bin, which the plan reads.
+    const std::string data = f.dir.File("weights.bin");
+    const std::string link = f.dir.File("other-name.bin");
+    REQUIRE(::link(data.c_str(), link.c_str()) == 0);
+    const int fd = ::open(link.c_str(), O_RDWR | O_CLOEXEC);
+    REQUIRE(fd >= 0);
+    const Status s = WriteArtifactAt(f.plan, fd, 0, link);
+    CHECK(s.code() == Code::kInvalidArgument);
+    CHECK(Contains(s.message(), data + ": is the same file as the output " + link));
+    ::close(fd);
+    CHECK(ReadFile(data) == f.file_bytes);
+    for (int flags : {O_WRONLY | O_APPEND, O_RDONLY, O_RDWR}) {
+      const int other = ::open(link.c_str(), flags | O_CLOEXEC);
+      REQUIRE(other >= 0);
+      CHECK(CheckNotReadBy(f.plan, other, link).code() == Code::kInvalidArgument);
+      ::close(other);
+    }
+    const int unrelated = ::open(out.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    REQUIRE(unrelated >= 0);
+    CHECK(CheckNotReadBy(f.plan, unrelated, out).ok());
+    ::close(unrelated);
+  }
   SECTION("a malformed plan is refused before writing") {
     ArtifactPlan bad = f.plan;
     bad.file_size = 10;

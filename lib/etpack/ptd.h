@@ -42,6 +42,9 @@ struct PtdEntry {
   // Present for tensors, absent for opaque blobs. When present the buffer
   // must hold at least LayoutNbytes(layout) bytes.
   std::optional<TensorLayout> layout;
+  // How errors name the entry, where its front end found it (an exporter's
+  // object path, "data_payload.named_data['w']"); empty: "entries[i] 'key'".
+  std::string what = {};  // "= {}": initializers that predate it need not name it
 };
 
 struct PtdInput {

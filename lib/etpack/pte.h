@@ -96,6 +96,9 @@ struct NamedData {
   std::string key;
   SourcePtr source;
   uint64_t alignment = 1;  // power of two, at most kMaxAlignment
+  // How errors name it, where its front end found it (an exporter's object
+  // path); empty: "named_data[i]". As PtdEntry::what.
+  std::string what = {};
 };
 
 // The Program table without its bulk data, in one of two forms:

@@ -111,9 +111,18 @@ Status WriteArtifactFile(const std::string& path, const ArtifactPlan& plan,
 // before anything is written (kInvalidArgument for a malformed plan). `name`
 // names the file in errors. REQUIRES: `fd` is open for writing and not in
 // append mode (kInvalidArgument otherwise); the caller keeps it open and
-// does not write it concurrently.
+// does not write it concurrently. kInvalidArgument, before anything is
+// written, when `fd` is a file the plan reads (CheckNotReadBy).
 Status WriteArtifactAt(const ArtifactPlan& plan, int fd, uint64_t offset, const std::string& name,
                        const ProgressFn& progress = {});
+
+// kInvalidArgument ("IN: is the same file as the output NAME; refusing to
+// overwrite an input") when the file open as `fd` (through whatever name,
+// link or descriptor, in any mode) is one that `plan` reads: its placements
+// and inputs, as WriteArtifactFiles checks its destinations. For a caller
+// that writes the plan's bytes into `fd` another way (a file object's
+// write()) before it starts.
+Status CheckNotReadBy(const ArtifactPlan& plan, int fd, const std::string& name);
 
 // The artifact's bytes in memory (small artifacts: tests, benchmarks).
 Result<std::vector<uint8_t>> WriteArtifactToMemory(const ArtifactPlan& plan);

@@ -112,6 +112,16 @@ class FdRangeOutput final : public CheckedOutput {
     return Status::OK();
   }
 
+  // Writing the range overwrites the file itself, so it "replaces" every
+  // file that is the same (device and inode), whatever name or descriptor
+  // leads to it.
+  bool Replaces(int fd) const override {
+    struct stat mine;
+    struct stat theirs;
+    return ::fstat(fd_, &mine) == 0 && ::fstat(fd, &theirs) == 0 && mine.st_dev == theirs.st_dev &&
+           mine.st_ino == theirs.st_ino;
+  }
+
   Status DoTruncate(uint64_t) override { return Unimplemented(destination() + ": cannot shrink"); }
   Status DoSync() override { return Status::OK(); }
   Status NotPublished() const {
@@ -128,6 +138,10 @@ class FdRangeOutput final : public CheckedOutput {
 };
 
 }  // namespace
+
+Status CheckFdNotInputs(int fd, const std::string& name, const std::vector<const Source*>& inputs) {
+  return CheckNotInputs(FdRangeOutput(fd, 0, name), inputs);
+}
 
 Result<std::unique_ptr<OutputFile>> NewFdRangeOutput(int fd, uint64_t offset, std::string name) {
   const int flags = fcntl(fd, F_GETFL);

@@ -7,8 +7,10 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "etpack/output.h"
+#include "etpack/source.h"
 #include "etpack/status.h"
 
 namespace etpack {
@@ -22,8 +24,14 @@ namespace etpack {
 // Writes use pwrite, copy_file_range for file sources, and bounded reads for
 // sources with neither a span nor a file range.
 // Fails with kInvalidArgument for a descriptor opened with O_APPEND (the
-// kernel would ignore every offset) or not open for writing.
+// kernel would ignore every offset) or not open for writing. It Replaces()
+// (CheckNotInputs) every descriptor of the same file (device and inode):
+// writing the range overwrites that file in place.
 Result<std::unique_ptr<OutputFile>> NewFdRangeOutput(int fd, uint64_t offset, std::string name);
+
+// CheckNotInputs with the file open as `fd`, named `name`, as the output,
+// whatever mode it is open in (an append-mode file written some other way).
+Status CheckFdNotInputs(int fd, const std::string& name, const std::vector<const Source*>& inputs);
 
 }  // namespace etpack
 

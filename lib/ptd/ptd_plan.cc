@@ -147,6 +147,12 @@ std::vector<uint8_t> BuildFlatTensor(const std::vector<PlannedEntry>& entries,
 
 }  // namespace
 
+std::string EntryName(const PtdInput& input, size_t i) {
+  const PtdEntry& e = input.entries[i];
+  if (!e.what.empty()) return e.what;
+  return "entries[" + std::to_string(i) + "] '" + e.key + "'";
+}
+
 Result<PtdPlan> PlanPtd(const PtdInput& input, const PtdOptions& options) {
   std::vector<size_t> all(input.entries.size());
   for (size_t i = 0; i < all.size(); ++i) all[i] = i;
@@ -158,9 +164,7 @@ Result<PtdPlan> PlanPtdSelection(const PtdInput& input, const std::vector<size_t
   ETPACK_RETURN_IF_ERROR(CheckAlignment(options.segment_alignment, "segment_alignment"));
   ETPACK_RETURN_IF_ERROR(CheckFlatbufferFits(input, selection));
 
-  auto name = [&input](size_t i) {
-    return "entries[" + std::to_string(i) + "] '" + input.entries[i].key + "'";
-  };
+  auto name = [&input](size_t i) { return EntryName(input, i); };
   NamedDataStore store(
       options.strictest_shared_alignment ? SharedAlignment::kStrictest : SharedAlignment::kFirstKey,
       name);
@@ -169,8 +173,9 @@ Result<PtdPlan> PlanPtdSelection(const PtdInput& input, const std::vector<size_t
   entries.reserve(selection.size());
   for (const size_t i : selection) {
     const PtdEntry& e = input.entries[i];
-    ETPACK_RETURN_IF_ERROR(CheckDataKey(e.key, "entries[" + std::to_string(i) + "]"));
-    const std::string what = name(i);
+    ETPACK_RETURN_IF_ERROR(
+        CheckDataKey(e.key, e.what.empty() ? "entries[" + std::to_string(i) + "]" : e.what));
+    const std::string what = EntryName(input, i);
     if (e.buffer_index >= input.buffers.size()) {
       return InvalidArgument(what + ": buffer_index = " + std::to_string(e.buffer_index) +
                              " is out of range: there are " + std::to_string(input.buffers.size()) +

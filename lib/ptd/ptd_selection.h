@@ -6,6 +6,7 @@
 #define ETPACK_PTD_PTD_SELECTION_H_
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "etpack/ptd.h"
@@ -19,6 +20,9 @@ namespace etpack {
 // < input.entries.size().
 Result<PtdPlan> PlanPtdSelection(const PtdInput& input, const std::vector<size_t>& selection,
                                  const PtdOptions& options);
+
+// How errors name input.entries[i]: its `what`, else "entries[i] 'key'".
+std::string EntryName(const PtdInput& input, size_t i);
 
 // The FlatTensor of a set of entries is at most FlatTensorBaseBound() plus
 // FlatTensorEntryBound(e, new_segment) for each entry e, new_segment

@@ -203,10 +203,6 @@ std::string ShardName(const std::string& stem, std::vector<std::string_view> key
   return stem + "-" + hex + ".ptd";
 }
 
-std::string EntryName(const PtdInput& input, size_t i) {
-  return "entries[" + std::to_string(i) + "] '" + input.entries[i].key + "'";
-}
-
 // One shard being packed: its entries, and its exact plan when one was
 // made of exactly those entries.
 struct Shard {

@@ -301,10 +301,14 @@ class PtePlanner {
     if (input_.named_data.empty() && !options_.integrity_table) return Status::OK();
     NamedDataStore store(options_.strictest_shared_alignment ? SharedAlignment::kStrictest
                                                              : SharedAlignment::kFirstKey,
-                         [](size_t i) { return "named_data[" + std::to_string(i) + "]"; });
+                         [this](size_t i) {
+                           const std::string& what = input_.named_data[i].what;
+                           return what.empty() ? "named_data[" + std::to_string(i) + "]" : what;
+                         });
     for (size_t i = 0; i < input_.named_data.size(); ++i) {
       const NamedData& e = input_.named_data[i];
-      ETPACK_RETURN_IF_ERROR(CheckDataKey(e.key, "named_data[" + std::to_string(i) + "]"));
+      ETPACK_RETURN_IF_ERROR(
+          CheckDataKey(e.key, e.what.empty() ? "named_data[" + std::to_string(i) + "]" : e.what));
       ETPACK_RETURN_IF_ERROR(store.Add(e.key, e.source, e.alignment, i).status());
     }
     // Named data segments follow all the others.

@@ -318,7 +318,14 @@ Status WriteArtifactAt(const ArtifactPlan& plan, int fd, uint64_t offset, const 
                       std::to_string(offset) + " do not fit in a file (off_t)");
   }
   ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<OutputFile> output, NewFdRangeOutput(fd, offset, name));
+  // The open file may be one the plan reads (through any name or
+  // descriptor): writing would destroy the bytes still to be read.
+  ETPACK_RETURN_IF_ERROR(CheckNotInputs(*output, SourcesRead(plan)));
   return WriteArtifact(plan, *output, progress);
+}
+
+Status CheckNotReadBy(const ArtifactPlan& plan, int fd, const std::string& name) {
+  return CheckFdNotInputs(fd, name, SourcesRead(plan));
 }
 
 Result<std::vector<uint8_t>> WriteArtifactToMemory(const ArtifactPlan& plan) {

@@ -8,6 +8,7 @@ tensors are recognized when their module is loaded. See docs/python.md.
 """
 
 import math
+import operator
 import os
 import sys
 
@@ -75,6 +76,35 @@ def _torch_tensor(x):
 def _dim_order(sizes, strides):
     """Dimensions from outermost to innermost in memory (ties keep their order)."""
     return sorted(range(len(sizes)), key=lambda d: -strides[d])
+
+
+def _index(value, what):
+    """An int (or a numpy/torch integer) as an int; TypeError naming `what` else."""
+    if isinstance(value, bool):
+        raise TypeError(f"{what} must be an int, not bool")
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{what} must be an int, not {type(value).__name__}") from None
+
+
+def _list(values, what):
+    """The items of a sequence argument; TypeError naming `what` for a non-iterable."""
+    try:
+        return list(values)
+    except TypeError:
+        raise TypeError(f"{what} must be a sequence, not {type(values).__name__}") from None
+
+
+def _items(mapping, what):
+    """The (key, value) pairs of mapping.items(), each checked to be a pair."""
+    for i, kv in enumerate(mapping.items()):
+        if not isinstance(kv, (tuple, list)) or len(kv) != 2:
+            found = (f"a {type(kv).__name__} of {len(kv)}" if isinstance(kv, (tuple, list))
+                     else f"a {type(kv).__name__}")
+            raise TypeError(f"{what}.items() gave {found} as item {i}, "
+                            f"expected a (key, value) pair")
+        yield kv
 
 
 def _code_of_dtype(dtype, what):
@@ -161,8 +191,11 @@ def _tensor(x, what, required):
     if entry.dtype is not None:
         if entry.sizes is None:
             raise TypeError(f"{what}: Entry with a dtype needs sizes")
-        sizes = [int(s) for s in entry.sizes]
-        order = list(range(len(sizes))) if entry.dim_order is None else list(entry.dim_order)
+        sizes = [_index(s, f"{what}.sizes[{i}]")
+                 for i, s in enumerate(_list(entry.sizes, what + ".sizes"))]
+        order = (list(range(len(sizes))) if entry.dim_order is None else
+                 [_index(d, f"{what}.dim_order[{i}]")
+                  for i, d in enumerate(_list(entry.dim_order, what + ".dim_order"))])
         layout = (_code_of_dtype(entry.dtype, what), sizes, order)
         return _item(data, what), layout, entry.alignment
     if _is_array(data):
@@ -212,7 +245,7 @@ def save_pte(path, program, *, constants=(), mutable=(), delegates=(), named_dat
     named = []
     if not hasattr(named_data, "items"):
         raise TypeError("named_data must be a mapping of key to data item")
-    for key, value in named_data.items():
+    for key, value in _items(named_data, "named_data"):
         what = f"named_data[{key!r}]"
         alignment = value.alignment if isinstance(value, Entry) else None
         named.append((key, _item(value, what),
@@ -236,6 +269,8 @@ def _max_shard_bytes(value):
         return 0
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
         raise ValueError(f"max_shard_bytes must be a positive int, not {value!r}")
+    if value >= 1 << 64:
+        raise OutOfRangeError(f"max_shard_bytes = {value} does not fit in 64 bits")
     return value
 
 
@@ -260,7 +295,7 @@ def save_ptd(path, tensors, *, alignment=None, progress=None, max_shard_bytes=No
     # One entry at a time, as the module takes them: a list of them all
     # would hold a tuple per entry through the whole call.
     def entries():
-        for key, value in tensors.items():
+        for key, value in _items(tensors, "tensors"):
             if not isinstance(key, str):
                 raise TypeError(f"tensors: keys must be str, not {type(key).__name__}")
             what = f"tensors[{key!r}]"
@@ -291,7 +326,7 @@ def update(path, tensors):
     if not hasattr(tensors, "items"):
         raise TypeError("tensors must be a mapping of key to array, or paths of weight files")
     entries = []
-    for key, value in tensors.items():
+    for key, value in _items(tensors, "tensors"):
         if not isinstance(key, str):
             raise TypeError(f"tensors: keys must be str, not {type(key).__name__}")
         item, layout, _ = _tensor(value, f"tensors[{key!r}]", required=False)
@@ -323,7 +358,7 @@ def save_bpte(path, program_pte, cases, *, layout="standard"):
         suites = cases
     elif hasattr(cases, "items"):
         suites = []
-        for method, tests in cases.items():
+        for method, tests in _items(cases, "cases"):
             if not isinstance(tests, (list, tuple)):
                 raise TypeError(f"cases[{method!r}] must be a list of test cases "
                                 f"({{'inputs': [...], 'expected_outputs': [...]}}), "
@@ -338,9 +373,10 @@ def save_bpte(path, program_pte, cases, *, layout="standard"):
                 if unknown:
                     raise TypeError(f"{where}: unknown members {sorted(unknown)}")
                 ins = [_case_value(v, f"{where}.inputs[{i}]")
-                       for i, v in enumerate(test.get("inputs", ()))]
+                       for i, v in enumerate(_list(test.get("inputs", ()), where + ".inputs"))]
                 outs = [_case_value(v, f"{where}.expected_outputs[{i}]")
-                        for i, v in enumerate(test.get("expected_outputs", ()))]
+                        for i, v in enumerate(_list(test.get("expected_outputs", ()),
+                                                     where + ".expected_outputs"))]
                 converted.append((ins, outs))
             suites.append((method, converted))
     else:

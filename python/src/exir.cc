@@ -7,6 +7,8 @@
 #include <fcntl.h>
 
 #include <algorithm>
+#include <climits>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -18,6 +20,7 @@
 #include "etpack/external_data.h"
 #include "etpack/ptd.h"
 #include "etpack/pte.h"
+#include "etpack/writer.h"
 #include "exir_tree.h"
 #include "items.h"
 #include "write.h"
@@ -67,17 +70,19 @@ class Artifact {
   // Streams into `f` at its position and leaves it positioned after the
   // artifact, as a write(bytes(a)) would.
   void WriteToFile(py::handle f) {
-    int fd = -1;
-    uint64_t position = 0;
-    if (Descriptor(f, &fd, &position)) {
-      const std::string name = NameOf(f);
+    const std::string name = NameOf(f);
+    const File file = Descriptor(f, name);
+    // A file the artifact reads, reached through an open file, is refused as
+    // save() refuses it, before anything is written.
+    if (file.fd >= 0) Check(CheckNotReadBy(plan_, file.fd, name));
+    if (file.positioned) {
       Status s;
       {
         py::gil_scoped_release no_gil;
-        s = WriteArtifactAt(plan_, fd, position, name);
+        s = WriteArtifactAt(plan_, file.fd, file.position, name);
       }
       Check(s);
-      f.attr("seek")(position + size());
+      f.attr("seek")(file.position + size());
       return;
     }
     const SourcePtr source = Source();
@@ -99,15 +104,7 @@ class Artifact {
                                    : py::reinterpret_steal<py::object>(PyMemoryView_FromMemory(
                                          PyBytes_AS_STRING(chunk) + put,
                                          static_cast<Py_ssize_t>(n - put), PyBUF_READ));
-        py::object wrote = write(rest);
-        // None: a non-blocking raw file took nothing; counting it as written
-        // would drop the chunk silently.
-        if (wrote.is_none()) {
-          PyErr_SetString(PyExc_BlockingIOError,
-                          (NameOf(f) + ": the file took no bytes (a non-blocking file?)").c_str());
-          throw py::error_already_set();
-        }
-        put += wrote.cast<uint64_t>();
+        put += Written(write(rest), name, done + put, n - put);
       }
       done += n;
     }
@@ -119,30 +116,93 @@ class Artifact {
     return source_;
   }
 
+  // f.`name` when it has one, else null. Only an AttributeError means it
+  // has none: anything else a property raises (a KeyboardInterrupt)
+  // propagates, where py::hasattr would swallow it.
+  static py::object Attr(py::handle f, const char* name) {
+    PyObject* v = PyObject_GetAttrString(f.ptr(), name);
+    if (v != nullptr) return py::reinterpret_steal<py::object>(v);
+    if (!PyErr_ExceptionMatches(PyExc_AttributeError)) throw py::error_already_set();
+    PyErr_Clear();
+    return py::object();
+  }
+
   static std::string NameOf(py::handle f) {
-    if (py::hasattr(f, "name")) return py::str(f.attr("name"));
+    if (py::object name = Attr(f, "name")) return py::str(name);
     return "file object";
   }
 
-  // The descriptor and position to write `f` through, after flushing what
-  // it buffers; false when it has none or cannot take positioned writes
-  // (no fileno, not seekable, append mode).
-  static bool Descriptor(py::handle f, int* fd, uint64_t* position) {
-    if (!py::hasattr(f, "fileno")) return false;
+  // What one write() of `given` bytes at artifact offset `at` took: between
+  // 1 and `given`. None (a non-blocking raw file took nothing) and 0 would
+  // leave the chunk unwritten (retrying could loop forever), and anything
+  // else is not a count of bytes taken: each is an error naming the call.
+  static uint64_t Written(py::handle wrote, const std::string& name, uint64_t at, uint64_t given) {
+    const std::string call = name + ": write() of " + std::to_string(given) +
+                             " bytes at artifact offset " + std::to_string(at);
+    if (wrote.is_none()) {
+      PyErr_SetString(PyExc_BlockingIOError,
+                      (call + " took no bytes (a non-blocking file?)").c_str());
+      throw py::error_already_set();
+    }
+    if (!PyLong_Check(wrote.ptr()) || PyBool_Check(wrote.ptr())) {
+      RaiseTypeError(call + " returned a " +
+                     std::string(py::str(py::type::handle_of(wrote).attr("__name__"))) +
+                     ", not the number of bytes written");
+    }
+    int overflow = 0;
+    const long long n = PyLong_AsLongLongAndOverflow(wrote.ptr(), &overflow);
+    if (overflow == 0 && n == -1 && PyErr_Occurred()) throw py::error_already_set();
+    if (overflow != 0 || n <= 0 || static_cast<uint64_t>(n) > given) {
+      Raise(Code::kIoError, call + " returned " + std::string(py::str(wrote)) +
+                                (n == 0 && overflow == 0 ? " (the file took nothing)" : "") +
+                                ", expected a count from 1 to " + std::to_string(given));
+    }
+    return static_cast<uint64_t>(n);
+  }
+
+  struct File {
+    int fd = -1;              // its descriptor, when it has one
+    bool positioned = false;  // written through fd at `position`
+    uint64_t position = 0;
+  };
+
+  // The descriptor of `f` and whether to write through it at its position,
+  // after flushing what it buffers: not when it has none or cannot take
+  // positioned writes (no fileno, not seekable, append mode, read-only).
+  static File Descriptor(py::handle f, const std::string& name) {
+    File file;
+    if (!Attr(f, "fileno")) return file;
     // Outside the try: a failing flush (a full disk) is the caller's error,
     // not a sign that `f` has no descriptor.
-    if (py::hasattr(f, "flush")) f.attr("flush")();
+    if (py::object flush = Attr(f, "flush")) flush();
+    py::object fileno;
     try {
-      *fd = f.attr("fileno")().cast<int>();
-      if (py::hasattr(f, "seekable") && !f.attr("seekable")().cast<bool>()) return false;
-      *position = f.attr("tell")().cast<uint64_t>();
+      fileno = f.attr("fileno")();
     } catch (py::error_already_set& e) {
       // io.UnsupportedOperation (an OSError) and friends: no descriptor.
       if (!e.matches(PyExc_OSError) && !e.matches(PyExc_AttributeError)) throw;
-      return false;
+      return file;
     }
-    const int flags = fcntl(*fd, F_GETFL);
-    return flags >= 0 && (flags & O_APPEND) == 0 && (flags & O_ACCMODE) != O_RDONLY;
+    const int fd = static_cast<int>(IntIn(fileno, name + ": fileno()", 0, INT_MAX));
+    const int flags = fcntl(fd, F_GETFL);
+    if (flags < 0) return file;  // not open: write() says what it says
+    file.fd = fd;
+    if ((flags & O_APPEND) != 0 || (flags & O_ACCMODE) == O_RDONLY) return file;
+    if (py::object seekable_fn = Attr(f, "seekable")) {
+      const int seekable = PyObject_IsTrue(seekable_fn().ptr());
+      if (seekable < 0) throw py::error_already_set();
+      if (seekable == 0) return file;
+    }
+    py::object tell;
+    try {
+      tell = f.attr("tell")();
+    } catch (py::error_already_set& e) {
+      if (!e.matches(PyExc_OSError) && !e.matches(PyExc_AttributeError)) throw;
+      return file;
+    }
+    file.position = static_cast<uint64_t>(IntIn(tell, name + ": tell()", 0, INT64_MAX));
+    file.positioned = true;
+    return file;
   }
 
   std::shared_ptr<Items> items_;
@@ -158,10 +218,11 @@ std::shared_ptr<Items> NewItems() { return std::make_shared<Items>(); }
 PteOptions OptionsOf(py::handle extract, py::handle segment, py::handle constant,
                      py::handle delegate) {
   PteOptions o;
-  o.extract_delegate_segments = extract.cast<bool>();
-  o.segment_alignment = segment.cast<uint64_t>();
-  if (!constant.is_none()) o.constant_tensor_alignment = constant.cast<uint64_t>();
-  if (!delegate.is_none()) o.delegate_alignment = delegate.cast<uint64_t>();
+  o.extract_delegate_segments = extract.cast<bool>();  // bool() in etpack/exir.py
+  o.segment_alignment = UInt64Of(segment, "segment_alignment");
+  if (!constant.is_none())
+    o.constant_tensor_alignment = UInt64Of(constant, "constant_tensor_alignment");
+  if (!delegate.is_none()) o.delegate_alignment = UInt64Of(delegate, "delegate_alignment");
   return o;
 }
 
@@ -212,7 +273,7 @@ void DefineExir(py::module_& m) {
 
   m.def("_exir_ptd", [](py::object payload, py::object segment) {
     PtdOptions options;
-    options.segment_alignment = segment.cast<uint64_t>();
+    options.segment_alignment = UInt64Of(segment, "segment_alignment");
     auto items = NewItems();
     PtdInput input = WalkDataPayload(*items, "data_payload", payload);
     PtdPlan plan = PlanReleased<PtdPlan>([&] { return PlanPtd(input, options); });

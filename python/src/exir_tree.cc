@@ -218,7 +218,9 @@ class PyObjectReader final : public ObjectReader {
   }
 
   // bytes (any buffer), or file-backed data (no buffer protocol; `_path`
-  // names the file). Raises a TypeError naming `path` for anything else.
+  // names the file). Raises a TypeError naming `path` for anything else,
+  // and whatever reading `_path` raised other than AttributeError (a
+  // KeyboardInterrupt, a property's own error) as it is.
   static SourcePtr DataSource(python::Items& items, PyObject* data,
                               const std::function<std::string()>& path) {
     if (data == nullptr) data = Py_None;
@@ -227,10 +229,13 @@ class PyObjectReader final : public ObjectReader {
       PyObject* file = PyObject_GetAttrString(data, "_path");
       if (file != nullptr) {
         py::object file_path = py::reinterpret_steal<py::object>(file);
-        if (IsPath(file_path)) return items.Source(file_path, path());
-      } else {
-        PyErr_Clear();
+        if (IsPath(file_path)) return items.Source(file_path, path() + "._path");
+        RaiseTypeError(path() + "._path: expected a path (str or os.PathLike) naming the " +
+                       std::string(python::ClassName(data)) + "'s file, found " +
+                       std::string(python::ClassName(file_path.ptr())));
       }
+      if (!PyErr_ExceptionMatches(PyExc_AttributeError)) throw py::error_already_set();
+      PyErr_Clear();
     }
     RaiseTypeError(path() +
                    ": expected bytes or file-backed data (an object with a _path), found " +
@@ -351,12 +356,35 @@ class TreeWalker {
   std::vector<std::pair<std::string_view, size_t>> frames_;
 };
 
-// A mapping's items() as a list of (key, value) pairs.
-py::list ItemsOf(TreeWalker& w, py::handle mapping, const std::string& expected) {
-  if (!PyDict_Check(mapping.ptr()) && !py::hasattr(mapping, "items")) {
+// A mapping's items() as (key, value) pairs. Each item must be a pair (a
+// tuple or list of two): anything else is a TypeError at the mapping's path.
+std::vector<std::pair<py::object, py::object>> ItemsOf(TreeWalker& w, py::handle mapping,
+                                                       const std::string& expected) {
+  PyObject* items = PyObject_GetAttrString(mapping.ptr(), "items");
+  if (items == nullptr) {
+    // Only a missing attribute means "not a mapping" (a KeyboardInterrupt
+    // a property raises propagates).
+    if (!PyErr_ExceptionMatches(PyExc_AttributeError)) throw py::error_already_set();
+    PyErr_Clear();
     w.WrongType(mapping.ptr(), expected);
   }
-  return py::list(mapping.attr("items")());
+  std::vector<std::pair<py::object, py::object>> pairs;
+  size_t i = 0;
+  for (py::handle kv : py::reinterpret_steal<py::object>(items)()) {
+    PyObject* p = kv.ptr();
+    const bool sequence = PyTuple_Check(p) || PyList_Check(p);
+    if (!sequence || PySequence_Fast_GET_SIZE(p) != 2) {
+      RaiseTypeError(w.Path() + ": items() gave " +
+                     (sequence ? "a " + std::string(ClassName(p)) + " of " +
+                                     std::to_string(PySequence_Fast_GET_SIZE(p))
+                               : "a " + std::string(ClassName(p))) +
+                     " as item " + std::to_string(i) + ", expected a (key, value) pair");
+    }
+    pairs.emplace_back(py::reinterpret_borrow<py::object>(PySequence_Fast_GET_ITEM(p, 0)),
+                       py::reinterpret_borrow<py::object>(PySequence_Fast_GET_ITEM(p, 1)));
+    ++i;
+  }
+  return pairs;
 }
 
 std::string KeyOf(TreeWalker& w, py::handle key) {
@@ -413,6 +441,7 @@ class NamedDataReader {
 
   struct Entry {
     std::string key;
+    std::string what;  // its path, for the planner's errors
     SourcePtr source;
     uint64_t alignment = 1;
     std::optional<TensorLayout> layout;
@@ -421,14 +450,14 @@ class NamedDataReader {
   // Calls fn(entry) for each entry of `map`, which is at the walker's path.
   template <typename Fn>
   void Read(py::handle map, Fn&& fn) {
-    for (py::handle kv : ItemsOf(w_, map, "dict of str to DataEntry")) {
-      py::tuple pair = py::reinterpret_borrow<py::tuple>(kv);
+    for (const auto& [key, value] : ItemsOf(w_, map, "dict of str to DataEntry")) {
       Entry e;
-      e.key = KeyOf(w_, pair[0]);
+      e.key = KeyOf(w_, key);
       std::string& path = w_.path();
       const size_t size = path.size();
       path += Quoted(e.key);
-      PyObject* entry = pair[1].ptr();
+      e.what = path;
+      PyObject* entry = value.ptr();
       if (entry == Py_None) w_.WrongType(entry, "DataEntry");
       py::object index = w_.Attr(entry, "buffer_index", "int");
       size_t buffer = 0;
@@ -496,7 +525,8 @@ void WalkPte(TreeWalker& w, const PteNames& names, py::handle program, py::handl
     NamedDataReader reader(w, buffers, names.named_data + ".buffers");
     w.path() = names.named_data + ".pte_data";
     reader.Read(pte_data, [&](NamedDataReader::Entry e) {
-      input->named_data.push_back({std::move(e.key), std::move(e.source), e.alignment});
+      input->named_data.push_back(
+          {std::move(e.key), std::move(e.source), e.alignment, std::move(e.what)});
     });
   }
 }
@@ -510,8 +540,9 @@ class DataFiles {
     if (index_.emplace(tag, files_.size()).second) files_.push_back({tag, PtdInput()});
   }
 
+  // `what`: where the entry was found, naming it in the planner's errors.
   void Add(const std::string& tag, const std::string& key, const SourcePtr& source,
-           uint64_t alignment, std::optional<TensorLayout> layout) {
+           uint64_t alignment, std::optional<TensorLayout> layout, std::string what) {
     auto [where, fresh] = tag_of_key_.emplace(key, tag);
     if (!fresh && where->second != tag) {
       w_.Invalid("named-data key '" + key + "' is in two tags, '" + where->second + "' and '" +
@@ -529,6 +560,7 @@ class DataFiles {
     e.buffer_index = it->second;
     e.alignment = alignment;
     e.layout = std::move(layout);
+    e.what = std::move(what);
     input.entries.push_back(std::move(e));
   }
 
@@ -564,7 +596,8 @@ PtdInput WalkDataPayload(Items& items, const std::string& root, py::handle paylo
     auto [it, added] =
         buffer_of.emplace(e.source.get(), static_cast<uint32_t>(input.buffers.size()));
     if (added) input.buffers.push_back(e.source);
-    input.entries.push_back({std::move(e.key), it->second, e.alignment, std::move(e.layout)});
+    input.entries.push_back(
+        {std::move(e.key), it->second, e.alignment, std::move(e.layout), std::move(e.what)});
   });
   return input;
 }
@@ -593,17 +626,16 @@ ExirInputs WalkForExecutorch(Items& items, py::handle emitter_output, py::handle
     const size_t count = static_cast<size_t>(PyTuple_GET_SIZE(buffers.ptr()));
     std::vector<SourcePtr> sources(count);
     w.path() = "emitter_output.external_constant_map";
-    for (py::handle kv : ItemsOf(w, constant_map, "dict of tag to dict of str to int")) {
-      py::tuple tag_map = py::reinterpret_borrow<py::tuple>(kv);
-      const std::string tag = KeyOf(w, tag_map[0]);
+    for (const auto& [tag_key, fqns] :
+         ItemsOf(w, constant_map, "dict of tag to dict of str to int")) {
+      const std::string tag = KeyOf(w, tag_key);
       const std::string map_path = w.path();
       w.path() += Quoted(tag);
-      for (py::handle fi : ItemsOf(w, tag_map[1], "dict of str to int")) {
-        py::tuple fqn_index = py::reinterpret_borrow<py::tuple>(fi);
-        const std::string fqn = KeyOf(w, fqn_index[0]);
+      for (const auto& [fqn_key, index] : ItemsOf(w, fqns, "dict of str to int")) {
+        const std::string fqn = KeyOf(w, fqn_key);
         const size_t size = w.path().size();
         w.path() += Quoted(fqn);
-        const int64_t i = w.Int(fqn_index[1].ptr(), "int");
+        const int64_t i = w.Int(index.ptr(), "int");
         if (i < 0 || static_cast<size_t>(i) >= count) {
           w.Invalid(std::to_string(i) + " is past emitter_output.external_constant_buffer (" +
                     std::to_string(count) + " entries)");
@@ -619,7 +651,7 @@ ExirInputs WalkForExecutorch(Items& items, py::handle emitter_output, py::handle
           sources[i] = w.DataSource(PyTuple_GET_ITEM(buffers.ptr(), static_cast<Py_ssize_t>(i)));
           w.path() = std::move(saved);
         }
-        files.Add(tag, fqn, sources[i], 1, layout->second);
+        files.Add(tag, fqn, sources[i], 1, layout->second, w.path());
         w.path().resize(size);
       }
       w.path() = map_path;
@@ -633,16 +665,16 @@ ExirInputs WalkForExecutorch(Items& items, py::handle emitter_output, py::handle
     py::object buffers = w.Attr(store.ptr(), "buffers", "list of bytes");
     NamedDataReader reader(w, buffers, "named_data_store.buffers");
     w.path() = "named_data_store.external_data";
-    for (py::handle kv : ItemsOf(w, external, "dict of tag to dict of str to DataEntry")) {
-      py::tuple tag_map = py::reinterpret_borrow<py::tuple>(kv);
-      const std::string tag = KeyOf(w, tag_map[0]);
+    for (const auto& [tag_key, entries] :
+         ItemsOf(w, external, "dict of tag to dict of str to DataEntry")) {
+      const std::string tag = KeyOf(w, tag_key);
       // Without emitter constants every tag of the store is a file, even an
       // empty one; merged, only tags that hold a key are.
       if (!out.merged) files.Tag(tag);
       const std::string saved = w.path();
       w.path() += Quoted(tag);
-      reader.Read(tag_map[1], [&](NamedDataReader::Entry e) {
-        files.Add(tag, e.key, e.source, e.alignment, std::move(e.layout));
+      reader.Read(entries, [&](NamedDataReader::Entry e) {
+        files.Add(tag, e.key, e.source, e.alignment, std::move(e.layout), std::move(e.what));
       });
       w.path() = saved;
     }

@@ -24,19 +24,6 @@ std::string TakeErrorMessage() {
   return py::str(e.value());
 }
 
-uint64_t UInt64(py::handle value, const std::string& what) {
-  if (!PyLong_Check(value.ptr()) || PyBool_Check(value.ptr())) {
-    RaiseTypeError(what + " must be an int, not " + TypeName(value));
-  }
-  const unsigned long long v = PyLong_AsUnsignedLongLong(value.ptr());
-  if (PyErr_Occurred()) {
-    PyErr_Clear();
-    Raise(Code::kOutOfRange,
-          what + " = " + std::string(py::str(value)) + " is not a 64-bit unsigned integer");
-  }
-  return v;
-}
-
 json::Value Tree(py::handle o, const std::string& path, int depth) {
   if (depth > kMaxDepth) {
     Raise(Code::kInvalidArgument, path + ": nested more than " + std::to_string(kMaxDepth) +
@@ -95,6 +82,33 @@ json::Value Tree(py::handle o, const std::string& path, int depth) {
 
 }  // namespace
 
+uint64_t UInt64Of(py::handle value, const std::string& what) {
+  if (!PyLong_Check(value.ptr()) || PyBool_Check(value.ptr())) {
+    RaiseTypeError(what + " must be an int, not " + TypeName(value));
+  }
+  const unsigned long long v = PyLong_AsUnsignedLongLong(value.ptr());
+  if (PyErr_Occurred()) {
+    PyErr_Clear();
+    Raise(Code::kOutOfRange,
+          what + " = " + std::string(py::str(value)) + " is not a 64-bit unsigned integer");
+  }
+  return v;
+}
+
+int64_t IntIn(py::handle value, const std::string& what, int64_t min, int64_t max) {
+  if (!PyLong_Check(value.ptr()) || PyBool_Check(value.ptr())) {
+    RaiseTypeError(what + " must be an int, not " + TypeName(value));
+  }
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(value.ptr(), &overflow);
+  if (overflow == 0 && v == -1 && PyErr_Occurred()) throw py::error_already_set();
+  if (overflow != 0 || v < min || v > max) {
+    Raise(Code::kOutOfRange, what + " = " + std::string(py::str(value)) + " is outside [" +
+                                 std::to_string(min) + ", " + std::to_string(max) + "]");
+  }
+  return v;
+}
+
 Items::~Items() {
   for (Py_buffer& view : views_) PyBuffer_Release(&view);
 }
@@ -147,34 +161,37 @@ std::string PathOf(py::handle object, const std::string& what) {
                      static_cast<size_t>(PyBytes_GET_SIZE(path.ptr())));
 }
 
-// A buffer export alone does not keep numpy from moving the bytes:
-// ndarray.resize(..., refcheck=False) skips the reference count, the only
-// sign of an export it looks at, and reallocates (the writer would then read
-// freed memory). It does refuse an array that has weak references ("cannot
-// resize an array that references or is referenced by another array"). So
-// the object and what its memory belongs to (an array's .base chain, a
-// memoryview's exporter) get a weak reference each until the call returns.
-// bytearray, array.array and mmap refuse on their own while exported.
-void Items::Pin(py::handle object) {
+// A buffer export alone does not keep every exporter from moving the bytes.
+// bytearray, array.array, mmap (close and resize), io.BytesIO and a
+// memoryview (release) refuse while exported, so holding the export (views_)
+// pins them. numpy does not: ndarray.resize(..., refcheck=False) skips the
+// reference count, the only sign of an export it looks at, and reallocates
+// (the writer would then read freed memory). It does refuse an array that
+// has weak references ("cannot resize an array that references or is
+// referenced by another array"). So the object and what its memory belongs
+// to (an array's .base chain, a memoryview's exporter) get a weak reference
+// each until the items are released. ctypes honours neither:
+// ctypes.resize() reallocates whatever exports or references exist, so
+// memory that belongs to a ctypes object cannot be pinned (false).
+bool Items::Pin(py::handle object) {
   // bytes: immutable, no weak references, no base to follow (an exporter's
   // constants are bytes: tens of thousands per call).
-  if (PyBytes_CheckExact(object.ptr())) return;
-  // Without numpy imported there is no ndarray to follow. Looked up once per
-  // call (while numpy is absent, again each time: an object's getattr may
-  // import it).
-  if (!ndarray_) {
-    PyObject* numpy = PyImport_GetModule(py::str("numpy").ptr());
-    if (numpy != nullptr) {
-      // sys.modules["numpy"] = None (how an import is blocked) is no numpy.
-      const py::object module = py::reinterpret_steal<py::object>(numpy);
-      if (!module.is_none()) ndarray_ = py::getattr(module, "ndarray", py::none());
-    } else if (PyErr_Occurred()) {
-      throw py::error_already_set();
-    }
+  if (PyBytes_CheckExact(object.ptr())) return true;
+  // Without numpy (or ctypes) imported there is no ndarray (or ctypes
+  // object) to follow. Looked up once per call (while absent, again each
+  // time: an object's getattr may import it).
+  if (!ndarray_) ndarray_ = Loaded("numpy", "ndarray");
+  if (!cdata_) {
+    // ctypes.Array, Structure, _SimpleCData... all derive from _ctypes._CData.
+    const py::object simple = Loaded("_ctypes", "_SimpleCData");
+    if (simple) cdata_ = py::getattr(simple, "__base__", py::none());
   }
-  const py::object ndarray = ndarray_ ? ndarray_ : py::none();
   py::object o = py::reinterpret_borrow<py::object>(object);
   for (int depth = 0; depth < kMaxDepth && !o.is_none(); ++depth) {
+    if (cdata_ && !cdata_.is_none() && PyObject_IsInstance(o.ptr(), cdata_.ptr()) == 1) {
+      return false;
+    }
+    if (PyErr_Occurred()) throw py::error_already_set();
     if (PyType_SUPPORTS_WEAKREFS(Py_TYPE(o.ptr()))) {
       PyObject* ref = PyWeakref_NewRef(o.ptr(), nullptr);
       if (ref == nullptr) throw py::error_already_set();
@@ -184,12 +201,26 @@ void Items::Pin(py::handle object) {
       PyObject* exporter = PyMemoryView_GET_BUFFER(o.ptr())->obj;
       if (exporter == nullptr) break;
       o = py::reinterpret_borrow<py::object>(exporter);
-    } else if (!ndarray.is_none() && py::isinstance(o, ndarray)) {
+    } else if (ndarray_ && !ndarray_.is_none() && py::isinstance(o, ndarray_)) {
       o = o.attr("base");
     } else {
       break;
     }
   }
+  return true;
+}
+
+// `module.name` when the module is imported, None when it is blocked
+// (sys.modules[module] = None) or has no such name; null when not imported.
+py::object Items::Loaded(const char* module, const char* name) {
+  PyObject* m = PyImport_GetModule(py::str(module).ptr());
+  if (m == nullptr) {
+    if (PyErr_Occurred()) throw py::error_already_set();
+    return py::object();
+  }
+  const py::object mod = py::reinterpret_steal<py::object>(m);
+  if (mod.is_none()) return py::none();
+  return py::getattr(mod, name, py::none());
 }
 
 SourcePtr Items::Borrow(py::handle object, const std::function<std::string()>& what) {
@@ -201,8 +232,18 @@ SourcePtr Items::Borrow(py::handle object, const std::function<std::string()>& w
                                       " is not one C-contiguous block of memory (" +
                                       TakeErrorMessage() + "); pass a contiguous copy");
   }
+  if (!Pin(object)) {
+    // Memory its owner may free or move while borrowed (Pin): a copy, made
+    // now under the GIL (so no Python thread changes it meanwhile), kept
+    // as long as the borrowed buffers are. Not shared by address: the
+    // original's address may be reused by other memory.
+    PyObject* copy = PyBytes_FromStringAndSize(static_cast<const char*>(view.buf), view.len);
+    PyBuffer_Release(&view);
+    if (copy == nullptr) throw py::error_already_set();
+    copies_.push_back(py::reinterpret_steal<py::object>(copy));
+    return MemorySource(PyBytes_AS_STRING(copy), static_cast<uint64_t>(PyBytes_GET_SIZE(copy)));
+  }
   views_.push_back(view);
-  Pin(object);
   const auto key = std::make_pair(static_cast<const void*>(view.buf), view.len);
   SourcePtr& source = memory_[key];
   if (source) {
@@ -229,8 +270,8 @@ SourcePtr Items::Source(py::handle item, const std::string& what) {
                        std::to_string(range.size()));
       }
       path = PathOf(range[0], what + "[0]");
-      offset = UInt64(range[1], what + ".offset");
-      length = UInt64(range[2], what + ".length");
+      offset = UInt64Of(range[1], what + ".offset");
+      length = UInt64Of(range[2], what + ".length");
     } else {
       path = PathOf(item, what);
     }

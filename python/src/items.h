@@ -1,10 +1,12 @@
 // python/src/items.h — Python objects to the library's inputs, without
-// copying a byte.
+// copying a byte (but what a ctypes object owns: Items::Pin).
 //
-// A data item is a buffer-protocol object (borrowed: its Py_buffer is held
-// until the call returns, and every numpy array the bytes belong to is
+// A data item is a buffer-protocol object, borrowed: its Py_buffer is held
+// until the Items are released (for etpack.exir, as long as an artifact
+// planned from it lives), and every numpy array the bytes belong to is
 // pinned by a weak reference, so the exporter can neither free nor resize
-// it: see Items::Pin),
+// them (see Items::Pin); memory of a ctypes object, which nothing pins, is
+// copied instead,
 // a path (str or os.PathLike: the whole file) or a (path, offset, length)
 // file range. etpack/__init__.py has already turned numpy arrays and torch
 // tensors into C-contiguous buffers. Every function here needs the GIL.
@@ -45,13 +47,19 @@ class Items {
   // The source of a buffer-protocol object (which Source() also takes, after
   // ruling out paths and ranges). `what` is called only for an error.
   SourcePtr Borrow(pybind11::handle object, const std::function<std::string()>& what);
-  // Weak references to `object` and to what its memory belongs to.
-  void Pin(pybind11::handle object);
+  // Weak references to `object` and to what its memory belongs to; false
+  // when that memory can be freed or moved whatever is held (a ctypes
+  // object's), so it must not be borrowed.
+  bool Pin(pybind11::handle object);
 
  private:
+  static pybind11::object Loaded(const char* module, const char* name);
+
   std::deque<Py_buffer> views_;
   std::vector<pybind11::object> pins_;
-  pybind11::object ndarray_;  // numpy.ndarray once numpy is imported (Pin)
+  std::vector<pybind11::object> copies_;  // bytes of what could not be pinned
+  pybind11::object ndarray_;              // numpy.ndarray once numpy is imported (Pin)
+  pybind11::object cdata_;                // _ctypes._CData once ctypes is imported (Pin)
   struct MemoryHash {
     size_t operator()(const std::pair<const void*, Py_ssize_t>& m) const {
       return std::hash<const void*>()(m.first) ^
@@ -75,6 +83,16 @@ pybind11::object PathObject(const std::string& path);
 // `what` and the value for one that has none (a lone surrogate), TypeError
 // for anything but a str.
 std::string Utf8Of(pybind11::handle object, const std::string& what);
+
+// An int as a uint64_t: a TypeError naming `what` for anything but an int
+// (a bool included), an OutOfRangeError naming `what` and the value for one
+// that is negative or 2**64 or more.
+uint64_t UInt64Of(pybind11::handle value, const std::string& what);
+
+// An int argument, item or result as an integer in [min, max]: a
+// TypeError naming `what` for anything but an int (a bool included), an
+// OutOfRangeError naming `what` and the value outside.
+int64_t IntIn(pybind11::handle value, const std::string& what, int64_t min, int64_t max);
 
 // True for str and os.PathLike objects (bytes are data items, not paths,
 // except where only a path can be given: PathOf).

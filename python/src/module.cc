@@ -33,24 +33,33 @@ namespace py = pybind11;
 namespace etpack::python {
 namespace {
 
-// (scalar_type, sizes, dim_order) from etpack/__init__.py.
-TensorLayout LayoutOf(py::handle layout, const std::string& what) {
-  auto [scalar_type, sizes, dim_order] =
-      layout.cast<std::tuple<int, std::vector<int64_t>, std::vector<int64_t>>>();
-  TensorLayout l;
-  l.scalar_type = scalar_type;
-  for (int64_t s : sizes) {
-    if (s < 0 || s > INT32_MAX) {
-      Raise(Code::kOutOfRange,
-            what + ": size " + std::to_string(s) + " does not fit the format's int32 sizes");
-    }
-    l.sizes.push_back(static_cast<int32_t>(s));
+// The items of a tuple etpack/__init__.py built, `n` of them, each a value
+// the caller gave.
+py::tuple TupleOf(py::handle t, size_t n, const std::string& what) {
+  if (!PyTuple_Check(t.ptr()) || static_cast<size_t>(PyTuple_GET_SIZE(t.ptr())) != n) {
+    RaiseTypeError(what + ": expected a tuple of " + std::to_string(n) + ", not " +
+                   std::string(py::repr(t)));
   }
-  for (int64_t d : dim_order) {
-    if (d < 0 || d > 255) {
-      Raise(Code::kInvalidArgument, what + ": dim_order entry " + std::to_string(d));
-    }
-    l.dim_order.push_back(static_cast<uint8_t>(d));
+  return py::reinterpret_borrow<py::tuple>(t);
+}
+
+// (scalar_type, sizes, dim_order) from etpack/__init__.py: a dtype code and
+// lists of the caller's values (Entry(dtype=, sizes=, dim_order=)), each
+// checked with its name.
+TensorLayout LayoutOf(py::handle layout, const std::string& what) {
+  const py::tuple t = TupleOf(layout, 3, what + " layout");
+  TensorLayout l;
+  l.scalar_type = static_cast<int>(IntIn(t[0], what + ".dtype", INT32_MIN, INT32_MAX));
+  size_t i = 0;
+  for (py::handle s : t[1]) {
+    const std::string at = what + ".sizes[" + std::to_string(i++) + "]";
+    // The format's sizes are int32.
+    l.sizes.push_back(static_cast<int32_t>(IntIn(s, at, 0, INT32_MAX)));
+  }
+  i = 0;
+  for (py::handle d : t[2]) {
+    const std::string at = what + ".dim_order[" + std::to_string(i++) + "]";
+    l.dim_order.push_back(static_cast<uint8_t>(IntIn(d, at, 0, 255)));
   }
   Check(LayoutNbytes(l, what).status());
   return l;
@@ -210,7 +219,7 @@ BundledValue ValueOf(Items& items, py::handle value, const std::string& what) {
   BundledValue v;
   if (kind == "int") {
     v.kind = BundledValue::Kind::kInt;
-    v.int_val = t[1].cast<int64_t>();
+    v.int_val = IntIn(t[1], what, INT64_MIN, INT64_MAX);
   } else if (kind == "bool") {
     v.kind = BundledValue::Kind::kBool;
     v.bool_val = t[1].cast<bool>();

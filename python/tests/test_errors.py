@@ -294,3 +294,90 @@ def test_saves_with_numpy_blocked(tmp_path):
     run = subprocess.run([_sys.executable, "-c", code], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     assert (tmp_path / "w.ptd").stat().st_size > 0
+
+
+def test_entry_and_mapping_values_are_checked_with_their_names(out):
+    """No pybind11 cast error and no CPython internal error reaches the
+    caller: each bad value is a TypeError or ValueError naming it."""
+    cases = [
+        ({"w": etpack.Entry(bytes(8), dtype=2**70, sizes=[2])}, etpack.OutOfRangeError,
+         "tensors['w'].dtype = 1180591620717411303424 is outside"),
+        ({"w": etpack.Entry(bytes(8), dtype="FLOAT", sizes=[2], dim_order=[2**64])},
+         etpack.OutOfRangeError, "tensors['w'].dim_order[0] = 18446744073709551616 is outside"),
+        ({"w": etpack.Entry(bytes(8), dtype="FLOAT", sizes=[2**64])},
+         etpack.OutOfRangeError, "tensors['w'].sizes[0] = 18446744073709551616 is outside"),
+        ({"w": etpack.Entry(bytes(8), dtype="FLOAT", sizes=[2], dim_order=["0"])},
+         TypeError, "tensors['w'].dim_order[0] must be an int, not str"),
+        ({"w": etpack.Entry(bytes(8), dtype="FLOAT", sizes=["2"])},
+         TypeError, "tensors['w'].sizes[0] must be an int, not str"),
+        ({"w": etpack.Entry(bytes(8), dtype="FLOAT", sizes=5)},
+         TypeError, "tensors['w'].sizes must be a sequence, not int"),
+    ]
+    for tensors, exc, text in cases:
+        with pytest.raises(exc) as info:
+            etpack.save_ptd(out / "x.ptd", tensors)
+        assert text in str(info.value), str(info.value)
+    # numpy integers are ints.
+    etpack.save_ptd(out / "x.ptd", {"w": etpack.Entry(bytes(8), dtype="FLOAT",
+                                                       sizes=[np.int64(2)],
+                                                       dim_order=[np.uint8(0)])})
+    with pytest.raises(etpack.OutOfRangeError, match="max_shard_bytes = "):
+        etpack.save_ptd(out / "y.ptd", {"w": b"x"}, max_shard_bytes=2**70)
+    with pytest.raises(etpack.OutOfRangeError, match=r"cases\['forward'\]\[0\].inputs\[0\]"):
+        etpack.save_bpte(out / "x.bpte", GOLDEN / "pte_constants.pte",
+                         {"forward": [{"inputs": [2**70], "expected_outputs": []}]})
+
+
+class OddMapping:
+    def __init__(self, items):
+        self._items = items
+
+    def items(self):
+        return self._items
+
+
+@pytest.mark.parametrize("item,found", [
+    (3, "a int"), (("k",), "a tuple of 1"), (("k", b"x", "extra"), "a tuple of 3"),
+])
+def test_mapping_items_that_are_not_pairs(out, item, found):
+    text = f"items() gave {found} as item 0, expected a (key, value) pair"
+    for call, what in [
+        (lambda m: etpack.save_ptd(out / "x.ptd", m), "tensors"),
+        (lambda m: etpack.update(out / "x.ptd", m), "tensors"),
+        (lambda m: etpack.save_pte(out / "x.pte", {}, named_data=m), "named_data"),
+        (lambda m: etpack.save_bpte(out / "x.bpte", GOLDEN / "pte_constants.pte", m), "cases"),
+    ]:
+        with pytest.raises(TypeError) as info:
+            call(OddMapping([item]))
+        assert f"{what}.{text}" in str(info.value)
+    assert nothing_written(out)
+
+
+def test_ctypes_memory_resized_during_the_save(tmp_path):
+    """ctypes.resize() frees the memory it had whatever exports exist, so
+    ctypes memory is copied when borrowed: the save writes the bytes it was
+    given. Run in a subprocess: before the fix this read freed memory (a
+    crash, or the new bytes)."""
+    import subprocess
+    import sys
+    script = f"""
+import ctypes, etpack
+n = 80 << 20  # progress comes every 64 MiB
+arr = (ctypes.c_uint8 * n)()
+ctypes.memset(arr, 1, n)
+given = {{"w": arr, "view": memoryview(arr)}}
+def progress(done, total):
+    if done < total:
+        ctypes.resize(arr, 3 * n)
+        ctypes.memset(ctypes.addressof(arr), 2, 3 * n)
+for key, item in given.items():
+    etpack.save_ptd({str(tmp_path / "w.ptd")!r}, {{"w": item}}, progress=progress)
+    back = bytes(etpack.load_ptd({str(tmp_path / "w.ptd")!r})["w"])
+    print(key, back == b"\\x01" * n)
+    arr = (ctypes.c_uint8 * n)()
+    ctypes.memset(arr, 1, n)
+    given["view"] = memoryview(arr)
+"""
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["w", "True", "view", "True"], result.stdout

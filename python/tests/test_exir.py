@@ -443,3 +443,287 @@ def test_a_list_changed_while_it_is_walked(tmp_path, pte_all_kinds):
     ex.serialize_pte_binary(pte_file, **options).save(str(path))
     assert plan.values == []  # the property ran, mid-walk
     check_pte_golden(path, "pte_all_kinds")  # every value as it was when the walk began
+
+
+# The file an artifact reads, given back to write_to_file: refused like save().
+
+def file_backed_payload(tmp_path):
+    payload, _ = payload_of("ptd_basic")
+    for i, b in enumerate(payload.buffers):
+        (tmp_path / f"b{i}.bin").write_bytes(b)
+    payload.buffers = [C.FileBackedData(tmp_path / f"b{i}.bin")
+                       for i in range(len(payload.buffers))]
+    return payload
+
+
+@pytest.mark.parametrize("mode", ["r+b", "ab", "rb", "wb-raw"])
+def test_write_to_file_refuses_a_file_the_artifact_reads(tmp_path, mode):
+    a = ex.serialize_ptd(file_backed_payload(tmp_path))
+    path = tmp_path / "b0.bin"
+    os.link(path, tmp_path / "other-name.bin")  # another name, the same file
+    before = path.read_bytes()
+    with pytest.raises(etpack.InvalidArgumentError) as info:
+        if mode == "wb-raw":
+            with open(tmp_path / "other-name.bin", "r+b", buffering=0) as f:
+                a.write_to_file(f)
+        else:
+            with open(tmp_path / "other-name.bin", mode) as f:
+                a.write_to_file(f)
+    assert f"{path}: is the same file as the output" in str(info.value)
+    assert "refusing to overwrite an input" in str(info.value)
+    assert path.read_bytes() == before
+    with pytest.raises(etpack.InvalidArgumentError, match="same file"):
+        a.save(path)
+    # Another file is fine, and the artifact is whole.
+    with open(tmp_path / "out.ptd", "wb") as f:
+        a.write_to_file(f)
+    check_ptd_golden(tmp_path / "out.ptd", "ptd_basic")
+
+
+# File objects that misbehave: an error naming the call, never a hang.
+
+class RawFile(io.RawIOBase):
+    """A file object whose write() returns `result` (a function of the data)."""
+
+    def __init__(self, result, tell=None):
+        self.result, self._tell, self.taken = result, tell, 0
+
+    name = "odd-file"
+
+    def writable(self):
+        return True
+
+    def write(self, data):
+        self.calls = getattr(self, "calls", 0) + 1
+        if self.calls > 1000:  # a caller that would loop forever fails the test instead
+            raise AssertionError("write() called again and again")
+        n = self.result(data)
+        if isinstance(n, int) and 0 < n <= len(data):
+            self.taken += n
+        return n
+
+    def tell(self):
+        return self._tell if self._tell is not None else self.taken
+
+
+@pytest.mark.parametrize("result,exc,text", [
+    (lambda d: 0, etpack.IoError, "returned 0 (the file took nothing)"),
+    (lambda d: -5, etpack.IoError, "returned -5, expected a count from 1 to"),
+    (lambda d: 10**30, etpack.IoError, f"returned {10**30}, expected a count from 1 to"),
+    (lambda d: len(d) + 1, etpack.IoError, "expected a count from 1 to"),
+    (lambda d: "3", TypeError, "returned a str, not the number of bytes written"),
+    (lambda d: True, TypeError, "returned a bool"),
+])
+def test_write_to_file_whose_write_returns_nonsense(result, exc, text):
+    pte_file, options = pte_file_of("pte_mutable")
+    a = ex.serialize_pte_binary(pte_file, **options)
+    with pytest.raises(exc) as info:
+        a.write_to_file(RawFile(result))
+    assert "odd-file: write() of " in str(info.value) and text in str(info.value)
+
+
+def test_write_to_file_takes_short_writes():
+    pte_file, options = pte_file_of("pte_mutable")
+    a = ex.serialize_pte_binary(pte_file, **options)
+    chunks = []
+
+    def some(data):
+        chunks.append(bytes(data[:7]))
+        return min(7, len(data))
+    a.write_to_file(RawFile(some))
+    assert b"".join(chunks) == bytes(a)
+
+
+class DescriptorFile:
+    """A file object over a real descriptor whose tell() or fileno() lies."""
+
+    def __init__(self, f, tell=None, fileno=None):
+        self.f, self._tell, self._fileno, self.name = f, tell, fileno, "liar"
+
+    def fileno(self):
+        return self.f.fileno() if self._fileno is None else self._fileno
+
+    def flush(self):
+        self.f.flush()
+
+    def seekable(self):
+        return True
+
+    def tell(self):
+        return self.f.tell() if self._tell is None else self._tell
+
+    def seek(self, n):
+        return self.f.seek(n)
+
+    def write(self, data):
+        return self.f.write(data)
+
+
+@pytest.mark.parametrize("tell,fileno,exc,text", [
+    (-1, None, etpack.OutOfRangeError, "liar: tell() = -1 is outside"),
+    ("0", None, TypeError, "liar: tell() must be an int, not str"),
+    (None, 2**70, etpack.OutOfRangeError, "liar: fileno() = "),
+    (None, 1.5, TypeError, "liar: fileno() must be an int, not float"),
+])
+def test_write_to_file_whose_tell_or_fileno_lies(tmp_path, tell, fileno, exc, text):
+    pte_file, options = pte_file_of("pte_mutable")
+    a = ex.serialize_pte_binary(pte_file, **options)
+    with open(tmp_path / "out.bin", "wb") as f:
+        with pytest.raises(exc) as info:
+            a.write_to_file(DescriptorFile(f, tell=tell, fileno=fileno))
+    assert text in str(info.value)
+    assert (tmp_path / "out.bin").read_bytes() == b""
+
+
+# Mappings whose items() are not pairs.
+
+class OddMapping:
+    def __init__(self, items):
+        self._items = items
+
+    def items(self):
+        return self._items
+
+
+@pytest.mark.parametrize("item,found", [
+    (3, "a int"), (("k",), "a tuple of 1"), (("k", C.DataEntry(0, 1, None), "x"), "a tuple of 3"),
+])
+def test_mapping_items_that_are_not_pairs(item, found):
+    payload, _ = payload_of("ptd_basic")
+    payload.named_data = OddMapping([item])
+    raises_naming(TypeError, lambda: ex.serialize_ptd(payload),
+                  "data_payload.named_data: items() gave " + found,
+                  "as item 0, expected a (key, value) pair")
+    emitted, _ = external_emitter_output()
+    emitted.external_constant_map = OddMapping([("model", OddMapping([item]))])
+    raises_naming(TypeError, lambda: ex.serialize_for_executorch(emitted, None),
+                  "emitter_output.external_constant_map['model']: items() gave " + found)
+
+
+# _path: only an AttributeError means "no _path"; the wrong type is said.
+
+class RaisingPath:
+    def __init__(self, exc):
+        self.exc = exc
+
+    @property
+    def _path(self):
+        raise self.exc
+
+
+class WrongPath:
+    _path = 17
+
+
+def test_path_lookup_raises_what_the_property_raises():
+    payload, _ = payload_of("ptd_basic")
+    payload.buffers[0] = RaisingPath(KeyboardInterrupt())
+    with pytest.raises(KeyboardInterrupt):
+        ex.serialize_ptd(payload)
+    payload.buffers[0] = RaisingPath(RuntimeError("disk gone"))
+    with pytest.raises(RuntimeError, match="disk gone"):
+        ex.serialize_ptd(payload)
+    payload.buffers[0] = RaisingPath(AttributeError("no"))
+    raises_naming(TypeError, lambda: ex.serialize_ptd(payload),
+                  "data_payload.buffers[0]: expected bytes or file-backed data")
+    payload.buffers[0] = WrongPath()
+    raises_naming(TypeError, lambda: ex.serialize_ptd(payload),
+                  "data_payload.buffers[0]._path: expected a path", "found int")
+
+
+def test_planner_errors_name_the_object_path(tmp_path):
+    payload, _ = payload_of("ptd_basic")
+    next(iter(payload.named_data.values())).alignment = 3
+    raises_naming(etpack.InvalidArgumentError, lambda: ex.serialize_ptd(payload),
+                  "data_payload.named_data['linear.weight']")
+    payload, _ = payload_of("ptd_basic")
+    entry = next(iter(payload.named_data.values()))
+    entry.tensor_layout = C.TensorLayout(C.ScalarType(6), [1 << 20], [0])
+    with pytest.raises(etpack.InvalidArgumentError) as info:
+        ex.serialize_ptd(payload)
+    assert "data_payload.named_data['linear.weight']" in str(info.value)
+    assert "entries[" not in str(info.value)
+    # The same for a .pte's named data and a tag's .ptd.
+    pte_file, options = pte_file_of("pte_named_data")
+    key = next(iter(pte_file.named_data.pte_data))
+    pte_file.named_data.pte_data[key].alignment = 3
+    raises_naming(etpack.InvalidArgumentError,
+                  lambda: ex.serialize_pte_binary(pte_file, **options),
+                  f"pte_file.named_data.pte_data['{key}']")
+    emitted, options = external_emitter_output()
+    store = C.NamedDataStoreOutput([b"abc"], {}, {"model": {"blob": C.DataEntry(0, 3, None)}})
+    raises_naming(etpack.InvalidArgumentError,
+                  lambda: ex.serialize_for_executorch(emitted, config_of(options), None, store),
+                  "named_data_store.external_data['model']['blob']")
+
+
+# Borrowed memory lives as long as the artifact: exporters that honour
+# exports refuse to free it meanwhile; ctypes memory, which nothing pins, is
+# copied when planned.
+
+def test_ctypes_buffer_resized_after_planning(tmp_path):
+    import subprocess
+    script = f"""
+import ctypes, sys
+sys.path.insert(0, {os.path.dirname(__file__)!r})
+import etpack, etpack.exir as ex
+import exir_classes as C
+for n in (64 << 10, 8 << 20):
+    buf = (ctypes.c_uint8 * n)()
+    ctypes.memset(buf, 1, n)
+    payload = C.DataPayload([buf], {{"w": C.DataEntry(0, 1, None)}})
+    a = ex.serialize_ptd(payload)
+    ctypes.resize(buf, 4 * n)
+    ctypes.memset(ctypes.addressof(buf), 2, 4 * n)
+    a.save({str(tmp_path)!r} + "/w.ptd")
+    etpack.verify({str(tmp_path)!r} + "/w.ptd")
+    print(n, bytes(etpack.load_ptd({str(tmp_path)!r} + "/w.ptd")["w"]) == b"\\x01" * n)
+"""
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == [str(64 << 10), "True", str(8 << 20), "True"], result.stdout
+
+
+def test_exporters_refuse_to_free_what_an_artifact_borrows(tmp_path):
+    import array
+    import mmap
+    m = mmap.mmap(-1, 4096)
+    items = [bytearray(b"b" * 100), array.array("b", b"a" * 100), m, memoryview(bytearray(50))]
+    payload = C.DataPayload(items, {f"k{i}": C.DataEntry(i, 1, None) for i in range(4)})
+    a = ex.serialize_ptd(payload)
+    with pytest.raises(BufferError):
+        items[0].extend(b"more")
+    with pytest.raises(BufferError):
+        items[1].extend(b"more")
+    with pytest.raises(BufferError):
+        m.close()
+    with pytest.raises(BufferError):
+        items[3].release()
+    a.save(tmp_path / "w.ptd")
+    back = etpack.load_ptd(tmp_path / "w.ptd")
+    assert bytes(back["k0"]) == b"b" * 100 and bytes(back["k1"]) == b"a" * 100
+    del a, back
+    items[0].extend(b"more")
+    m.close()
+    items[3].release()
+
+
+def test_write_to_file_lets_a_file_objects_own_exceptions_through():
+    class Interrupted(io.BytesIO):
+        @property
+        def name(self):
+            raise KeyboardInterrupt
+
+    pte_file, options = pte_file_of("pte_mutable")
+    a = ex.serialize_pte_binary(pte_file, **options)
+    with pytest.raises(KeyboardInterrupt):
+        a.write_to_file(Interrupted())
+    payload, _ = payload_of("ptd_basic")
+
+    class Store:
+        @property
+        def items(self):
+            raise KeyboardInterrupt
+    payload.named_data = Store()
+    with pytest.raises(KeyboardInterrupt):
+        ex.serialize_ptd(payload)
