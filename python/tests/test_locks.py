@@ -141,7 +141,7 @@ def test_save_with_ptd_dir_through_a_bind_mount(bind_mount):
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([os.path.dirname(__file__)] + sys.path)
     r = subprocess.run([sys.executable, "-c", CHILD, str(src), str(bind)], env=env,
-                       capture_output=True, text=True, timeout=60)
+                       capture_output=True, text=True, timeout=30)
     assert r.returncode == 0, r.stderr
     assert sorted(os.listdir(src)) == ["m.pte", "model.ptd"]
     etpack.verify(src / "m.pte", [src / "model.ptd"])
