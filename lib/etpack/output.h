@@ -249,8 +249,9 @@ class OutputFsWrapper : public OutputFs {
 //
 // `cancel` (when given) is asked while Publish() waits for another
 // publisher's directory lock; once it returns true Publish() fails with
-// kIoError ("DIR: cancelled by the caller while waiting ...") and nothing is
-// published (the outputs are discarded). Without it the wait blocks, and only
+// kIoError ("OUT, ...: write cancelled by the caller while waiting for
+// another writer to finish publishing into DIR") and nothing is published
+// (the outputs are discarded). Without it the wait blocks, and only
 // a signal that ends the process ends it.
 //
 // While naming and moving, SIGINT, SIGTERM, SIGHUP and SIGQUIT are blocked
@@ -272,10 +273,11 @@ class OutputFsWrapper : public OutputFs {
 // before the signals are blocked). Each folder is locked once however many
 // paths lead to it (compared by device and inode: symbolic links, bind
 // mounts), so a unit never waits for itself, and the folders are taken in
-// the order of their device and inode, which no path can change. It is advisory: it orders etpack's
-// publishers (and anything else that takes it), not other programs writing there. A directory that
-// cannot be opened for reading (mode -wx) or locked (a file system without
-// flock) is published into unlocked, as before. Why the directory: a lock
+// the order of their device and inode, which no path can change. It is
+// advisory: it orders etpack's publishers (and anything else that takes
+// it), not other programs writing there. A directory that cannot be opened
+// for reading (mode -wx) or locked (a file system without flock) is
+// published into unlocked, as before. Why the directory: a lock
 // on the destination file would be on the inode the rename replaces, and a
 // lock file beside it could never be removed safely (a waiter may hold it
 // open), so each destination would keep one forever.

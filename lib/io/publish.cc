@@ -76,7 +76,8 @@ class DirectoryLocks {
   DirectoryLocks(const DirectoryLocks&) = delete;
   DirectoryLocks& operator=(const DirectoryLocks&) = delete;
 
-  // Fails, with nothing held, only when `cancel` asks to stop the wait.
+  // Fails only when `cancel` asks to stop a wait; the locks already taken
+  // are released with the object, as on success.
   Status Lock(const std::vector<std::unique_ptr<OutputFile>>& outputs, const CancelFn& cancel) {
     std::string unit;
     std::vector<Held> open;
