@@ -35,6 +35,13 @@ int Update(const std::vector<std::string>& argv) {
   Result<UpdateReport> r = UpdateWeights(path, *weights, CommandOutputFs());
   if (!r.ok()) return Failure(r.status());
   const double seconds = SecondsSince(start);
+  if (r->written && r->other_links > 0) {
+    std::fprintf(stderr,
+                 "etpack: note: %s has %llu other hard link%s, which keep%s the old contents "
+                 "(update replaces the file at this path with a new one)\n",
+                 path.c_str(), static_cast<unsigned long long>(r->other_links),
+                 r->other_links == 1 ? "" : "s", r->other_links == 1 ? "s" : "");
+  }
 
   if (args->Has("--json")) {
     using json::Value;
@@ -49,6 +56,7 @@ int Update(const std::vector<std::string>& argv) {
         {"file_size", Value::UInt(r->file_size)},
         {"bytes_written", Value::UInt(r->bytes_written)},
         {"bytes_shared", Value::UInt(r->cloned ? r->file_size - r->bytes_written : 0)},
+        {"other_links", Value::UInt(r->other_links)},
         {"seconds", Value::Double(seconds)},
     });
     std::printf("%s\n", json::Print(report, 2).c_str());

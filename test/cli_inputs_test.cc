@@ -11,7 +11,9 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -220,4 +222,37 @@ TEST_CASE("no command writes over one of its inputs") {
                                  "; refusing to overwrite an input"));
     CHECK(Snapshot(dir) == before);
   }
+}
+
+// Two paths to one folder (mount --bind), which realpath cannot tell from
+// two folders: `repack -o src/m.pte --external-constants bind/m.ptd` writes
+// both (it used to wait forever for its own folder lock: `timeout` ends it,
+// exit 124), and one name reached both ways is refused as the same file
+// (it passed the check that compared path strings).
+TEST_CASE("repack into one folder reached by two paths (bind mount)") {
+  TempDir dir;
+  const std::string src = dir.File("src"), bind = dir.File("bind");
+  REQUIRE(::mkdir(src.c_str(), 0755) == 0);
+  REQUIRE(::mkdir(bind.c_str(), 0755) == 0);
+  Copy(Golden("pte_constants.pte"), dir.File("c.pte"));
+  etpack::testing::BindMount mount(src, bind);
+  if (!mount.mounted()) {
+    WARN("skipped: " << mount.why());
+    return;
+  }
+  Run r = Etpack(
+      {"repack", dir.File("c.pte"), "-o", src + "/m.pte", "--external-constants", bind + "/m.ptd"});
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  CHECK(Etpack({"verify", src + "/m.pte", "--data", src + "/m.ptd"}).exit_code == 0);
+  Run same =
+      Etpack({"repack", dir.File("c.pte"), "-o", src + "/x", "--external-constants", bind + "/x"});
+  INFO(same.output);
+  CHECK(same.exit_code == 1);
+  CHECK(Contains(same.output, "are the same file"));
+  std::set<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(src)) {
+    names.insert(e.path().filename().string());
+  }
+  CHECK(names == std::set<std::string>{"m.pte", "m.ptd"});
 }

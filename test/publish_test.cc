@@ -1,13 +1,23 @@
 // Publishing: several outputs as one unit, and every failure, injected at
 // each step, leaving the destinations as they were and nothing behind.
 
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <catch2/catch.hpp>
 
 #include <cerrno>
+#include <chrono>
+#include <condition_variable>
 #include <cstring>
+#include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
@@ -327,6 +337,103 @@ TEST_CASE("concurrent publishers of one unit never mix their files") {
     CHECK(other.List() == std::set<std::string>{"m.pte"});
   }
   CHECK(mixed == 0);
+}
+
+// Runs `write` in a child process that SIGALRM ends after 20 s: a write
+// that waits for itself (a lock taken twice) fails the test instead of
+// hanging it. The child's exit code is 0 when `write` returned true.
+bool FinishesInChild(const std::function<bool()>& write) {
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::signal(SIGALRM, SIG_DFL);
+    ::alarm(20);
+    ::_exit(write() ? 0 : 1);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  INFO("child status " << status << (WIFSIGNALED(status) ? " (killed: it hung)" : ""));
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+// Two paths to one folder through a bind mount, which realpath cannot see
+// through: the unit locks the folder once (it used to wait forever for its
+// own lock), and one name in it reached both ways is one file.
+TEST_CASE("a unit reaching one folder by two paths (bind mount) locks it once") {
+  TempDir dir;
+  const std::string src = dir.File("src"), bind = dir.File("bind");
+  REQUIRE(::mkdir(src.c_str(), 0755) == 0);
+  REQUIRE(::mkdir(bind.c_str(), 0755) == 0);
+  testing::BindMount mount(src, bind);
+  if (!mount.mounted()) {
+    WARN("skipped: " << mount.why());
+    return;
+  }
+  const Artifact data(1), program(2);
+  SECTION("two names: written, no wait for itself") {
+    CHECK(FinishesInChild([&] {
+      return WriteArtifactFiles({{bind + "/m.ptd", &data.plan}, {src + "/m.pte", &program.plan}})
+          .ok();
+    }));
+    CHECK(ReadFile(src + "/m.ptd") == data.bytes);
+    CHECK(ReadFile(src + "/m.pte") == program.bytes);
+  }
+  SECTION("one name both ways: the same file, refused") {
+    WriteFile(src + "/x", std::string("old"));
+    CHECK(FinishesInChild([&] {
+      Status s = WriteArtifactFiles({{bind + "/x", &data.plan}, {src + "/x", &program.plan}});
+      return s.code() == Code::kInvalidArgument && Contains(s.message(), "are the same file");
+    }));
+    CHECK(ReadFile(src + "/x") == Bytes{'o', 'l', 'd'});
+  }
+  std::set<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(src)) {
+    names.insert(e.path().filename().string());
+  }
+  CHECK(names.size() <= 2);  // no temporary left behind
+}
+
+// Another writer holds the folder's lock (this test, through its own open
+// of the folder) for as long as the write runs: the write waits at the
+// lock, asks `cancel` there, and stops when told, publishing nothing. The
+// writer asks `cancel` once after its last progress report (before
+// publishing); every later call can only come from the lock wait. If the
+// wait ignored `cancel` the watchdog frees the lock after 20 s and the
+// write publishes: the test then fails, without hanging.
+TEST_CASE("a write waiting for another writer's folder lock stops when cancelled") {
+  TempDir dir;
+  const Artifact data(1);
+  const std::string out = dir.File("m.ptd");
+  const int held = ::open(dir.path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  REQUIRE(held >= 0);
+  REQUIRE(::flock(held, LOCK_EX) == 0);
+  std::mutex m;
+  std::condition_variable cv;
+  bool done = false, freed = false;
+  std::thread watchdog([&] {
+    std::unique_lock<std::mutex> lock(m);
+    freed = !cv.wait_for(lock, std::chrono::seconds(20), [&] { return done; });
+    if (freed) ::close(held);
+  });
+  bool finished = false;
+  int asked_after = 0;
+  Status s = WriteArtifactFiles(
+      {{out, &data.plan}}, SmallWindows(),
+      [&](uint64_t d, uint64_t total) { finished = d == total; }, nullptr,
+      [&] { return finished && ++asked_after > 1; });
+  {
+    std::lock_guard<std::mutex> lock(m);
+    done = true;
+  }
+  cv.notify_all();
+  watchdog.join();
+  CAPTURE(s.message());
+  CHECK(s.code() == Code::kIoError);
+  CHECK(Contains(s.message(), out + ": write cancelled by the caller while waiting for another "
+                                    "writer to finish publishing into "));
+  CHECK(!freed);
+  CHECK(dir.List().empty());
+  if (!freed) ::close(held);
 }
 
 }  // namespace

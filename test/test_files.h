@@ -3,9 +3,13 @@
 #ifndef ETPACK_TEST_FILES_H_
 #define ETPACK_TEST_FILES_H_
 
+#include <sys/mount.h>
+
 #include <catch2/catch.hpp>
+#include <cerrno>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -53,6 +57,36 @@ class TempDir {
 
  private:
   std::string path_;
+};
+
+// The folder `from` mounted again at the empty folder `at` (mount --bind):
+// two paths to one folder that realpath cannot tell apart from two folders.
+// Unmounted at scope exit (declare it after the TempDirs it joins). Needs
+// CAP_SYS_ADMIN (CI runs as root): where the mount fails, mounted() is
+// false and why() says why, for the test to skip with it.
+class BindMount {
+ public:
+  BindMount(const std::string& from, const std::string& at) : at_(at) {
+    if (::mount(from.c_str(), at.c_str(), nullptr, MS_BIND, nullptr) == 0) {
+      mounted_ = true;
+    } else {
+      why_ = "mount --bind " + from + " " + at + ": " + std::strerror(errno) +
+             " (needs root or CAP_SYS_ADMIN)";
+    }
+  }
+  ~BindMount() {
+    if (mounted_) ::umount2(at_.c_str(), MNT_DETACH);
+  }
+  BindMount(const BindMount&) = delete;
+  BindMount& operator=(const BindMount&) = delete;
+
+  bool mounted() const { return mounted_; }
+  const std::string& why() const { return why_; }
+
+ private:
+  std::string at_;
+  bool mounted_ = false;
+  std::string why_;
 };
 
 // n pseudo-random bytes, the same for the same seed.

@@ -6,17 +6,23 @@
 #include <fcntl.h>
 #include <linux/fiemap.h>
 #include <linux/fs.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
+#include <mutex>
+#include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "etpack/external_data.h"
@@ -203,6 +209,129 @@ void FailuresLeaveTheOldFile(const std::string& dir) {
 TEST_CASE("update: a failure at any step leaves the old file and nothing else", "[update]") {
   TempDir dir;
   FailuresLeaveTheOldFile(dir.path());
+}
+
+namespace {
+
+// The POSIX outputs, with `hook` run once, right after the first output is
+// created: the update has then read the file and not yet written.
+struct HookedFs : OutputFsWrapper {
+  explicit HookedFs(OutputFs* target) : OutputFsWrapper(target) {}
+  Result<std::unique_ptr<OutputFile>> Create(const std::string& destination) override {
+    auto out = OutputFsWrapper::Create(destination);
+    if (hook) {
+      auto run = std::move(hook);
+      hook = nullptr;
+      run();
+    }
+    return out;
+  }
+  std::function<void()> hook;
+};
+
+}  // namespace
+
+// Two updates of one file with different keys: the second starts while the
+// first has read the file and not yet published (the hook), and the first
+// goes on only once the second has finished or is waiting for the file (it
+// asks `cancel` while it waits). Both changes must be in the file. Before
+// the file was locked from read to publish, the second finished first and
+// the first then published the file it had read, without the second's key.
+TEST_CASE("update: two concurrent updates of different keys both land", "[update]") {
+  TempDir dir;
+  const std::string path = dir.File("m.ptd");
+  WritePtdFile(path, Weights({{"a", kA}, {"b", kB}}));
+  const std::vector<uint8_t> new_a = PatternBytes(64, 11), new_b = PatternBytes(256, 12);
+  auto posix = NewPosixOutputFs();
+  HookedFs first_fs(posix.get());
+  std::mutex m;
+  std::condition_variable cv;
+  bool second_waits = false, second_done = false;
+  Result<UpdateReport> second = UpdateReport{};
+  std::thread other;
+  first_fs.hook = [&] {
+    other = std::thread([&] {
+      second = UpdateWeights(path, Weights({{"b", new_b}}), nullptr, [&] {
+        std::lock_guard<std::mutex> lock(m);
+        second_waits = true;
+        cv.notify_all();
+        return false;
+      });
+      std::lock_guard<std::mutex> lock(m);
+      second_done = true;
+      cv.notify_all();
+    });
+    std::unique_lock<std::mutex> lock(m);
+    cv.wait(lock, [&] { return second_waits || second_done; });
+  };
+  Result<UpdateReport> first = UpdateWeights(path, Weights({{"a", new_a}}), &first_fs);
+  if (other.joinable()) other.join();
+  INFO(first.status().ToString() << " / " << second.status().ToString());
+  REQUIRE(first.ok());
+  REQUIRE(second.ok());
+  CHECK(first->tensors_rewritten == 1);
+  CHECK(second->tensors_rewritten == 1);
+  CHECK(EntryBytes(path, "a") == new_a);
+  CHECK(EntryBytes(path, "b") == new_b);
+  CHECK(dir.List() == std::set<std::string>{"m.ptd"});
+}
+
+// A writer that is not an update (a repack -o of the same path) takes no
+// update lock: when it replaces the file after the update read it, the
+// update fails, writes nothing, and that writer's file stays. Before, the
+// update published over it, silently discarding it.
+TEST_CASE("update: a file replaced by another writer meanwhile is not overwritten", "[update]") {
+  TempDir dir;
+  const std::string path = dir.File("m.ptd");
+  WritePtdFile(path, Weights({{"a", kA}, {"b", kB}}));
+  const std::vector<uint8_t> theirs = PatternBytes(64, 21);
+  auto posix = NewPosixOutputFs();
+  HookedFs fs(posix.get());
+  fs.hook = [&] { WritePtdFile(path, Weights({{"a", theirs}, {"b", kB}})); };
+  Result<UpdateReport> r = UpdateWeights(path, Weights({{"a", PatternBytes(64, 22)}}), &fs);
+  INFO(r.status().ToString());
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().code() == Code::kIoError);
+  CHECK(Contains(r.status().message(),
+                 path + ": another writer replaced or removed the file since it was read; "
+                        "nothing was written"));
+  CHECK(EntryBytes(path, "a") == theirs);
+  CHECK(dir.List() == std::set<std::string>{"m.ptd"});
+}
+
+// Ctrl-C in Python or a C caller's flag: an update waiting for another
+// update of its file stops when cancelled, writing nothing.
+TEST_CASE("update: waiting for another update of the file can be cancelled", "[update]") {
+  TempDir dir;
+  const std::string path = dir.File("m.ptd");
+  WritePtdFile(path, Weights({{"a", kA}, {"b", kB}}));
+  const int held = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);  // another update's lock
+  REQUIRE(held >= 0);
+  REQUIRE(::flock(held, LOCK_EX) == 0);
+  int asked = 0;
+  Result<UpdateReport> r = UpdateWeights(path, Weights({{"a", PatternBytes(64, 41)}}), nullptr,
+                                         [&] { return ++asked >= 2; });
+  ::close(held);
+  INFO(r.status().ToString());
+  REQUIRE_FALSE(r.ok());
+  CHECK(asked == 2);
+  CHECK(Contains(r.status().message(), path + ": update cancelled by the caller while waiting for "
+                                              "another update of the file to finish"));
+  CHECK(EntryBytes(path, "a") == kA);
+}
+
+// The update replaces the file at the path given; another hard link keeps
+// the old contents, and the report counts it (the CLI says so).
+TEST_CASE("update: other hard links keep the old contents and are counted", "[update]") {
+  TempDir dir;
+  const std::string path = dir.File("m.ptd"), other = dir.File("other.ptd");
+  WritePtdFile(path, Weights({{"a", kA}, {"b", kB}}));
+  REQUIRE(::link(path.c_str(), other.c_str()) == 0);
+  const std::vector<uint8_t> new_a = PatternBytes(64, 31);
+  UpdateReport r = Updated(path, Weights({{"a", new_a}}));
+  CHECK(r.other_links == 1);
+  CHECK(EntryBytes(path, "a") == new_a);
+  CHECK(EntryBytes(other, "a") == kA);
 }
 
 TEST_CASE("update: equal bytes are skipped; nothing changed writes nothing", "[update]") {

@@ -27,6 +27,7 @@
 #define ETPACK_OUTPUT_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -36,6 +37,15 @@
 #include "etpack/status.h"
 
 namespace etpack {
+
+// Asked whether the caller wants the write stopped: by the writer
+// (etpack/writer.h says when) and by every wait for a lock (Publish(), an
+// update waiting for another update of its file). Once it returns true the
+// operation fails with kIoError ("... cancelled by the caller ...") and, as
+// for any failure, nothing is published and nothing is left behind. Runs on
+// the writing thread; it should be cheap (e.g. read an atomic flag another
+// thread or a signal handler sets).
+using CancelFn = std::function<bool()>;
 
 class OutputFile {
  public:
@@ -47,10 +57,13 @@ class OutputFile {
 
   // The path this output will be published at, as given to Create().
   virtual const std::string& destination() const = 0;
-  // The file it will replace or create: for the POSIX outputs destination()
-  // with links followed and its folder made absolute. Outputs published
-  // together must have distinct targets (Publish() refuses otherwise: one
-  // would silently replace the other).
+  // Which file it will replace or create, as a key: two outputs land on
+  // the same file exactly when their targets are equal. For the POSIX
+  // outputs the device and inode of the destination's folder (links
+  // followed) and the file name, so every path to one folder (a symbolic
+  // link, "..", a bind mount) gives one key; for memory, destination().
+  // Outputs published together must have distinct targets (Publish()
+  // refuses otherwise: one would silently replace the other).
   virtual const std::string& target() const { return destination(); }
 
   // Whether publishing this output would replace the file open as `fd`:
@@ -60,6 +73,19 @@ class OutputFile {
   virtual bool Replaces(int fd) const {
     (void)fd;
     return false;
+  }
+
+  // For a writer that read the file it replaces (etpack update): publish
+  // over the file open as `fd` and nothing else. Fails now, with kIoError
+  // naming the destination, when the destination no longer is that file
+  // (Replaces(fd) is false); and Publish() checks it again under its
+  // directory lock, before anything is named, failing the same way with
+  // nothing published when another writer replaced or removed the file
+  // meanwhile, rather than silently discarding that writer's file. Call it
+  // once, before Publish(). Outputs that are not files accept any `fd`.
+  virtual Status ReplaceOnly(int fd) {
+    (void)fd;
+    return Status::OK();
   }
 
   // Called once, before any Write. The POSIX output fails with kOutOfRange,
@@ -150,6 +176,7 @@ class OutputFileWrapper : public OutputFile {
   const std::string& destination() const override;
   const std::string& target() const override;
   bool Replaces(int fd) const override;
+  Status ReplaceOnly(int fd) override;
   Status Reserve(uint64_t size) override;
   Result<bool> ReserveClone(const Source& source) override;
   using OutputFile::Write;
@@ -220,6 +247,13 @@ class OutputFsWrapper : public OutputFs {
 // except when a later move fails after an earlier output already replaced an existing file, which
 // the error then names. The outputs are consumed: on failure they are discarded.
 //
+// `cancel` (when given) is asked while Publish() waits for another
+// publisher's directory lock; once it returns true Publish() fails with
+// kIoError ("OUT, ...: write cancelled by the caller while waiting for
+// another writer to finish publishing into DIR") and nothing is published
+// (the outputs are discarded). Without it the wait blocks, and only
+// a signal that ends the process ends it.
+//
 // While naming and moving, SIGINT, SIGTERM, SIGHUP and SIGQUIT are blocked
 // on the calling thread (a few system calls), so an interrupt lands before
 // or after publishing, never in the middle of it.
@@ -227,19 +261,23 @@ class OutputFsWrapper : public OutputFs {
 // Concurrent writers of the same files (two runs of one job, threads or
 // processes) publish one unit after the other: naming and moving happen
 // under an exclusive flock(2) on each destination directory of the unit,
-// taken in the order of the directories' real paths (so two units sharing
-// directories cannot deadlock) and released when the last rename is done.
+// taken in one global order (so two units sharing directories cannot
+// deadlock) and released when the last rename is done.
 // The published set is therefore always one run's, the last to publish; no
 // run ever leaves its .pte beside another run's .ptd. The lock is on the
 // directory itself (no lock file is created or left behind), it is held for
 // a few system calls, not while writing, and the kernel drops it when its
 // holder dies, so a killed writer cannot leave it stuck (a writer stopped
 // with SIGSTOP inside those calls makes the others wait until it goes on or
-// dies; waiting can be interrupted, as the lock is taken before the signals
-// are blocked). It is advisory: it orders etpack's publishers (and anything
-// else that takes it), not other programs writing there. A directory that
-// cannot be opened for reading (mode -wx) or locked (a file system without
-// flock) is published into unlocked, as before. Why the directory: a lock
+// dies; waiting can be cancelled or interrupted, as the lock is taken
+// before the signals are blocked). Each folder is locked once however many
+// paths lead to it (compared by device and inode: symbolic links, bind
+// mounts), so a unit never waits for itself, and the folders are taken in
+// the order of their device and inode, which no path can change. It is
+// advisory: it orders etpack's publishers (and anything else that takes
+// it), not other programs writing there. A directory that cannot be opened
+// for reading (mode -wx) or locked (a file system without flock) is
+// published into unlocked, as before. Why the directory: a lock
 // on the destination file would be on the inode the rename replaces, and a
 // lock file beside it could never be removed safely (a waiter may hold it
 // open), so each destination would keep one forever.
@@ -247,7 +285,7 @@ class OutputFsWrapper : public OutputFs {
 // A failure to sync a directory after every output is in place is reported
 // as an error saying that the files were written and renamed into place but
 // the rename may not survive a crash; the new files stay.
-Status Publish(std::vector<std::unique_ptr<OutputFile>> outputs);
+Status Publish(std::vector<std::unique_ptr<OutputFile>> outputs, const CancelFn& cancel = {});
 
 // The rule `cp` keeps with "are the same file": no output of a job may
 // replace one of the job's inputs, which the job would destroy (through
@@ -264,8 +302,8 @@ Status CheckNotInputs(const OutputFile& output, const std::vector<const Source*>
 // What Publish() checks of a unit before it touches anything, for writers
 // to check before they write a byte: kInvalidArgument when an output is
 // null or two outputs would land on the same file (their target()s are
-// equal: the later would replace the earlier, and the unit would report
-// success with one file missing).
+// equal, whatever paths name them: the later would replace the earlier, and
+// the unit would report success with one file missing).
 Status CheckOutputsDistinct(const std::vector<std::unique_ptr<OutputFile>>& outputs);
 
 // Tuning of the POSIX outputs. The defaults are measured choices

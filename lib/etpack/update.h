@@ -51,6 +51,8 @@ struct UpdateReport {
   uint64_t file_size = 0;      // bytes in the file (before and after: the same)
   uint64_t bytes_written = 0;  // bytes the output wrote: the changes and the
                                // integrity table when cloned, the whole file else
+  uint64_t other_links = 0;    // other hard links to the file read, which keep
+                               // the old contents (see UpdateWeights)
 };
 
 // Replaces, in the .pte or .ptd at `path`, the bytes of every entry of
@@ -61,9 +63,26 @@ struct UpdateReport {
 // new.safetensors has HALF[4, 4] (32 bytes)"): kNotFound for an unknown
 // key, kInvalidArgument for any other refusal, the reader's codes for a file
 // that is not a valid artifact (a .bpte is kInvalidArgument).
+//
+// Concurrent updates of one file (threads or processes) run one after the
+// other: each holds an exclusive flock(2) on the file from before it reads
+// it until its replacement is published, and one that waited reads the file
+// the other published, so every update lands (two updates of different keys
+// both change the file). `cancel` (etpack/output.h), when given, is asked
+// while waiting (kIoError "PATH: update cancelled by the caller ...",
+// nothing written) and while publishing waits. A writer that is not an
+// update (a `repack -o` of the same path) takes no such lock: when it
+// replaces or removes the file while the update runs, the update fails
+// with kIoError ("PATH: another writer replaced or removed the file since
+// it was read; nothing was written") instead of discarding that file.
+//
+// The update replaces the file at `path` (links followed) with a new file,
+// as `sed -i` and rsync do: other hard links to the old file keep the old
+// contents (they are other names of the old inode, which is left alone);
+// UpdateReport::other_links counts them, for the caller to say so.
 // REQUIRES: `fs`, when given, outlives the call.
 Result<UpdateReport> UpdateWeights(const std::string& path, const PtdInput& weights,
-                                   OutputFs* fs = nullptr);
+                                   OutputFs* fs = nullptr, const CancelFn& cancel = {});
 
 // New weights from files, as `etpack update --from` takes them: any mix of
 // .safetensors files, sharded checkpoint indexes (*.index.json) and .ptd

@@ -50,15 +50,14 @@ struct WriteStats {
 // Called now and then with bytes written so far and the total.
 using ProgressFn = std::function<void(uint64_t done, uint64_t total)>;
 
-// Asked whether the caller wants the write stopped: after the head, after
-// each placement or slice of at most 64 MiB of one (so at least every
-// 64 MiB, right after any progress report) and once more after the last
-// byte, before publishing. Once it returns true the write fails with
-// kIoError "DESTINATION: write cancelled by the caller after N of M bytes"
-// and, as for any failure, nothing is published and nothing is left behind.
-// Runs on the writing thread; it should be cheap (e.g. read an atomic flag
-// another thread or a signal handler sets).
-using CancelFn = std::function<bool()>;
+// The writer asks its CancelFn (etpack/output.h) whether to stop: after the
+// head, after each placement or slice of at most 64 MiB of one (so at least
+// every 64 MiB, right after any progress report), once more after the last
+// byte, before publishing, and while publishing waits for another writer's
+// lock (Publish). Once it returns true the write fails with kIoError
+// "DESTINATION: write cancelled by the caller after N of M bytes" (or
+// "... cancelled by the caller while waiting ..." in the lock wait) and, as
+// for any failure, nothing is published and nothing is left behind.
 
 // Reserves `output`, writes the head and every placement; publishing (or
 // dropping) the output is the caller's. Checks the plan's invariants first

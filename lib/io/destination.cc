@@ -113,15 +113,21 @@ std::string ProcSelfStatus(const std::string& field) {
   return value;
 }
 
-// Fills d->key from the directory's real path. A directory that cannot be
-// resolved fails later, when the output is made in it.
+// Fills d->real_dir and d->key. A directory that cannot be resolved fails
+// later, when the output is made in it.
 Destination WithKey(Destination d) {
   char* real = ::realpath(d.dir.c_str(), nullptr);
   if (real == nullptr) {
-    d.key = d.path;
+    d.real_dir = d.dir;
   } else {
-    d.key = std::string(real) + (std::string(real) == "/" ? "" : "/") + d.name;
+    d.real_dir = real;
     ::free(real);
+  }
+  struct stat st;
+  if (::stat(d.real_dir.c_str(), &st) == 0) {
+    d.key = std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + "/" + d.name;
+  } else {
+    d.key = d.real_dir + (d.real_dir == "/" ? "" : "/") + d.name;
   }
   return d;
 }

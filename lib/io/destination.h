@@ -28,8 +28,15 @@ struct Destination {
   std::string path;  // the file to replace: the path given, or where its links lead
   std::string dir;   // the directory that holds `path` ("." for a bare name)
   std::string name;  // the last component of `path`
-  // `path` with its directory made absolute and free of links: two
-  // destinations with equal keys are the same file.
+  // The directory made absolute and free of links (`dir` where it cannot be
+  // resolved yet).
+  std::string real_dir;
+  // Which file this is: the device and inode of the directory, and `name`
+  // ("DEV:INO/NAME"; real_dir + "/" + name while the directory cannot be
+  // examined). Two destinations are the same file exactly when their keys
+  // are equal, through whatever paths (links, "..", bind mounts) they lead
+  // there: a path string cannot tell, as realpath does not see through a
+  // bind mount.
   std::string key;
   // The file `path` holds now; `exists` false for a new file.
   bool exists = false;

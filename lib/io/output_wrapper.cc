@@ -19,6 +19,7 @@ OutputFileWrapper::~OutputFileWrapper() = default;
 const std::string& OutputFileWrapper::destination() const { return target_->destination(); }
 const std::string& OutputFileWrapper::target() const { return target_->target(); }
 bool OutputFileWrapper::Replaces(int fd) const { return target_->Replaces(fd); }
+Status OutputFileWrapper::ReplaceOnly(int fd) { return target_->ReplaceOnly(fd); }
 Status OutputFileWrapper::Reserve(uint64_t size) { return target_->Reserve(size); }
 Result<bool> OutputFileWrapper::ReserveClone(const Source& source) {
   return target_->ReserveClone(source);

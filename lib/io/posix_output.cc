@@ -128,6 +128,7 @@ class PosixOutput final : public CheckedOutput {
         path_(target.path),
         key_(target.key),
         dir_(target.dir),
+        real_dir_(target.real_dir),
         existing_(target.exists),
         dev_(target.dev),
         ino_(target.ino),
@@ -162,11 +163,31 @@ class PosixOutput final : public CheckedOutput {
     struct stat st;
     return existing_ && ::fstat(fd, &st) == 0 && st.st_dev == dev_ && st.st_ino == ino_;
   }
-  // The real directory (key_ without its name), so two paths to one folder
-  // share a lock.
-  std::string lock_directory() const override {
-    const size_t slash = key_.rfind('/');
-    return slash == std::string::npos ? dir_ : slash == 0 ? "/" : key_.substr(0, slash);
+  // Publish() finds which folder this is (device and inode) once it has
+  // opened it, so two paths to one folder share a lock.
+  std::string lock_directory() const override { return real_dir_; }
+
+  Status ReplaceOnly(int fd) override {
+    if (!Replaces(fd)) return Replaced();
+    replace_only_ = true;
+    return Status::OK();
+  }
+
+  // What ReplaceOnly() promised, checked under the directory lock.
+  Status CheckReplaceOnly() const {
+    struct stat st;
+    if (!replace_only_) return Status::OK();
+    if (::lstat(path_.c_str(), &st) != 0 || st.st_dev != dev_ || st.st_ino != ino_) {
+      return Replaced();
+    }
+    return Status::OK();
+  }
+
+  Status Replaced() const {
+    return Status(Code::kIoError,
+                  path_ +
+                      ": another writer replaced or removed the file since it was read; "
+                      "nothing was written (run again on the file as it is now)");
   }
 
   Status DoReserve(uint64_t size) override {
@@ -335,6 +356,7 @@ class PosixOutput final : public CheckedOutput {
   // A free destination is taken directly, so the new file never has any
   // other name; linkat (unlike rename) fails rather than replace a file.
   Status DoLink(bool* placed_free) override {
+    ETPACK_RETURN_IF_ERROR(CheckReplaceOnly());
     const std::string from = temp_.empty() ? ProcFdPath(fd_) : temp_;
     if (calls_->Linkat(from.c_str(), path_.c_str()) == 0) {
       if (!temp_.empty()) ::unlink(temp_.c_str());
@@ -746,9 +768,11 @@ class PosixOutput final : public CheckedOutput {
   const std::string path_;
   const std::string key_;  // Destination::key: which file this is
   const std::string dir_;
+  const std::string real_dir_;
   const bool existing_;  // the file the destination held when the output was made
   const dev_t dev_;
   const ino_t ino_;
+  bool replace_only_ = false;  // see ReplaceOnly()
   const std::string temp_prefix_;
   std::string temp_;  // empty while unnamed, cleared once removed
   int fd_;

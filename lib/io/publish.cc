@@ -9,11 +9,10 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
-#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
-
+#include <algorithm>
 #include <memory>
 #include <set>
 #include <string>
@@ -21,6 +20,7 @@
 #include <vector>
 
 #include "etpack/output.h"
+#include "io/file_lock.h"
 #include "io/publish_steps.h"
 
 namespace etpack {
@@ -60,39 +60,71 @@ class InterruptsHeld {
   bool active_ = false;
 };
 
-// flock(2) on every distinct lock directory of a unit, in sorted order,
-// released (by closing) on destruction. See output.h: a directory that
-// cannot be opened or locked is skipped, not an error.
+// flock(2) on every distinct lock directory of a unit, released (by
+// closing) on destruction. See output.h: a directory that cannot be opened
+// or locked is skipped, not an error. Distinct means another device or
+// inode: two paths to one folder (a bind mount, which realpath cannot see
+// through) must share one lock, as flock on a second open of a locked
+// folder would wait for the unit itself. The order is that of device and
+// inode too, the same for every process whatever paths it was given.
 class DirectoryLocks {
  public:
-  explicit DirectoryLocks(const std::vector<std::unique_ptr<OutputFile>>& outputs) {
-    std::set<std::string> dirs;
-    for (const auto& out : outputs) {
-      std::string dir = PublishSteps::lock_directory(*out);
-      if (!dir.empty()) dirs.insert(std::move(dir));
-    }
-    for (const std::string& dir : dirs) {
-      const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-      if (fd < 0) continue;
-      int rc;
-      do {
-        rc = ::flock(fd, LOCK_EX);
-      } while (rc != 0 && errno == EINTR);
-      if (rc != 0) {
-        ::close(fd);
-        continue;
-      }
-      fds_.push_back(fd);
-    }
-  }
+  DirectoryLocks() = default;
   ~DirectoryLocks() {
-    for (int fd : fds_) ::close(fd);
+    for (const Held& h : held_) ::close(h.fd);
   }
   DirectoryLocks(const DirectoryLocks&) = delete;
   DirectoryLocks& operator=(const DirectoryLocks&) = delete;
 
+  // Fails only when `cancel` asks to stop a wait; the locks already taken
+  // are released with the object, as on success.
+  Status Lock(const std::vector<std::unique_ptr<OutputFile>>& outputs, const CancelFn& cancel) {
+    std::string unit;
+    std::vector<Held> open;
+    for (const auto& out : outputs) {
+      unit += (unit.empty() ? "" : ", ") + out->destination();
+      std::string dir = PublishSteps::lock_directory(*out);
+      if (dir.empty()) continue;
+      const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      if (fd < 0) continue;
+      struct stat st;
+      if (::fstat(fd, &st) != 0) {
+        ::close(fd);
+        continue;
+      }
+      open.push_back({st.st_dev, st.st_ino, fd, std::move(dir)});
+    }
+    std::sort(open.begin(), open.end(), [](const Held& a, const Held& b) {
+      return a.dev != b.dev ? a.dev < b.dev : a.ino < b.ino;
+    });
+    Status status;
+    for (Held& h : open) {
+      const bool repeat = !held_.empty() && held_.back().dev == h.dev && held_.back().ino == h.ino;
+      const LockResult r =
+          repeat || !status.ok() ? LockResult::kUnsupported : LockExclusive(h.fd, cancel);
+      if (r == LockResult::kCancelled) {
+        status = Status(Code::kIoError, unit +
+                                            ": write cancelled by the caller while waiting "
+                                            "for another writer to finish publishing into " +
+                                            h.path);
+      }
+      if (r == LockResult::kLocked) {
+        held_.push_back(h);
+      } else {
+        ::close(h.fd);
+      }
+    }
+    return status;
+  }
+
  private:
-  std::vector<int> fds_;
+  struct Held {
+    dev_t dev;
+    ino_t ino;
+    int fd;
+    std::string path;
+  };
+  std::vector<Held> held_;
 };
 
 // Takes back what a failed unit already put in place; names what cannot be
@@ -119,8 +151,8 @@ Status CheckOutputsDistinct(const std::vector<std::unique_ptr<OutputFile>>& outp
     for (size_t j = 0; j < i; ++j) {
       if (outputs[j]->target() == outputs[i]->target()) {
         return InvalidArgument(outputs[i]->destination() + " and " + outputs[j]->destination() +
-                               " are the same file (" + outputs[i]->target() +
-                               "); each output of one unit needs its own");
+                               " are the same file (one name in one folder, whatever path "
+                               "leads there); each output of one unit needs its own");
       }
     }
   }
@@ -142,13 +174,14 @@ Status CheckNotInputs(const OutputFile& output, const std::vector<const Source*>
   return Status::OK();
 }
 
-Status Publish(std::vector<std::unique_ptr<OutputFile>> outputs) {
+Status Publish(std::vector<std::unique_ptr<OutputFile>> outputs, const CancelFn& cancel) {
   ETPACK_RETURN_IF_ERROR(CheckOutputsDistinct(outputs));
   for (const auto& out : outputs) ETPACK_RETURN_IF_ERROR(out->Sync());
   {
     // Locked before interrupts are held, so a wait for another publisher
     // can still be interrupted.
-    DirectoryLocks locked(outputs);
+    DirectoryLocks locked;
+    ETPACK_RETURN_IF_ERROR(locked.Lock(outputs, cancel));
     InterruptsHeld held;
     for (const auto& out : outputs) {
       Status s = PublishSteps::Link(*out);

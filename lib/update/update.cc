@@ -11,6 +11,10 @@
 
 #include "etpack/update.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <map>
 #include <memory>
@@ -28,6 +32,7 @@
 #include "etpack/safetensors.h"
 #include "integrity/hash.h"
 #include "integrity/table.h"
+#include "io/file_lock.h"
 
 namespace etpack {
 namespace {
@@ -174,9 +179,68 @@ Result<std::optional<Patch>> TablePatch(const ArtifactFile& file,
   return std::optional<Patch>(Patch{table->offset, OwnedSource(std::move(encoded))});
 }
 
+// The descriptor the artifact's bytes are read through.
+int FdOf(const ArtifactFile& file) {
+  const FileRange* r = file.RangeSource(0, file.size())->file_range();
+  return r != nullptr ? r->fd : -1;
+}
+
+bool SameFile(int a, int b) {
+  struct stat sa, sb;
+  return ::fstat(a, &sa) == 0 && ::fstat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+         sa.st_ino == sb.st_ino;
+}
+
+// An exclusive flock(2) on the file being updated, held from before it is
+// read until its replacement is published (or the update fails): a second
+// update of the file waits, then reads what the first published, so both
+// land. The lock is on the inode that the publish replaces, so a waiter
+// that gets it re-checks that the path still names that inode (else it
+// tries again on the new one). A writer that is not an update takes no such
+// lock; the output's ReplaceOnly() catches it replacing the file meanwhile.
+class UpdateLock {
+ public:
+  UpdateLock() = default;
+  ~UpdateLock() { Release(); }
+  UpdateLock(const UpdateLock&) = delete;
+  UpdateLock& operator=(const UpdateLock&) = delete;
+
+  // Locks the file at `path`. A file that cannot be opened is left to the
+  // reader to report (nothing is locked); a file system without flock is
+  // updated unlocked.
+  Status Acquire(const std::string& path, const CancelFn& cancel) {
+    Release();
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd_ < 0) return Status::OK();
+    switch (LockExclusive(fd_, cancel)) {
+      case LockResult::kLocked: locked_ = true; break;
+      case LockResult::kUnsupported: break;
+      case LockResult::kCancelled:
+        Release();
+        return Status(Code::kIoError, path +
+                                          ": update cancelled by the caller while waiting for "
+                                          "another update of the file to finish");
+    }
+    return Status::OK();
+  }
+
+  // Whether `fd` (the file as read) is the file locked; true when nothing
+  // could be locked.
+  bool Covers(int fd) const { return !locked_ || (fd >= 0 && SameFile(fd, fd_)); }
+
+ private:
+  void Release() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+    locked_ = false;
+  }
+  int fd_ = -1;
+  bool locked_ = false;
+};
+
 Result<UpdateReport> Update(const ArtifactFile& file, const std::vector<Slot>& slots,
                             const std::vector<ArtifactPart>& parts, const PtdInput& weights,
-                            OutputFs* fs) {
+                            OutputFs* fs, const CancelFn& cancel) {
   const std::string& path = file.name();
   std::map<std::string, size_t> slot_of;
   std::map<uint64_t, std::vector<size_t>> sharing;  // offset -> slots stored there
@@ -290,6 +354,12 @@ Result<UpdateReport> Update(const ArtifactFile& file, const std::vector<Slot>& s
     fs = posix.get();
   }
   ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<OutputFile> out, fs->Create(path));
+  // Only over the file read: another writer's file is never discarded.
+  if (const int fd = FdOf(file); fd >= 0) {
+    ETPACK_RETURN_IF_ERROR(out->ReplaceOnly(fd));
+    struct stat st;
+    if (::fstat(fd, &st) == 0 && st.st_nlink > 1) report.other_links = st.st_nlink - 1;
+  }
   ETPACK_ASSIGN_OR_RETURN(report.cloned, out->ReserveClone(*old));
   if (!report.cloned) ETPACK_RETURN_IF_ERROR(out->Reserve(file.size()));
   uint64_t pos = 0;
@@ -306,31 +376,58 @@ Result<UpdateReport> Update(const ArtifactFile& file, const std::vector<Slot>& s
   report.bytes_written = out->bytes_written();
   std::vector<std::unique_ptr<OutputFile>> unit;
   unit.push_back(std::move(out));
-  ETPACK_RETURN_IF_ERROR(Publish(std::move(unit)));
+  ETPACK_RETURN_IF_ERROR(Publish(std::move(unit), cancel));
   report.written = true;
   return report;
 }
 
-}  // namespace
-
-Result<UpdateReport> UpdateWeights(const std::string& path, const PtdInput& weights, OutputFs* fs) {
+// Opens the artifact at `path` and updates it, or says (nullopt) that the
+// file opened is not the one `lock` holds: it was replaced in between.
+Result<std::optional<UpdateReport>> UpdateLocked(const std::string& path, const PtdInput& weights,
+                                                 OutputFs* fs, const CancelFn& cancel,
+                                                 const UpdateLock& lock) {
   ETPACK_ASSIGN_OR_RETURN(ArtifactKind kind, DetectArtifactKind(path));
   switch (kind) {
     case ArtifactKind::kPtd: {
       ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PtdFile> file, PtdFile::Open(path));
+      if (!lock.Covers(FdOf(*file))) return std::optional<UpdateReport>();
       ETPACK_ASSIGN_OR_RETURN(std::vector<Slot> slots, SlotsOf(*file));
-      return Update(*file, slots, PartsOf(*file), weights, fs);
+      ETPACK_ASSIGN_OR_RETURN(UpdateReport r,
+                              Update(*file, slots, PartsOf(*file), weights, fs, cancel));
+      return std::optional<UpdateReport>(r);
     }
     case ArtifactKind::kPte: {
       ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PteFile> file, PteFile::Open(path));
+      if (!lock.Covers(FdOf(*file))) return std::optional<UpdateReport>();
       ETPACK_ASSIGN_OR_RETURN(std::vector<Slot> slots, SlotsOf(*file));
-      return Update(*file, slots, PartsOf(*file), weights, fs);
+      ETPACK_ASSIGN_OR_RETURN(UpdateReport r,
+                              Update(*file, slots, PartsOf(*file), weights, fs, cancel));
+      return std::optional<UpdateReport>(r);
     }
     case ArtifactKind::kBpte: break;
   }
   return InvalidArgument(path +
                          ": a bundled program (.bpte) cannot be updated; update its .pte "
                          "and bundle it again");
+}
+
+}  // namespace
+
+Result<UpdateReport> UpdateWeights(const std::string& path, const PtdInput& weights, OutputFs* fs,
+                                   const CancelFn& cancel) {
+  // Each round that finds the file replaced after its lock was taken (by
+  // the update that held the lock before, or by another writer) starts
+  // over on the new file; only a file replaced without end runs out.
+  constexpr int kMaxRounds = 100;
+  UpdateLock lock;
+  for (int round = 0; round < kMaxRounds; ++round) {
+    ETPACK_RETURN_IF_ERROR(lock.Acquire(path, cancel));
+    ETPACK_ASSIGN_OR_RETURN(std::optional<UpdateReport> report,
+                            UpdateLocked(path, weights, fs, cancel, lock));
+    if (report) return *report;
+  }
+  return Status(Code::kIoError, path + ": the file was replaced " + std::to_string(kMaxRounds) +
+                                    " times while the update waited for it; nothing was written");
 }
 
 Result<PtdInput> ReadWeights(const std::vector<std::string>& paths) {

@@ -293,7 +293,7 @@ Status WriteArtifactFiles(OutputFs& fs, const ArtifactFiles& files, const Progre
       stats->bytes_shared += out->bytes_shared();
     }
   }
-  return Publish(std::move(outputs));
+  return Publish(std::move(outputs), cancel);
 }
 
 Status WriteArtifactFiles(const ArtifactFiles& files, const OutputOptions& options,

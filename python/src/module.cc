@@ -176,31 +176,32 @@ py::list SavePtd(const std::string& path, py::handle entries, uint64_t segment_a
 }
 
 // etpack.update: the new weights are the files `paths` names, then the
-// mapping's `entries`; the update runs with the GIL released.
+// mapping's `entries`; the update runs with the GIL released, and Ctrl-C
+// stops it while it waits for another update of the file.
 py::dict Update(const std::string& path, py::handle entries, py::handle paths) {
   Items items;
   PtdInput input = PtdInputOf(items, entries);
   std::vector<std::string> files;
   size_t i = 0;
   for (py::handle p : paths) files.push_back(PathOf(p, "tensors[" + std::to_string(i++) + "]"));
-  Result<UpdateReport> report = UpdateReport{};
-  {
-    py::gil_scoped_release no_gil;
-    Result<PtdInput> read = files.empty() ? Result<PtdInput>(PtdInput{}) : ReadWeights(files);
-    if (!read.ok()) {
-      report = read.status();
-    } else {
-      PtdInput all = std::move(read).value();
-      const auto base = static_cast<uint32_t>(all.buffers.size());
-      for (PtdEntry& e : input.entries) {
-        e.buffer_index += base;
-        all.entries.push_back(std::move(e));
-      }
-      for (SourcePtr& b : input.buffers) all.buffers.push_back(std::move(b));
-      report = UpdateWeights(path, all);
-    }
-  }
-  const UpdateReport r = Take(std::move(report));
+  UpdateReport r;
+  RunCancellable(
+      [&](const ProgressFn&, const CancelFn& cancel) -> Status {
+        Result<PtdInput> read = files.empty() ? Result<PtdInput>(PtdInput{}) : ReadWeights(files);
+        if (!read.ok()) return read.status();
+        PtdInput all = std::move(read).value();
+        const auto base = static_cast<uint32_t>(all.buffers.size());
+        for (PtdEntry& e : input.entries) {
+          e.buffer_index += base;
+          all.entries.push_back(std::move(e));
+        }
+        for (SourcePtr& b : input.buffers) all.buffers.push_back(std::move(b));
+        Result<UpdateReport> report = UpdateWeights(path, all, nullptr, cancel);
+        if (!report.ok()) return report.status();
+        r = *report;
+        return Status::OK();
+      },
+      py::none());
   py::dict d;
   d["tensors_rewritten"] = r.tensors_rewritten;
   d["bytes_rewritten"] = r.bytes_rewritten;
@@ -210,6 +211,7 @@ py::dict Update(const std::string& path, py::handle entries, py::handle paths) {
   d["cloned"] = r.cloned;
   d["file_size"] = r.file_size;
   d["bytes_written"] = r.bytes_written;
+  d["other_links"] = r.other_links;
   return d;
 }
 

@@ -1,6 +1,8 @@
 #include "write.h"
 
 #include <atomic>
+#include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -12,38 +14,67 @@ namespace py = pybind11;
 
 namespace etpack::python {
 
-void PlanAndWrite(const std::function<Status(ArtifactFiles* files)>& plan, py::handle progress) {
+void RunCancellable(const std::function<Status(const ProgressFn&, const CancelFn&)>& work,
+                    py::handle progress) {
+  using Clock = std::chrono::steady_clock;
+  // How often, at most, the cancel callback takes the GIL to look for a
+  // signal: it is asked after every item written, which may be every few
+  // bytes, and inside lock waits, where it is the only way out.
+  constexpr auto kSignalPoll = std::chrono::milliseconds(10);
   std::atomic<bool> cancelled{false};
   std::optional<py::error_already_set> raised;
-  // Runs on the writing thread, which holds no GIL: every 64 MiB and once
-  // at the end, before publishing.
-  ProgressFn on_progress = [&](uint64_t done, uint64_t total) {
+  Clock::time_point polled = Clock::now();
+  // Takes the GIL and calls `f`; an exception it raises cancels.
+  auto with_gil = [&](const std::function<void()>& f) {
     py::gil_scoped_acquire gil;
     if (cancelled) return;
     try {
       if (PyErr_CheckSignals() != 0) throw py::error_already_set();
-      if (!progress.is_none()) progress(done, total);
+      f();
     } catch (py::error_already_set& e) {
       raised = std::move(e);
       cancelled = true;
     }
   };
+  // Runs on the working thread, which holds no GIL: every 64 MiB and once
+  // at the end, before publishing.
+  ProgressFn on_progress = [&](uint64_t done, uint64_t total) {
+    with_gil([&] {
+      if (!progress.is_none()) progress(done, total);
+    });
+  };
   // A Python exception (KeyboardInterrupt, or one the progress callback
-  // raised) cancels the write: nothing is published, and it is re-raised.
-  CancelFn cancel = [&] { return cancelled.load(); };
+  // raised) cancels the work: nothing is published, and it is re-raised.
+  // A signal is looked for here too, so a wait for a lock (which reports no
+  // progress) stops at Ctrl-C.
+  CancelFn cancel = [&] {
+    if (!cancelled && Clock::now() - polled >= kSignalPoll) {
+      with_gil([] {});
+      polled = Clock::now();
+    }
+    return cancelled.load();
+  };
   Status status;
   {
     py::gil_scoped_release no_gil;
-    ArtifactFiles files;
-    status = plan(&files);
-    if (status.ok())
-      status = WriteArtifactFiles(files, OutputOptions{}, on_progress, nullptr, cancel);
+    status = work(on_progress, cancel);
   }
   if (raised) {
     raised->restore();
     throw py::error_already_set();
   }
   Check(status);
+}
+
+void PlanAndWrite(const std::function<Status(ArtifactFiles* files)>& plan, py::handle progress) {
+  RunCancellable(
+      [&](const ProgressFn& on_progress, const CancelFn& cancel) {
+        ArtifactFiles files;
+        Status status = plan(&files);
+        if (!status.ok()) return status;
+        return WriteArtifactFiles(files, OutputOptions{}, on_progress, nullptr, cancel);
+      },
+      progress);
 }
 
 }  // namespace etpack::python
