@@ -30,10 +30,12 @@
 // down as a .pte is; its rows have `in_program` set (offsets stay from the
 // .bpte's first byte).
 //
-// Reading: the files' structures only (what PteFile/PtdFile/BpteFile::Open
-// read); SizesOf reads no data. SharedAcrossFiles reads data as
-// ContentDedup does: only items whose sizes agree, sampled, then compared
-// in bounded chunks; memory stays bounded whatever the items' sizes.
+// Cost: SizesOf reads nothing beyond what PteFile/PtdFile/BpteFile::Open
+// read (headers and flatbuffers). SharedAcrossFiles reads data the way
+// PteOptions::dedup_constants compares constants: only items whose sizes
+// agree, three 4 KiB samples each, then whole XXH3-128 hashes and a byte
+// comparison in bounded chunks. Memory grows with the number of rows
+// (about 0.7 KB each), never with the bytes of an item.
 
 #ifndef ETPACK_SIZES_H_
 #define ETPACK_SIZES_H_
