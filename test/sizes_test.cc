@@ -7,6 +7,8 @@
 
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <string>
 #include <vector>
@@ -133,6 +135,19 @@ TEST_CASE("golden files: each kind of item has its row") {
       }
     }
   }
+  SECTION("a fat delegate: a row per entry with its backend id, and the container's own bytes") {
+    Result<SizeReport> r = SizesOf(Golden("pte_fat.pte"));
+    REQUIRE(r.ok());
+    std::vector<std::string> names, backends;
+    for (const SizeRow* d : RowsOf(*r, SizeKind::kDelegate)) {
+      names.push_back(d->name);
+      backends.push_back(d->backend);
+      CHECK(d->method == "forward");
+    }
+    CHECK(names == std::vector<std::string>{"forward[0] NFAT container", "forward[0] entries[0]",
+                                            "forward[0] entries[1]"});
+    CHECK(backends == std::vector<std::string>{"", "NativeBackend", "MLXBackend"});
+  }
   SECTION("named data: keys sharing a segment are one row") {
     Result<SizeReport> r = SizesOf(Golden("pte_named_data.pte"));
     REQUIRE(r.ok());
@@ -174,6 +189,21 @@ TEST_CASE("golden files: each kind of item has its row") {
       CHECK_FALSE(RowsOf(*r, SizeKind::kTestData).empty());
     }
   }
+}
+
+TEST_CASE("a malformed fat delegate container fails the report, naming the delegate") {
+  std::ifstream in(Golden("pte_fat.pte"), std::ios::binary);
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), {});
+  // The container is segment 1 at 1280; entry 0's id "NativeBackend" at
+  // 1280 + 12, NUL-padded to 32 bytes: a byte after its NUL.
+  REQUIRE(bytes.size() == 3728);
+  bytes[1280 + 12 + 20] = 'x';
+  auto file = Read<PteFile>("fat.pte", bytes);
+  Result<SizeReport> r = SizesOf(*file);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().code() == Code::kCorrupt);
+  CHECK(testing::Contains(r.status().message(), "fat.pte: delegate forward[0]"));
+  CHECK(testing::Contains(r.status().message(), "NativeBackend"));
 }
 
 TEST_CASE("padding between constants and before the segment base is its own row") {

@@ -14,7 +14,10 @@
 //                    in the constant segment or inline in the flatbuffer
 //   mutable          a memory-planned tensor's initial value
 //   delegate         a delegate's payload (segment or inline), with its
-//                    backend id and the method calling it
+//                    backend id and the method calling it; a fat delegate
+//                    (etpack/nfat.h) a row per entry, "<method>[i]
+//                    entries[k]" with the entry's backend id, and its table
+//                    and padding as rows "<method>[i] NFAT container"
 //   named_data       a .pte named-data key's segment
 //   entry            a .ptd entry's segment (a tensor or an opaque blob)
 //   integrity_table  the integrity table (docs/integrity.md)
@@ -98,7 +101,9 @@ struct SizeReport {
   std::vector<SizeRow> rows;  // by offset; sizes sum to file_size
 };
 
-// The report of an opened file; fails only on a bug (see above).
+// The report of an opened file. Fails (kCorrupt) on a malformed fat
+// delegate container, naming the delegate and the entry, as inspect's
+// report does; otherwise only on a bug (see above).
 Result<SizeReport> SizesOf(const PteFile& file);
 Result<SizeReport> SizesOf(const PtdFile& file);
 Result<SizeReport> SizesOf(const BpteFile& file);

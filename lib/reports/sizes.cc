@@ -15,6 +15,7 @@
 #include "bpte/bpte_header.h"
 #include "bpte/bpte_values.h"
 #include "etpack/inspect.h"
+#include "etpack/nfat.h"
 #include "integrity/table.h"
 #include "plan/content_dedup.h"
 #include "program_etpack_generated.h"
@@ -126,8 +127,9 @@ std::vector<SizeRow> Partition(uint64_t file_size, Layout layout) {
   return rows;
 }
 
-// The claims and regions of a .pte.
-Layout PteLayout(const PteFile& file) {
+// The claims and regions of a .pte. Fails (kCorrupt) only on a delegate
+// payload that starts like an NFAT container but is not a valid one.
+Result<Layout> PteLayout(const PteFile& file) {
   Layout out;
   const ExtendedHeader& h = file.header();
   const PteSegmentMap& layout = file.layout();
@@ -212,6 +214,45 @@ Layout PteLayout(const PteFile& file) {
       } else if (const auto* data = inline_data->Get(d.index)->data()) {
         r.offset = static_cast<uint64_t>(data->data() - file.head());
         r.size = data->size();
+      }
+      // A fat delegate (etpack/nfat.h): a row per entry with its own
+      // backend id; the container's table and padding fill the rest.
+      const SourcePtr payload = file.DelegateSource(d);
+      ETPACK_ASSIGN_OR_RETURN(const bool fat, HasNfatMagic(*payload));
+      if (fat) {
+        ETPACK_ASSIGN_OR_RETURN(NfatContainer c,
+                                NfatContainer::Open(payload, file.name() + ": delegate " + r.name));
+        // Entries by position (validated not to overlap); the bytes between
+        // them (the table, padding) are the container's own.
+        std::vector<size_t> order(c.entries().size());
+        for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+        std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+          return c.entries()[a].position < c.entries()[b].position;
+        });
+        uint64_t at = 0;
+        auto container = [&](uint64_t from, uint64_t to) {
+          if (to <= from) return;
+          SizeRow own = r;
+          own.name = r.name + " NFAT container";
+          own.backend.clear();
+          own.offset = r.offset + from;
+          own.size = to - from;
+          out.claims.push_back(std::move(own));
+        };
+        for (const size_t k : order) {
+          const NfatEntry& e = c.entries()[k];
+          if (e.length == 0) continue;
+          container(at, e.position);
+          SizeRow entry = r;
+          entry.name = r.name + " entries[" + std::to_string(k) + "]";
+          entry.backend = e.backend_id;
+          entry.offset = r.offset + e.position;
+          entry.size = e.length;
+          out.claims.push_back(std::move(entry));
+          at = std::max(at, e.position + e.length);
+        }
+        container(at, r.size);
+        continue;
       }
       out.claims.push_back(std::move(r));
     }
@@ -341,7 +382,10 @@ Status CheckPartition(const SizeReport& report) {
   return Status::OK();
 }
 
-Result<SizeReport> SizesOf(const PteFile& file) { return Finish(file, "pte", PteLayout(file)); }
+Result<SizeReport> SizesOf(const PteFile& file) {
+  ETPACK_ASSIGN_OR_RETURN(Layout layout, PteLayout(file));
+  return Finish(file, "pte", std::move(layout));
+}
 
 Result<SizeReport> SizesOf(const PtdFile& file) { return Finish(file, "ptd", PtdLayout(file)); }
 
