@@ -1,5 +1,7 @@
 // `etpack inspect FILE... [--json]`: the layout of a .pte, .ptd or .bpte;
 // of each, for several (the shards of a .ptd, a program and its data).
+// `--sizes [--all]`: where every byte goes, and for several files the bytes
+// they hold alike (etpack/sizes.h).
 
 #include <cstdio>
 #include <string>
@@ -8,15 +10,44 @@
 #include "commands.h"
 #include "digests.h"
 #include "etpack/inspect.h"
+#include "etpack/sizes.h"
 #include "report.h"
+#include "sizes_report.h"
 
 namespace etpack::cli {
 
 int Inspect(const std::vector<std::string>& argv) {
-  Result<Args> args = ParseArgs(argv, {kDigestOption}, {"--json"});
+  Result<Args> args = ParseArgs(argv, {kDigestOption}, {"--json", "--sizes", "--all"});
   if (!args.ok()) return UsageError("inspect", args.status().message());
   if (args->positional.empty()) return UsageError("inspect", "expected a FILE");
   const std::vector<std::string>& paths = args->positional;
+  if (args->Has("--sizes")) {
+    if (args->Value(kDigestOption) != nullptr) {
+      return UsageError("inspect", "--sizes and --digest are different reports; give one");
+    }
+    Result<FileSizes> sizes = SizesOfFiles(paths);
+    if (!sizes.ok()) return Failure(sizes.status());
+    const bool all = args->Has("--all");
+    if (!args->Has("--json")) {
+      PrintSizes(*sizes, all);
+      return kExitOk;
+    }
+    auto report = [&](const SizeReport& r) {
+      return SizeReportJson(r, all ? 0 : SmallRowBytes(r));
+    };
+    json::Value out;
+    if (paths.size() == 1) {
+      out = report(sizes->reports[0]);
+    } else {
+      std::vector<json::Value> files;
+      for (const SizeReport& r : sizes->reports) files.push_back(report(r));
+      out = json::Value::Object({{"files", json::Value::Array(std::move(files))},
+                                 {"shared", SharedReportJson(sizes->shared)}});
+    }
+    std::printf("%s\n", json::Print(out, 2).c_str());
+    return kExitOk;
+  }
+  if (args->Has("--all")) return UsageError("inspect", "--all goes with --sizes");
   if (args->Value(kDigestOption) != nullptr) {
     // The digests instead of the layout report.
     Result<DigestFlags> digest = ParseDigestFlags(*args);

@@ -17,7 +17,7 @@ struct CommandHelp {
 };
 
 const CommandHelp kCommands[] = {
-    {"inspect", "inspect FILE... [--json | --digest sha256]",
+    {"inspect", "inspect FILE... [--json | --digest sha256] [--sizes [--all]]",
      "show the layout of a .pte, .ptd or .bpte",
      "A .pte: header, methods, segments, constants, delegates, named data and\n"
      "EXTERNAL tensors. A .ptd: header, segments, entries with their layouts.\n"
@@ -28,7 +28,14 @@ const CommandHelp kCommands[] = {
      "the entries stored in bytes another entry holds and the bytes saved.\n"
      "\n"
      "  --json            print one JSON object with the same content\n"
-     "  --digest sha256   print SHA-256 of every part and named key instead\n"},
+     "  --digest sha256   print SHA-256 of every part and named key instead\n"
+     "  --sizes           instead, where every byte goes: a row per item\n"
+     "                    (header, flatbuffer, constant, delegate, named data,\n"
+     "                    entry, padding, ...) whose sizes sum to the file's;\n"
+     "                    for several files also the bytes they hold alike, by\n"
+     "                    content, and which of them a cross-file share saves\n"
+     "  --all             with --sizes: every row (else rows under 0.1% of the\n"
+     "                    file are summed per kind)\n"},
     {"verify", "verify FILE... [--data X.ptd ...] [--deep]",
      "validate a .pte, .ptd or .bpte completely",
      "Checks everything a loader relies on and prints \"FILE: ok (...)\", or\n"

@@ -1574,3 +1574,81 @@ TEST_CASE("repack --external-constants --max-shard-bytes: program and shards as 
               .exit_code == 2);
   }
 }
+
+TEST_CASE("inspect --sizes: rows sum to the file size for every golden file") {
+  size_t files = 0;
+  for (const auto& e : fs::recursive_directory_iterator(etpack::testing::GoldenDir())) {
+    const std::string ext = e.path().extension().string();
+    if (ext != ".pte" && ext != ".ptd" && ext != ".bpte") continue;
+    ++files;
+    const std::string path = e.path().string();
+    INFO(path);
+    const uint64_t size = fs::file_size(e.path());
+    // Every row, contiguous from 0.
+    Run all = Etpack({"inspect", "--sizes", "--all", "--json", path});
+    INFO(all.output);
+    REQUIRE(all.exit_code == 0);
+    auto doc = etpack::json::Parse(all.output);
+    REQUIRE(doc.ok());
+    CHECK(doc->Find("file_size")->as_uint() == size);
+    uint64_t at = 0;
+    for (const auto& row : doc->Find("rows")->items()) {
+      CHECK(row.Find("offset")->as_uint() == at);
+      at += row.Find("size")->as_uint();
+    }
+    CHECK(at == size);
+    CHECK(doc->Find("grouped")->items().empty());
+    // Grouped: the rows shown and the groups still sum to the file size.
+    Run grouped = Etpack({"inspect", "--sizes", "--json", path});
+    REQUIRE(grouped.exit_code == 0);
+    doc = etpack::json::Parse(grouped.output);
+    REQUIRE(doc.ok());
+    uint64_t sum = 0;
+    for (const char* list : {"rows", "grouped"}) {
+      for (const auto& row : doc->Find(list)->items()) sum += row.Find("size")->as_uint();
+    }
+    CHECK(sum == size);
+    // The table ends with the file's size.
+    Run text = Etpack({"inspect", "--sizes", path});
+    REQUIRE(text.exit_code == 0);
+    CHECK(Contains(text.output, "total " + std::string(14 - std::to_string(size).size(), ' ') +
+                                    std::to_string(size) + "  (the file's size)"));
+  }
+  CHECK(files >= 22);
+}
+
+TEST_CASE("inspect --sizes of several files reports the bytes they hold alike") {
+  TempDir dir;
+  // A program and the same program with its constants moved to a .ptd:
+  // the constants are in both files alike.
+  const std::string pte = dir / "m.pte", thin = dir / "thin.pte", data = dir / "thin.ptd";
+  REQUIRE(Etpack({"repack", Golden("pte_constants.pte"), "-o", pte}).exit_code == 0);
+  REQUIRE(Etpack({"repack", Golden("pte_constants.pte"), "-o", thin, "--external-constants", data})
+              .exit_code == 0);
+  Run text = Etpack({"inspect", "--sizes", "--all", pte, data});
+  INFO(text.output);
+  REQUIRE(text.exit_code == 0);
+  CHECK(Contains(text.output, "held by several files (by content):"));
+  CHECK(Contains(text.output, "a cross-file share would save"));
+  Run json = Etpack({"inspect", "--sizes", "--json", pte, data});
+  REQUIRE(json.exit_code == 0);
+  auto doc = etpack::json::Parse(json.output);
+  REQUIRE(doc.ok());
+  CHECK(doc->Find("files")->items().size() == 2);
+  const auto* shared = doc->Find("shared");
+  REQUIRE(shared != nullptr);
+  CHECK_FALSE(shared->Find("contents")->items().empty());
+  for (const auto& c : shared->Find("contents")->items()) {
+    CHECK(c.Find("files")->items().size() == 2);
+  }
+}
+
+TEST_CASE("inspect --sizes: usage errors") {
+  CHECK(Etpack({"inspect", "--all", Golden("pte_constants.pte")}).exit_code == 2);
+  CHECK(
+      Etpack({"inspect", "--sizes", "--digest", "sha256", Golden("pte_constants.pte")}).exit_code ==
+      2);
+  Run missing = Etpack({"inspect", "--sizes", "/nonexistent/x.pte"});
+  CHECK(missing.exit_code == 1);
+  CHECK(Contains(missing.output, "/nonexistent/x.pte"));
+}

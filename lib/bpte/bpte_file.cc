@@ -13,6 +13,7 @@
 
 #include "bpte/bpte_format.h"
 #include "bpte/bpte_header.h"
+#include "bpte/bpte_values.h"
 #include "bundled_program_etpack_generated.h"
 #include "etpack/bpte_file.h"
 #include "flatbuffer/scalar_type.h"
@@ -24,46 +25,9 @@ namespace etpack {
 
 namespace bfb = etpack::bpte_fb;
 
-namespace {
-
-std::string SuitePath(uint32_t s, const bfb::BundledMethodTestSuite& suite) {
-  std::string p = "method_test_suites[" + std::to_string(s) + "]";
-  if (suite.method_name() != nullptr) p += " '" + suite.method_name()->str() + "'";
-  return p;
-}
-
-// Calls fn(value, path) for every test value of every case.
-template <typename Fn>
-Status ForEachValue(const bfb::BundledProgram& root, Fn fn) {
-  const auto* suites = root.method_test_suites();
-  for (uint32_t s = 0; s < suites->size(); ++s) {
-    const auto* suite = suites->Get(s);
-    const auto* cases = suite->test_cases();
-    for (uint32_t c = 0; c < cases->size(); ++c) {
-      const auto* tc = cases->Get(c);
-      const std::string cpath = SuitePath(s, *suite) + ".test_cases[" + std::to_string(c) + "]";
-      for (uint32_t i = 0; i < tc->inputs()->size(); ++i) {
-        ETPACK_RETURN_IF_ERROR(
-            fn(*tc->inputs()->Get(i), cpath + ".inputs[" + std::to_string(i) + "]"));
-      }
-      for (uint32_t i = 0; i < tc->expected_outputs()->size(); ++i) {
-        ETPACK_RETURN_IF_ERROR(fn(*tc->expected_outputs()->Get(i),
-                                  cpath + ".expected_outputs[" + std::to_string(i) + "]"));
-      }
-    }
-  }
-  return Status::OK();
-}
-
-TensorLayout LayoutOf(const bfb::Tensor& t) {
-  TensorLayout l;
-  l.scalar_type = static_cast<int>(t.scalar_type());
-  l.sizes.assign(t.sizes()->begin(), t.sizes()->end());
-  l.dim_order.assign(t.dim_order()->begin(), t.dim_order()->end());
-  return l;
-}
-
-}  // namespace
+using bpte::ForEachValue;
+using bpte::LayoutOf;
+using bpte::SuitePath;
 
 // The segmented layout keeps the flatbuffer [0, flatbuffer_size) in memory
 // and opens the embedded program (and reads test data) through the file.

@@ -79,7 +79,9 @@ struct PteTensor {
   std::optional<uint64_t> nbytes;
   TensorData data = TensorData::kNone;
   uint32_t buffer_index = 0;  // kConstant, kMutable: the data_buffer_idx
-  std::string key;            // kExternal: the fully_qualified_name (may be empty)
+  // extra_tensor_info.fully_qualified_name, "" when absent: for kExternal
+  // the key in the .ptd; for others a name (a constant's, a buffer's).
+  std::string key;
 };
 
 // A key of the program's named data and the segment holding its bytes.
@@ -103,6 +105,11 @@ class PteFile : public ArtifactFileOf<PteFile> {
   // placeholder): in the constant segment, up to the next larger offset or
   // the segment's end; or, in files without one, its inline storage.
   const std::vector<ByteRange>& constant_buffers() const { return constant_buffers_; }
+  // Where each initial value of a memory-planned tensor lies (by
+  // data_buffer_idx; entry 0 is the placeholder), in the first mutable data
+  // segment up to the next larger offset or the segment's end; empty when
+  // the file has none.
+  const std::vector<ByteRange>& mutable_buffers() const { return mutable_buffers_; }
 
   // Every Tensor value of every method, in order.
   std::vector<PteTensor> Tensors() const;

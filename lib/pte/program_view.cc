@@ -132,9 +132,9 @@ std::vector<PteTensor> PteFile::Tensors() const {
       Result<uint64_t> nbytes = TensorNbytes(x.layout.scalar_type, x.layout.sizes, "");
       if (nbytes.ok()) x.nbytes = *nbytes;
       const fb::ExtraTensorInfo* extra = t->extra_tensor_info();
+      if (extra != nullptr) x.key = Str(extra->fully_qualified_name());
       if (extra && extra->location() == fb::TensorDataLocation::EXTERNAL) {
         x.data = TensorData::kExternal;
-        x.key = Str(extra->fully_qualified_name());
       } else if (t->allocation_info() != nullptr) {
         x.data = TensorData::kMutable;
         x.buffer_index = t->data_buffer_idx();
