@@ -374,25 +374,19 @@ TensorLayout LayoutOf(TreeWalker& w, py::handle layout) {
     TreeWalker::Frame at(w, "scalar_type");
     l.scalar_type = static_cast<int>(w.Int(st.ptr(), "ScalarType (int)"));
   }
+  std::vector<int64_t> sizes, dim_order;
   {
-    py::object sizes = w.Attr(layout.ptr(), "sizes", "list of int");
+    py::object list = w.Attr(layout.ptr(), "sizes", "list of int");
     TreeWalker::Frame at(w, "sizes");
-    w.ForEach(sizes.ptr(), "list of int", [&](PyObject* s) {
-      const int64_t v = w.Int(s, "int");
-      if (v < 0 || v > INT32_MAX) w.Invalid(std::to_string(v) + " is not a size the format holds");
-      l.sizes.push_back(static_cast<int32_t>(v));
-    });
+    w.ForEach(list.ptr(), "list of int", [&](PyObject* s) { sizes.push_back(w.Int(s, "int")); });
   }
   {
-    py::object order = w.Attr(layout.ptr(), "dim_order", "list of int");
+    py::object list = w.Attr(layout.ptr(), "dim_order", "list of int");
     TreeWalker::Frame at(w, "dim_order");
-    w.ForEach(order.ptr(), "list of int", [&](PyObject* d) {
-      const int64_t v = w.Int(d, "int");
-      if (v < 0 || v > 255) w.Invalid(std::to_string(v) + " is not a dimension index");
-      l.dim_order.push_back(static_cast<uint8_t>(v));
-    });
+    w.ForEach(list.ptr(), "list of int",
+              [&](PyObject* d) { dim_order.push_back(w.Int(d, "int")); });
   }
-  return l;
+  return Take(LayoutOfInts(l.scalar_type, sizes, dim_order, w.Path()));
 }
 
 // Named data of one map (key -> entry with buffer_index, alignment,

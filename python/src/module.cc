@@ -37,21 +37,7 @@ namespace {
 TensorLayout LayoutOf(py::handle layout, const std::string& what) {
   auto [scalar_type, sizes, dim_order] =
       layout.cast<std::tuple<int, std::vector<int64_t>, std::vector<int64_t>>>();
-  TensorLayout l;
-  l.scalar_type = scalar_type;
-  for (int64_t s : sizes) {
-    if (s < 0 || s > INT32_MAX) {
-      Raise(Code::kOutOfRange,
-            what + ": size " + std::to_string(s) + " does not fit the format's int32 sizes");
-    }
-    l.sizes.push_back(static_cast<int32_t>(s));
-  }
-  for (int64_t d : dim_order) {
-    if (d < 0 || d > 255) {
-      Raise(Code::kInvalidArgument, what + ": dim_order entry " + std::to_string(d));
-    }
-    l.dim_order.push_back(static_cast<uint8_t>(d));
-  }
+  TensorLayout l = Take(LayoutOfInts(scalar_type, sizes, dim_order, what));
   Check(LayoutNbytes(l, what).status());
   return l;
 }
