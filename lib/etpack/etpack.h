@@ -136,6 +136,7 @@
 #include "etpack/bpte.h"
 #include "etpack/bpte_file.h"
 #include "etpack/bundle_cases.h"
+#include "etpack/error_path.h"
 #include "etpack/external_data.h"
 #include "etpack/fat_delegate.h"
 #include "etpack/inspect.h"

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "errors.h"
+#include "etpack/error_path.h"
 #include "etpack/external_data.h"
 #include "etpack/program_objects.h"
 
@@ -255,36 +256,24 @@ class PyObjectReader final : public ObjectReader {
 };
 
 // Where the non-schema parts of the exporter's objects are read (mutable
-// data, named data, external constants): `path_`, a prefix the helpers
-// below edit as text, then `frames_`, field names and list indices pushed
-// and popped without building any text.
+// data, named data, external constants), in the library's ErrorPath: its
+// root, a prefix the helpers below edit as text, then field names and list
+// indices pushed and popped without building any text.
 class TreeWalker {
  public:
   TreeWalker(Items& items, std::string root) : items_(items), path_(std::move(root)) {}
 
   Items& items() { return items_; }
-  std::string& path() { return path_; }
+  std::string& path() { return path_.root(); }
 
-  // A list index on the path for the life of the object.
-  class Frame {
+  // A field or list index on the path for the life of the object.
+  class Frame : public ErrorPath::Push {
    public:
-    Frame(TreeWalker& w, std::string_view name) : w_(w) { w.frames_.push_back({name, 0}); }
-    Frame(TreeWalker& w, size_t index) : w_(w) { w.frames_.push_back({{}, index}); }
-    ~Frame() { w_.frames_.pop_back(); }
-    Frame(const Frame&) = delete;
-    Frame& operator=(const Frame&) = delete;
-
-   private:
-    TreeWalker& w_;
+    Frame(TreeWalker& w, std::string_view name) : ErrorPath::Push(w.path_, name) {}
+    Frame(TreeWalker& w, size_t index) : ErrorPath::Push(w.path_, index) {}
   };
 
-  std::string Path() const {
-    std::string p = path_;
-    for (const auto& [name, index] : frames_) {
-      p += name.empty() ? "[" + std::to_string(index) + "]" : "." + std::string(name);
-    }
-    return p;
-  }
+  std::string Path() const { return path_.Text(); }
 
   [[noreturn]] void WrongType(PyObject* found, const std::string& expected) {
     RaiseTypeError(Path() + ": expected " + expected + ", found " + std::string(ClassName(found)));
@@ -347,8 +336,7 @@ class TreeWalker {
 
  private:
   Items& items_;
-  std::string path_;
-  std::vector<std::pair<std::string_view, size_t>> frames_;
+  ErrorPath path_;
 };
 
 // A mapping's items() as a list of (key, value) pairs.
