@@ -746,7 +746,7 @@ TEST_CASE("pack --external-named-data writes a fat delegate's named data to a .p
   CHECK(alone.exit_code == 1);
   CHECK(Contains(alone.output,
                  "EXTERNAL key \"layer.w\" is not in the outer program's "
-                 "named data (give .ptd files with --data)"));
+                 "named data (no .ptd file given)"));
   Run both = Etpack({"verify", pte, "--data", ptd});
   INFO(both.output);
   CHECK(both.exit_code == 0);
