@@ -3,6 +3,7 @@
 #include <cmath>
 #include <deque>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <string>
@@ -483,45 +484,37 @@ void WalkPte(TreeWalker& w, const PteNames& names, py::handle program, py::handl
   }
 }
 
-// The .ptd of each tag, in the order tags first appear, each key in one tag.
+// The .ptd of each tag, in the order tags first appear (a key in two tags is
+// PlanProgramWithData's error, as for any front end).
 class DataFiles {
  public:
-  explicit DataFiles(TreeWalker& w) : w_(w) {}
-
   void Tag(const std::string& tag) {
-    if (index_.emplace(tag, files_.size()).second) files_.push_back({tag, PtdInput()});
+    if (!index_.emplace(tag, files_.size()).second) return;
+    files_.push_back({tag, PtdInput()});
+    buffers_.emplace_back(&files_.back().second.buffers);
   }
 
   void Add(const std::string& tag, const std::string& key, const SourcePtr& source,
            uint64_t alignment, std::optional<TensorLayout> layout) {
-    auto [where, fresh] = tag_of_key_.emplace(key, tag);
-    if (!fresh && where->second != tag) {
-      w_.Invalid("named-data key '" + key + "' is in two tags, '" + where->second + "' and '" +
-                 tag +
-                 "' (found it in both, expected each key in one .ptd: the runtime merges "
-                 "the keys of all of a program's .ptd files)");
-    }
     Tag(tag);
-    PtdInput& input = files_[index_[tag]].second;
-    auto [it, added] =
-        buffer_of_[tag].emplace(source.get(), static_cast<uint32_t>(input.buffers.size()));
-    if (added) input.buffers.push_back(source);
+    const size_t file = index_[tag];
     PtdEntry e;
     e.key = key;
-    e.buffer_index = it->second;
+    e.buffer_index = buffers_[file].Add(source);
     e.alignment = alignment;
     e.layout = std::move(layout);
-    input.entries.push_back(std::move(e));
+    files_[file].second.entries.push_back(std::move(e));
   }
 
-  std::vector<std::pair<std::string, PtdInput>> Take() { return std::move(files_); }
+  std::vector<std::pair<std::string, PtdInput>> Take() {
+    return {std::make_move_iterator(files_.begin()), std::make_move_iterator(files_.end())};
+  }
 
  private:
-  TreeWalker& w_;
-  std::vector<std::pair<std::string, PtdInput>> files_;
+  // Deques: each file's SourceIndex points into its input.
+  std::deque<std::pair<std::string, PtdInput>> files_;
+  std::deque<SourceIndex> buffers_;
   std::map<std::string, size_t> index_;
-  std::map<std::string, std::string> tag_of_key_;
-  std::map<std::string, std::map<const Source*, uint32_t>> buffer_of_;
 };
 
 }  // namespace
@@ -541,12 +534,10 @@ PtdInput WalkDataPayload(Items& items, const std::string& root, py::handle paylo
   NamedDataReader reader(w, buffers, root + ".buffers");
   w.path() = root + ".named_data";
   PtdInput input;
-  std::map<const Source*, uint32_t> buffer_of;
+  SourceIndex index(&input.buffers);
   reader.Read(named, [&](NamedDataReader::Entry e) {
-    auto [it, added] =
-        buffer_of.emplace(e.source.get(), static_cast<uint32_t>(input.buffers.size()));
-    if (added) input.buffers.push_back(e.source);
-    input.entries.push_back({std::move(e.key), it->second, e.alignment, std::move(e.layout)});
+    input.entries.push_back(
+        {std::move(e.key), index.Add(e.source), e.alignment, std::move(e.layout)});
   });
   return input;
 }
@@ -561,7 +552,7 @@ ExirInputs WalkForExecutorch(Items& items, py::handle emitter_output, py::handle
   const std::map<std::string, TensorLayout> layouts =
       Take(ExternalTensorLayouts(out.program.program));
 
-  DataFiles files(w);
+  DataFiles files;
   w.path() = "emitter_output";
   py::object constant_map =
       w.Attr(emitter_output.ptr(), "external_constant_map", "dict of tag to dict of str to int");
