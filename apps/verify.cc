@@ -1,4 +1,4 @@
-// `etpack verify FILE... [--data X.ptd ...]`: validates a .pte, .ptd or .bpte
+// `etpack verify FILE... [--data X.ptd ...] [--json]`: validates a .pte, .ptd or .bpte
 // completely and, with --data, resolves a program's EXTERNAL tensors; a set
 // of .ptd files (the shards of one) is checked as the runtime loads it. The
 // checks are the library's (etpack/verify.h); this prints its report.
@@ -69,7 +69,7 @@ void PrintPte(const VerifyReport& r) {
 }  // namespace
 
 int Verify(const std::vector<std::string>& argv) {
-  Result<Args> args = ParseArgs(argv, {"--data..."}, {"--deep"});
+  Result<Args> args = ParseArgs(argv, {"--data..."}, {"--deep", "--json"});
   if (!args.ok()) return UsageError("verify", args.status().message());
   if (args->positional.empty()) return UsageError("verify", "expected a FILE");
   VerifyOptions options;
@@ -78,6 +78,10 @@ int Verify(const std::vector<std::string>& argv) {
   Result<VerifyReport> report = etpack::Verify(args->positional, options);
   if (!report.ok()) return UsageError("verify", report.status().message());
   const VerifyReport& r = *report;
+  if (args->Has("--json")) {
+    std::printf("%s\n", json::Print(VerifyReportJson(r), 2).c_str());
+    return r.ok() ? kExitOk : kExitFailure;
+  }
   // A set's files are each reported as they pass, before the set's verdict.
   const bool set = r.data_set;
   if (set) {

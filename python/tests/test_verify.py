@@ -120,3 +120,28 @@ def test_unresolved_data_and_wrong_kinds(tmp_path):
     junk.write_bytes(b"\0" * 100)
     assert same_verdict(junk)[0] is etpack.CorruptError
     assert same_verdict(GOLDEN / "bpte_basic.bpte") is None
+
+
+def test_the_report_as_json(tmp_path, table_pte):
+    import json
+    good, bad = table_pte
+    run = cli("verify", "--json", good)
+    assert run.returncode == 0, run.stderr
+    report = json.loads(run.stdout)
+    assert report["ok"] is True and "failed" not in report
+    (f,) = report["files"]
+    assert f["file"] == str(good) and f["kind"] == "pte" and f["integrity_table"] is True
+    assert f["file_size"] == good.stat().st_size
+    run = cli("verify", "--json", bad)
+    assert run.returncode == 1
+    report = json.loads(run.stdout)
+    assert report["ok"] is False and report["failed"] == str(bad)
+    assert report["error"]["code"] == "corrupt"
+    assert report["error"]["message"] == python_verdict(bad)[1]
+    a, b = tmp_path / "a.ptd", tmp_path / "b.ptd"
+    shutil.copy(GOLDEN / "ptd_basic.ptd", a)
+    shutil.copy(GOLDEN / "ptd_basic.ptd", b)
+    report = json.loads(cli("verify", "--json", a, b).stdout)
+    assert report["data_set"] is True and len(report["files"]) == 2
+    assert report["failed"] == f"{a}, {b}"
+    assert report["error"]["message"] == python_verdict([a, b])[1]
