@@ -229,7 +229,7 @@ Result<VerifyReport> Verify(const std::vector<std::string>& files, const VerifyO
   if (programs.empty()) {
     if (!options.data.empty()) {
       return InvalidArgument("data goes with a .pte; " + Joined(ptds) +
-                             (ptds.size() == 1 ? " is" : " are") + " .ptd");
+                             (ptds.size() == 1 ? " is a .ptd" : " are .ptd files"));
     }
     if (ptds.size() == 1) {
       check.Ptd(ptds[0], options.deep);
