@@ -8,7 +8,7 @@
 //           "fat_delegates": [...]}
 //   .ptd   {"kind": "ptd", "file", "file_size", "identifier", "header": {...},
 //           "segments": [...], "entries": [...], "dedup": {...}}
-//   .bpte  {"file", "format": "bpte", "file_size", "layout", "program_offset",
+//   .bpte  {"kind": "bpte", "file", "file_size", "layout", "program_offset",
 //           "program_size", "test_suites": [...], "program": {.pte report}}
 //
 // Offsets and sizes are byte counts; a segment's "alignment" is the largest
