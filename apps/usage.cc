@@ -36,7 +36,7 @@ const CommandHelp kCommands[] = {
      "                    content, and which of them a cross-file share saves\n"
      "  --all             with --sizes: every row (else rows under 0.1% of the\n"
      "                    file are summed per kind)\n"},
-    {"verify", "verify FILE... [--data X.ptd ...] [--deep]",
+    {"verify", "verify FILE... [--data X.ptd ...] [--deep] [--json]",
      "validate a .pte, .ptd or .bpte completely",
      "Checks everything a loader relies on and prints \"FILE: ok (...)\", or\n"
      "\"FILE: invalid: why\" and exits 1. Several .ptd files (the shards of one)\n"
@@ -47,7 +47,9 @@ const CommandHelp kCommands[] = {
      "                 tensor of the program resolves in these files with\n"
      "                 identical dtype, sizes and dim_order\n"
      "  --deep         also print every part's XXH3-64 (an integrity table, when\n"
-     "                 present, is always checked: docs/integrity.md)\n"},
+     "                 present, is always checked: docs/integrity.md)\n"
+     "  --json         print the report as one JSON object (\"ok\", \"files\",\n"
+     "                 and when invalid \"failed\" and \"error\"), exit 1 if not ok\n"},
     {"repack",
      "repack IN.pte -o OUT.pte [--external-constants OUT.ptd [--max-shard-bytes N]]\n"
      "       [--segment-alignment N] [--constant-alignment N] [--align N] [--dedup]",

@@ -326,6 +326,31 @@ TEST_CASE("etpack_pte_write_with_data writes a program and its data as one unit"
     CHECK(dir.List().empty());
     etpack_ptd_free(bad);
   }
+  SECTION("a key in two of the .ptd files is refused: verify would refuse the set") {
+    // The same entry in a second file: the runtime merges the keys of all
+    // of a program's .ptd files, and which one would win is not defined.
+    const std::string other_path = dir.File("other.ptd");
+    const char* two_paths[] = {ptd_path.c_str(), other_path.c_str()};
+    const etpack_ptd* two[] = {ptd, ptd};
+    CHECK(etpack_pte_write_with_data(pte, pte_path.c_str(), 2, two_paths, two, nullptr, nullptr) ==
+          ETPACK_INVALID_ARGUMENT);
+    CHECK(std::string(etpack_last_error()) ==
+          "key '" + entry.key + "' is in both " + ptd_path + " and " + other_path);
+    CHECK(dir.List().empty());
+    // What verify says of such a set, written anyway (each file alone).
+    REQUIRE(etpack_pte_write_with_data(pte, pte_path.c_str(), 1, data_paths, datas, nullptr,
+                                       nullptr) == ETPACK_OK);
+    const char* other_alone[] = {other_path.c_str()};
+    REQUIRE(etpack_pte_write_with_data(pte, pte_path.c_str(), 1, other_alone, datas, nullptr,
+                                       nullptr) == ETPACK_OK);
+    const char* set[] = {pte_path.c_str(), ptd_path.c_str(), other_path.c_str()};
+    CHECK(etpack_verify(3, set) == ETPACK_INVALID_ARGUMENT);
+    CHECK(std::string(etpack_last_error()) ==
+          "key '" + entry.key + "' is in both " + ptd_path + " and " + other_path);
+    CHECK(etpack_verify(2, set) == ETPACK_OK);
+    CHECK(etpack_verify(2, set + 1) == ETPACK_INVALID_ARGUMENT);
+    CHECK(etpack_verify(0, nullptr) == ETPACK_INVALID_ARGUMENT);
+  }
   etpack_source_free(data);
   etpack_ptd_free(ptd);
   etpack_pte_free(pte);

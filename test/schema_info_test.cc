@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "etpack/error_path.h"
 #include "etpack/source.h"
 #include "flatbuffer_fixtures.h"
 
@@ -17,6 +18,22 @@ namespace etpack {
 namespace {
 
 using namespace etpack::testing;
+
+TEST_CASE("ErrorPath renders the root, fields and indices pushed, and only those") {
+  ErrorPath path;
+  CHECK(path.Text().empty());
+  {
+    ErrorPath::Push plan(path, "execution_plan");  // no dot before the first field
+    ErrorPath::Push p(path, size_t{0});
+    ErrorPath::Push values(path, "values");
+    ErrorPath::Push v(path, size_t{12});
+    CHECK(path.Text() == "execution_plan[0].values[12]");
+  }
+  CHECK(path.Text().empty());
+  path.root() = "emitter_output.program";
+  ErrorPath::Push field(path, "constant_buffer");
+  CHECK(path.Text() == "emitter_output.program.constant_buffer");
+}
 
 TEST_CASE("GetSchema is the embedded program schema") {
   const reflection::Schema& s = GetSchema(SchemaId::kProgram);

@@ -21,6 +21,7 @@
 #include "etpack/pte.h"
 #include "etpack/source.h"
 #include "etpack/status.h"
+#include "etpack/verify.h"
 #include "etpack/writer.h"
 
 struct etpack_source {
@@ -677,5 +678,20 @@ etpack_status etpack_bpte_plan(const etpack_bpte* bpte, etpack_plan** out) {
 }
 
 void etpack_bpte_free(etpack_bpte* bpte) { delete bpte; }
+
+// ---- verifying --------------------------------------------------------------
+
+etpack_status etpack_verify(size_t count, const char* const* paths) {
+  return Guard(__func__, [&](const char* fn) -> Status {
+    if (count > 0) ETPACK_C_REQUIRE(paths);
+    std::vector<std::string> files;
+    for (size_t i = 0; i < count; ++i) {
+      if (paths[i] == nullptr) return Null(fn, "paths[" + std::to_string(i) + "]");
+      files.emplace_back(paths[i]);
+    }
+    ETPACK_ASSIGN_OR_RETURN(etpack::VerifyReport report, etpack::Verify(files));
+    return report.verdict;
+  });
+}
 
 }  // extern "C"

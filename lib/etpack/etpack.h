@@ -68,7 +68,9 @@
 //   the bytes as sources (TensorSource, SegmentSource, RangeSource), which
 //   can feed a new plan directly: PteFile::ToInput() is a repack's input.
 //   InspectJson(path) (inspect.h) reports any of the three as one JSON
-//   object, the document `etpack inspect --json` prints.
+//   object, the document `etpack inspect --json` prints; Verify(paths)
+//   (verify.h) gives the verdict `etpack verify` prints, on a file, a
+//   program with its .ptd files or a set of .ptd files.
 //
 // IMPORTING
 //
@@ -136,6 +138,7 @@
 #include "etpack/bpte.h"
 #include "etpack/bpte_file.h"
 #include "etpack/bundle_cases.h"
+#include "etpack/error_path.h"
 #include "etpack/external_data.h"
 #include "etpack/fat_delegate.h"
 #include "etpack/inspect.h"
@@ -156,6 +159,7 @@
 #include "etpack/status.h"
 #include "etpack/tensor_layout.h"
 #include "etpack/update.h"
+#include "etpack/verify.h"
 #include "etpack/writer.h"
 
 #endif  // ETPACK_ETPACK_H_

@@ -406,6 +406,19 @@ ETPACK_C_API etpack_status etpack_bpte_plan(const etpack_bpte* bpte, etpack_plan
 
 ETPACK_C_API void etpack_bpte_free(etpack_bpte* bpte);
 
+/* ---- verifying ----------------------------------------------------------- */
+
+/* Checks the `count` files at `paths` completely, as `etpack verify` does:
+ * one .pte, .ptd or .bpte (flatbuffer, structure, integrity table, fat
+ * delegates); a .pte with the .ptd files holding its data (each valid,
+ * every EXTERNAL tensor resolving in them); or .ptd files alone, a set
+ * loaded together (each valid, each key in exactly one). ETPACK_OK when all
+ * is valid; else the code of the first failure, etpack_last_error() naming
+ * the file, the field and the value (ETPACK_NOT_FOUND or ETPACK_IO_ERROR for
+ * a file that cannot be read). ETPACK_INVALID_ARGUMENT also for no file, two
+ * programs, or .ptd files beside a .bpte. */
+ETPACK_C_API etpack_status etpack_verify(size_t count, const char* const* paths);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

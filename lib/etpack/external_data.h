@@ -108,7 +108,8 @@ struct ProgramWithDataPlan {
 // strictest_shared_alignment, and its own max_shard_bytes. A planning error is the planner's,
 // prefixed with the name of the file it is about (`program_context`, or when empty `program_name`,
 // for the program; the data file's name). Names must differ (kInvalidArgument naming the name given
-// twice).
+// twice), and each key must be in one file only, as CheckDataSet asks of the files once written
+// (kInvalidArgument naming the key and both files).
 Result<ProgramWithDataPlan> PlanProgramWithData(std::string program_name, PteInput program,
                                                 const PteOptions& options,
                                                 std::vector<ExternalDataFile> data,

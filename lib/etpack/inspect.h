@@ -8,7 +8,7 @@
 //           "fat_delegates": [...]}
 //   .ptd   {"kind": "ptd", "file", "file_size", "identifier", "header": {...},
 //           "segments": [...], "entries": [...], "dedup": {...}}
-//   .bpte  {"file", "format": "bpte", "file_size", "layout", "program_offset",
+//   .bpte  {"kind": "bpte", "file", "file_size", "layout", "program_offset",
 //           "program_size", "test_suites": [...], "program": {.pte report}}
 //
 // Offsets and sizes are byte counts; a segment's "alignment" is the largest
@@ -41,6 +41,7 @@
 
 #include "etpack/bpte_file.h"
 #include "etpack/json.h"
+#include "etpack/nfat.h"
 #include "etpack/ptd_file.h"
 #include "etpack/pte_file.h"
 #include "etpack/status.h"
@@ -126,7 +127,32 @@ Result<json::Value> BpteReportJson(const BpteFile& file);
 std::vector<const PteDelegate*> AllDelegates(const PteFile& file);
 // How errors name delegate n: "model.pte: delegate 0 (forward[0] NativeBackend)".
 std::string DelegateName(const PteFile& file, size_t n);
+// A fat delegate, as the report's "fat_delegates" member states it (above).
+struct FatEntryReport {
+  NfatEntry entry;
+  // In the file, when the payload is a range of it (where a loader that
+  // maps the file finds the entry): its offset and the alignment it
+  // achieves there.
+  bool in_file = false;
+  uint64_t file_offset = 0;
+  uint64_t file_alignment = 0;
+  // The entry is a program (opened, so valid): its methods and EXTERNAL
+  // keys, distinct, in order of first use.
+  bool program = false;
+  std::vector<std::string> methods;
+  std::vector<std::string> external_keys;
+};
+struct FatDelegateReport {
+  size_t delegate = 0;  // index into AllDelegates
+  uint64_t size = 0;    // of the payload
+  std::vector<FatEntryReport> entries;
+};
+// Every delegate whose payload is an NFAT container, each container and
+// program entry opened (validated): kCorrupt names the delegate, the entry
+// and the value.
+Result<std::vector<FatDelegateReport>> FatDelegates(const PteFile& file);
 // The report's "fat_delegates" member (above).
+json::Value FatDelegatesJson(const std::vector<FatDelegateReport>& fat);
 Result<json::Value> FatDelegatesJson(const PteFile& file);
 
 // Detects the kind of `path`, opens (validating) and reports it.

@@ -50,6 +50,15 @@ inline constexpr size_t kMaxTensorRank = 16;
 // Check the rank before building a layout of that many dimensions.
 Status CheckRank(uint64_t rank, const std::string& what);
 
+// A layout from the wider integers a front end holds (Python ints, JSON
+// numbers): each size must fit the format's int32 and not be negative
+// (kOutOfRange), each dim_order entry its uint8 (kInvalidArgument); the
+// error names `what`, the index and the value: "w: sizes[1] = -3 is not a
+// size the format holds (0 to 2147483647)". Whether the result is a valid
+// layout is LayoutNbytes' to say.
+Result<TensorLayout> LayoutOfInts(int scalar_type, const std::vector<int64_t>& sizes,
+                                  const std::vector<int64_t>& dim_order, const std::string& what);
+
 // "FLOAT[4, 3] dim_order [0, 1]", for messages.
 std::string DescribeLayout(const TensorLayout& layout);
 

@@ -8,7 +8,6 @@
 
 #include <flatbuffers/reflection_generated.h>
 
-#include <charconv>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -97,38 +96,7 @@ std::string_view View(const flatbuffers::String* s);
 // The schema type name of a scalar ("int", "ubyte", ...).
 const char* TypeName(BaseType t);
 
-// Appends ".name" or "[index]" to a path for the life of the object.
-// A field name (".name", no dot at the start) or a list index ("[i]")
-// appended to an error path.
-inline void AppendPathName(std::string& path, std::string_view name) {
-  if (!path.empty()) path += '.';
-  path += name;
-}
-inline void AppendPathIndex(std::string& path, size_t index) {
-  char buf[24];
-  auto r = std::to_chars(buf, buf + sizeof buf, index);
-  path += '[';
-  path.append(buf, r.ptr);
-  path += ']';
-}
-
-class PathPush {
- public:
-  PathPush(std::string& path, std::string_view name) : path_(path), size_(path.size()) {
-    AppendPathName(path_, name);
-  }
-  PathPush(std::string& path, size_t index) : path_(path), size_(path.size()) {
-    AppendPathIndex(path_, index);
-  }
-  ~PathPush() { path_.resize(size_); }
-  PathPush(const PathPush&) = delete;
-  PathPush& operator=(const PathPush&) = delete;
-
- private:
-  std::string& path_;
-  size_t size_;
-};
-
+// An error path's text (etpack/error_path.h), "(root)" when empty.
 inline std::string PathOf(const std::string& path) { return path.empty() ? "(root)" : path; }
 
 }  // namespace fbs

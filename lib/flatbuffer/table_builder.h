@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "etpack/error_path.h"
 #include "etpack/json.h"
 #include "etpack/object_reader.h"
 #include "etpack/source.h"
@@ -167,41 +168,17 @@ class TableBuilder {
     return it != alignment_.end() ? it->second : f.force_align;
   }
 
-  // Where the build is, for errors: the root path, then the fields and
-  // indices pushed and popped without building any text (a tree of a
-  // million tables would otherwise edit the path text at every field); the
-  // text is rendered only for an error.
-  class Push {
+  // Where the build is, for errors (etpack/error_path.h).
+  class Push : public ErrorPath::Push {
    public:
-    Push(TableBuilder& b, std::string_view name) : b_(b) { b.frames_.emplace_back(name, kName); }
-    Push(TableBuilder& b, size_t index) : b_(b) {
-      b.frames_.emplace_back(std::string_view(), index);
-    }
-    ~Push() { b_.frames_.pop_back(); }
-    Push(const Push&) = delete;
-    Push& operator=(const Push&) = delete;
-
-   private:
-    TableBuilder& b_;
+    Push(TableBuilder& b, std::string_view name) : ErrorPath::Push(b.path_, name) {}
+    Push(TableBuilder& b, size_t index) : ErrorPath::Push(b.path_, index) {}
   };
-  std::string Path() const {
-    std::string path = root_path_;
-    for (const auto& [name, index] : frames_) {
-      if (index == kName) {
-        AppendPathName(path, name);
-      } else {
-        AppendPathIndex(path, index);
-      }
-    }
-    return path;
-  }
+  std::string Path() const { return path_.Text(); }
 
   const SchemaData& d_;
   flatbuffers::FlatBufferBuilder fbb_{1024};
-  std::string root_path_;
-  // A field (kName and its name: schema or tree text) or an index.
-  static constexpr size_t kName = SIZE_MAX;
-  std::vector<std::pair<std::string_view, size_t>> frames_;
+  ErrorPath path_;  // its fields' names: schema or tree text
   // Stacks shared by the recursion, so a table costs no allocation of its
   // own: the tree member of each field (by id) of the tables under
   // construction, and their children's (vtable offset, offset) pairs.

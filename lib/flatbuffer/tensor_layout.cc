@@ -4,6 +4,7 @@
 
 #include "etpack/tensor_layout.h"
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,27 @@ Status CheckRank(uint64_t rank, const std::string& what) {
   return InvalidArgument(what + ": rank " + std::to_string(rank) +
                          " exceeds the runtime's limit of " + std::to_string(kMaxTensorRank) +
                          " dimensions");
+}
+
+Result<TensorLayout> LayoutOfInts(int scalar_type, const std::vector<int64_t>& sizes,
+                                  const std::vector<int64_t>& dim_order, const std::string& what) {
+  TensorLayout l;
+  l.scalar_type = scalar_type;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i] < 0 || sizes[i] > INT32_MAX) {
+      return OutOfRange(what + ": sizes[" + std::to_string(i) + "] = " + std::to_string(sizes[i]) +
+                        " is not a size the format holds (0 to " + std::to_string(INT32_MAX) + ")");
+    }
+    l.sizes.push_back(static_cast<int32_t>(sizes[i]));
+  }
+  for (size_t i = 0; i < dim_order.size(); ++i) {
+    if (dim_order[i] < 0 || dim_order[i] > UINT8_MAX) {
+      return InvalidArgument(what + ": dim_order[" + std::to_string(i) + "] = " +
+                             std::to_string(dim_order[i]) + " is not a dimension index (0 to 255)");
+    }
+    l.dim_order.push_back(static_cast<uint8_t>(dim_order[i]));
+  }
+  return l;
 }
 
 Result<uint64_t> LayoutNbytes(const TensorLayout& layout, const std::string& what) {

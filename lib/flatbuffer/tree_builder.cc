@@ -76,7 +76,7 @@ Result<const FieldInfo*> FieldNamed(const SchemaData& d, const std::string& name
 }  // namespace
 
 Status TableBuilder::Configure(const TreeBuildOptions& options) {
-  root_path_ = options.root_path;
+  path_.root() = options.root_path;
   sources_ = options.sources;
   for (const std::string& name : options.sources_fields) {
     ETPACK_ASSIGN_OR_RETURN(const FieldInfo* f, FieldNamed(d_, name, "sources_fields", true));

@@ -15,6 +15,8 @@
 #include <utility>
 #include <vector>
 
+#include "etpack/error_path.h"
+
 namespace etpack {
 namespace {
 
@@ -52,14 +54,14 @@ class TreeReader {
     return !verifier_ || t.VerifyOffset(*verifier_, field);
   }
   Status OutOfBounds(const std::string& what) const {
-    return Corrupt(PathOf(path_) + ": " + what + " is outside the buffer or misaligned");
+    return Corrupt(PathOf(path_.Text()) + ": " + what + " is outside the buffer or misaligned");
   }
 
   const SchemaData& d_;
   const uint8_t* base_;
   std::vector<const FieldInfo*> omit_;
   std::optional<flatbuffers::Verifier> verifier_;
-  std::string path_;
+  ErrorPath path_;
 };
 
 Result<json::Value> TreeReader::Root() {
@@ -106,7 +108,7 @@ Result<json::Value> TreeReader::Vector(const FieldInfo& f, const flatbuffers::Ta
     for (uoffset_t i = 0; i < strings->size(); ++i) {
       const flatbuffers::String* s = strings->Get(i);
       if (verifier_ && !verifier_->VerifyString(s)) {
-        PathPush p(path_, i);
+        ErrorPath::Push p(path_, i);
         return OutOfBounds("string");
       }
       items.push_back(json::Value::String(s->str()));
@@ -115,13 +117,13 @@ Result<json::Value> TreeReader::Vector(const FieldInfo& f, const flatbuffers::Ta
     const auto* tables =
         reinterpret_cast<const flatbuffers::Vector<flatbuffers::Offset<flatbuffers::Table>>*>(vec);
     for (size_t i = 0; i < n; ++i) {
-      PathPush p(path_, i);
+      ErrorPath::Push p(path_, i);
       ETPACK_ASSIGN_OR_RETURN(json::Value item,
                               Table(f.index, *tables->Get(static_cast<uoffset_t>(i))));
       items.push_back(std::move(item));
     }
   } else {
-    return Unimplemented(PathOf(path_) + ": vectors of structs or unions are not supported");
+    return Unimplemented(PathOf(path_.Text()) + ": vectors of structs or unions are not supported");
   }
   return json::Value::Array(std::move(items));
 }
@@ -144,7 +146,7 @@ Result<json::Value> TreeReader::Table(int obj_index, const flatbuffers::Table& t
   members.reserve(room);
   for (const FieldInfo& f : obj.fields) {
     if (!f.present || Omitted(f)) continue;
-    PathPush p(path_, f.name);
+    ErrorPath::Push p(path_, f.name);
     const uint8_t* at = t.GetAddressOf(f.offset);
     if (at != nullptr && flatbuffers::IsScalar(f.type)) {
       const size_t size = flatbuffers::GetTypeSize(f.type);
@@ -157,7 +159,7 @@ Result<json::Value> TreeReader::Table(int obj_index, const flatbuffers::Table& t
       const EnumInfo& e = d_.enums[static_cast<size_t>(f.index)];
       const EnumValue* ev = e.ByValue(code);
       if (ev == nullptr || ev->object < 0) {
-        return Corrupt(PathOf(path_) + ": " + std::to_string(code) +
+        return Corrupt(PathOf(path_.Text()) + ": " + std::to_string(code) +
                        " is not a member code of union " + std::string(e.name));
       }
       members.emplace_back(std::string(f.name),
@@ -183,7 +185,8 @@ Result<json::Value> TreeReader::Table(int obj_index, const flatbuffers::Table& t
       continue;
     }
     if (at == nullptr) {
-      if (f.required && verifier_) return Corrupt(PathOf(path_) + ": required field is missing");
+      if (f.required && verifier_)
+        return Corrupt(PathOf(path_.Text()) + ": required field is missing");
       continue;  // absent
     }
     if (!CheckOffset(t, f.offset)) return OutOfBounds("offset");
@@ -203,13 +206,14 @@ Result<json::Value> TreeReader::Table(int obj_index, const flatbuffers::Table& t
       const uint8_t code = t.GetField<uint8_t>(tf.offset, 0);
       const EnumValue* ev = e.ByValue(code);
       if (code == 0 || ev == nullptr || ev->object < 0) {
-        return Corrupt(PathOf(path_) + ": union value with member code " + std::to_string(code) +
-                       ", which union " + std::string(e.name) + " does not define");
+        return Corrupt(PathOf(path_.Text()) + ": union value with member code " +
+                       std::to_string(code) + ", which union " + std::string(e.name) +
+                       " does not define");
       }
       ETPACK_ASSIGN_OR_RETURN(
           value, Table(ev->object, *t.GetPointer<const flatbuffers::Table*>(f.offset)));
     } else {
-      return Unimplemented(PathOf(path_) + ": struct and array fields are not supported");
+      return Unimplemented(PathOf(path_.Text()) + ": struct and array fields are not supported");
     }
     members.emplace_back(std::string(f.name), std::move(value));
   }

@@ -4,6 +4,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 #include "etpack/json.h"
@@ -44,6 +45,13 @@ Result<TensorLayout> LayoutOf(const fb::Tensor& t, const std::string& what) {
 
 namespace {
 
+// The runtime merges the keys of a program's data files into one map,
+// which refuses duplicates: which file would win is not defined. Reading
+// (MergeKeys) and writing (PlanProgramWithData) refuse them alike.
+Status KeyInTwoFiles(const std::string& key, const std::string& first, const std::string& second) {
+  return InvalidArgument("key " + Quote(key) + " is in both " + first + " and " + second);
+}
+
 struct Where {
   const PtdFile* file;
   size_t entry;
@@ -56,12 +64,7 @@ Result<std::unordered_map<std::string, Where>> MergeKeys(const std::vector<const
     for (size_t i = 0; i < f->entries().size(); ++i) {
       const std::string& key = f->entries()[i].key;
       const auto [it, fresh] = keys.emplace(key, Where{f, i});
-      if (!fresh) {
-        // The runtime's merged data map refuses duplicates: which file
-        // would win is not defined.
-        return InvalidArgument("key " + Quote(key) + " is in both " + it->second.file->name() +
-                               " and " + f->name());
-      }
+      if (!fresh) return KeyInTwoFiles(key, it->second.file->name(), f->name());
     }
   }
   return keys;
@@ -309,6 +312,15 @@ Result<ProgramWithDataPlan> PlanProgramWithData(std::string program_name, PteInp
   for (const ExternalDataFile& d : data) {
     if (!names.insert(d.name).second) {
       return InvalidArgument("'" + d.name + "' is named for two of the files written together");
+    }
+  }
+  // Each key in exactly one of the files, as CheckDataSet asks of them
+  // once written (a key twice in one file is that file's planning error).
+  std::unordered_map<std::string_view, const std::string*> file_of_key;
+  for (const ExternalDataFile& d : data) {
+    for (const PtdEntry& e : d.input.entries) {
+      const auto [it, fresh] = file_of_key.emplace(e.key, &d.name);
+      if (!fresh && it->second != &d.name) return KeyInTwoFiles(e.key, *it->second, d.name);
     }
   }
   ProgramWithDataPlan plan;

@@ -41,38 +41,48 @@ Value Strings(const std::vector<std::string>& v) {
 
 // One entry of a container; a program entry is opened (validated) for its
 // methods and EXTERNAL keys.
-Result<Value> EntryJson(const NfatContainer& c, size_t i, const SourcePtr& payload,
-                        const std::string& delegate_name) {
-  const NfatEntry& e = c.entries()[i];
-  // In the file, when the payload is a file range (where a loader that maps
-  // the file finds it): the offset and the alignment it achieves there.
-  const FileRange* r = payload->file_range();
-  const uint64_t file_offset = r ? r->offset + e.position : 0;
-  Value v = Value::Object(
-      {{"backend_id", Value::String(e.backend_id)},
-       {"offset", Value::UInt(e.offset)},
-       {"position", Value::UInt(e.position)},
-       {"length", Value::UInt(e.length)},
-       {"alignment", Value::UInt(e.alignment)},
-       {"file_offset", r ? Value::UInt(file_offset) : Value::Null()},
-       {"file_alignment", r ? Value::UInt(OffsetAlignment(file_offset)) : Value::Null()},
-       {"kind", Value::String("bytes")}});
+Result<FatEntryReport> EntryOf(const NfatContainer& c, size_t i, const SourcePtr& payload,
+                               const std::string& delegate_name) {
+  FatEntryReport r;
+  r.entry = c.entries()[i];
+  const NfatEntry& e = r.entry;
+  if (const FileRange* range = payload->file_range()) {
+    r.in_file = true;
+    r.file_offset = range->offset + e.position;
+    r.file_alignment = OffsetAlignment(r.file_offset);
+  }
   SourcePtr bytes = c.EntrySource(i);
-  ETPACK_ASSIGN_OR_RETURN(const bool program, IsProgram(*bytes));
-  if (!program) return v;
+  ETPACK_ASSIGN_OR_RETURN(r.program, IsProgram(*bytes));
+  if (!r.program) return r;
   const std::string name =
       delegate_name + " entries[" + std::to_string(i) + "] \"" + e.backend_id + "\"";
   Result<std::unique_ptr<PteFile>> p = OpenProgram(name, bytes);
   if (!p.ok()) return p.status().WithContext("the entry's bytes are not a valid program");
-  std::vector<std::string> methods, keys;  // keys distinct, in order of first use
-  for (const PteMethod& m : (*p)->methods()) methods.push_back(m.name);
+  for (const PteMethod& m : (*p)->methods()) r.methods.push_back(m.name);
   std::set<std::string> seen;
   for (const PteTensor& t : (*p)->Tensors()) {
-    if (t.data == TensorData::kExternal && seen.insert(t.key).second) keys.push_back(t.key);
+    if (t.data == TensorData::kExternal && seen.insert(t.key).second) {
+      r.external_keys.push_back(t.key);
+    }
   }
-  v.Set("kind", Value::String("program"));
-  v.Set("methods", Strings(methods));
-  v.Set("external_keys", Strings(keys));
+  return r;
+}
+
+Value EntryJson(const FatEntryReport& r) {
+  const NfatEntry& e = r.entry;
+  Value v =
+      Value::Object({{"backend_id", Value::String(e.backend_id)},
+                     {"offset", Value::UInt(e.offset)},
+                     {"position", Value::UInt(e.position)},
+                     {"length", Value::UInt(e.length)},
+                     {"alignment", Value::UInt(e.alignment)},
+                     {"file_offset", r.in_file ? Value::UInt(r.file_offset) : Value::Null()},
+                     {"file_alignment", r.in_file ? Value::UInt(r.file_alignment) : Value::Null()},
+                     {"kind", Value::String(r.program ? "program" : "bytes")}});
+  if (r.program) {
+    v.Set("methods", Strings(r.methods));
+    v.Set("external_keys", Strings(r.external_keys));
+  }
   return v;
 }
 
@@ -99,8 +109,8 @@ std::string DelegateName(const PteFile& file, size_t n) {
   return file.name() + ": delegate " + std::to_string(n);
 }
 
-Result<Value> FatDelegatesJson(const PteFile& file) {
-  std::vector<Value> list;
+Result<std::vector<FatDelegateReport>> FatDelegates(const PteFile& file) {
+  std::vector<FatDelegateReport> list;
   const std::vector<const PteDelegate*> delegates = AllDelegates(file);
   for (size_t n = 0; n < delegates.size(); ++n) {
     SourcePtr payload = file.DelegateSource(*delegates[n]);
@@ -108,16 +118,33 @@ Result<Value> FatDelegatesJson(const PteFile& file) {
     if (!nfat) continue;
     const std::string name = DelegateName(file, n);
     ETPACK_ASSIGN_OR_RETURN(NfatContainer c, NfatContainer::Open(payload, name));
-    std::vector<Value> entries;
+    FatDelegateReport d;
+    d.delegate = n;
+    d.size = payload->size();
     for (size_t i = 0; i < c.entries().size(); ++i) {
-      ETPACK_ASSIGN_OR_RETURN(Value e, EntryJson(c, i, payload, name));
-      entries.push_back(std::move(e));
+      ETPACK_ASSIGN_OR_RETURN(FatEntryReport e, EntryOf(c, i, payload, name));
+      d.entries.push_back(std::move(e));
     }
-    list.push_back(Value::Object({{"delegate", Value::UInt(n)},
-                                  {"size", Value::UInt(payload->size())},
+    list.push_back(std::move(d));
+  }
+  return list;
+}
+
+Value FatDelegatesJson(const std::vector<FatDelegateReport>& fat) {
+  std::vector<Value> list;
+  for (const FatDelegateReport& d : fat) {
+    std::vector<Value> entries;
+    for (const FatEntryReport& e : d.entries) entries.push_back(EntryJson(e));
+    list.push_back(Value::Object({{"delegate", Value::UInt(d.delegate)},
+                                  {"size", Value::UInt(d.size)},
                                   {"entries", Value::Array(std::move(entries))}}));
   }
   return Value::Array(std::move(list));
+}
+
+Result<Value> FatDelegatesJson(const PteFile& file) {
+  ETPACK_ASSIGN_OR_RETURN(std::vector<FatDelegateReport> fat, FatDelegates(file));
+  return FatDelegatesJson(fat);
 }
 
 }  // namespace etpack

@@ -295,8 +295,8 @@ Status ReportBpte(const BpteFile& f, ReportSink& sink) {
   // The program's report fails only on its fat delegates: checked first,
   // so that a failing report has no members.
   ETPACK_RETURN_IF_ERROR(FatDelegatesJson(f.program()).status());
+  sink.Member("kind", Value::String("bpte"));
   sink.Member("file", Value::String(f.name()));
-  sink.Member("format", Value::String("bpte"));
   sink.Member("file_size", U(f.size()));
   sink.Member("layout", Value::String(LayoutName(f.layout())));
   sink.Member("program_offset", U(f.program_offset()));

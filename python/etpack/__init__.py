@@ -426,8 +426,11 @@ def inspect(path):
 
 
 def verify(path, data=()):
-    """Validates a .pte, .ptd or .bpte completely; with `data` (.ptd paths),
-    also that every EXTERNAL tensor of a .pte resolves. Returns None or raises."""
-    if isinstance(data, (str, bytes, os.PathLike)):
-        data = [data]  # one path, not a sequence of characters
-    _etpack._verify(path, list(data))
+    """Validates a .pte, .ptd or .bpte completely, as `etpack verify` does:
+    its integrity table, a .pte's fat delegates; with `data` (.ptd paths),
+    also that every EXTERNAL tensor of a .pte resolves in them. `path` may be
+    a list: a .pte and its .ptd files, or .ptd files loaded together (each key
+    in exactly one). Returns None or raises."""
+    def paths(p):  # one path, not a sequence of characters
+        return [p] if isinstance(p, (str, bytes, os.PathLike)) else list(p)
+    _etpack._verify(paths(path), paths(data))

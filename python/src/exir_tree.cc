@@ -3,6 +3,7 @@
 #include <cmath>
 #include <deque>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <string>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "errors.h"
+#include "etpack/error_path.h"
 #include "etpack/external_data.h"
 #include "etpack/program_objects.h"
 
@@ -260,36 +262,24 @@ class PyObjectReader final : public ObjectReader {
 };
 
 // Where the non-schema parts of the exporter's objects are read (mutable
-// data, named data, external constants): `path_`, a prefix the helpers
-// below edit as text, then `frames_`, field names and list indices pushed
-// and popped without building any text.
+// data, named data, external constants), in the library's ErrorPath: its
+// root, a prefix the helpers below edit as text, then field names and list
+// indices pushed and popped without building any text.
 class TreeWalker {
  public:
   TreeWalker(Items& items, std::string root) : items_(items), path_(std::move(root)) {}
 
   Items& items() { return items_; }
-  std::string& path() { return path_; }
+  std::string& path() { return path_.root(); }
 
-  // A list index on the path for the life of the object.
-  class Frame {
+  // A field or list index on the path for the life of the object.
+  class Frame : public ErrorPath::Push {
    public:
-    Frame(TreeWalker& w, std::string_view name) : w_(w) { w.frames_.push_back({name, 0}); }
-    Frame(TreeWalker& w, size_t index) : w_(w) { w.frames_.push_back({{}, index}); }
-    ~Frame() { w_.frames_.pop_back(); }
-    Frame(const Frame&) = delete;
-    Frame& operator=(const Frame&) = delete;
-
-   private:
-    TreeWalker& w_;
+    Frame(TreeWalker& w, std::string_view name) : ErrorPath::Push(w.path_, name) {}
+    Frame(TreeWalker& w, size_t index) : ErrorPath::Push(w.path_, index) {}
   };
 
-  std::string Path() const {
-    std::string p = path_;
-    for (const auto& [name, index] : frames_) {
-      p += name.empty() ? "[" + std::to_string(index) + "]" : "." + std::string(name);
-    }
-    return p;
-  }
+  std::string Path() const { return path_.Text(); }
 
   [[noreturn]] void WrongType(PyObject* found, const std::string& expected) {
     RaiseTypeError(Path() + ": expected " + expected + ", found " + std::string(ClassName(found)));
@@ -352,8 +342,7 @@ class TreeWalker {
 
  private:
   Items& items_;
-  std::string path_;
-  std::vector<std::pair<std::string_view, size_t>> frames_;
+  ErrorPath path_;
 };
 
 // A mapping's items() as (key, value) pairs. Each item must be a pair (a
@@ -402,25 +391,19 @@ TensorLayout LayoutOf(TreeWalker& w, py::handle layout) {
     TreeWalker::Frame at(w, "scalar_type");
     l.scalar_type = static_cast<int>(w.Int(st.ptr(), "ScalarType (int)"));
   }
+  std::vector<int64_t> sizes, dim_order;
   {
-    py::object sizes = w.Attr(layout.ptr(), "sizes", "list of int");
+    py::object list = w.Attr(layout.ptr(), "sizes", "list of int");
     TreeWalker::Frame at(w, "sizes");
-    w.ForEach(sizes.ptr(), "list of int", [&](PyObject* s) {
-      const int64_t v = w.Int(s, "int");
-      if (v < 0 || v > INT32_MAX) w.Invalid(std::to_string(v) + " is not a size the format holds");
-      l.sizes.push_back(static_cast<int32_t>(v));
-    });
+    w.ForEach(list.ptr(), "list of int", [&](PyObject* s) { sizes.push_back(w.Int(s, "int")); });
   }
   {
-    py::object order = w.Attr(layout.ptr(), "dim_order", "list of int");
+    py::object list = w.Attr(layout.ptr(), "dim_order", "list of int");
     TreeWalker::Frame at(w, "dim_order");
-    w.ForEach(order.ptr(), "list of int", [&](PyObject* d) {
-      const int64_t v = w.Int(d, "int");
-      if (v < 0 || v > 255) w.Invalid(std::to_string(v) + " is not a dimension index");
-      l.dim_order.push_back(static_cast<uint8_t>(v));
-    });
+    w.ForEach(list.ptr(), "list of int",
+              [&](PyObject* d) { dim_order.push_back(w.Int(d, "int")); });
   }
-  return l;
+  return Take(LayoutOfInts(l.scalar_type, sizes, dim_order, w.Path()));
 }
 
 // Named data of one map (key -> entry with buffer_index, alignment,
@@ -531,47 +514,39 @@ void WalkPte(TreeWalker& w, const PteNames& names, py::handle program, py::handl
   }
 }
 
-// The .ptd of each tag, in the order tags first appear, each key in one tag.
+// The .ptd of each tag, in the order tags first appear (a key in two tags is
+// PlanProgramWithData's error, as for any front end).
 class DataFiles {
  public:
-  explicit DataFiles(TreeWalker& w) : w_(w) {}
-
   void Tag(const std::string& tag) {
-    if (index_.emplace(tag, files_.size()).second) files_.push_back({tag, PtdInput()});
+    if (!index_.emplace(tag, files_.size()).second) return;
+    files_.push_back({tag, PtdInput()});
+    buffers_.emplace_back(&files_.back().second.buffers);
   }
 
   // `what`: where the entry was found, naming it in the planner's errors.
   void Add(const std::string& tag, const std::string& key, const SourcePtr& source,
            uint64_t alignment, std::optional<TensorLayout> layout, std::string what) {
-    auto [where, fresh] = tag_of_key_.emplace(key, tag);
-    if (!fresh && where->second != tag) {
-      w_.Invalid("named-data key '" + key + "' is in two tags, '" + where->second + "' and '" +
-                 tag +
-                 "' (found it in both, expected each key in one .ptd: the runtime merges "
-                 "the keys of all of a program's .ptd files)");
-    }
     Tag(tag);
-    PtdInput& input = files_[index_[tag]].second;
-    auto [it, added] =
-        buffer_of_[tag].emplace(source.get(), static_cast<uint32_t>(input.buffers.size()));
-    if (added) input.buffers.push_back(source);
+    const size_t file = index_[tag];
     PtdEntry e;
     e.key = key;
-    e.buffer_index = it->second;
+    e.buffer_index = buffers_[file].Add(source);
     e.alignment = alignment;
     e.layout = std::move(layout);
     e.what = std::move(what);
-    input.entries.push_back(std::move(e));
+    files_[file].second.entries.push_back(std::move(e));
   }
 
-  std::vector<std::pair<std::string, PtdInput>> Take() { return std::move(files_); }
+  std::vector<std::pair<std::string, PtdInput>> Take() {
+    return {std::make_move_iterator(files_.begin()), std::make_move_iterator(files_.end())};
+  }
 
  private:
-  TreeWalker& w_;
-  std::vector<std::pair<std::string, PtdInput>> files_;
+  // Deques: each file's SourceIndex points into its input.
+  std::deque<std::pair<std::string, PtdInput>> files_;
+  std::deque<SourceIndex> buffers_;
   std::map<std::string, size_t> index_;
-  std::map<std::string, std::string> tag_of_key_;
-  std::map<std::string, std::map<const Source*, uint32_t>> buffer_of_;
 };
 
 }  // namespace
@@ -591,13 +566,10 @@ PtdInput WalkDataPayload(Items& items, const std::string& root, py::handle paylo
   NamedDataReader reader(w, buffers, root + ".buffers");
   w.path() = root + ".named_data";
   PtdInput input;
-  std::map<const Source*, uint32_t> buffer_of;
+  SourceIndex index(&input.buffers);
   reader.Read(named, [&](NamedDataReader::Entry e) {
-    auto [it, added] =
-        buffer_of.emplace(e.source.get(), static_cast<uint32_t>(input.buffers.size()));
-    if (added) input.buffers.push_back(e.source);
-    input.entries.push_back(
-        {std::move(e.key), it->second, e.alignment, std::move(e.layout), std::move(e.what)});
+    input.entries.push_back({std::move(e.key), index.Add(e.source), e.alignment,
+                             std::move(e.layout), std::move(e.what)});
   });
   return input;
 }
@@ -612,7 +584,7 @@ ExirInputs WalkForExecutorch(Items& items, py::handle emitter_output, py::handle
   const std::map<std::string, TensorLayout> layouts =
       Take(ExternalTensorLayouts(out.program.program));
 
-  DataFiles files(w);
+  DataFiles files;
   w.path() = "emitter_output";
   py::object constant_map =
       w.Attr(emitter_output.ptr(), "external_constant_map", "dict of tag to dict of str to int");

@@ -24,6 +24,7 @@
 #include "etpack/pte.h"
 #include "etpack/pte_file.h"
 #include "etpack/update.h"
+#include "etpack/verify.h"
 #include "exir.h"
 #include "items.h"
 #include "write.h"
@@ -45,22 +46,20 @@ py::tuple TupleOf(py::handle t, size_t n, const std::string& what) {
 
 // (scalar_type, sizes, dim_order) from etpack/__init__.py: a dtype code and
 // lists of the caller's values (Entry(dtype=, sizes=, dim_order=)), each
-// checked with its name.
+// an int with its name; the format's ranges are the library's to check.
 TensorLayout LayoutOf(py::handle layout, const std::string& what) {
   const py::tuple t = TupleOf(layout, 3, what + " layout");
-  TensorLayout l;
-  l.scalar_type = static_cast<int>(IntIn(t[0], what + ".dtype", INT32_MIN, INT32_MAX));
-  size_t i = 0;
+  const int scalar_type = static_cast<int>(IntIn(t[0], what + ".dtype", INT32_MIN, INT32_MAX));
+  std::vector<int64_t> sizes, dim_order;
   for (py::handle s : t[1]) {
-    const std::string at = what + ".sizes[" + std::to_string(i++) + "]";
-    // The format's sizes are int32.
-    l.sizes.push_back(static_cast<int32_t>(IntIn(s, at, 0, INT32_MAX)));
+    sizes.push_back(
+        IntIn(s, what + ".sizes[" + std::to_string(sizes.size()) + "]", INT64_MIN, INT64_MAX));
   }
-  i = 0;
   for (py::handle d : t[2]) {
-    const std::string at = what + ".dim_order[" + std::to_string(i++) + "]";
-    l.dim_order.push_back(static_cast<uint8_t>(IntIn(d, at, 0, 255)));
+    dim_order.push_back(IntIn(d, what + ".dim_order[" + std::to_string(dim_order.size()) + "]",
+                              INT64_MIN, INT64_MAX));
   }
+  TensorLayout l = Take(LayoutOfInts(scalar_type, sizes, dim_order, what));
   Check(LayoutNbytes(l, what).status());
   return l;
 }
@@ -373,31 +372,16 @@ py::tuple OpenPtd(const std::string& path) {
   return py::make_tuple(py::cast(mapping), entries);
 }
 
-void Verify(const std::string& path, const std::vector<std::string>& data) {
-  const ArtifactKind kind = Take(DetectArtifactKind(path));
-  if (kind == ArtifactKind::kPtd || kind == ArtifactKind::kBpte) {
-    if (!data.empty()) {
-      Raise(Code::kInvalidArgument, "data goes with a .pte; " + path + " is a " +
-                                        (kind == ArtifactKind::kPtd ? ".ptd" : ".bpte"));
-    }
-    if (kind == ArtifactKind::kPtd) {
-      Take(PtdFile::Open(path));
-    } else {
-      Take(Take(BpteFile::Open(path))->Suites());
-    }
-    return;
+// etpack.verify: the library's verdict (etpack/verify.h), raised.
+void Verify(const std::vector<std::string>& files, const std::vector<std::string>& data) {
+  VerifyOptions options;
+  options.data = data;
+  Result<VerifyReport> report = VerifyReport{};
+  {
+    py::gil_scoped_release no_gil;
+    report = etpack::Verify(files, options);
   }
-  std::unique_ptr<PteFile> pte = Take(PteFile::Open(path));
-  std::vector<std::unique_ptr<PtdFile>> files;
-  std::vector<const PtdFile*> views;
-  for (const std::string& d : data) {
-    if (Take(DetectArtifactKind(d)) != ArtifactKind::kPtd) {
-      Raise(Code::kInvalidArgument, d + ": data expects .ptd files");
-    }
-    files.push_back(Take(PtdFile::Open(d)));
-    views.push_back(files.back().get());
-  }
-  if (!data.empty()) Check(CheckExternalReferences(*pte, views));
+  Check(Take(std::move(report)).verdict);
 }
 
 // The report's text, printed as it is produced (no tree of it).
@@ -490,11 +474,13 @@ void DefineModule(py::module_& m) {
         });
   m.def("_open_ptd", [](py::object path) { return OpenPtd(PathOf(path, "path")); });
   m.def("_inspect", [](py::object path) { return InspectJsonText(PathOf(path, "path")); });
-  m.def("_verify", [](py::object path, py::object data) {
-    std::vector<std::string> paths;
+  m.def("_verify", [](py::object paths, py::object data) {
+    std::vector<std::string> files, more;
     size_t i = 0;
-    for (py::handle d : data) paths.push_back(PathOf(d, "data[" + std::to_string(i++) + "]"));
-    Verify(PathOf(path, "path"), paths);
+    for (py::handle p : paths) files.push_back(PathOf(p, "path[" + std::to_string(i++) + "]"));
+    i = 0;
+    for (py::handle d : data) more.push_back(PathOf(d, "data[" + std::to_string(i++) + "]"));
+    Verify(files, more);
   });
   m.def("_flatc_json", [](py::object path) { return FlatcJson(PathOf(path, "path")); });
 }

@@ -1,0 +1,78 @@
+// etpack/error_path.h — where a walk of a document or an object tree is, for
+// error messages: "program.execution_plan[0].values[3].val". Every walk
+// that names a field in its errors (the flatbuffer builders and reader, the
+// Python module's walk of the exporter's objects) keeps its place with one.
+//
+// Fields and list indices are pushed and popped as the walk descends,
+// without building any text (a tree of a million tables would otherwise
+// edit the text at every field); the text is made only for an error.
+
+#ifndef ETPACK_ERROR_PATH_H_
+#define ETPACK_ERROR_PATH_H_
+
+#include <charconv>
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace etpack {
+
+// Appends a field name (".name"; no dot at the start of an empty path) or
+// a list index ("[i]") to a path's text.
+inline void AppendPathName(std::string& path, std::string_view name) {
+  if (!path.empty()) path += '.';
+  path += name;
+}
+inline void AppendPathIndex(std::string& path, size_t index) {
+  char buf[24];
+  const auto r = std::to_chars(buf, buf + sizeof buf, index);
+  path += '[';
+  path.append(buf, r.ptr);
+  path += ']';
+}
+
+class ErrorPath {
+ public:
+  explicit ErrorPath(std::string root = {}) : root_(std::move(root)) {}
+
+  // The text before the first field; a walk may set it between frames.
+  std::string& root() { return root_; }
+
+  // A field (its name is not copied: it must outlive the frame) or a list
+  // index on the path for the life of the object.
+  class Push {
+   public:
+    Push(ErrorPath& p, std::string_view name) : p_(p) { p.frames_.emplace_back(name, kName); }
+    Push(ErrorPath& p, size_t index) : p_(p) { p.frames_.emplace_back(std::string_view(), index); }
+    ~Push() { p_.frames_.pop_back(); }
+    Push(const Push&) = delete;
+    Push& operator=(const Push&) = delete;
+
+   private:
+    ErrorPath& p_;
+  };
+
+  // The root, then ".name" for each field and "[i]" for each index.
+  std::string Text() const {
+    std::string text = root_;
+    for (const auto& [name, index] : frames_) {
+      if (index == kName) {
+        AppendPathName(text, name);
+      } else {
+        AppendPathIndex(text, index);
+      }
+    }
+    return text;
+  }
+
+ private:
+  static constexpr size_t kName = SIZE_MAX;  // a frame that is a field
+  std::string root_;
+  std::vector<std::pair<std::string_view, size_t>> frames_;
+};
+
+}  // namespace etpack
+
+#endif  // ETPACK_ERROR_PATH_H_
