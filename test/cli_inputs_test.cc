@@ -56,6 +56,21 @@ Run Etpack(const std::vector<std::string>& args) {
   return run;
 }
 
+// Each job fails (exit 1) with `message` and leaves no `out` behind.
+void ExpectEachRefused(const std::vector<std::vector<std::string>>& jobs,
+                       const std::string& message, const std::string& out) {
+  for (const auto& job : jobs) {
+    std::string line;
+    for (const auto& a : job) line += a + " ";
+    INFO(line);
+    const Run r = Etpack(job);
+    INFO(r.output);
+    CHECK(r.exit_code == 1);
+    CHECK(Contains(r.output, message));
+    CHECK(::access(out.c_str(), F_OK) != 0);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("every reader refuses a FIFO at once, naming it") {
@@ -79,16 +94,7 @@ TEST_CASE("every reader refuses a FIFO at once, naming it") {
       {"compress", fifo, "-o", out},
       {"decompress", fifo, "-o", out},
   };
-  for (const auto& job : jobs) {
-    std::string line;
-    for (const auto& a : job) line += a + " ";
-    INFO(line);
-    const Run r = Etpack(job);
-    INFO(r.output);
-    CHECK(r.exit_code == 1);
-    CHECK(Contains(r.output, fifo + ": is a FIFO, not a regular file"));
-    CHECK(::access(out.c_str(), F_OK) != 0);
-  }
+  ExpectEachRefused(jobs, fifo + ": is a FIFO, not a regular file", out);
 }
 
 TEST_CASE("every input that says 0 bytes but has content is refused, never read as empty") {
@@ -112,16 +118,7 @@ TEST_CASE("every input that says 0 bytes but has content is refused, never read 
       {"compress", proc, "-o", out},
       {"decompress", proc, "-o", out},
   };
-  for (const auto& job : jobs) {
-    std::string line;
-    for (const auto& a : job) line += a + " ";
-    INFO(line);
-    const Run r = Etpack(job);
-    INFO(r.output);
-    CHECK(r.exit_code == 1);
-    CHECK(Contains(r.output, proc + ": its size is given as 0 bytes but it has content"));
-    CHECK(::access(out.c_str(), F_OK) != 0);
-  }
+  ExpectEachRefused(jobs, proc + ": its size is given as 0 bytes but it has content", out);
 }
 
 namespace {
