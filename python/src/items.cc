@@ -232,29 +232,36 @@ SourcePtr Items::Borrow(py::handle object, const std::function<std::string()>& w
                                       " is not one C-contiguous block of memory (" +
                                       TakeErrorMessage() + "); pass a contiguous copy");
   }
+  // Held before Pin(), which may raise: the items release it either way.
+  views_.push_back(view);
   if (!Pin(object)) {
     // Memory its owner may free or move while borrowed (Pin): a copy, made
     // now under the GIL (so no Python thread changes it meanwhile), kept
     // as long as the borrowed buffers are. Not shared by address: the
     // original's address may be reused by other memory.
     PyObject* copy = PyBytes_FromStringAndSize(static_cast<const char*>(view.buf), view.len);
-    PyBuffer_Release(&view);
+    PyBuffer_Release(&views_.back());
+    views_.pop_back();
     if (copy == nullptr) throw py::error_already_set();
     copies_.push_back(py::reinterpret_steal<py::object>(copy));
     return MemorySource(PyBytes_AS_STRING(copy), static_cast<uint64_t>(PyBytes_GET_SIZE(copy)));
   }
-  views_.push_back(view);
   const auto key = std::make_pair(static_cast<const void*>(view.buf), view.len);
-  SourcePtr& source = memory_[key];
-  if (source) {
-    // The same memory again (one object given for many keys): the export
-    // held since its first time keeps it, and this object is pinned above.
-    PyBuffer_Release(&views_.back());
-    views_.pop_back();
-    return source;
+  Borrowed& borrowed = memory_[key];
+  if (borrowed.source) {
+    // The same memory again (one object given for many keys). The export
+    // held since its first time keeps it only when it is the same
+    // exporter's: another one (a bytearray under an ndarray that dropped
+    // its own export) must stay exported as well.
+    if (borrowed.exporter == view.obj) {
+      PyBuffer_Release(&views_.back());
+      views_.pop_back();
+    }
+    return borrowed.source;
   }
-  source = MemorySource(view.buf, static_cast<uint64_t>(view.len));
-  return source;
+  borrowed.source = MemorySource(view.buf, static_cast<uint64_t>(view.len));
+  borrowed.exporter = view.obj;
+  return borrowed.source;
 }
 
 SourcePtr Items::Source(py::handle item, const std::string& what) {

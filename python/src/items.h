@@ -66,8 +66,13 @@ class Items {
              (static_cast<size_t>(m.second) * 0x9e3779b97f4a7c15u);
     }
   };
-  // Looked up once per constant: tens of thousands per call.
-  std::unordered_map<std::pair<const void*, Py_ssize_t>, SourcePtr, MemoryHash> memory_;
+  // Memory borrowed so far, with the object whose export holds it. Looked
+  // up once per constant: tens of thousands per call.
+  struct Borrowed {
+    SourcePtr source;
+    PyObject* exporter = nullptr;  // views_ holds a reference
+  };
+  std::unordered_map<std::pair<const void*, Py_ssize_t>, Borrowed, MemoryHash> memory_;
   std::map<std::tuple<std::string, uint64_t, std::optional<uint64_t>>, SourcePtr> files_;
 };
 

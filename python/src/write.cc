@@ -19,8 +19,11 @@ void RunCancellable(const std::function<Status(const ProgressFn&, const CancelFn
   using Clock = std::chrono::steady_clock;
   // How often, at most, the cancel callback takes the GIL to look for a
   // signal: it is asked after every item written, which may be every few
-  // bytes, and inside lock waits, where it is the only way out.
-  constexpr auto kSignalPoll = std::chrono::milliseconds(10);
+  // bytes, and inside lock waits, where it is the only way out. Each look
+  // may wait a switch interval (5 ms) for a busy Python thread, so a few
+  // looks a second: a Ctrl-C stops within a tenth of a second, and the
+  // writing thread never spends more than a few percent waiting.
+  constexpr auto kSignalPoll = std::chrono::milliseconds(100);
   std::atomic<bool> cancelled{false};
   std::optional<py::error_already_set> raised;
   Clock::time_point polled = Clock::now();

@@ -707,6 +707,25 @@ def test_exporters_refuse_to_free_what_an_artifact_borrows(tmp_path):
     items[3].release()
 
 
+def test_memory_given_twice_stays_exported_by_each_exporter(tmp_path):
+    # An ndarray made over a bytearray keeps no export of it (only .base):
+    # the bytearray's own export must be kept although its memory was
+    # already borrowed through the array.
+    np = pytest.importorskip("numpy")
+    ba = bytearray(b"z" * 4096)
+    arr = np.ndarray((4096,), np.uint8, buffer=ba)
+    payload = C.DataPayload([arr, ba], {"a": C.DataEntry(0, 1, None),
+                                        "b": C.DataEntry(1, 1, None)})
+    a = ex.serialize_ptd(payload)
+    del arr
+    with pytest.raises(BufferError):
+        ba.extend(b"more")
+    a.save(tmp_path / "w.ptd")
+    assert bytes(etpack.load_ptd(tmp_path / "w.ptd")["b"]) == b"z" * 4096
+    del a
+    ba.extend(b"more")
+
+
 def test_write_to_file_lets_a_file_objects_own_exceptions_through():
     class Interrupted(io.BytesIO):
         @property
