@@ -1,0 +1,202 @@
+// End-to-end tests of `etpack repack`: alignment options, the options a file
+// keeps, --external-constants (sharded too) and --dedup.
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "cli_test_util.h"
+#include "etpack/json.h"
+
+namespace fs = std::filesystem;
+
+using namespace etpack::testing::cli;
+
+TEST_CASE("repack of a golden file verifies") {
+  TempDir dir;
+  const std::string out = dir / "repacked.pte";
+  Run run = Etpack({"repack", Golden("pte_constants.pte"), "-o", out, "--segment-alignment", "4096",
+                    "--constant-alignment", "64"});
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  Run verify = Etpack({"verify", out});
+  INFO(verify.output);
+  CHECK(verify.exit_code == 0);
+
+  Run js = Etpack({"inspect", "--json", out});
+  REQUIRE(js.exit_code == 0);
+  auto doc = etpack::json::Parse(js.output, "inspect --json");
+  REQUIRE(doc.ok());
+  const auto& header = *doc->Find("extended_header");
+  CHECK(header.Find("segment_base_offset")->as_uint() % 4096 == 0);
+  for (const auto& seg : doc->Find("segments")->items()) {
+    CHECK(seg.Find("alignment")->as_uint() >= 4096);
+  }
+}
+
+TEST_CASE("repack --external-constants writes a program and its data") {
+  TempDir dir;
+  const std::string pte = dir / "model.pte";
+  const std::string ptd = dir / "model.ptd";
+  Run run = Etpack({"repack", Golden("pte_constants.pte"), "-o", pte, "--external-constants", ptd});
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  CHECK(Contains(run.output, "wrote " + pte));
+  CHECK(Contains(run.output, "wrote " + ptd));
+
+  Run v1 = Etpack({"verify", pte});
+  INFO(v1.output);
+  CHECK(v1.exit_code == 0);
+  Run v2 = Etpack({"verify", ptd});
+  INFO(v2.output);
+  CHECK(v2.exit_code == 0);
+  CHECK(Contains(v2.output, "6 entries"));
+  Run v3 = Etpack({"verify", pte, "--data", ptd});
+  INFO(v3.output);
+  CHECK(v3.exit_code == 0);
+  CHECK(Contains(v3.output, "6 external tensors resolve"));
+
+  const etpack::json::Value doc = InspectJson(pte);
+  CHECK(doc.Find("constants")->Find("tensors")->as_uint() == 0);
+  CHECK(doc.Find("external_tensors")->items().size() == 6);
+  // The only files in the folder are the two outputs: no staging leftovers.
+  auto names = Listing(dir.path());
+  std::sort(names.begin(), names.end());
+  CHECK(names == std::vector<std::string>{"model.ptd", "model.pte"});
+
+  SECTION("a failure leaves neither file behind") {
+    TempDir out;
+    Run bad = Etpack({"repack", Golden("pte_constants.pte"), "-o", out / "missing/model.pte",
+                      "--external-constants", out / "model.ptd"});
+    INFO(bad.output);
+    CHECK(bad.exit_code == 1);
+    CHECK(Contains(bad.output, "etpack: "));
+    CHECK(Listing(out.path()).empty());
+  }
+}
+
+TEST_CASE("repack without flags keeps the file's options and is a fixed point") {
+  // Each golden was written by the reference serializer with the options in
+  // its input's "effective_alignments": repack reports the same ones and
+  // writes what pack writes from that input. pte_delegates_inline was
+  // written with delegate_alignment 32, which the file does not record
+  // (its payload's offset is a multiple of 32 but could be by chance), so
+  // the default 16 holds.
+  TempDir dir;
+  for (const char* name :
+       {"pte_all_kinds", "pte_constants", "pte_constants_align64", "pte_delegates",
+        "pte_delegates_inline", "pte_external", "pte_fat", "pte_multi_method", "pte_mutable",
+        "pte_named_data", "pte_no_segments"}) {
+    INFO(name);
+    const std::string base = name;
+    const std::string golden = Golden(base + ".pte");
+    const std::string manifest = dir / (base + ".json");
+    WriteEditedManifest(base + ".input.json", manifest, [](etpack::json::Value& d) {
+      d.Find("serializer_options")->Set("delegate_alignment", etpack::json::Value());
+    });
+    auto input = etpack::json::Parse(ReadAll(manifest), manifest);
+    REQUIRE(input.ok());
+    const auto& effective = *input->Find("effective_alignments");
+    const std::string packed = dir / (base + ".packed.pte");
+    REQUIRE(Etpack({"pack", manifest, "-o", packed}).exit_code == 0);
+
+    const std::string once = dir / (base + ".1.pte");
+    const std::string twice = dir / (base + ".2.pte");
+    Run first = Etpack({"repack", golden, "-o", once});
+    INFO(first.output);
+    REQUIRE(first.exit_code == 0);
+    CHECK(Contains(first.output,
+                   "segment alignment " +
+                       std::to_string(effective.Find("segment_alignment")->as_uint()) +
+                       ", constant alignment " +
+                       std::to_string(effective.Find("constant_tensor_alignment")->as_uint())));
+    CHECK(ReadAll(once) == ReadAll(packed));
+    Run second = Etpack({"repack", once, "-o", twice});
+    INFO(second.output);
+    REQUIRE(second.exit_code == 0);
+    CHECK(ReadAll(once) == ReadAll(twice));
+  }
+}
+
+TEST_CASE("pack and repack --dedup store identical constants once; inspect reports it") {
+  TempDir dir;
+  // pte_constants with a seventh constant repeating the first (f32[2,3],
+  // 24 bytes), read by a new tensor value.
+  auto doc = etpack::json::ParseFile(Golden("pte_constants.input.json"));
+  REQUIRE(doc.ok());
+  etpack::json::Value& program = *doc->Find("program");
+  auto& buffers = program.Find("constant_buffer")->items();
+  buffers.push_back(buffers[1]);
+  auto& values = program.Find("execution_plan")->items()[0].Find("values")->items();
+  etpack::json::Value copy = values[1];
+  copy.Find("val")->Set("data_buffer_idx", etpack::json::Value::UInt(buffers.size() - 1));
+  values.push_back(copy);
+  const std::string manifest = dir / "m.json";
+  std::ofstream(manifest) << etpack::json::Print(*doc);
+
+  const std::string plain = dir / "plain.pte", shared = dir / "shared.pte";
+  Run a = Etpack({"pack", manifest, "-o", plain});
+  INFO(a.output);
+  REQUIRE(a.exit_code == 0);
+  Run b = Etpack({"pack", manifest, "-o", shared, "--dedup"});
+  INFO(b.output);
+  REQUIRE(b.exit_code == 0);
+  CHECK(Contains(b.output, "identical constants stored once"));
+  CHECK(fs::file_size(plain) == fs::file_size(shared) + 32);  // 24 bytes padded to 16
+
+  Run v = Etpack({"verify", shared});
+  INFO(v.output);
+  CHECK(v.exit_code == 0);
+  Run text = Etpack({"inspect", shared});
+  CHECK(Contains(text.output,
+                 "dedup:               1 entry in bytes another entry holds, "
+                 "24 bytes saved"));
+  CHECK(Contains(Etpack({"inspect", plain}).output, "no entry shares another's bytes"));
+
+  // repack keeps what the input does, and --dedup adds it.
+  const std::string again = dir / "again.pte", deduped = dir / "deduped.pte";
+  REQUIRE(Etpack({"repack", shared, "-o", again}).exit_code == 0);
+  CHECK(fs::file_size(again) == fs::file_size(shared));
+  REQUIRE(Etpack({"repack", plain, "-o", deduped, "--dedup"}).exit_code == 0);
+  CHECK(fs::file_size(deduped) == fs::file_size(shared));
+}
+
+TEST_CASE("repack --external-constants --max-shard-bytes: program and shards as one unit") {
+  TempDir dir;
+  const std::string pte = dir / "model.pte";
+  Run run = Etpack({"repack", Golden("pte_constants.pte"), "-o", pte, "--external-constants",
+                    dir / "model.ptd", "--max-shard-bytes", "512"});
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  const std::vector<std::string> shards = Shards(dir, "model");
+  REQUIRE(shards.size() > 1);
+  for (const std::string& s : shards) CHECK(fs::file_size(s) <= 512);
+
+  std::vector<std::string> verify = {"verify", pte};
+  verify.insert(verify.end(), shards.begin(), shards.end());
+  Run v = Etpack(verify);
+  INFO(v.output);
+  CHECK(v.exit_code == 0);
+  CHECK(Contains(v.output, "6 external tensors resolve"));
+  // --data takes them too; without one shard a key resolves nowhere.
+  Run missing = Etpack({"verify", pte, "--data", shards[0]});
+  INFO(missing.output);
+  CHECK(missing.exit_code == 1);
+  CHECK(Contains(missing.output, "is not in"));
+
+  SECTION("a failure leaves no file behind") {
+    TempDir out;
+    Run bad = Etpack({"repack", Golden("pte_constants.pte"), "-o", out / "missing/model.pte",
+                      "--external-constants", out / "model.ptd", "--max-shard-bytes", "512"});
+    CHECK(bad.exit_code == 1);
+    CHECK(Listing(out.path()).empty());
+  }
+  SECTION("the cap without --external-constants is a usage error") {
+    CHECK(Etpack({"repack", Golden("pte_constants.pte"), "-o", dir / "x.pte", "--max-shard-bytes",
+                  "512"})
+              .exit_code == 2);
+  }
+}
