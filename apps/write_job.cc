@@ -88,14 +88,16 @@ Status WriteFiles(const ArtifactFiles& files, bool sha256) {
     return InvalidArgument("--json does not print --digest sha256 digests; give one of them");
   }
   std::vector<ArtifactSha256> digests;
-  std::vector<ArtifactSha256>* wanted = sha256 ? &digests : nullptr;
   WriteStats stats;
   {
     ProgressLine progress(label);
-    ETPACK_RETURN_IF_ERROR(
-        command_output_fs != nullptr
-            ? WriteArtifactFiles(*command_output_fs, files, progress.callback(), wanted, {}, &stats)
-            : WriteArtifactFiles(files, OutputOptions{}, progress.callback(), wanted, {}, &stats));
+    WriteOptions options;
+    options.progress = progress.callback();
+    options.sha256 = sha256 ? &digests : nullptr;
+    options.stats = &stats;
+    ETPACK_RETURN_IF_ERROR(command_output_fs != nullptr
+                               ? WriteArtifactFiles(*command_output_fs, files, options)
+                               : WriteArtifactFiles(files, options));
   }
   if (json_report) {
     json::Value written = json::Value::Array();

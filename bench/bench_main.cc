@@ -230,7 +230,9 @@ bool WriteOnce(benchmark::State& state, const etpack::ArtifactPlan& plan,
   etpack::Status s = dir.status();
   const std::string path = dir.ok() ? *dir + "/out.pte" : std::string();
   if (s.ok()) {
-    s = etpack::WriteArtifactFile(path, plan, options);
+    etpack::WriteOptions write;
+    write.output = options;
+    s = etpack::WriteArtifactFile(path, plan, write);
   }
   state.PauseTiming();
   if (!path.empty()) ::unlink(path.c_str());

@@ -331,8 +331,9 @@ TEST_CASE("in a sticky directory another user's file is refused before writing")
           big.head = kNew;
           big.file_size = uint64_t{1} << 30;
           uint64_t written = 0;
-          Status s =
-              WriteArtifactFile(roots, big, {}, [&](uint64_t done, uint64_t) { written = done; });
+          WriteOptions options;
+          options.progress = [&](uint64_t done, uint64_t) { written = done; };
+          Status s = WriteArtifactFile(roots, big, options);
           if (s.code() != Code::kIoError) return 1;
           if (!Contains(s.message(), roots + ": cannot replace the existing file: it belongs to "
                                              "user 0 and its directory "))

@@ -50,10 +50,10 @@ Result<PtdPlan> PlanBlob(const SourcePtr& data) {
 
 // Every byte read through the POSIX output's pread path, so the input
 // seam sees them all (copy_file_range would copy in the kernel).
-OutputOptions ThroughReads() {
-  OutputOptions o;
-  o.copy_file_range = false;
-  o.window_bytes = 64 << 10;
+WriteOptions ThroughReads() {
+  WriteOptions o;
+  o.output.copy_file_range = false;
+  o.output.window_bytes = 64 << 10;
   return o;
 }
 

@@ -257,7 +257,9 @@ TEST_CASE("SHA-256 digests come out of the same pass") {
   REQUIRE(plan.ok());
   const std::string out = dir.path() + "/m.pte";
   std::vector<ArtifactSha256> digests;
-  REQUIRE(WriteArtifactFiles({{out, &plan->artifact}}, OutputOptions{}, {}, &digests).ok());
+  WriteOptions options;
+  options.sha256 = &digests;
+  REQUIRE(WriteArtifactFiles({{out, &plan->artifact}}, options).ok());
   REQUIRE(digests.size() == 1);
 
   Result<std::unique_ptr<PteFile>> f = PteFile::Open(out);

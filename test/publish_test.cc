@@ -102,10 +102,9 @@ TEST_CASE("several artifacts are published together, data first") {
   } calls;
   auto fs = NewPosixOutputFs(SmallWindows(), &calls);
   std::vector<std::pair<uint64_t, uint64_t>> progress;
-  REQUIRE(
-      WriteArtifactFiles(*fs, {{ptd, &data.plan}, {pte, &program.plan}},
-                         [&](uint64_t done, uint64_t total) { progress.emplace_back(done, total); })
-          .ok());
+  WriteOptions options;
+  options.progress = [&](uint64_t done, uint64_t total) { progress.emplace_back(done, total); };
+  REQUIRE(WriteArtifactFiles(*fs, {{ptd, &data.plan}, {pte, &program.plan}}, options).ok());
   CHECK(dir.List() == std::set<std::string>{"m.ptd", "m.pte"});
   CHECK(ReadFile(ptd) == data.bytes);
   CHECK(ReadFile(pte) == program.bytes);
@@ -417,10 +416,11 @@ TEST_CASE("a write waiting for another writer's folder lock stops when cancelled
   });
   bool finished = false;
   int asked_after = 0;
-  Status s = WriteArtifactFiles(
-      {{out, &data.plan}}, SmallWindows(),
-      [&](uint64_t d, uint64_t total) { finished = d == total; }, nullptr,
-      [&] { return finished && ++asked_after > 1; });
+  WriteOptions options;
+  options.output = SmallWindows();
+  options.progress = [&](uint64_t d, uint64_t total) { finished = d == total; };
+  options.cancel = [&] { return finished && ++asked_after > 1; };
+  Status s = WriteArtifactFiles({{out, &data.plan}}, options);
   {
     std::lock_guard<std::mutex> lock(m);
     done = true;

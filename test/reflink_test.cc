@@ -121,7 +121,9 @@ TEST_CASE("a write after a shared padded block lands on it", "[xfs]") {
   plan.placements.push_back({0, kBlock, *a});
   plan.placements.push_back({kBlock + 16, 16, *b});  // inside the shared padded block
   WriteStats stats;
-  REQUIRE(WriteArtifactFile(dir.File("out.bin"), plan, {}, {}, &stats).ok());
+  WriteOptions options;
+  options.stats = &stats;
+  REQUIRE(WriteArtifactFile(dir.File("out.bin"), plan, options).ok());
   std::vector<uint8_t> want(3 * kBlock, 0);
   std::memcpy(want.data(), src.data(), kBlock + 10);
   std::memcpy(want.data() + kBlock + 16, src.data() + 2 * kBlock, 100);

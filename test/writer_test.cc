@@ -171,9 +171,9 @@ TEST_CASE("a mixed plan round-trips through memory") {
   Fixture f;
   MemoryOutputFs fs;
   std::vector<std::pair<uint64_t, uint64_t>> calls;
-  REQUIRE(WriteArtifactFiles(fs, {{"m.pte", &f.plan}}, [&](uint64_t done, uint64_t total) {
-            calls.emplace_back(done, total);
-          }).ok());
+  WriteOptions options;
+  options.progress = [&](uint64_t done, uint64_t total) { calls.emplace_back(done, total); };
+  REQUIRE(WriteArtifactFiles(fs, {{"m.pte", &f.plan}}, options).ok());
   CHECK(fs.files().at("m.pte") == f.expected);
   const uint64_t payload = 300 + 5000 + 10000 + 4321 + 3000 + 7777 + 1 + 7000;
   REQUIRE(!calls.empty());
@@ -182,10 +182,10 @@ TEST_CASE("a mixed plan round-trips through memory") {
 
 TEST_CASE("a mixed plan round-trips through a file") {
   Fixture f;
-  OutputOptions opts;
-  opts.window_bytes = GENERATE(uint64_t{1}, uint64_t{16} << 20);
-  opts.copy_file_range = GENERATE(true, false);
-  opts.sync = false;
+  WriteOptions opts;
+  opts.output.window_bytes = GENERATE(uint64_t{1}, uint64_t{16} << 20);
+  opts.output.copy_file_range = GENERATE(true, false);
+  opts.output.sync = false;
   const std::string out = f.dir.File("model.pte");
   REQUIRE(WriteArtifactFile(out, f.plan, opts).ok());
   CHECK(ReadFile(out) == f.expected);
@@ -217,6 +217,37 @@ TEST_CASE("WriteArtifactAt writes a plan into an open file at an offset") {
     std::vector<uint8_t> expected = {0xff, 0xff, 0xff, 0, 0, 0, 0};
     expected.insert(expected.end(), f.expected.begin(), f.expected.end());
     CHECK(ReadFile(out) == expected);
+  }
+  SECTION("the same WriteOptions as every write: digests, stats, progress, cancel") {
+    MemoryOutputFs fs;
+    std::vector<ArtifactSha256> want;
+    WriteOptions to_memory;
+    to_memory.sha256 = &want;
+    REQUIRE(WriteArtifactFiles(fs, {{"m", &f.plan}}, to_memory).ok());
+    std::vector<ArtifactSha256> got;
+    WriteStats stats;
+    uint64_t last = 0;
+    WriteOptions options;
+    options.sha256 = &got;
+    options.stats = &stats;
+    options.progress = [&](uint64_t done, uint64_t) { last = done; };
+    const int fd = ::open(out.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+    REQUIRE(fd >= 0);
+    const Status s = WriteArtifactAt(f.plan, fd, 0, out, options);
+    INFO(s.ToString());
+    REQUIRE(s.ok());
+    REQUIRE(got.size() == 1);
+    REQUIRE(want.size() == 1);
+    CHECK(got[0].head == want[0].head);
+    CHECK(got[0].segments == want[0].segments);
+    CHECK(stats.bytes == last);
+    CHECK(last > 0);
+    CHECK(ReadFile(out) == f.expected);
+    options.cancel = [] { return true; };
+    const Status cancelled = WriteArtifactAt(f.plan, fd, 0, out, options);
+    ::close(fd);
+    CHECK(cancelled.code() == Code::kIoError);
+    CHECK(Contains(cancelled.message(), "write cancelled by the caller"));
   }
   SECTION("append mode and read-only descriptors are refused before writing") {
     WriteFile(out, std::vector<uint8_t>(3, 0xff));
@@ -309,10 +340,12 @@ TEST_CASE("large placements are written in slices with progress between") {
   const ArtifactPlan plan = HugeUnreadPlan(size);
   CountingOutput output;
   std::vector<uint64_t> done;
-  REQUIRE(WriteArtifact(plan, output, [&](uint64_t d, uint64_t total) {
-            CHECK(total == 64 + size);
-            done.push_back(d);
-          }).ok());
+  WriteOptions options;
+  options.progress = [&](uint64_t d, uint64_t total) {
+    CHECK(total == 64 + size);
+    done.push_back(d);
+  };
+  REQUIRE(WriteArtifact(plan, output, options).ok());
   CHECK(output.reserved == plan.file_size);
   CHECK(output.written == 64 + size);
   REQUIRE(output.writes.size() == 5);  // head + 64 + 64 + 64 + 8 MiB
@@ -333,7 +366,9 @@ TEST_CASE("a cancelled write stops at the next check and publishes nothing") {
   CountingOutput output;
   int asked = 0;
   const int stop_at = GENERATE(1, 3);  // after the head; after two slices
-  Status s = WriteArtifact(plan, output, {}, [&] { return ++asked == stop_at; });
+  WriteOptions options;
+  options.cancel = [&] { return ++asked == stop_at; };
+  Status s = WriteArtifact(plan, output, options);
   CAPTURE(s.message());
   CHECK(s.code() == Code::kIoError);
   CHECK(Contains(s.message(), "counting: write cancelled by the caller after "));
@@ -353,9 +388,10 @@ TEST_CASE("cancelling a unit of files leaves every destination as it was") {
   const int stop_at = GENERATE(1, 2, 3);
   int asked = 0;
   std::vector<uint64_t> done;
-  Status s = WriteArtifactFiles(
-      {{ptd, &a}, {pte, &b}}, OutputOptions{}, [&](uint64_t d, uint64_t) { done.push_back(d); },
-      nullptr, [&] { return ++asked == stop_at; });
+  WriteOptions options;
+  options.progress = [&](uint64_t d, uint64_t) { done.push_back(d); };
+  options.cancel = [&] { return ++asked == stop_at; };
+  Status s = WriteArtifactFiles({{ptd, &a}, {pte, &b}}, options);
   CAPTURE(s.message());
   CHECK(s.code() == Code::kIoError);
   CHECK(Contains(s.message(), "write cancelled by the caller"));
@@ -367,9 +403,9 @@ TEST_CASE("cancelling a unit of files leaves every destination as it was") {
   CHECK(dir.List() == std::set<std::string>{"x.pte"});
   CHECK(ReadFile(pte) == old);
   // Not cancelled, the same unit is written.
-  REQUIRE(WriteArtifactFiles({{ptd, &a}, {pte, &b}}, OutputOptions{}, {}, nullptr, [] {
-            return false;
-          }).ok());
+  WriteOptions go_on;
+  go_on.cancel = [] { return false; };
+  REQUIRE(WriteArtifactFiles({{ptd, &a}, {pte, &b}}, go_on).ok());
   CHECK(ReadFile(pte) == PatternBytes(3000, 2));
 }
 

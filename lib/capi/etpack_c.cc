@@ -118,9 +118,15 @@ Status Null(const char* function, const std::string& argument) {
   if ((out) == nullptr) return Null(fn, #out); \
   *(out) = nullptr
 
-etpack::ProgressFn Progress(etpack_progress_fn progress, void* user) {
-  if (progress == nullptr) return {};
-  return [progress, user](uint64_t done, uint64_t total) { progress(user, done, total); };
+// Write options that report to `progress` (none when it is null).
+etpack::WriteOptions WithProgress(etpack_progress_fn progress, void* user) {
+  etpack::WriteOptions options;
+  if (progress != nullptr) {
+    options.progress = [progress, user](uint64_t done, uint64_t total) {
+      progress(user, done, total);
+    };
+  }
+  return options;
 }
 
 etpack::Result<etpack::TensorLayout> LayoutOf(const char* function, int32_t dtype, size_t rank,
@@ -395,7 +401,7 @@ etpack_status etpack_plan_write(const etpack_plan* plan, const char* path,
   return Guard(__func__, [&](const char* fn) -> Status {
     ETPACK_C_REQUIRE(plan);
     ETPACK_C_REQUIRE(path);
-    return etpack::WriteArtifactFile(path, plan->artifact, {}, Progress(progress, user));
+    return etpack::WriteArtifactFile(path, plan->artifact, WithProgress(progress, user));
   });
 }
 
@@ -414,7 +420,7 @@ etpack_status etpack_plan_write_files(size_t count, const char* const* paths,
       if (plans[i] == nullptr) return Null(fn, "plans" + at);
       files.emplace_back(paths[i], &plans[i]->artifact);
     }
-    return etpack::WriteArtifactFiles(files, {}, Progress(progress, user));
+    return etpack::WriteArtifactFiles(files, WithProgress(progress, user));
   });
 }
 
@@ -519,7 +525,7 @@ etpack_status etpack_pte_write_with_data(const etpack_pte* pte, const char* path
     ETPACK_ASSIGN_OR_RETURN(
         etpack::ProgramWithDataPlan plan,
         etpack::PlanProgramWithData(path, pte->input, pte->options, std::move(files)));
-    return etpack::WriteArtifactFiles(plan.files(), {}, Progress(progress, user));
+    return etpack::WriteArtifactFiles(plan.files(), WithProgress(progress, user));
   });
 }
 

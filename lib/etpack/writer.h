@@ -50,21 +50,58 @@ struct WriteStats {
 // Called now and then with bytes written so far and the total.
 using ProgressFn = std::function<void(uint64_t done, uint64_t total)>;
 
-// The writer asks its CancelFn (etpack/output.h) whether to stop: after the
-// head, after each placement or slice of at most 64 MiB of one (so at least
-// every 64 MiB, right after any progress report), once more after the last
-// byte, before publishing, and while publishing waits for another writer's
-// lock (Publish). Once it returns true the write fails with kIoError
-// "DESTINATION: write cancelled by the caller after N of M bytes" (or
-// "... cancelled by the caller while waiting ..." in the lock wait) and, as
-// for any failure, nothing is published and nothing is left behind.
+// How a write reports, stops and accounts for itself: the one options
+// parameter of every write call below. Every field may be left at its
+// default; a default WriteOptions writes silently, to the end, and returns
+// nothing but the Status. The caller owns everything it points to, which
+// must outlive the call; the writer never keeps a field after returning.
+struct WriteOptions {
+  // Called on the calling thread with the bytes written so far and the
+  // total, both over all the files of the call (heads and placements, not
+  // the zero padding between them): each time at least 64 MiB more have
+  // been written, and once more after the last byte, before publishing.
+  // Empty: no reports.
+  ProgressFn progress;
+
+  // Asked whether to stop (CancelFn, etpack/output.h): after the head,
+  // after each placement or slice of at most 64 MiB of one (so at least
+  // every 64 MiB, right after any progress report), once more after the
+  // last byte, before publishing, and while publishing waits for another
+  // writer's lock (Publish). Once it returns true the write fails with
+  // kIoError "DESTINATION: write cancelled by the caller after N of M
+  // bytes" (or "... cancelled by the caller while waiting ..." in the lock
+  // wait) and, as for any failure, nothing is published and nothing is left
+  // behind. Empty: never stops.
+  CancelFn cancel;
+
+  // Not null: receives the SHA-256 digests of each file (ArtifactSha256),
+  // one entry per file in the order given, once every file is written and
+  // before publishing (so a write whose publishing fails has set it; one
+  // that fails or is cancelled earlier has not). Asking for them reads
+  // every source through memory (no in-kernel copy_file_range, nothing
+  // shared with the source), so the bytes can be hashed on their way into
+  // the output.
+  std::vector<ArtifactSha256>* sha256 = nullptr;
+
+  // Not null: receives what the write did with its bytes (WriteStats) over
+  // all its files, set as `sha256` is.
+  WriteStats* stats = nullptr;
+
+  // How the POSIX outputs are made (window, copy_file_range, extent
+  // sharing, mmap, sync; etpack/output.h). Read only by the calls that open
+  // destination paths themselves on the POSIX file system
+  // (WriteArtifactFiles(files, options), WriteArtifactFile); a call given an
+  // OutputFs or an OutputFile uses that one as it was made, and
+  // WriteArtifactAt writes through the caller's descriptor.
+  OutputOptions output;
+};
 
 // Reserves `output`, writes the head and every placement; publishing (or
 // dropping) the output is the caller's. Checks the plan's invariants first
 // (order, bounds, sizes, alignment) and fails with kInvalidArgument on a
-// malformed plan rather than writing it.
-Status WriteArtifact(const ArtifactPlan& plan, OutputFile& output, const ProgressFn& progress = {},
-                     const CancelFn& cancel = {});
+// malformed plan rather than writing it. `options.output` is not read.
+Status WriteArtifact(const ArtifactPlan& plan, OutputFile& output,
+                     const WriteOptions& options = {});
 
 // Destination paths and their plans, published as one unit in this order
 // (data files before the program that refers to them).
@@ -78,28 +115,22 @@ using ArtifactFiles = std::vector<std::pair<std::string, const ArtifactPlan*>>;
 // destination has changed and nothing is left behind, except in the cases
 // Publish() names (a later rename failing after an earlier output replaced
 // a file; a directory that could not be synced), which the error then says.
-// Progress counts the bytes of all files together. With `sha256`, it
-// receives one entry per file, in order. `cancel` (CancelFn) may stop the
-// write at any of its checks, before publishing.
+// Progress counts the bytes of all files together; `options.cancel` may
+// stop the write at any of its checks, before publishing.
 //
 // Computing digests or integrity tables reads every source through memory
 // (no in-kernel copy_file_range for those files), so their bytes can be
 // hashed on their way into the output, and nothing is shared with them.
-// With `stats`, it receives what the write did once every file is written.
-Status WriteArtifactFiles(OutputFs& fs, const ArtifactFiles& files, const ProgressFn& progress = {},
-                          std::vector<ArtifactSha256>* sha256 = nullptr,
-                          const CancelFn& cancel = {}, WriteStats* stats = nullptr);
+// `options.output` is not read: `fs` made its outputs as it was told.
+Status WriteArtifactFiles(OutputFs& fs, const ArtifactFiles& files,
+                          const WriteOptions& options = {});
 
-// The same on the POSIX file system.
-Status WriteArtifactFiles(const ArtifactFiles& files, const OutputOptions& options = {},
-                          const ProgressFn& progress = {},
-                          std::vector<ArtifactSha256>* sha256 = nullptr,
-                          const CancelFn& cancel = {}, WriteStats* stats = nullptr);
+// The same on the POSIX file system, made with `options.output`.
+Status WriteArtifactFiles(const ArtifactFiles& files, const WriteOptions& options = {});
 
 // The common case: one file, written atomically.
 Status WriteArtifactFile(const std::string& path, const ArtifactPlan& plan,
-                         const OutputOptions& options = {}, const ProgressFn& progress = {},
-                         WriteStats* stats = nullptr);
+                         const WriteOptions& options = {});
 
 // Writes `plan` into a file the caller has open, at [offset, offset +
 // plan.file_size) (an exporter streaming into a file object it owns). Not
@@ -112,8 +143,10 @@ Status WriteArtifactFile(const std::string& path, const ArtifactPlan& plan,
 // append mode (kInvalidArgument otherwise); the caller keeps it open and
 // does not write it concurrently. kInvalidArgument, before anything is
 // written, when `fd` is a file the plan reads (CheckNotReadBy).
+// `options.output` is not read; a cancelled write, like a failed one,
+// leaves the range as it stands.
 Status WriteArtifactAt(const ArtifactPlan& plan, int fd, uint64_t offset, const std::string& name,
-                       const ProgressFn& progress = {});
+                       const WriteOptions& options = {});
 
 // kInvalidArgument ("IN: is the same file as the output NAME; refusing to
 // overwrite an input") when the file open as `fd` (through whatever name,

@@ -407,7 +407,9 @@ ArtifactFiles PtdFiles(const std::vector<PtdFilePlan>& plans) {
 Status WritePtd(const std::string& path, const PtdInput& input, const PtdOptions& options,
                 const ProgressFn& progress, std::vector<std::string>* paths) {
   ETPACK_ASSIGN_OR_RETURN(std::vector<PtdFilePlan> plans, PlanPtdFiles(path, input, options));
-  ETPACK_RETURN_IF_ERROR(WriteArtifactFiles(PtdFiles(plans), OutputOptions{}, progress));
+  WriteOptions write;
+  write.progress = progress;
+  ETPACK_RETURN_IF_ERROR(WriteArtifactFiles(PtdFiles(plans), write));
   if (paths != nullptr) {
     paths->clear();
     for (const PtdFilePlan& p : plans) paths->push_back(p.path);

@@ -434,7 +434,9 @@ Result<PtePlan> PlanPte(PteInput input, const PteOptions& options) {
 Status WritePte(const std::string& path, PteInput input, const PteOptions& options,
                 const ProgressFn& progress) {
   ETPACK_ASSIGN_OR_RETURN(PtePlan plan, PlanPte(std::move(input), options));
-  return WriteArtifactFile(path, plan.artifact, OutputOptions{}, progress);
+  WriteOptions write;
+  write.progress = progress;
+  return WriteArtifactFile(path, plan.artifact, write);
 }
 
 }  // namespace etpack

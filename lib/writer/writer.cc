@@ -23,7 +23,7 @@ namespace {
 constexpr uint64_t kProgressStep = uint64_t{64} << 20;
 
 // Adds up the bytes of several plans for one progress line, and asks
-// whether to go on (WriteArtifactFiles: `cancel`) after every step.
+// whether to go on (WriteOptions::cancel) after every step.
 class Progress {
  public:
   Progress(const ProgressFn& fn, const CancelFn& cancel, uint64_t total)
@@ -246,17 +246,28 @@ ArtifactPlan WholeSourcePlan(SourcePtr source) {
   return plan;
 }
 
-Status WriteArtifact(const ArtifactPlan& plan, OutputFile& output, const ProgressFn& progress,
-                     const CancelFn& cancel) {
+Status WriteArtifact(const ArtifactPlan& plan, OutputFile& output, const WriteOptions& options) {
   ETPACK_RETURN_IF_ERROR(ValidateArtifactPlan(plan));
-  Progress p(progress, cancel, PayloadBytes(plan));
-  ETPACK_RETURN_IF_ERROR(WriteValidPlan(plan, output, p));
-  return p.Report(output.destination());
+  Progress p(options.progress, options.cancel, PayloadBytes(plan));
+  ArtifactSha256 digest;
+  ETPACK_RETURN_IF_ERROR(
+      WriteValidPlan(plan, output, p, options.sha256 != nullptr ? &digest : nullptr));
+  ETPACK_RETURN_IF_ERROR(p.Report(output.destination()));
+  if (options.sha256 != nullptr) {
+    options.sha256->clear();
+    options.sha256->push_back(std::move(digest));
+  }
+  if (options.stats != nullptr) {
+    *options.stats = WriteStats{};
+    options.stats->bytes = output.bytes_written();
+    options.stats->bytes_shared = output.bytes_shared();
+  }
+  return Status::OK();
 }
 
-Status WriteArtifactFiles(OutputFs& fs, const ArtifactFiles& files, const ProgressFn& progress,
-                          std::vector<ArtifactSha256>* sha256, const CancelFn& cancel,
-                          WriteStats* stats) {
+Status WriteArtifactFiles(OutputFs& fs, const ArtifactFiles& files, const WriteOptions& options) {
+  std::vector<ArtifactSha256>* const sha256 = options.sha256;
+  WriteStats* const stats = options.stats;
   // Everything that can be checked is checked before the first output
   // exists, so a bad plan or destination touches nothing.
   uint64_t total = 0;
@@ -276,7 +287,7 @@ Status WriteArtifactFiles(OutputFs& fs, const ArtifactFiles& files, const Progre
     const std::vector<const Source*> read = SourcesRead(*file.second);
     for (const auto& out : outputs) ETPACK_RETURN_IF_ERROR(CheckNotInputs(*out, read));
   }
-  Progress p(progress, cancel, total);
+  Progress p(options.progress, options.cancel, total);
   std::vector<ArtifactSha256> digests(sha256 != nullptr ? files.size() : 0);
   for (size_t i = 0; i < files.size(); ++i) {
     ETPACK_RETURN_IF_ERROR(
@@ -293,23 +304,20 @@ Status WriteArtifactFiles(OutputFs& fs, const ArtifactFiles& files, const Progre
       stats->bytes_shared += out->bytes_shared();
     }
   }
-  return Publish(std::move(outputs), cancel);
+  return Publish(std::move(outputs), options.cancel);
 }
 
-Status WriteArtifactFiles(const ArtifactFiles& files, const OutputOptions& options,
-                          const ProgressFn& progress, std::vector<ArtifactSha256>* sha256,
-                          const CancelFn& cancel, WriteStats* stats) {
-  return WriteArtifactFiles(*NewPosixOutputFs(options), files, progress, sha256, cancel, stats);
+Status WriteArtifactFiles(const ArtifactFiles& files, const WriteOptions& options) {
+  return WriteArtifactFiles(*NewPosixOutputFs(options.output), files, options);
 }
 
 Status WriteArtifactFile(const std::string& path, const ArtifactPlan& plan,
-                         const OutputOptions& options, const ProgressFn& progress,
-                         WriteStats* stats) {
-  return WriteArtifactFiles({{path, &plan}}, options, progress, nullptr, {}, stats);
+                         const WriteOptions& options) {
+  return WriteArtifactFiles({{path, &plan}}, options);
 }
 
 Status WriteArtifactAt(const ArtifactPlan& plan, int fd, uint64_t offset, const std::string& name,
-                       const ProgressFn& progress) {
+                       const WriteOptions& options) {
   ETPACK_RETURN_IF_ERROR(ValidateArtifactPlan(plan).WithContext(name));
   // Offsets reach pwrite and ftruncate as off_t, which is signed.
   constexpr uint64_t kMaxOffset = static_cast<uint64_t>(INT64_MAX);
@@ -321,7 +329,7 @@ Status WriteArtifactAt(const ArtifactPlan& plan, int fd, uint64_t offset, const 
   // The open file may be one the plan reads (through any name or
   // descriptor): writing would destroy the bytes still to be read.
   ETPACK_RETURN_IF_ERROR(CheckNotInputs(*output, SourcesRead(plan)));
-  return WriteArtifact(plan, *output, progress);
+  return WriteArtifact(plan, *output, options);
 }
 
 Status CheckNotReadBy(const ArtifactPlan& plan, int fd, const std::string& name) {

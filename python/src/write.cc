@@ -75,7 +75,10 @@ void PlanAndWrite(const std::function<Status(ArtifactFiles* files)>& plan, py::h
         ArtifactFiles files;
         Status status = plan(&files);
         if (!status.ok()) return status;
-        return WriteArtifactFiles(files, OutputOptions{}, on_progress, nullptr, cancel);
+        WriteOptions options;
+        options.progress = on_progress;
+        options.cancel = cancel;
+        return WriteArtifactFiles(files, options);
       },
       progress);
 }
