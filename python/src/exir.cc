@@ -127,6 +127,17 @@ class Artifact {
     return py::object();
   }
 
+  // f.name(), or null when the file cannot do it: io.UnsupportedOperation
+  // (an OSError) or an AttributeError. Anything else propagates.
+  static py::object CallIfSupported(py::handle f, const char* name) {
+    try {
+      return f.attr(name)();
+    } catch (py::error_already_set& e) {
+      if (!e.matches(PyExc_OSError) && !e.matches(PyExc_AttributeError)) throw;
+      return py::object();
+    }
+  }
+
   static std::string NameOf(py::handle f) {
     if (py::object name = Attr(f, "name")) return py::str(name);
     return "file object";
@@ -175,14 +186,8 @@ class Artifact {
     // Outside the try: a failing flush (a full disk) is the caller's error,
     // not a sign that `f` has no descriptor.
     if (py::object flush = Attr(f, "flush")) flush();
-    py::object fileno;
-    try {
-      fileno = f.attr("fileno")();
-    } catch (py::error_already_set& e) {
-      // io.UnsupportedOperation (an OSError) and friends: no descriptor.
-      if (!e.matches(PyExc_OSError) && !e.matches(PyExc_AttributeError)) throw;
-      return file;
-    }
+    const py::object fileno = CallIfSupported(f, "fileno");
+    if (!fileno) return file;
     const int fd = static_cast<int>(IntIn(fileno, name + ": fileno()", 0, INT_MAX));
     const int flags = fcntl(fd, F_GETFL);
     if (flags < 0) return file;  // not open: write() says what it says
@@ -193,13 +198,8 @@ class Artifact {
       if (seekable < 0) throw py::error_already_set();
       if (seekable == 0) return file;
     }
-    py::object tell;
-    try {
-      tell = f.attr("tell")();
-    } catch (py::error_already_set& e) {
-      if (!e.matches(PyExc_OSError) && !e.matches(PyExc_AttributeError)) throw;
-      return file;
-    }
+    const py::object tell = CallIfSupported(f, "tell");
+    if (!tell) return file;
     file.position = static_cast<uint64_t>(IntIn(tell, name + ": tell()", 0, INT64_MAX));
     file.positioned = true;
     return file;
