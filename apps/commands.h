@@ -27,6 +27,7 @@ int Unbundle(const std::vector<std::string>& argv);  // apps/bundle.cc
 int Demo(const std::vector<std::string>& argv);      // apps/demo.cc
 int Extract(const std::vector<std::string>& argv);   // apps/extract.cc
 int Update(const std::vector<std::string>& argv);    // apps/update_command.cc
+int Share(const std::vector<std::string>& argv);     // apps/share.cc
 
 // Transport archives (etpack/archive.h), both in apps/archive_command.cc.
 int Compress(const std::vector<std::string>& argv);

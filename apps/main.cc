@@ -40,6 +40,7 @@ int main(int argc, char** argv) {
   if (command == "demo") return Demo(args);
   if (command == "extract") return Extract(args);
   if (command == "update") return Update(args);
+  if (command == "share") return Share(args);
   if (command == "compress") return Compress(args);
   if (command == "decompress") return Decompress(args);
   return UsageError("unknown command '" + command + "'");

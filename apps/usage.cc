@@ -120,6 +120,31 @@ const CommandHelp kCommands[] = {
      "\n"
      "  --from FILE   new weights (repeatable): .safetensors, *.index.json, .ptd\n"
      "  --json        the report as JSON\n"},
+    {"share",
+     "share A.pte B.pte [C.pte ...] [X.ptd ...] -o OUTDIR [--data NAME.ptd]\n"
+     "       [--max-shard-bytes N] [--align N] [--min-bytes N] [--dry-run] [--json]",
+     "one copy of the data a family of programs holds alike (docs/share.md)",
+     "Every constant, named-data key and .ptd entry whose bytes (for a tensor\n"
+     "also dtype, sizes and dim_order) two or more inputs hold moves once into\n"
+     "OUTDIR/shared.ptd; the programs become thin ones, OUTDIR/A.pte, ..., that\n"
+     "load with it (and with their own .ptd, written under its base name when\n"
+     "entries remain). Delegate payloads and mutable data stay, as do keys that\n"
+     "name different bytes in different inputs; the report says what stayed\n"
+     "duplicated and why. A moved constant keeps its fully_qualified_name where\n"
+     "that means the same everywhere, else gets etpack.content.<hash>. All files\n"
+     "appear together; no input is modified. Same bytes whatever the order.\n"
+     "\n"
+     "  -o, --output OUTDIR     the folder to write into, made if missing\n"
+     "  --data NAME.ptd         the shared file's name (default shared.ptd)\n"
+     "  --max-shard-bytes N     the shared file as shards of at most N bytes each,\n"
+     "                          NAME-<hash>.ptd (docs/sharding.md)\n"
+     "  --align N               every segment and constant of every output at a\n"
+     "                          multiple of N (4096: see docs/performance.md)\n"
+     "  --min-bytes N           items smaller than N stay (default 4096)\n"
+     "  --dry-run               write nothing; print the same report\n"
+     "  --json                  print the report as one JSON object\n"
+     "  --integrity             an integrity table in every output\n"
+     "                          (docs/integrity.md)\n"},
     {"bundle",
      "bundle IN.pte --cases CASES.json -o OUT.bpte [--layout standard|segmented]\n"
      "       [--program-alignment N]",

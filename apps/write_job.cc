@@ -79,42 +79,52 @@ ScopedCommandOutputFs::~ScopedCommandOutputFs() { command_output_fs = previous_;
 
 OutputFs* CommandOutputFs() { return command_output_fs; }
 
-Status WriteFiles(const ArtifactFiles& files, bool sha256) {
+Status WriteFilesWithProgress(const ArtifactFiles& files, WriteStats* stats,
+                              std::vector<ArtifactSha256>* digests) {
   std::string label = "writing ";
   for (size_t i = 0; i < files.size(); ++i) {
     label += (i == 0 ? "" : i + 1 == files.size() ? " and " : ", ") + files[i].first;
   }
-  if (sha256 && json_report) {
-    return InvalidArgument("--json does not print --digest sha256 digests; give one of them");
-  }
-  std::vector<ArtifactSha256> digests;
-  WriteStats stats;
-  {
-    ProgressLine progress(label);
-    WriteOptions options;
-    options.progress = progress.callback();
-    options.sha256 = sha256 ? &digests : nullptr;
-    options.stats = &stats;
-    ETPACK_RETURN_IF_ERROR(command_output_fs != nullptr
-                               ? WriteArtifactFiles(*command_output_fs, files, options)
-                               : WriteArtifactFiles(files, options));
-  }
-  if (json_report) {
-    json::Value written = json::Value::Array();
-    for (const auto& file : files) written.items().push_back(json::Value::String(file.first));
-    json::Value report = json::Value::Object();
-    report.Set("written", std::move(written));
-    report.Set("bytes_written", json::Value::UInt(stats.bytes));
-    report.Set("bytes_shared", json::Value::UInt(stats.bytes_shared));
-    report.Set("bytes_copied", json::Value::UInt(stats.bytes_copied()));
-    std::printf("%s\n", json::Print(report).c_str());
-    return Status::OK();
-  }
+  ProgressLine progress(label);
+  WriteOptions options;
+  options.progress = progress.callback();
+  options.sha256 = digests;
+  options.stats = stats;
+  return command_output_fs != nullptr ? WriteArtifactFiles(*command_output_fs, files, options)
+                                      : WriteArtifactFiles(files, options);
+}
+
+void AddWriteStats(const ArtifactFiles& files, const WriteStats& stats, json::Value* report) {
+  json::Value written = json::Value::Array();
+  for (const auto& file : files) written.items().push_back(json::Value::String(file.first));
+  report->Set("written", std::move(written));
+  report->Set("bytes_written", json::Value::UInt(stats.bytes));
+  report->Set("bytes_shared", json::Value::UInt(stats.bytes_shared));
+  report->Set("bytes_copied", json::Value::UInt(stats.bytes_copied()));
+}
+
+void PrintWriteStats(const WriteStats& stats) {
   // Bytes, not rounded: scripts compare them (and the padding between
   // items, never written, is in neither figure).
   std::printf("shared:  %" PRIu64 " of %" PRIu64
               " bytes written share the disk blocks they came from, %" PRIu64 " bytes copied\n",
               stats.bytes_shared, stats.bytes, stats.bytes_copied());
+}
+
+Status WriteFiles(const ArtifactFiles& files, bool sha256) {
+  if (sha256 && json_report) {
+    return InvalidArgument("--json does not print --digest sha256 digests; give one of them");
+  }
+  std::vector<ArtifactSha256> digests;
+  WriteStats stats;
+  ETPACK_RETURN_IF_ERROR(WriteFilesWithProgress(files, &stats, sha256 ? &digests : nullptr));
+  if (json_report) {
+    json::Value report = json::Value::Object();
+    AddWriteStats(files, stats, &report);
+    std::printf("%s\n", json::Print(report).c_str());
+    return Status::OK();
+  }
+  PrintWriteStats(stats);
   if (sha256) PrintWrittenDigests(files, digests);
   return Status::OK();
 }

@@ -11,6 +11,7 @@
 #include "args.h"
 #include "digests.h"
 #include "etpack/external_data.h"
+#include "etpack/json.h"
 #include "etpack/output.h"
 #include "etpack/ptd.h"
 #include "etpack/pte.h"
@@ -89,6 +90,18 @@ OutputFs* CommandOutputFs();
 // line, or with --json the command's one JSON object. With `sha256`, prints
 // the digests computed while writing (digests.h; not with --json).
 Status WriteFiles(const ArtifactFiles& files, bool sha256 = false);
+
+// What WriteFiles does before it reports: writes `files` as one unit with
+// a progress line, filling `stats` (and `digests` when not null). For a
+// command that prints its own report.
+Status WriteFilesWithProgress(const ArtifactFiles& files, WriteStats* stats,
+                              std::vector<ArtifactSha256>* digests = nullptr);
+// Sets WriteFiles' --json members ("written", "bytes_written",
+// "bytes_shared", "bytes_copied") in `report`, a JSON object.
+void AddWriteStats(const ArtifactFiles& files, const WriteStats& stats, json::Value* report);
+// WriteFiles' text line: "shared:  S of N bytes written share the disk
+// blocks they came from, C bytes copied".
+void PrintWriteStats(const WriteStats& stats);
 
 // Writes `plan` to `output` atomically with a progress line.
 Status WritePlanned(const std::string& output, const ArtifactPlan& plan, bool sha256 = false);

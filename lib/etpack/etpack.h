@@ -13,7 +13,8 @@
 //   the order is written; test/include_layers.py checks every include):
 //
 //     core -> io -> flatbuffer -> integrity -> plan -> writer -> ptd -> pte
-//       -> bpte -> nfat -> import -> archive -> reports -> update -> capi
+//       -> bpte -> nfat -> import -> archive -> reports -> share -> update
+//       -> capi
 //
 //   The command-line tool (apps/) sits on top and, like any user of the
 //   installed library, sees only these headers.
@@ -155,6 +156,7 @@
 #include "etpack/pte.h"
 #include "etpack/pte_file.h"
 #include "etpack/safetensors.h"
+#include "etpack/share.h"
 #include "etpack/source.h"
 #include "etpack/status.h"
 #include "etpack/tensor_layout.h"

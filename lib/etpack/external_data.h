@@ -70,6 +70,23 @@ Result<std::pair<PteInput, PtdInput>> ExternalizeConstants(const PteFile& pte,
 // returned as PlanPte's error. Split errors start with "program: ".
 Result<std::pair<PteInput, PtdInput>> ExternalizeConstants(PteInput input, uint64_t alignment = 16);
 
+// Constant tensors by (execution_plan index, value index), each with the
+// key it is to be found by in a .ptd.
+using TensorKeys = std::map<std::pair<uint32_t, uint32_t>, std::string>;
+
+// `pte`'s program with the constant tensors of `keys` moved out, as
+// `etpack share` (etpack/share.h) moves them; every other tensor stays as
+// it is. A moved tensor becomes {location: EXTERNAL, fully_qualified_name:
+// its key} (its other extra_tensor_info fields kept; a missing
+// extra_tensor_info is created with default fields) and keeps its
+// data_buffer_idx; a constant buffer that no tensor still inside reads is
+// emptied (a source of 0 bytes). The bytes are the caller's to store, under
+// the keys, with the tensors' layouts. Tensors given one key must have the
+// same layout and bytes (kInvalidArgument naming both otherwise, as
+// ExternalizeConstants); a (plan, value) that is not a constant tensor is
+// kInvalidArgument naming it. The sources read from `pte`'s file.
+Result<PteInput> ExternalizeTensors(const PteFile& pte, const TensorKeys& keys);
+
 // A program and the .ptd files that hold its external data, planned
 // together so that they are written as one unit: every front end that
 // writes a .pte with its data (repack --external-constants, pack

@@ -146,6 +146,7 @@ struct SharedContent {
   // Whether a cross-file `share` moves it to one shared copy, and if not why:
   //   "delegate payloads have no external form"
   //   "mutable data has no external form"
+  //   "no tensor reads it" (a constant buffer no tensor of its program reads)
   //   "tensor layouts differ" (the same bytes read as different tensors)
   //   "its key names different bytes in another file" (see conflicts)
   //   "below min_bytes"
@@ -154,12 +155,17 @@ struct SharedContent {
   uint64_t bytes_saved = 0;  // shareable: (copies - 1) * size; else 0
 };
 // A named-data or .ptd key naming different bytes (or layouts) in
-// different files: share leaves the key's items where they are (two .ptd
-// entries: share refuses). A constant's fully_qualified_name naming
-// different bytes is no conflict: such a constant simply is not shared.
+// different files: share leaves the key's items where they are, or refuses
+// when .ptd entries disagree (`entry_files`). A constant's
+// fully_qualified_name naming different bytes is no conflict: share gives
+// such a constant a key made from its content (etpack/share.h).
 struct KeyConflict {
   std::string key;
-  std::vector<uint32_t> files;
+  std::vector<uint32_t> files;  // every file holding the key, ascending
+  // The .ptd files (two or more, ascending) whose entries of the key hold
+  // different bytes or layouts from each other; empty when the .ptd
+  // entries agree (the conflict is with named data).
+  std::vector<uint32_t> entry_files;
 };
 struct SharedReport {
   std::vector<std::string> files;
@@ -204,7 +210,7 @@ Result<FileSizes> SizesOfFiles(const std::vector<std::string>& paths,
 json::Value SizeReportJson(const SizeReport& report, uint64_t small_row_bytes);
 // {"files": [...], "contents": [{"size", "copies", "files", "shareable",
 // "reason", "bytes_saved", "items": [{"file", "kind", "name", "key", "offset",
-// "tensor_layout"}]}], "conflicts": [{"key", "files"}], "bytes_saved",
+// "tensor_layout"}]}], "conflicts": [{"key", "files", "entry_files"}], "bytes_saved",
 // "bytes_not_saved"}.
 json::Value SharedReportJson(const SharedReport& report);
 

@@ -149,9 +149,13 @@ Result<std::string> Differences(const TensorLayout& first, const Source& first_b
 
 // The split itself, for `in` (program in tree form) and `prog`, the same
 // program verified, whose tensors' data_buffer_idx index in.constants.
-// `name` starts errors.
+// `name` starts errors. `chosen` null: every constant moves, numbered by
+// key, and the constants go (ExternalizeConstants). Else only the tensors
+// it names move, under its keys, keeping data_buffer_idx; a buffer no
+// tensor inside reads any more is emptied (ExternalizeTensors).
 Result<std::pair<PteInput, PtdInput>> Externalize(const fb::Program& prog, const std::string& name,
-                                                  PteInput in, uint64_t alignment) {
+                                                  PteInput in, uint64_t alignment,
+                                                  const TensorKeys* chosen = nullptr) {
   const size_t nbuffers = in.constants.size();
   json::Value* plans = in.program.tree().Find("execution_plan");
 
@@ -174,18 +178,30 @@ Result<std::pair<PteInput, PtdInput>> Externalize(const fb::Program& prog, const
     std::string path;  // the first tensor that used it
   };
   std::map<std::string, KeyInfo> key_info;
+  // With `chosen`: the buffers of tensors moved, and of tensors staying.
+  std::set<uint32_t> moved_buffers, kept_buffers;
+  size_t moved = 0;
 
   ETPACK_RETURN_IF_ERROR(
       ForEachTensor(prog, [&](uint32_t p, uint32_t v, const fb::Tensor& t) -> Status {
         if (!IsConstantTensor(t)) return Status::OK();
+        const auto pick = chosen ? chosen->find({p, v}) : TensorKeys::const_iterator();
+        if (chosen && pick == chosen->end()) {
+          kept_buffers.insert(t.data_buffer_idx());
+          return Status::OK();
+        }
         const std::string path = TensorPath(p, v);
         const std::string what = name + ": " + path;
         ETPACK_ASSIGN_OR_RETURN(TensorLayout layout, LayoutOf(t, what));
 
         std::string key;
         const auto* extra = t.extra_tensor_info();
-        if (extra != nullptr && extra->fully_qualified_name() != nullptr &&
-            extra->fully_qualified_name()->size() > 0) {
+        if (chosen) {
+          key = pick->second;
+          moved_buffers.insert(t.data_buffer_idx());
+          ++moved;
+        } else if (extra != nullptr && extra->fully_qualified_name() != nullptr &&
+                   extra->fully_qualified_name()->size() > 0) {
           key = extra->fully_qualified_name()->str();
         } else {
           const auto* method = prog.execution_plan()->Get(p)->name();
@@ -237,11 +253,32 @@ Result<std::pair<PteInput, PtdInput>> Externalize(const fb::Program& prog, const
           info->Set("fully_qualified_name", json::Value::String(key));
           info->Set("location", json::Value::Int(kExternal));
         }
-        val.Set("data_buffer_idx", json::Value::UInt(it->second.entry));
+        if (!chosen) val.Set("data_buffer_idx", json::Value::UInt(it->second.entry));
         return Status::OK();
       }));
 
-  if (nbuffers > 0) in.constants = {OwnedSource({})};
+  if (chosen) {
+    if (moved != chosen->size()) {
+      for (const auto& [pv, key] : *chosen) {
+        const auto* values = pv.first < prog.execution_plan()->size()
+                                 ? prog.execution_plan()->Get(pv.first)->values()
+                                 : nullptr;
+        const auto* t = values && pv.second < values->size()
+                            ? values->Get(pv.second)->val_as_Tensor()
+                            : nullptr;
+        if (t == nullptr || !IsConstantTensor(*t)) {
+          return InvalidArgument(name + ": " + TensorPath(pv.first, pv.second) +
+                                 " is not a constant tensor; it cannot move under key " +
+                                 Quote(key));
+        }
+      }
+    }
+    for (const uint32_t idx : moved_buffers) {
+      if (kept_buffers.count(idx) == 0) in.constants[idx] = OwnedSource({});
+    }
+  } else if (nbuffers > 0) {
+    in.constants = {OwnedSource({})};
+  }
   return std::make_pair(std::move(in), std::move(ptd));
 }
 
@@ -251,6 +288,13 @@ Result<std::pair<PteInput, PtdInput>> ExternalizeConstants(const PteFile& pte, u
   ETPACK_RETURN_IF_ERROR(CheckAlignment(alignment, "external constant alignment"));
   ETPACK_ASSIGN_OR_RETURN(PteInput in, pte.ToInput());
   return Externalize(pte.program(), pte.name(), std::move(in), alignment);
+}
+
+Result<PteInput> ExternalizeTensors(const PteFile& pte, const TensorKeys& keys) {
+  ETPACK_ASSIGN_OR_RETURN(PteInput in, pte.ToInput());
+  ETPACK_ASSIGN_OR_RETURN(auto split,
+                          Externalize(pte.program(), pte.name(), std::move(in), 1, &keys));
+  return std::move(split.first);
 }
 
 Result<std::pair<PteInput, PtdInput>> ExternalizeConstants(PteInput input, uint64_t alignment) {

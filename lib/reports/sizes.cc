@@ -541,7 +541,8 @@ Result<SharedReport> SharedAcrossFiles(const std::vector<const ArtifactFile*>& f
   // Every data row by content: (file, row).
   std::vector<std::vector<std::pair<uint32_t, size_t>>> holders;
   // Keys by (file, content, layout): a key meaning two things is a conflict.
-  std::map<std::string, std::set<std::tuple<uint32_t, size_t, std::string>>> meanings;
+  // Per meaning also whether a .ptd entry holds it.
+  std::map<std::string, std::set<std::tuple<uint32_t, size_t, std::string, bool>>> meanings;
   for (uint32_t f = 0; f < files.size(); ++f) {
     out.files.push_back(reports[f].file);
     const std::vector<SizeRow>& rows = reports[f].rows;
@@ -553,20 +554,28 @@ Result<SharedReport> SharedAcrossFiles(const std::vector<const ArtifactFile*>& f
       if (*id >= holders.size()) holders.resize(*id + 1);
       holders[*id].push_back({f, i});
       if (!r.key.empty() && (r.kind == SizeKind::kNamedData || r.kind == SizeKind::kEntry)) {
-        meanings[r.key].insert({f, *id, LayoutText(r.tensor_layout)});
+        meanings[r.key].insert({f, *id, LayoutText(r.tensor_layout), r.kind == SizeKind::kEntry});
       }
     }
   }
   std::set<std::string> conflicting;
   for (const auto& [key, seen] : meanings) {
-    std::set<std::pair<size_t, std::string>> distinct;
-    std::set<uint32_t> in;
-    for (const auto& [f, id, layout] : seen) {
+    std::set<std::pair<size_t, std::string>> distinct, distinct_entries;
+    std::set<uint32_t> in, entries_in;
+    for (const auto& [f, id, layout, entry] : seen) {
       distinct.insert({id, layout});
       in.insert(f);
+      if (entry) {
+        distinct_entries.insert({id, layout});
+        entries_in.insert(f);
+      }
     }
     if (distinct.size() > 1 && in.size() > 1) {
-      out.conflicts.push_back({key, std::vector<uint32_t>(in.begin(), in.end())});
+      KeyConflict k{key, std::vector<uint32_t>(in.begin(), in.end()), {}};
+      if (distinct_entries.size() > 1 && entries_in.size() > 1) {
+        k.entry_files.assign(entries_in.begin(), entries_in.end());
+      }
+      out.conflicts.push_back(std::move(k));
       conflicting.insert(key);
     }
   }
@@ -578,7 +587,7 @@ Result<SharedReport> SharedAcrossFiles(const std::vector<const ArtifactFile*>& f
     c.files.assign(in.begin(), in.end());
     c.copies = list.size();
     std::set<std::string> layouts;
-    bool delegate = false, mutable_data = false, conflict = false;
+    bool delegate = false, mutable_data = false, unread = false, conflict = false;
     for (const auto& [f, i] : list) {
       const SizeRow& r = reports[f].rows[i];
       c.size = r.size;
@@ -586,6 +595,8 @@ Result<SharedReport> SharedAcrossFiles(const std::vector<const ArtifactFile*>& f
       if (r.tensor_layout) layouts.insert(LayoutText(r.tensor_layout));
       delegate = delegate || r.kind == SizeKind::kDelegate;
       mutable_data = mutable_data || r.kind == SizeKind::kMutable;
+      // A constant row has a layout exactly when a tensor reads it.
+      unread = unread || (r.kind == SizeKind::kConstant && !r.tensor_layout);
       conflict = conflict || (conflicting.count(r.key) &&
                               (r.kind == SizeKind::kNamedData || r.kind == SizeKind::kEntry));
     }
@@ -593,6 +604,8 @@ Result<SharedReport> SharedAcrossFiles(const std::vector<const ArtifactFile*>& f
       c.reason = "delegate payloads have no external form";
     } else if (mutable_data) {
       c.reason = "mutable data has no external form";
+    } else if (unread) {
+      c.reason = "no tensor reads it";
     } else if (layouts.size() > 1) {
       c.reason = "tensor layouts differ";
     } else if (conflict) {
@@ -670,8 +683,9 @@ Value SharedReportJson(const SharedReport& report) {
                                       {"items", Value::Array(std::move(items))}}));
   }
   for (const KeyConflict& k : report.conflicts) {
-    conflicts.push_back(
-        Value::Object({{"key", Value::String(k.key)}, {"files", Indices(k.files)}}));
+    conflicts.push_back(Value::Object({{"key", Value::String(k.key)},
+                                       {"files", Indices(k.files)},
+                                       {"entry_files", Indices(k.entry_files)}}));
   }
   return Value::Object({{"files", Value::Array(std::move(files))},
                         {"contents", Value::Array(std::move(contents))},

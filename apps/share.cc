@@ -1,0 +1,127 @@
+// `etpack share A.pte B.pte [X.ptd ...] -o OUTDIR`: one copy of the data a
+// family of programs holds alike (etpack/share.h, docs/share.md).
+
+#include <cinttypes>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "commands.h"
+#include "digests.h"
+#include "etpack/json.h"
+#include "etpack/share.h"
+#include "etpack/writer.h"
+#include "write_job.h"
+
+namespace etpack::cli {
+namespace {
+
+constexpr char kDataOption[] = "--data";
+constexpr char kMinBytesOption[] = "--min-bytes";
+constexpr char kDryRunFlag[] = "--dry-run";
+
+void PrintReport(const ShareReport& r, bool dry_run) {
+  std::printf("%s:\n", dry_run ? "would write (--dry-run: nothing written)" : "share");
+  std::printf("  %-32s %14s %14s %14s  %s\n", "input", "before", "after", "moved", "output");
+  for (const ShareFileReport& f : r.files) {
+    std::printf("  %-32s %14" PRIu64 " %14" PRIu64 " %14" PRIu64 "  %s (%s moved)\n",
+                f.input.c_str(), f.bytes_before, f.bytes_after, f.bytes_moved,
+                f.output.empty() ? "not written: every entry moved" : f.output.c_str(),
+                Count(f.items_moved, "item").c_str());
+  }
+  for (const std::string& s : r.shared_files) {
+    std::printf("  %-32s %14s %14s %14s  %s\n", "(shared)", "", "", "", s.c_str());
+  }
+  std::printf("  %-32s %14" PRIu64 " %14" PRIu64 " %14s  %s in the shared file%s\n", "total",
+              r.bytes_before, r.bytes_after, "", Count(r.entries.size(), "key").c_str(),
+              r.shared_files.empty() ? " (none: nothing moves)" : "");
+  if (r.bytes_before >= r.bytes_after) {
+    std::printf("saved:   %" PRIu64 " bytes (%s)\n", r.bytes_before - r.bytes_after,
+                HumanBytes(r.bytes_before - r.bytes_after).c_str());
+  }
+  bool header = false;
+  for (const SharedContent& c : r.analysis.contents) {
+    if (c.shareable) continue;
+    if (!header) std::printf("stayed duplicated:\n");
+    header = true;
+    std::string names;
+    for (size_t i = 0; i < c.items.size() && i < 4; ++i) {
+      names += (i ? ", " : "") + r.files[c.items[i].file].input + " '" + c.items[i].name + "'";
+    }
+    if (c.items.size() > 4) names += ", ...";
+    std::printf("  %" PRIu64 " bytes x %" PRIu64 " copies: %s (%s)\n", c.size, c.copies,
+                c.reason.c_str(), names.c_str());
+  }
+  for (const KeyConflict& k : r.analysis.conflicts) {
+    std::string files;
+    for (size_t i = 0; i < k.files.size(); ++i) {
+      files += (i ? ", " : "") + r.files[k.files[i]].input;
+    }
+    std::printf("conflict: key '%s' names different bytes in %s: not moved\n", k.key.c_str(),
+                files.c_str());
+  }
+}
+
+}  // namespace
+
+int Share(const std::vector<std::string>& argv) {
+  Result<Args> args = ParseArgs(
+      argv, {"-o", "--output", kDataOption, kMaxShardOption, kAlignOption, kMinBytesOption},
+      {kDryRunFlag, kJsonFlag, kIntegrityFlag});
+  if (!args.ok()) return UsageError("share", args.status().message());
+  SetJsonReport(args->Has(kJsonFlag));
+  if (args->positional.size() < 2) {
+    return UsageError("share", "give two or more .pte files (and the .ptd files they use)");
+  }
+  const std::string* out = args->Output();
+  if (!out) return UsageError("share", "missing -o OUTDIR");
+  ShareOptions options;
+  options.out_dir = *out;
+  if (const std::string* name = args->Value(kDataOption)) options.data_name = *name;
+  Result<uint64_t> max_shard = ParseMaxShardBytes(*args);
+  if (!max_shard.ok()) return UsageError("share", max_shard.status().message());
+  options.max_shard_bytes = *max_shard;
+  if (const std::string* text = args->Value(kAlignOption)) {
+    Result<uint64_t> align = ParseAlignment(*text, kAlignOption, kMaxInlineAlignment);
+    if (!align.ok()) return UsageError("share", align.status().message());
+    options.alignment = *align;
+  }
+  if (const std::string* text = args->Value(kMinBytesOption)) {
+    Result<uint64_t> min = ParseByteSize(*text, kMinBytesOption);
+    if (!min.ok()) return UsageError("share", min.status().message());
+    options.min_bytes = *min;
+  }
+  options.integrity_table = args->Has(kIntegrityFlag);
+  const bool dry_run = args->Has(kDryRunFlag);
+
+  Result<SharePlan> plan = PlanShare(args->positional, options);
+  if (!plan.ok()) return Failure(plan.status());
+  json::Value report = ShareReportJson(plan->report);
+  if (dry_run) {
+    report.Set("dry_run", json::Value::Bool(true));
+    if (JsonReport()) {
+      std::printf("%s\n", json::Print(report).c_str());
+    } else {
+      PrintReport(plan->report, true);
+    }
+    return kExitOk;
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(*out, ec);
+  if (ec) return Failure(IoError("cannot make the output folder " + *out, ec.value()));
+  const ArtifactFiles files = plan->files();
+  WriteStats stats;
+  if (Status s = WriteFilesWithProgress(files, &stats); !s.ok()) return Failure(s);
+  if (JsonReport()) {
+    AddWriteStats(files, stats, &report);
+    std::printf("%s\n", json::Print(report).c_str());
+    return kExitOk;
+  }
+  PrintReport(plan->report, false);
+  PrintWriteStats(stats);
+  return kExitOk;
+}
+
+}  // namespace etpack::cli

@@ -1,0 +1,169 @@
+// etpack/share.h — one copy of the weights for a family of programs
+// (`etpack share`, docs/share.md).
+//
+// Programs exported from one model (one per context window, input shape,
+// backend) each carry the same weights. PlanShare turns such a family into
+// thin programs plus one shared .ptd holding every data item two or more of
+// them hold alike, without a re-export: the runtime loads each thin program
+// with the shared file (and its own .ptd, if it had one).
+//
+// What moves is what SharedAcrossFiles (etpack/sizes.h) calls shareable —
+// the one owner of that verdict, so `etpack inspect --sizes A B` and `etpack
+// share --dry-run` agree: every content (bytes; for a tensor also dtype,
+// sizes and dim_order) held by two or more inputs, at least min_bytes long,
+// that is a constant tensor (constant segment or inline constant_buffer),
+// a named-data key or a .ptd entry. Delegate payloads and mutable data never
+// move; a named-data or .ptd key naming different bytes in different inputs
+// stays (two .ptd entries disagreeing refuse the whole share). Each such
+// content is stored once in the shared file.
+//
+// Keys in the shared file:
+//   - a named-data key or a .ptd entry keeps its key;
+//   - a moved constant tensor keeps its fully_qualified_name when every
+//     tensor holding the content with that layout has that one name and,
+//     in every input, the name means these bytes with this layout and
+//     nothing else; otherwise it gets a key made from its content:
+//       "etpack.content." + 32 lower-case hex digits of XXH3-128 (high 64
+//       bits first) over the ASCII text
+//       "<scalar_type>:<sizes, comma-separated>:<dim_order, comma-separated>:<bytes>\n"
+//       followed by the content's sample: all of it when it is at most
+//       12 KiB, else its first 4 KiB, the 4 KiB at (bytes - 4096) / 2
+//       (rounded down) and its last 4 KiB. Different contents that get the
+//       same text (equal samples) are told apart by "-2", "-3", ... in the
+//       order of their bytes (the first keeps the plain key).
+// A moved tensor becomes EXTERNAL under its key and keeps its
+// data_buffer_idx; a constant buffer no tensor inside reads any more is
+// emptied (ExternalizeTensors, etpack/external_data.h). A moved named-data
+// key is dropped from the thin program (the runtime looks it up in the
+// program's data files too).
+//
+// Outputs, in out_dir: each input's base name (a thin .pte; a .ptd input's
+// remaining entries, not written when none remain), and the shared file
+// `data_name`, or its shards with max_shard_bytes (named as PlanPtdFiles
+// names them). The same inputs give the same bytes whatever their order;
+// the order only changes the order of the report's lists.
+//
+// Cost: planning reads what SharedAcrossFiles reads (samples, then hashes
+// and byte comparisons of the items whose samples match), the samples of
+// the contents given content keys, and nothing else; memory grows with the
+// number of items, never with their bytes. Writing streams every byte.
+
+#ifndef ETPACK_SHARE_H_
+#define ETPACK_SHARE_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "etpack/artifact_file.h"
+#include "etpack/json.h"
+#include "etpack/ptd.h"
+#include "etpack/pte.h"
+#include "etpack/sizes.h"
+#include "etpack/status.h"
+#include "etpack/tensor_layout.h"
+#include "etpack/writer.h"
+
+namespace etpack {
+
+// The prefix of every key PlanShare makes from a content.
+inline constexpr char kContentKeyPrefix[] = "etpack.content.";
+
+struct ShareOptions {
+  // The folder the outputs go to. REQUIRES: non-empty; it must exist when
+  // the plan is written.
+  std::string out_dir;
+  // The shared file's name in out_dir: a file name ending in ".ptd".
+  std::string data_name = "shared.ptd";
+  // Non-zero: the shared file as shards of at most this many bytes each
+  // (PtdOptions::max_shard_bytes).
+  uint64_t max_shard_bytes = 0;
+  // 0: each .pte keeps the alignments it was written with
+  // (PteFile::InferredOptions), .ptd files have segments 128-aligned.
+  // Else (a power of two, at most kMaxInlineAlignment) every segment and
+  // every constant of every output at a multiple of it, as `--align`
+  // elsewhere (4096: outputs share the inputs' disk blocks where the file
+  // system can, docs/performance.md).
+  uint64_t alignment = 0;
+  // Contents smaller than this stay where they are (SharedOptions).
+  uint64_t min_bytes = 4096;
+  // Every output with an integrity table (docs/integrity.md).
+  bool integrity_table = false;
+};
+
+// One input and what becomes of it.
+struct ShareFileReport {
+  std::string input;   // the path given
+  std::string format;  // "pte" or "ptd"
+  // Its output in out_dir; "" for a .ptd none of whose entries remain (not
+  // written).
+  std::string output;
+  uint64_t bytes_before = 0;  // the input's size
+  uint64_t bytes_after = 0;   // the output's size; 0 when not written
+  // Bytes of its items now in the shared file (each stored copy once), and
+  // the items: constant tensors, named-data keys, entries.
+  uint64_t bytes_moved = 0;
+  uint64_t items_moved = 0;
+  // A .pte: the data files it loads with, out_dir paths: the shared
+  // file(s) when it uses a moved item, then the outputs of the .ptd inputs
+  // holding its other EXTERNAL tensors. What `etpack verify` takes with it.
+  std::vector<std::string> data;
+};
+
+// A key of the shared file.
+struct ShareEntry {
+  std::string key;
+  uint64_t size = 0;                          // bytes of its content
+  std::optional<TensorLayout> tensor_layout;  // absent for a blob (named data)
+  std::vector<uint32_t> files;                // the inputs it came from, ascending
+};
+
+struct ShareReport {
+  std::vector<ShareFileReport> files;     // in the order given
+  std::vector<std::string> shared_files;  // the shared file or its shards; none when nothing moves
+  uint64_t shared_bytes = 0;              // their total size
+  std::vector<ShareEntry> entries;        // the shared file's keys, by key
+  uint64_t bytes_before = 0;              // every input
+  uint64_t bytes_after = 0;               // every output, the shared files included
+  // What the inputs hold alike, and for what stays duplicated why
+  // (SharedContent::reason) and the keys in conflict.
+  SharedReport analysis;
+};
+
+// The outputs, planned; nothing is written yet.
+struct SharePlan {
+  ShareReport report;
+  std::vector<PtdFilePlan> data;  // the shared file(s), then the remaining .ptd files
+  std::vector<std::pair<std::string, PtePlan>> programs;  // (path, plan), in input order
+  // The inputs, open: the plans read from them.
+  std::vector<std::shared_ptr<const ArtifactFile>> inputs;
+
+  // Every output, data files first: WriteArtifactFiles publishes them as one
+  // unit (all or none). Each plan lists every input among the files it
+  // reads, so an output that is an input is refused. Pointers into this plan.
+  ArtifactFiles files() const;
+};
+
+// Plans `etpack share` for `inputs` (.pte and .ptd paths; two or more .pte)
+// with `options`. Fails, before anything is written, with kInvalidArgument
+// for fewer than two .pte, another kind of file, two inputs or outputs of
+// one name, bad options, or two .ptd inputs whose entries of one key hold
+// different bytes or layouts (naming the key and both files); with the
+// opening error of an input that does not open; with a planner's error
+// prefixed with the output's name.
+Result<SharePlan> PlanShare(const std::vector<std::string>& inputs, const ShareOptions& options);
+
+// {"files": [{"input", "format", "output", "bytes_before", "bytes_after",
+// "bytes_moved", "items_moved", "data"}], "shared_files", "shared_bytes",
+// "entries": [{"key", "size", "tensor_layout", "files"}], "bytes_before",
+// "bytes_after", "bytes_saved", "stayed": [{"size", "copies", "files",
+// "reason", "items"}] (the contents held alike that do not move, items by
+// name), "conflicts": [{"key", "files", "entry_files"}]}.
+json::Value ShareReportJson(const ShareReport& report);
+
+}  // namespace etpack
+
+#endif  // ETPACK_SHARE_H_
