@@ -291,52 +291,47 @@ Result<SharePlan> PlanShare(const std::vector<std::string>& paths, const ShareOp
     return s;
   };
 
-  // Keys of moved tensors, by (content, layout).
-  struct Slot {
-    std::set<std::string> names;  // of its tensors ("" for none)
-    TensorLayout layout;
-    std::set<uint32_t> files;
-    std::string key;
+  // A moved tensor keeps its name when the name means its content with its
+  // layout in every input and nothing else; the others of a (content,
+  // layout) share a key made from the content.
+  auto slot_of = [](const MovedTensor& t) {
+    return Meaning{static_cast<int64_t>(t.content), DescribeLayout(t.layout)};
   };
-  std::map<Meaning, Slot> slots;
+  auto keeps_name = [&](const MovedTensor& t) {
+    return !t.name.empty() && meanings[t.name] == std::set<Meaning>{slot_of(t)};
+  };
+  std::map<Meaning, TensorLayout> unnamed;  // the slots needing a content key
   for (uint32_t f = 0; f < inputs.size(); ++f) {
     for (const MovedTensor& t : moves[f].tensors) {
-      Slot& s = slots[{static_cast<int64_t>(t.content), DescribeLayout(t.layout)}];
-      s.names.insert(t.name);
-      s.layout = t.layout;
-      s.files.insert(f);
+      if (!keeps_name(t)) unnamed.emplace(slot_of(t), t.layout);
     }
   }
   std::map<std::string, std::vector<Meaning>> by_content_key;  // before suffixes
-  for (auto& [slot_id, s] : slots) {
-    const std::string& name = *s.names.begin();
-    if (s.names.size() == 1 && !name.empty() && meanings[name] == std::set<Meaning>{slot_id}) {
-      s.key = name;
-      continue;
-    }
+  for (const auto& [slot, layout] : unnamed) {
     ETPACK_ASSIGN_OR_RETURN(std::string key,
-                            ContentKey(*source(static_cast<size_t>(slot_id.first)), s.layout));
-    by_content_key[key].push_back(slot_id);
+                            ContentKey(*source(static_cast<size_t>(slot.first)), layout));
+    by_content_key[key].push_back(slot);
   }
+  std::map<Meaning, std::string> content_key;
   for (auto& [key, ids] : by_content_key) {
     // Equal samples of different contents: by their bytes.
     for (size_t i = 1; i < ids.size(); ++i) {
       for (size_t j = i; j > 0; --j) {
-        ETPACK_ASSIGN_OR_RETURN(const bool before,
-                                BytesBefore(*source(ids[j].first), *source(ids[j - 1].first)));
+        ETPACK_ASSIGN_OR_RETURN(const bool before, BytesBefore(*source(ids[j].first),
+                                                               *source(ids[j - 1].first)));
         if (!before) break;
         std::swap(ids[j], ids[j - 1]);
       }
     }
     for (size_t i = 0; i < ids.size(); ++i) {
-      Slot& s = slots[ids[i]];
-      s.key = i == 0 ? key : key + "-" + std::to_string(i + 1);
-      auto named = meanings.find(s.key);
+      const std::string made = i == 0 ? key : key + "-" + std::to_string(i + 1);
+      auto named = meanings.find(made);
       if (named != meanings.end() && named->second != std::set<Meaning>{ids[i]}) {
-        return InvalidArgument("share: the key " + Quote(s.key) +
+        return InvalidArgument("share: the key " + Quote(made) +
                                " made for a shared constant is already a name of other data in "
                                "the inputs; rename that data");
       }
+      content_key[ids[i]] = made;
     }
   }
 
@@ -356,8 +351,7 @@ Result<SharePlan> PlanShare(const std::vector<std::string>& paths, const ShareOp
   std::vector<TensorKeys> tensor_keys(inputs.size());
   for (uint32_t f = 0; f < inputs.size(); ++f) {
     for (const MovedTensor& t : moves[f].tensors) {
-      const std::string& key =
-          slots[{static_cast<int64_t>(t.content), DescribeLayout(t.layout)}].key;
+      const std::string& key = keeps_name(t) ? t.name : content_key[slot_of(t)];
       tensor_keys[f][{t.plan, t.value}] = key;
       ETPACK_RETURN_IF_ERROR(add(key, t.content, t.layout, f));
     }
@@ -415,6 +409,12 @@ Result<SharePlan> PlanShare(const std::vector<std::string>& paths, const ShareOp
     Result<std::vector<PtdFilePlan>> planned = PlanPtdFiles(shared_path, data, o);
     if (!planned.ok()) return planned.status().WithContext(shared_path);
     for (PtdFilePlan& p : *planned) {
+      const auto clash = output_of.find(BaseName(p.path));
+      if (clash != output_of.end()) {
+        return InvalidArgument("share: the shared data file " + p.path +
+                               " would replace the output of " + clash->second +
+                               "; choose another name (--data)");
+      }
       report.shared_files.push_back(p.path);
       report.shared_bytes += p.plan.artifact.file_size;
       plan.data.push_back(std::move(p));
