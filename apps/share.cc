@@ -11,6 +11,7 @@
 #include "commands.h"
 #include "digests.h"
 #include "etpack/json.h"
+#include "etpack/ptd.h"
 #include "etpack/share.h"
 #include "etpack/writer.h"
 #include "write_job.h"
@@ -22,7 +23,8 @@ constexpr char kDataOption[] = "--data";
 constexpr char kMinBytesOption[] = "--min-bytes";
 constexpr char kDryRunFlag[] = "--dry-run";
 
-void PrintReport(const ShareReport& r, bool dry_run) {
+void PrintReport(const SharePlan& plan, bool dry_run) {
+  const ShareReport& r = plan.report;
   std::printf("%s:\n", dry_run ? "would write (--dry-run: nothing written)" : "share");
   std::printf("  %-32s %14s %14s %14s  %s\n", "input", "before", "after", "moved", "output");
   for (const ShareFileReport& f : r.files) {
@@ -31,12 +33,14 @@ void PrintReport(const ShareReport& r, bool dry_run) {
                 f.output.empty() ? "not written: every entry moved" : f.output.c_str(),
                 Count(f.items_moved, "item").c_str());
   }
-  for (const std::string& s : r.shared_files) {
-    std::printf("  %-32s %14s %14s %14s  %s\n", "(shared)", "", "", "", s.c_str());
+  // The shared file(s) lead the plan's data files.
+  for (size_t i = 0; i < r.shared_files.size(); ++i) {
+    const PtdFilePlan& d = plan.data[i];
+    std::printf("  %-32s %14s %14" PRIu64 " %14s  %s (%s)\n", "(shared)", "",
+                d.plan.artifact.file_size, "", d.path.c_str(), Count(d.entries, "key").c_str());
   }
-  std::printf("  %-32s %14" PRIu64 " %14" PRIu64 " %14s  %s in the shared file%s\n", "total",
-              r.bytes_before, r.bytes_after, "", Count(r.entries.size(), "key").c_str(),
-              r.shared_files.empty() ? " (none: nothing moves)" : "");
+  std::printf("  %-32s %14" PRIu64 " %14" PRIu64 "%s\n", "total", r.bytes_before, r.bytes_after,
+              r.shared_files.empty() ? "                 (no shared file: nothing moves)" : "");
   if (r.bytes_before >= r.bytes_after) {
     std::printf("saved:   %" PRIu64 " bytes (%s)\n", r.bytes_before - r.bytes_after,
                 HumanBytes(r.bytes_before - r.bytes_after).c_str());
@@ -104,7 +108,7 @@ int Share(const std::vector<std::string>& argv) {
     if (JsonReport()) {
       std::printf("%s\n", json::Print(report).c_str());
     } else {
-      PrintReport(plan->report, true);
+      PrintReport(*plan, true);
     }
     return kExitOk;
   }
@@ -119,7 +123,7 @@ int Share(const std::vector<std::string>& argv) {
     std::printf("%s\n", json::Print(report).c_str());
     return kExitOk;
   }
-  PrintReport(plan->report, false);
+  PrintReport(*plan, false);
   PrintWriteStats(stats);
   return kExitOk;
 }

@@ -96,7 +96,8 @@ TEST_CASE("share --dry-run writes nothing and prints the same report") {
   REQUIRE(text.exit_code == 0);
   CHECK(Contains(text.output, "nothing written"));
   CHECK_FALSE(fs::exists(dir / "out"));
-  const Value dry = ParseJson(Etpack(Args({"share", "--dry-run", "--json"}, in, {"-o", dir / "out"})));
+  const Value dry =
+      ParseJson(Etpack(Args({"share", "--dry-run", "--json"}, in, {"-o", dir / "out"})));
   CHECK(dry.Find("dry_run")->as_bool());
   CHECK_FALSE(fs::exists(dir / "out"));
   const Value wet = ParseJson(Etpack(Args({"share", "--json"}, in, {"-o", dir / "out"})));
@@ -109,10 +110,10 @@ TEST_CASE("share --dry-run writes nothing and prints the same report") {
 TEST_CASE("share: --data, --max-shard-bytes, --min-bytes and --align") {
   TempDir dir;
   const std::vector<std::string> in = WriteFamily(dir, 2);
-  const Value j = ParseJson(Etpack(Args({"share", "--json"}, in,
-                                        {"-o", dir / "out", "--data", "weights.ptd",
-                                         "--max-shard-bytes", "40000", "--min-bytes", "10000",
-                                         "--align", "4096"})));
+  const Value j =
+      ParseJson(Etpack(Args({"share", "--json"}, in,
+                            {"-o", dir / "out", "--data", "weights.ptd", "--max-shard-bytes",
+                             "40000", "--min-bytes", "10000", "--align", "4096"})));
   // Only w2 (16 KiB) is at least 10000 bytes: one key, one shard.
   REQUIRE(j.Find("entries")->items().size() == 1);
   const auto& shards = j.Find("shared_files")->items();

@@ -42,10 +42,10 @@ Value Fqn(const std::string& name) {
 // one delegate payload and named data shared by all. `names`: the
 // constants carry fully_qualified_names.
 PteInput Variant(int v, bool names) {
-  PteInput in = SmallProgram({Pattern(8192, 1), Pattern(16384, 2),
-                              Pattern(4096 * (v + 1), static_cast<uint8_t>(50 + v)),
-                              Pattern(100, 3)},
-                             {Pattern(5000, 7)});
+  PteInput in =
+      SmallProgram({Pattern(8192, 1), Pattern(16384, 2),
+                    Pattern(4096 * (v + 1), static_cast<uint8_t>(50 + v)), Pattern(100, 3)},
+                   {Pattern(5000, 7)});
   if (names) {
     auto& values = testing::Values(in);
     const char* fqn[] = {"w1", "w2", "mask", "bias"};
@@ -283,8 +283,8 @@ TEST_CASE("share: weights shared by variants move once; each variant's own const
   for (const SharedContent& c : r.analysis.contents) {
     if (!c.shareable) reasons.insert(c.reason);
   }
-  CHECK(reasons == std::set<std::string>{"delegate payloads have no external form",
-                                         "below min_bytes"});
+  CHECK(reasons ==
+        std::set<std::string>{"delegate payloads have no external form", "below min_bytes"});
   // No input changed; the JSON report is the typed one.
   const Value j = ShareReportJson(r);
   CHECK(j.Find("files")->items().size() == 3);

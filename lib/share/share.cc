@@ -317,8 +317,8 @@ Result<SharePlan> PlanShare(const std::vector<std::string>& paths, const ShareOp
     // Equal samples of different contents: by their bytes.
     for (size_t i = 1; i < ids.size(); ++i) {
       for (size_t j = i; j > 0; --j) {
-        ETPACK_ASSIGN_OR_RETURN(const bool before, BytesBefore(*source(ids[j].first),
-                                                               *source(ids[j - 1].first)));
+        ETPACK_ASSIGN_OR_RETURN(const bool before,
+                                BytesBefore(*source(ids[j].first), *source(ids[j - 1].first)));
         if (!before) break;
         std::swap(ids[j], ids[j - 1]);
       }
