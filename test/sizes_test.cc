@@ -470,5 +470,27 @@ TEST_CASE("SizesOfFiles names a file it cannot open") {
   CHECK(testing::Contains(sizes.status().message(), "missing.pte"));
 }
 
+TEST_CASE("a constant buffer no tensor reads is not shareable") {
+  TempDir dir;
+  std::vector<std::string> paths;
+  for (int v = 0; v < 2; ++v) {
+    PteInput in = SmallProgram({Pattern(8192, 1)});
+    in.constants.push_back(Pattern(5000, 4));  // no tensor reads constant 2
+    paths.push_back(dir.File("u" + std::to_string(v) + ".pte"));
+    Status s = WritePte(paths.back(), std::move(in));
+    INFO(s.ToString());
+    REQUIRE(s.ok());
+  }
+  Result<FileSizes> sizes = SizesOfFiles(paths);
+  REQUIRE(sizes.ok());
+  std::map<uint64_t, const SharedContent*> by_size;
+  for (const SharedContent& c : sizes->shared.contents) by_size[c.size] = &c;
+  REQUIRE(by_size.count(8192));
+  CHECK(by_size[8192]->shareable);
+  REQUIRE(by_size.count(5000));
+  CHECK_FALSE(by_size[5000]->shareable);
+  CHECK(by_size[5000]->reason == "no tensor reads it");
+}
+
 }  // namespace
 }  // namespace etpack
