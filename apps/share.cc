@@ -3,9 +3,7 @@
 
 #include <cinttypes>
 #include <cstdio>
-#include <filesystem>
 #include <string>
-#include <system_error>
 #include <vector>
 
 #include "commands.h"
@@ -112,9 +110,7 @@ int Share(const std::vector<std::string>& argv) {
     }
     return kExitOk;
   }
-  std::error_code ec;
-  std::filesystem::create_directories(*out, ec);
-  if (ec) return Failure(IoError("cannot make the output folder " + *out, ec.value()));
+  if (Status s = plan->MakeOutDir(); !s.ok()) return Failure(s);
   const ArtifactFiles files = plan->files();
   WriteStats stats;
   if (Status s = WriteFilesWithProgress(files, &stats); !s.ok()) return Failure(s);

@@ -140,6 +140,11 @@ struct SharePlan {
   std::vector<std::pair<std::string, PtePlan>> programs;  // (path, plan), in input order
   // The inputs, open: the plans read from them.
   std::vector<std::shared_ptr<const ArtifactFile>> inputs;
+  std::string out_dir;  // ShareOptions::out_dir
+
+  // Makes out_dir (and its parents) when missing; kIoError naming it when
+  // it cannot. Call it before writing files() (nothing else is made).
+  Status MakeOutDir() const;
 
   // Every output, data files first: WriteArtifactFiles publishes them as one
   // unit (all or none). Each plan lists every input among the files it

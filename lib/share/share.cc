@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <map>
 #include <set>
+#include <system_error>
 #include <tuple>
 #include <unordered_map>
 
@@ -162,6 +163,13 @@ Status CheckOptions(const ShareOptions& o) {
 }
 
 }  // namespace
+
+Status SharePlan::MakeOutDir() const {
+  std::error_code ec;
+  std::filesystem::create_directories(out_dir, ec);
+  if (ec) return IoError("cannot make the output folder " + out_dir, ec.value());
+  return Status::OK();
+}
 
 ArtifactFiles SharePlan::files() const {
   ArtifactFiles out;
@@ -378,6 +386,7 @@ Result<SharePlan> PlanShare(const std::vector<std::string>& paths, const ShareOp
   SharePlan plan;
   ShareReport& report = plan.report;
   for (const Input& in : inputs) plan.inputs.push_back(in.file);
+  plan.out_dir = options.out_dir;
   // Every output lists every input among the files it reads, so that none
   // replaces one (the writer's CheckNotInputs).
   std::vector<SourcePtr> read;

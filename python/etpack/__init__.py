@@ -24,7 +24,8 @@ from ._etpack import (  # noqa: F401  (re-exported)
 )
 
 __all__ = [
-    "save_pte", "save_ptd", "save_bpte", "load_ptd", "inspect", "verify", "update", "Entry",
+    "save_pte", "save_ptd", "save_bpte", "load_ptd", "inspect", "verify", "update", "share",
+    "Entry",
     "Error", "InvalidArgumentError", "NotFoundError", "CorruptError", "OutOfRangeError",
     "IoError", "UnimplementedError",
 ]
@@ -417,6 +418,34 @@ def load_ptd(path):
             array.flags.writeable = False
             out[key] = array
     return out
+
+
+def share(inputs, out_dir, *, data="shared.ptd", max_shard_bytes=None, align=None,
+          min_bytes=4096, integrity=False, dry_run=False, progress=None):
+    """One copy of the data a family of programs holds alike, as `etpack
+    share` (docs/share.md): every constant, named-data key and .ptd entry
+    two or more of `inputs` (.pte paths, and the .ptd files they use) hold
+    moves once into out_dir/`data`; each program is written thin under its
+    own name in out_dir (made if missing), each .ptd's remaining entries
+    under its name. All files appear together, or none.
+
+    max_shard_bytes  the shared file as shards of at most this many bytes
+    align            every segment and constant of every output at a
+                     multiple of it (a power of two, at most 65536)
+    min_bytes        smaller items stay where they are
+    integrity        an integrity table in every output
+    dry_run          plan only: write nothing
+    progress         progress(done, total) while writing
+    Returns the report (`etpack share --json`) as a dict."""
+    import json
+    if isinstance(inputs, (str, bytes, os.PathLike)):
+        raise TypeError("inputs must be a list of paths (two or more .pte files)")
+    if isinstance(min_bytes, bool) or not isinstance(min_bytes, int) or min_bytes < 0:
+        raise ValueError(f"min_bytes must be an int >= 0, not {min_bytes!r}")
+    alignment = 0 if align is None else _alignment(align, "align")
+    return json.loads(_etpack._share(list(inputs), out_dir, data,
+                                     _max_shard_bytes(max_shard_bytes), alignment, min_bytes,
+                                     bool(integrity), bool(dry_run), progress))
 
 
 def inspect(path):

@@ -23,6 +23,7 @@
 #include "etpack/ptd_file.h"
 #include "etpack/pte.h"
 #include "etpack/pte_file.h"
+#include "etpack/share.h"
 #include "etpack/update.h"
 #include "etpack/verify.h"
 #include "exir.h"
@@ -212,6 +213,39 @@ py::dict Update(const std::string& path, py::handle entries, py::handle paths) {
   d["bytes_written"] = r.bytes_written;
   d["other_links"] = r.other_links;
   return d;
+}
+
+// etpack.share: plans and, unless `dry_run`, writes with the GIL released
+// (progress and Ctrl-C as every write); returns the report as JSON text
+// (ShareReportJson, with what was written or "dry_run").
+std::string Share(py::handle inputs, const ShareOptions& options, bool dry_run,
+                  py::handle progress) {
+  std::vector<std::string> paths;
+  size_t i = 0;
+  for (py::handle p : inputs) paths.push_back(PathOf(p, "inputs[" + std::to_string(i++) + "]"));
+  std::string text;
+  RunCancellable(
+      [&](const ProgressFn& on_progress, const CancelFn& cancel) -> Status {
+        ETPACK_ASSIGN_OR_RETURN(SharePlan plan, PlanShare(paths, options));
+        json::Value report = ShareReportJson(plan.report);
+        if (dry_run) {
+          report.Set("dry_run", json::Value::Bool(true));
+        } else {
+          ETPACK_RETURN_IF_ERROR(plan.MakeOutDir());
+          WriteStats stats;
+          WriteOptions write;
+          write.progress = on_progress;
+          write.cancel = cancel;
+          write.stats = &stats;
+          ETPACK_RETURN_IF_ERROR(WriteArtifactFiles(plan.files(), write));
+          report.Set("bytes_written", json::Value::UInt(stats.bytes));
+          report.Set("bytes_shared", json::Value::UInt(stats.bytes_shared));
+        }
+        text = json::Print(report);
+        return Status::OK();
+      },
+      progress);
+  return text;
 }
 
 BundledValue ValueOf(Items& items, py::handle value, const std::string& what) {
@@ -483,6 +517,18 @@ void DefineModule(py::module_& m) {
     Verify(files, more);
   });
   m.def("_flatc_json", [](py::object path) { return FlatcJson(PathOf(path, "path")); });
+  m.def("_share", [](py::object inputs, py::object out_dir, py::object data,
+                     uint64_t max_shard_bytes, uint64_t alignment, uint64_t min_bytes,
+                     bool integrity, bool dry_run, py::object progress) {
+    ShareOptions options;
+    options.out_dir = PathOf(out_dir, "out_dir");
+    options.data_name = PathOf(data, "data");
+    options.max_shard_bytes = max_shard_bytes;
+    options.alignment = alignment;
+    options.min_bytes = min_bytes;
+    options.integrity_table = integrity;
+    return Share(inputs, options, dry_run, progress);
+  });
 }
 
 }  // namespace etpack::python
