@@ -100,11 +100,9 @@ int Share(const std::vector<std::string>& argv) {
 
   Result<SharePlan> plan = PlanShare(args->positional, options);
   if (!plan.ok()) return Failure(plan.status());
-  json::Value report = ShareReportJson(plan->report);
   if (dry_run) {
-    report.Set("dry_run", json::Value::Bool(true));
     if (JsonReport()) {
-      std::printf("%s\n", json::Print(report).c_str());
+      std::printf("%s\n", json::Print(ShareReportJson(plan->report)).c_str());
     } else {
       PrintReport(*plan, true);
     }
@@ -115,7 +113,8 @@ int Share(const std::vector<std::string>& argv) {
   WriteStats stats;
   if (Status s = WriteFilesWithProgress(files, &stats); !s.ok()) return Failure(s);
   if (JsonReport()) {
-    AddWriteStats(files, stats, &report);
+    json::Value report = ShareReportJson(plan->report, &stats);
+    AddWriteStats(files, stats, &report);  // and "written", as every writing command
     std::printf("%s\n", json::Print(report).c_str());
     return kExitOk;
   }

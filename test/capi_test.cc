@@ -398,3 +398,49 @@ TEST_CASE("etpack_plan_write_files through two paths to one folder (bind mount)"
   etpack_plan_free(plan);
   etpack_source_free(data);
 }
+
+TEST_CASE("etpack_share: thin programs and a shared file, or a dry run") {
+  TempDir dir;
+  std::vector<std::string> in;
+  for (int v = 0; v < 2; ++v) {
+    in.push_back(dir.File("v" + std::to_string(v) + ".pte"));
+    REQUIRE(WritePte(in.back(), SmallProgram({Pattern(8192, 1), Pattern(4096 + v, 9)})).ok());
+  }
+  const char* inputs[] = {in[0].c_str(), in[1].c_str()};
+  const std::string out = dir.File("out");
+  char* report = nullptr;
+  REQUIRE(etpack_share(2, inputs, out.c_str(), nullptr, 0, 0, 4096, ETPACK_SHARE_DRY_RUN, nullptr,
+                       nullptr, &report) == ETPACK_OK);
+  REQUIRE(report != nullptr);
+  Result<json::Value> dry = json::Parse(report);
+  etpack_string_free(report);
+  REQUIRE(dry.ok());
+  CHECK(dry->Find("dry_run")->as_bool());
+  CHECK(dry->Find("entries")->items().size() == 1);
+  CHECK_FALSE(std::filesystem::exists(out));
+
+  uint64_t last = 0;
+  auto progress = [](void* user, uint64_t done, uint64_t) { *static_cast<uint64_t*>(user) = done; };
+  REQUIRE(etpack_share(2, inputs, out.c_str(), "w.ptd", 0, 0, 4096, 0, progress, &last, &report) ==
+          ETPACK_OK);
+  Result<json::Value> wet = json::Parse(report);
+  etpack_string_free(report);
+  REQUIRE(wet.ok());
+  CHECK_FALSE(wet->Find("dry_run")->as_bool());
+  CHECK(last == wet->Find("bytes_written")->as_uint());
+  const std::string thin = out + "/v1.pte", shared = out + "/w.ptd";
+  const char* set[] = {thin.c_str(), shared.c_str()};
+  CHECK(etpack_verify(2, set) == ETPACK_OK);
+
+  // Refusals: nothing written, no report.
+  report = nullptr;
+  CHECK(etpack_share(1, inputs, out.c_str(), nullptr, 0, 0, 4096, 0, nullptr, nullptr, &report) ==
+        ETPACK_INVALID_ARGUMENT);
+  CHECK(report == nullptr);
+  CHECK(etpack_share(2, inputs, nullptr, nullptr, 0, 0, 4096, 0, nullptr, nullptr, nullptr) ==
+        ETPACK_INVALID_ARGUMENT);
+  CHECK(std::string(etpack_last_error()) == "etpack_share: out_dir is NULL");
+  CHECK(etpack_share(2, inputs, out.c_str(), nullptr, 0, 0, 4096, 8, nullptr, nullptr, nullptr) ==
+        ETPACK_INVALID_ARGUMENT);
+  etpack_string_free(nullptr);
+}

@@ -5,6 +5,8 @@
 
 #include "etpack/etpack_c.h"
 
+#include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <memory>
 #include <new>
@@ -19,6 +21,7 @@
 #include "etpack/plan.h"
 #include "etpack/ptd.h"
 #include "etpack/pte.h"
+#include "etpack/share.h"
 #include "etpack/source.h"
 #include "etpack/status.h"
 #include "etpack/verify.h"
@@ -699,5 +702,53 @@ etpack_status etpack_verify(size_t count, const char* const* paths) {
     return report.verdict;
   });
 }
+
+// ---- sharing a family's data ------------------------------------------------
+
+etpack_status etpack_share(size_t count, const char* const* inputs, const char* out_dir,
+                           const char* data_name, uint64_t max_shard_bytes, uint64_t alignment,
+                           uint64_t min_bytes, uint32_t flags, etpack_progress_fn progress,
+                           void* user, char** report) {
+  if (report != nullptr) *report = nullptr;
+  return Guard(__func__, [&](const char* fn) -> Status {
+    if (count > 0) ETPACK_C_REQUIRE(inputs);
+    ETPACK_C_REQUIRE(out_dir);
+    if ((flags & ~uint32_t{ETPACK_SHARE_DRY_RUN | ETPACK_SHARE_INTEGRITY}) != 0) {
+      return etpack::InvalidArgument(std::string(fn) + ": unknown flags " + std::to_string(flags));
+    }
+    std::vector<std::string> paths;
+    for (size_t i = 0; i < count; ++i) {
+      if (inputs[i] == nullptr) return Null(fn, "inputs[" + std::to_string(i) + "]");
+      paths.emplace_back(inputs[i]);
+    }
+    etpack::ShareOptions options;
+    options.out_dir = out_dir;
+    if (data_name != nullptr) options.data_name = data_name;
+    options.max_shard_bytes = max_shard_bytes;
+    options.alignment = alignment;
+    options.min_bytes = min_bytes;
+    options.integrity_table = (flags & ETPACK_SHARE_INTEGRITY) != 0;
+    ETPACK_ASSIGN_OR_RETURN(etpack::SharePlan plan, etpack::PlanShare(paths, options));
+    etpack::WriteStats stats;
+    const bool dry_run = (flags & ETPACK_SHARE_DRY_RUN) != 0;
+    if (!dry_run) {
+      ETPACK_RETURN_IF_ERROR(plan.MakeOutDir());
+      etpack::WriteOptions write = WithProgress(progress, user);
+      write.stats = &stats;
+      ETPACK_RETURN_IF_ERROR(etpack::WriteArtifactFiles(plan.files(), write));
+    }
+    if (report != nullptr) {
+      const std::string text =
+          etpack::json::Print(etpack::ShareReportJson(plan.report, dry_run ? nullptr : &stats));
+      char* copy = static_cast<char*>(std::malloc(text.size() + 1));
+      if (copy == nullptr) throw std::bad_alloc();
+      std::memcpy(copy, text.c_str(), text.size() + 1);
+      *report = copy;
+    }
+    return Status::OK();
+  });
+}
+
+void etpack_string_free(char* s) { std::free(s); }
 
 }  // extern "C"

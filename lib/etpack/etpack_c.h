@@ -419,6 +419,34 @@ ETPACK_C_API void etpack_bpte_free(etpack_bpte* bpte);
  * programs, or .ptd files beside a .bpte. */
 ETPACK_C_API etpack_status etpack_verify(size_t count, const char* const* paths);
 
+/* ---- sharing a family's data -------------------------------------------- */
+
+enum {
+  ETPACK_SHARE_DRY_RUN = 1,  /* plan and report only: write nothing */
+  ETPACK_SHARE_INTEGRITY = 2 /* an integrity table in every output */
+};
+
+/* `etpack share` (docs/share.md): the `count` inputs (two or more .pte
+ * paths, and the .ptd files they use) become thin programs in `out_dir`
+ * (made if missing; each under its input's base name, as each .ptd's
+ * remaining entries) and one shared file `data_name` (NULL: "shared.ptd")
+ * holding once every constant, named-data key and .ptd entry two or more
+ * inputs hold alike, published as one unit. max_shard_bytes: 0, or the
+ * shared file as shards of at most that many bytes; alignment: 0 (as the
+ * inputs were written), or every segment and constant at a multiple of it;
+ * min_bytes: smaller items stay (the CLI's default is 4096). `flags`:
+ * ETPACK_SHARE_* or'ed. `report`, when not NULL, receives the report as
+ * one JSON object (`etpack share --json`), NUL-terminated, which the caller
+ * frees with etpack_string_free; NULL on failure. */
+ETPACK_C_API etpack_status etpack_share(size_t count, const char* const* inputs,
+                                        const char* out_dir, const char* data_name,
+                                        uint64_t max_shard_bytes, uint64_t alignment,
+                                        uint64_t min_bytes, uint32_t flags,
+                                        etpack_progress_fn progress, void* user, char** report);
+
+/* Frees a string the library returned (NULL: nothing). */
+ETPACK_C_API void etpack_string_free(char* s);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

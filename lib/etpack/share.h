@@ -166,8 +166,10 @@ Result<SharePlan> PlanShare(const std::vector<std::string>& inputs, const ShareO
 // "entries": [{"key", "size", "tensor_layout", "files"}], "bytes_before",
 // "bytes_after", "bytes_saved", "stayed": [{"size", "copies", "files",
 // "reason", "items"}] (the contents held alike that do not move, items by
-// name), "conflicts": [{"key", "files", "entry_files"}]}.
-json::Value ShareReportJson(const ShareReport& report);
+// name), "conflicts": [{"key", "files", "entry_files"}], "dry_run"}, and
+// with `written` (what writing the plan did) "bytes_written",
+// "bytes_shared", "bytes_copied"; without it "dry_run" is true.
+json::Value ShareReportJson(const ShareReport& report, const WriteStats* written = nullptr);
 
 }  // namespace etpack
 

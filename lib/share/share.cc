@@ -506,7 +506,7 @@ Result<SharePlan> PlanShare(const std::vector<std::string>& paths, const ShareOp
   return plan;
 }
 
-Value ShareReportJson(const ShareReport& report) {
+Value ShareReportJson(const ShareReport& report, const WriteStats* written) {
   auto strings = [](const std::vector<std::string>& v) {
     std::vector<Value> items;
     for (const std::string& s : v) items.push_back(Value::String(s));
@@ -553,16 +553,23 @@ Value ShareReportJson(const ShareReport& report) {
                                        {"files", indices(k.files)},
                                        {"entry_files", indices(k.entry_files)}}));
   }
-  return Value::Object({{"files", Value::Array(std::move(files))},
-                        {"shared_files", strings(report.shared_files)},
-                        {"shared_bytes", Value::UInt(report.shared_bytes)},
-                        {"entries", Value::Array(std::move(entries))},
-                        {"bytes_before", Value::UInt(report.bytes_before)},
-                        {"bytes_after", Value::UInt(report.bytes_after)},
-                        {"bytes_saved", Value::Int(static_cast<int64_t>(report.bytes_before) -
-                                                   static_cast<int64_t>(report.bytes_after))},
-                        {"stayed", Value::Array(std::move(stayed))},
-                        {"conflicts", Value::Array(std::move(conflicts))}});
+  Value out = Value::Object({{"files", Value::Array(std::move(files))},
+                             {"shared_files", strings(report.shared_files)},
+                             {"shared_bytes", Value::UInt(report.shared_bytes)},
+                             {"entries", Value::Array(std::move(entries))},
+                             {"bytes_before", Value::UInt(report.bytes_before)},
+                             {"bytes_after", Value::UInt(report.bytes_after)},
+                             {"bytes_saved", Value::Int(static_cast<int64_t>(report.bytes_before) -
+                                                        static_cast<int64_t>(report.bytes_after))},
+                             {"stayed", Value::Array(std::move(stayed))},
+                             {"conflicts", Value::Array(std::move(conflicts))},
+                             {"dry_run", Value::Bool(written == nullptr)}});
+  if (written != nullptr) {
+    out.Set("bytes_written", Value::UInt(written->bytes));
+    out.Set("bytes_shared", Value::UInt(written->bytes_shared));
+    out.Set("bytes_copied", Value::UInt(written->bytes_copied()));
+  }
+  return out;
 }
 
 }  // namespace etpack

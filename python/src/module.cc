@@ -217,7 +217,7 @@ py::dict Update(const std::string& path, py::handle entries, py::handle paths) {
 
 // etpack.share: plans and, unless `dry_run`, writes with the GIL released
 // (progress and Ctrl-C as every write); returns the report as JSON text
-// (ShareReportJson, with what was written or "dry_run").
+// (ShareReportJson).
 std::string Share(py::handle inputs, const ShareOptions& options, bool dry_run,
                   py::handle progress) {
   std::vector<std::string> paths;
@@ -227,21 +227,16 @@ std::string Share(py::handle inputs, const ShareOptions& options, bool dry_run,
   RunCancellable(
       [&](const ProgressFn& on_progress, const CancelFn& cancel) -> Status {
         ETPACK_ASSIGN_OR_RETURN(SharePlan plan, PlanShare(paths, options));
-        json::Value report = ShareReportJson(plan.report);
-        if (dry_run) {
-          report.Set("dry_run", json::Value::Bool(true));
-        } else {
+        WriteStats stats;
+        if (!dry_run) {
           ETPACK_RETURN_IF_ERROR(plan.MakeOutDir());
-          WriteStats stats;
           WriteOptions write;
           write.progress = on_progress;
           write.cancel = cancel;
           write.stats = &stats;
           ETPACK_RETURN_IF_ERROR(WriteArtifactFiles(plan.files(), write));
-          report.Set("bytes_written", json::Value::UInt(stats.bytes));
-          report.Set("bytes_shared", json::Value::UInt(stats.bytes_shared));
         }
-        text = json::Print(report);
+        text = json::Print(ShareReportJson(plan.report, dry_run ? nullptr : &stats));
         return Status::OK();
       },
       progress);
