@@ -532,41 +532,37 @@ TEST_CASE("share: the shared file as shards") {
   }
 }
 
-TEST_CASE("share: an output that is an input is refused; nothing changes") {
-  TempDir dir;
-  const std::vector<std::string> in = WriteFamily(dir, 2, false);
-  const std::vector<uint8_t> before = testing::ReadFile(in[0]);
+// Shares `in` into their own folder `dir`: refused, no input changed, no
+// shared file made.
+void CheckRefusedInPlace(const TempDir& dir, const std::vector<std::string>& in) {
+  std::vector<std::vector<uint8_t>> before;
+  for (const std::string& p : in) before.push_back(testing::ReadFile(p));
   ShareOptions options;
   options.out_dir = dir.path();  // OUTDIR/v0.pte is v0.pte
   SharePlan plan = Plan(in, options);
   Status s = WriteArtifactFiles(plan.files());
   REQUIRE_FALSE(s.ok());
   CHECK(s.message().find("refusing to overwrite an input") != std::string::npos);
-  CHECK(testing::ReadFile(in[0]) == before);
+  for (size_t i = 0; i < in.size(); ++i) CHECK(testing::ReadFile(in[i]) == before[i]);
   CHECK_FALSE(std::filesystem::exists(dir.File("shared.ptd")));
+}
+
+TEST_CASE("share: an output that is an input is refused; nothing changes") {
+  TempDir dir;
+  CheckRefusedInPlace(dir, WriteFamily(dir, 2, false));
 }
 
 TEST_CASE("share: a thin program reading nothing of its input still may not replace it") {
   // Programs without data: nothing moves, no shared file, and the thin
-  // programs read no byte of the inputs they would replace; yet the inputs
-  // are refused as outputs.
+  // programs read no byte of the inputs they would replace (PteFile::ToInput
+  // lists the file it read); yet the inputs are refused as outputs.
   TempDir dir;
   std::vector<std::string> in;
   for (int v = 0; v < 2; ++v) {
     in.push_back(dir.File("v" + std::to_string(v) + ".pte"));
     REQUIRE(WritePte(in.back(), SmallProgram({})).ok());
   }
-  const std::vector<uint8_t> before = testing::ReadFile(in[1]);
-  ShareOptions options;
-  options.out_dir = dir.path();
-  SharePlan plan = Plan(in, options);
-  REQUIRE(plan.report.shared_files.empty());
-  REQUIRE(plan.data.empty());
-  Status s = WriteArtifactFiles(plan.files());
-  REQUIRE_FALSE(s.ok());
-  CHECK(s.message().find("refusing to overwrite an input") != std::string::npos);
-  CHECK(testing::ReadFile(in[1]) == before);
-  CHECK_FALSE(std::filesystem::exists(dir.File("shared.ptd")));
+  CheckRefusedInPlace(dir, in);
 }
 
 TEST_CASE("share: refuses what it cannot do, before writing") {
