@@ -43,11 +43,18 @@ void PrintReport(const SharePlan& plan, bool dry_run) {
     std::printf("saved:   %" PRIu64 " bytes (%s)\n", r.bytes_before - r.bytes_after,
                 HumanBytes(r.bytes_before - r.bytes_after).c_str());
   }
-  bool header = false;
+  // The largest first (as analysis lists them); the rest summed.
+  constexpr size_t kListed = 10;
+  size_t listed = 0, more = 0;
+  uint64_t more_bytes = 0;
   for (const SharedContent& c : r.analysis.contents) {
     if (c.shareable) continue;
-    if (!header) std::printf("stayed duplicated:\n");
-    header = true;
+    if (listed == kListed) {
+      ++more;
+      more_bytes += (c.copies - 1) * c.size;
+      continue;
+    }
+    if (listed++ == 0) std::printf("stayed duplicated:\n");
     std::string names;
     for (size_t i = 0; i < c.items.size() && i < 4; ++i) {
       names += (i ? ", " : "") + r.files[c.items[i].file].input + " '" + c.items[i].name + "'";
@@ -55,6 +62,10 @@ void PrintReport(const SharePlan& plan, bool dry_run) {
     if (c.items.size() > 4) names += ", ...";
     std::printf("  %" PRIu64 " bytes x %" PRIu64 " copies: %s (%s)\n", c.size, c.copies,
                 c.reason.c_str(), names.c_str());
+  }
+  if (more > 0) {
+    std::printf("  and %s more, %" PRIu64 " bytes held more than once (--json lists them)\n",
+                Count(more, "content").c_str(), more_bytes);
   }
   for (const KeyConflict& k : r.analysis.conflicts) {
     std::string files;

@@ -461,6 +461,16 @@ TEST_CASE("share: --min-bytes decides which small items stay") {
   CheckFamily(in, big);
   REQUIRE(big.report.entries.size() == 1);
   CHECK(big.report.entries[0].size == 16384);
+  // Nothing moves: no shared file, each program copied as it is.
+  options.out_dir = dir.File("out3");
+  options.min_bytes = 1 << 20;
+  SharePlan none = Share(in, options);
+  CheckFamily(in, none);
+  CHECK(none.report.shared_files.empty());
+  for (const ShareFileReport& f : none.report.files) {
+    CHECK(f.items_moved == 0);
+    CHECK(testing::ReadFile(f.output) == testing::ReadFile(f.input));
+  }
 }
 
 TEST_CASE("share: the same bytes whatever the order of the inputs") {

@@ -38,7 +38,9 @@
 // program's data files too).
 //
 // Outputs, in out_dir: each input's base name (a thin .pte; a .ptd input's
-// remaining entries, not written when none remain), and the shared file
+// remaining entries, not written when none remain; an input nothing moves
+// out of is copied as it is unless alignment or integrity_table ask for
+// another layout), and the shared file
 // `data_name`, or its shards with max_shard_bytes (named as PlanPtdFiles
 // names them). The same inputs give the same bytes whatever their order;
 // the order only changes the order of the report's lists.

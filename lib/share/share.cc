@@ -430,6 +430,10 @@ Result<SharePlan> PlanShare(const std::vector<std::string>& paths, const ShareOp
     }
   }
 
+  // An input nothing moves out of is copied as it is, unless the options
+  // ask for another layout.
+  const bool as_it_is = options.alignment == 0 && !options.integrity_table;
+
   // The remaining entries of each .ptd input.
   std::map<std::string, std::string> remaining_file_of_key;
   report.files.resize(inputs.size());
@@ -454,6 +458,14 @@ Result<SharePlan> PlanShare(const std::vector<std::string>& paths, const ShareOp
     }
     if (rest.entries.empty()) continue;
     const std::string out = InDir(options.out_dir, BaseName(paths[f]));
+    if (moves[f].entries.empty() && as_it_is) {
+      r.output = out;
+      r.bytes_after = ptd->size();
+      for (const PtdEntry& e : rest.entries) remaining_file_of_key[e.key] = out;
+      plan.data.push_back(
+          {out, PtdPlan{WholeSourcePlan(read[f]), ptd->layout()}, ptd->entries().size()});
+      continue;
+    }
     for (const PtdEntry& e : rest.entries) remaining_file_of_key[e.key] = out;
     rest.read = read;
     Result<PtdPlan> planned = PlanPtd(rest, ptd_options);
@@ -468,6 +480,22 @@ Result<SharePlan> PlanShare(const std::vector<std::string>& paths, const ShareOp
     const PteFile* pte = inputs[f].pte;
     if (!pte) continue;
     ShareFileReport& r = report.files[f];
+    const std::string out = InDir(options.out_dir, BaseName(paths[f]));
+    if (r.items_moved > 0) r.data = report.shared_files;
+    std::set<std::string> own;
+    for (const PteTensor& t : pte->Tensors()) {
+      if (t.data != TensorData::kExternal) continue;
+      auto it = remaining_file_of_key.find(t.key);
+      if (it != remaining_file_of_key.end() && own.insert(it->second).second) {
+        r.data.push_back(it->second);
+      }
+    }
+    if (r.items_moved == 0 && as_it_is) {
+      r.output = out;
+      r.bytes_after = pte->size();
+      plan.programs.emplace_back(out, PtePlan{WholeSourcePlan(read[f]), pte->layout()});
+      continue;
+    }
     ETPACK_ASSIGN_OR_RETURN(PteInput in, ExternalizeTensors(*pte, tensor_keys[f]));
     const std::set<std::string>& dropped = moves[f].named_data;
     in.named_data.erase(std::remove_if(in.named_data.begin(), in.named_data.end(),
@@ -480,20 +508,10 @@ Result<SharePlan> PlanShare(const std::vector<std::string>& paths, const ShareOp
       o.constant_tensor_alignment = options.alignment;
     }
     o.integrity_table = options.integrity_table;
-    const std::string out = InDir(options.out_dir, BaseName(paths[f]));
     Result<PtePlan> planned = PlanPte(std::move(in), o);
     if (!planned.ok()) return planned.status().WithContext(out);
     r.output = out;
     r.bytes_after = planned->artifact.file_size;
-    if (r.items_moved > 0) r.data = report.shared_files;
-    std::set<std::string> own;
-    for (const PteTensor& t : pte->Tensors()) {
-      if (t.data != TensorData::kExternal) continue;
-      auto it = remaining_file_of_key.find(t.key);
-      if (it != remaining_file_of_key.end() && own.insert(it->second).second) {
-        r.data.push_back(it->second);
-      }
-    }
     plan.programs.emplace_back(out, std::move(planned).value());
   }
 
