@@ -84,6 +84,11 @@
 #           (new disk). scripts/bench_share.sh. Its own section of
 #           RESULTS.md, which `--jobs share` alone replaces in place.
 #
+# --against REV (alone, no other job): REV (a commit of this repository) is
+# checked out beside the tree and built the same way, then the default jobs
+# at the largest of --sizes and exir (a) run with both builds interleaved,
+# --runs times (scripts/bench_against.py); its own section of RESULTS.md.
+#
 # Both sides make the data durable: etpack syncs before its rename, so cp
 # is timed as `cp && sync`. Outputs are removed before every run and a
 # job's inputs before the next job, so a job needs 3 × S free in DIR
@@ -111,7 +116,8 @@ cap_as=$((1 << 30))
 dir="${TMPDIR:-/tmp}"
 out=bench
 gbench_filter=.
-usage="usage: $0 [--jobs LIST] [--sizes LIST] [--runs N] [--capped SIZE|none] [--dir DIR] [--out DIR] [--gbench REGEX|none]"
+usage="usage: $0 [--jobs LIST] [--sizes LIST] [--runs N] [--capped SIZE|none] [--dir DIR] [--out DIR] [--gbench REGEX|none] [--against REV]"
+against=""
 while (($#)); do
   case "$1" in --*) (($# >= 2)) || { echo "$usage" >&2; exit 2; } ;; esac
   case "$1" in
@@ -122,13 +128,14 @@ while (($#)); do
     --dir) dir="$2" ;;
     --out) out="$2" ;;
     --gbench) gbench_filter="$2" ;;
+    --against) against="$2" jobs="" ;;
     *) echo "$usage" >&2; exit 2 ;;
   esac
   shift 2
 done
 [[ "$runs" =~ ^[1-9][0-9]*$ ]] || { echo "bench: --runs $runs is not a positive integer" >&2; exit 2; }
 for job in $jobs; do
-  case "$job" in demo | pack | ptd | bundle | python | exir | checksum | fat | compress | plan | shard | reflink | update) ;;
+  case "$job" in demo | pack | ptd | bundle | python | exir | checksum | fat | compress | plan | shard | reflink | update | share) ;;
     *) echo "bench: unknown job '$job' (jobs: demo pack ptd bundle python exir checksum fat compress plan shard reflink update share)" >&2; exit 2 ;;
   esac
 done
@@ -156,7 +163,7 @@ ninja -C build-release apps/etpack bench/etpack_bench bench/gen_weights >/dev/nu
 etpack="$PWD/build-release/apps/etpack"
 python_section=""
 exir_section=""
-if [[ " $jobs " == *" python "* || " $jobs " == *" exir "* || " $jobs " == *" plan "* ]]; then
+if [[ -n "$against" || " $jobs " == *" python "* || " $jobs " == *" exir "* || " $jobs " == *" plan "* ]]; then
   ninja -C build-release python/etpack/_etpack$(/usr/bin/python3 -c \
     'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))') >/dev/null
 fi
@@ -764,12 +771,33 @@ if [[ " $jobs " == *" exir "* ]]; then
   jobs=$(tr ' ' '\n' <<<"$jobs" | { grep -vx exir || true; } | tr '\n' ' ' | xargs)
 fi
 
+# against_job REV: the --against run (see the top); sets against_section.
+against_section=""
+if [ -n "$against" ]; then
+  echo "== against $against ($(date +%T))" >&2
+  need_space "the against run" "$largest"
+  rev=$(git rev-parse --short "$against^{commit}")
+  base="$work/against-src"
+  git worktree add -q --detach "$base" "$rev"
+  trap 'git worktree remove --force "$base" 2>/dev/null || true; rm -rf "$work"' EXIT
+  (cd "$base" && scripts/setup.sh build-release >/dev/null &&
+    meson configure build-release -Dbuildtype=release >/dev/null &&
+    ninja -C build-release apps/etpack "python/etpack/_etpack$(/usr/bin/python3 -c \
+      'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')" >/dev/null)
+  mkdir -p "$work/against"
+  against_section=$(/usr/bin/python3 scripts/bench_against.py --rev "$rev" \
+    --base-etpack "$base/build-release/apps/etpack" --base-module "$base/build-release/python" \
+    --etpack "$etpack" --module build-release/python --dir "$work/against" \
+    --size "$largest" --runs "$runs")
+fi
+
 # Only jobs that run alone were asked for: replace their sections in place
 # (before the in-process one) and leave the rest of RESULTS.md as it is.
 if [ -z "$jobs" ]; then
   for pair in "plan_section:Planning many tensors" "python_section:Python module" \
               "reflink_section:Shared extents" "shard_section:Sharded .ptd" \
               "update_section:In-place update" "share_section:One copy of the weights" \
+              "against_section:Against" \
               "exir_section:ExecuTorch exporter objects"; do
     var="${pair%%:*}"
     [ -n "${!var}" ] || continue
