@@ -63,6 +63,14 @@ Status CheckExternalReferences(const PteFile& pte, const std::vector<const PtdFi
 Result<std::pair<PteInput, PtdInput>> ExternalizeConstants(const PteFile& pte,
                                                            uint64_t alignment = 16);
 
+// The same split for a program not written yet: `input` as PlanPte takes it
+// (move it in). The constants' sources move to the .ptd input as they are,
+// so planning and writing the pair reads each constant byte once, and no
+// .pte holding them is ever written. The program is planned once to be
+// checked (reading no bulk data): what PlanPte refuses for `input` is
+// returned as PlanPte's error. Split errors start with "program: ".
+Result<std::pair<PteInput, PtdInput>> ExternalizeConstants(PteInput input, uint64_t alignment = 16);
+
 // A key etpack makes up from a tensor's content (`etpack share`, for a
 // constant without a name meaning the same bytes and layout in every
 // program) starts with this; the way back (InternalizeData) drops it.
@@ -87,10 +95,13 @@ struct InternalizeStats {
 //     buffer, as its initial value). The buffer is the tensor's own
 //     data_buffer_idx when that buffer is past the placeholder, in range and
 //     read by no tensor still inside (`share` leaves the index and empties
-//     the buffer; tensors keeping one index share it); otherwise one
-//     appended, one per stored content: tensors whose keys hold the same
-//     .ptd segment share it (ExternalizeConstants gives 0-based indices and
-//     keeps no buffers, so its tensors all land here, in program order);
+//     the buffer; tensors keeping one index share it; that it is empty
+//     cannot be read back, as an empty buffer lies at the next one's
+//     offset, but one nothing reads holds nothing the program uses);
+//     otherwise one appended, one per stored content: tensors whose keys
+//     hold the same .ptd segment share it (ExternalizeConstants gives
+//     0-based indices and keeps no buffers, so its tensors all land here,
+//     in program order);
 //   - a key etpack made up is dropped: one starting with kContentKeyPrefix,
 //     or the "constant.<method>.<value>[.<n>]" ExternalizeConstants gives
 //     this very tensor when it has no name; an extra_tensor_info left with
@@ -111,14 +122,6 @@ struct InternalizeStats {
 // receives the counts. The sources keep what they read alive.
 Result<PteInput> InternalizeData(const PteFile& thin, const std::vector<const PtdFile*>& data,
                                  InternalizeStats* stats = nullptr);
-
-// The same split for a program not written yet: `input` as PlanPte takes it
-// (move it in). The constants' sources move to the .ptd input as they are,
-// so planning and writing the pair reads each constant byte once, and no
-// .pte holding them is ever written. The program is planned once to be
-// checked (reading no bulk data): what PlanPte refuses for `input` is
-// returned as PlanPte's error. Split errors start with "program: ".
-Result<std::pair<PteInput, PtdInput>> ExternalizeConstants(PteInput input, uint64_t alignment = 16);
 
 // A program and the .ptd files that hold its external data, planned
 // together so that they are written as one unit: every front end that
