@@ -22,7 +22,8 @@ namespace etpack::cli {
 
 namespace {
 
-// IN.pte with the data of the .ptd files `paths` inside (InternalizeData).
+// `thin` with the data of the .ptd files `paths` inside (InternalizeData),
+// noting when nothing of them is used.
 Result<PteInput> Internalize(const PteFile& thin, const std::vector<std::string>& paths) {
   std::vector<std::unique_ptr<PtdFile>> files;
   std::vector<const PtdFile*> data;
