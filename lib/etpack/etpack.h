@@ -78,8 +78,8 @@
 //   bulk data: ReadCheckpoint / PtdInputFromCheckpoint (safetensors.h),
 //   ReadNpy (npy.h), LoadManifest (manifest.h: the `etpack pack` document),
 //   LoadBundleCases (bundle_cases.h: test cases for a .bpte);
-//   CheckExternalReferences / ExternalizeConstants (external_data.h) relate
-//   a program to its .ptd files.
+//   CheckExternalReferences / ExternalizeConstants / InternalizeData
+//   (external_data.h) relate a program to its .ptd files.
 //
 // TRANSPORT
 //
