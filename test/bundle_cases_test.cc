@@ -17,6 +17,7 @@
 namespace etpack {
 namespace {
 
+using testing::Npy;
 using testing::TempDir;
 using testing::WriteFile;
 
@@ -27,22 +28,6 @@ std::vector<uint8_t> Iota(size_t n, uint8_t seed) {
   std::vector<uint8_t> v(n);
   for (size_t i = 0; i < n; ++i) v[i] = static_cast<uint8_t>(seed + i * 3);
   return v;
-}
-
-// A v1.0 .npy file, header padded as numpy pads it.
-std::vector<uint8_t> Npy(const std::string& dict, const std::vector<uint8_t>& data) {
-  std::string header = dict;
-  while ((10 + header.size() + 1) % 64 != 0) header += ' ';
-  header += '\n';
-  std::string file = "\x93NUMPY";
-  file += '\x01';
-  file += '\x00';
-  file += static_cast<char>(header.size() & 0xFF);
-  file += static_cast<char>(header.size() >> 8);
-  file += header;
-  std::vector<uint8_t> out(file.begin(), file.end());
-  out.insert(out.end(), data.begin(), data.end());
-  return out;
 }
 
 std::vector<uint8_t> Bytes(const SourcePtr& s) {

@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "etpack/bpte_file.h"
+#include "etpack/env.h"
 #include "etpack/json.h"
 #include "etpack/nfat.h"
 #include "etpack/ptd_file.h"
@@ -54,7 +55,9 @@ enum class ArtifactKind { kPte, kPtd, kBpte };
 
 // Fails naming the file when it cannot be read (kNotFound, kIoError), or is
 // shorter than 8 bytes or carries none of ET12, FT01, BP08 (kCorrupt).
-Result<ArtifactKind> DetectArtifactKind(const std::string& path);
+// `path` is opened through `env.input` (etpack/env.h), as by every call
+// below that takes a path.
+Result<ArtifactKind> DetectArtifactKind(const std::string& path, const Env& env = {});
 
 // Receives a report as it is produced, in the order above: small members
 // whole, long lists (methods, segments, delegates, named data, external
@@ -115,7 +118,7 @@ void ReportPtd(const PtdFile& file, ReportSink& sink);
 Status ReportBpte(const BpteFile& file, ReportSink& sink);
 // Detects the kind of `path`, opens (validating) and reports it; nothing
 // reaches `sink` when the file cannot be opened.
-Status Inspect(const std::string& path, ReportSink& sink);
+Status Inspect(const std::string& path, ReportSink& sink, const Env& env = {});
 
 // The same reports as trees (TreeSink).
 Result<json::Value> PteReportJson(const PteFile& file);
@@ -156,7 +159,7 @@ json::Value FatDelegatesJson(const std::vector<FatDelegateReport>& fat);
 Result<json::Value> FatDelegatesJson(const PteFile& file);
 
 // Detects the kind of `path`, opens (validating) and reports it.
-Result<json::Value> InspectJson(const std::string& path);
+Result<json::Value> InspectJson(const std::string& path, const Env& env = {});
 
 // {"scalar_type", "sizes", "dim_order", "text": DescribeLayout(...)}.
 json::Value LayoutJson(const TensorLayout& layout);

@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <string>
 
+#include "etpack/env.h"
 #include "etpack/ptd.h"  // TensorLayout
 #include "etpack/source.h"
 #include "etpack/status.h"
@@ -56,7 +57,8 @@ int ScalarTypeForNpyDescr(const std::string& descr);
 // missing/unknown/duplicate keys, an unsupported descr, a dimension above
 // INT32_MAX, or data shorter than the shape needs (expected and actual
 // byte counts). kCorrupt for all of these; kNotFound for a missing file.
-Result<NpyArray> ReadNpy(const std::string& path);
+// The file is opened through `env.input` (etpack/env.h).
+Result<NpyArray> ReadNpy(const std::string& path, const Env& env = {});
 
 }  // namespace etpack
 

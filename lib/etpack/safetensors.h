@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "etpack/env.h"
 #include "etpack/ptd.h"
 #include "etpack/source.h"
 #include "etpack/status.h"
@@ -44,9 +45,11 @@ int ScalarTypeForSafetensorsDtype(const std::string& dtype);
 // kNotFound for a missing file, kCorrupt for a malformed one (kOutOfRange
 // for a dimension beyond int32).
 // Tensors come back in data order. `files`, when given, receives the file
-// read (even one holding no tensor), for PtdInput::read.
+// read (even one holding no tensor), for PtdInput::read. The file is
+// opened through `env.input` (etpack/env.h).
 Result<std::vector<SafetensorsTensor>> ReadSafetensors(const std::string& path,
-                                                       std::vector<SourcePtr>* files = nullptr);
+                                                       std::vector<SourcePtr>* files = nullptr,
+                                                       const Env& env = {});
 
 // Reads a checkpoint given as any mix of .safetensors files and sharded
 // indexes (model.safetensors.index.json: {"weight_map": {tensor: shard}}).
@@ -55,9 +58,10 @@ Result<std::vector<SafetensorsTensor>> ReadSafetensors(const std::string& path,
 // file when it is the same one read twice, and an empty tensor name one
 // naming its file (kInvalidArgument); an index entry missing from its shard
 // is kNotFound. `files`, when given, receives every file read: indexes and
-// shards (PtdInput::read).
+// shards (PtdInput::read). Every file is opened through `env.input`.
 Result<std::vector<SafetensorsTensor>> ReadCheckpoint(const std::vector<std::string>& paths,
-                                                      std::vector<SourcePtr>* files = nullptr);
+                                                      std::vector<SourcePtr>* files = nullptr,
+                                                      const Env& env = {});
 
 // The .ptd input for a checkpoint: one entry and one buffer per tensor, in
 // checkpoint order, each with `alignment`.

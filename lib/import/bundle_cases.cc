@@ -116,7 +116,7 @@ Result<BundledValue> GetTensor(const JsonDocument& cx, const json::Value& t,
     if (npy->kind() != json::Kind::kString || npy->as_string().empty()) {
       return cx.BadValue(npy_path, *npy, "is not a file name");
     }
-    Result<NpyArray> array = ReadNpy(cx.Resolve(npy->as_string()));
+    Result<NpyArray> array = ReadNpy(cx.Resolve(npy->as_string()), Env{&cx.fs(), nullptr});
     if (!array.ok()) return cx.Wrap(npy_path, array.status());
     out.layout = std::move(array->layout);
     out.data = std::move(array->data);
@@ -239,11 +239,12 @@ Result<BundledTestCase> GetCase(const JsonDocument& cx, const json::Value& c,
 
 }  // namespace
 
-Result<std::vector<BundledTestSuite>> LoadBundleCases(const std::string& path, SourcePtr* file) {
-  ETPACK_ASSIGN_OR_RETURN(const json::Value doc, json::ParseFile(path, file));
+Result<std::vector<BundledTestSuite>> LoadBundleCases(const std::string& path, SourcePtr* file,
+                                                      const Env& env) {
+  ETPACK_ASSIGN_OR_RETURN(const json::Value doc, json::ParseFile(env.in(), path, file));
   const size_t slash = path.rfind('/');
-  const JsonDocument cx(path,
-                        slash == std::string::npos ? "" : path.substr(0, slash == 0 ? 1 : slash));
+  const JsonDocument cx(
+      path, slash == std::string::npos ? "" : path.substr(0, slash == 0 ? 1 : slash), env.in());
 
   if (doc.kind() != json::Kind::kObject) return cx.BadValue("", doc, "is not a JSON object");
   ETPACK_RETURN_IF_ERROR(cx.CheckMembers(doc, "", {"methods"}));

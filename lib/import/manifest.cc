@@ -383,8 +383,7 @@ Status ReadBuffersAndEntries(const JsonDocument& cx, json::Value& obj, const std
   return Status::OK();
 }
 
-Result<PteManifest> FromJson(json::Value& doc, const std::string& base_dir,
-                             const std::string& origin);
+Result<PteManifest> FromJson(json::Value& doc, const JsonDocument& cx);
 
 // A named_data object ({"buffers", "entries"}) as a list of NamedData.
 Status ReadNamedDataList(const JsonDocument& cx, json::Value& nd, const std::string& path,
@@ -429,8 +428,9 @@ Result<FatEntry> ReadFatEntry(const JsonDocument& cx, json::Value& e, const std:
     out.payload = WholeSourcePlan(std::move(src));
   } else {
     const std::string program_path = JoinPath(path, "program");
-    ETPACK_ASSIGN_OR_RETURN(PteManifest nested,
-                            FromJson(*program, cx.base_dir(), cx.Where(program_path)));
+    ETPACK_ASSIGN_OR_RETURN(
+        PteManifest nested,
+        FromJson(*program, JsonDocument(cx.Where(program_path), cx.base_dir(), cx.fs())));
     Result<PtePlan> plan = PlanPte(std::move(nested.input), nested.options);
     if (!plan.ok()) return cx.Wrap(program_path, plan.status());
     if (plan->layout.segment_data_size > 0) {
@@ -498,9 +498,7 @@ Status ReadNamedData(const JsonDocument& cx, json::Value* nd, PteInput& input) {
 }
 
 // Takes `doc` apart: the program subtree is moved, not copied.
-Result<PteManifest> FromJson(json::Value& doc, const std::string& base_dir,
-                             const std::string& origin) {
-  const JsonDocument cx(origin, base_dir);
+Result<PteManifest> FromJson(json::Value& doc, const JsonDocument& cx) {
   if (doc.kind() != json::Kind::kObject) return cx.BadValue("", doc, "is not a JSON object");
   ETPACK_RETURN_IF_ERROR(
       cx.CheckMembers(doc, "",
@@ -549,9 +547,7 @@ Result<PteManifest> FromJson(json::Value& doc, const std::string& base_dir,
   return m;
 }
 
-Result<PtdManifest> PtdFromJson(json::Value& doc, const std::string& base_dir,
-                                const std::string& origin) {
-  const JsonDocument cx(origin, base_dir);
+Result<PtdManifest> PtdFromJson(json::Value& doc, const JsonDocument& cx) {
   if (doc.kind() != json::Kind::kObject) return cx.BadValue("", doc, "is not a JSON object");
   ETPACK_RETURN_IF_ERROR(cx.CheckMembers(
       doc, "", {"format", "serializer_options", "buffers", "entries", "case", "description"}));
@@ -586,41 +582,44 @@ std::string DirName(const std::string& path) {
 }  // namespace
 
 Result<SourcePtr> BlobSource(const json::Value& blob, const std::string& base_dir,
-                             const std::string& origin, const std::string& path) {
-  return RequireBlob(JsonDocument(origin, base_dir), blob, path);
+                             const std::string& origin, const std::string& path, const Env& env) {
+  return RequireBlob(JsonDocument(origin, base_dir, env.in()), blob, path);
 }
 
 Result<PteManifest> PteManifestFromJson(const json::Value& doc, const std::string& base_dir,
-                                        const std::string& origin) {
+                                        const std::string& origin, const Env& env) {
   json::Value copy = doc;
-  return FromJson(copy, base_dir, origin);
+  return FromJson(copy, JsonDocument(origin, base_dir, env.in()));
 }
 
-Result<PteManifest> LoadPteManifest(const std::string& path) {
+Result<PteManifest> LoadPteManifest(const std::string& path, const Env& env) {
   SourcePtr file;
-  ETPACK_ASSIGN_OR_RETURN(json::Value doc, json::ParseFile(path, &file));
-  ETPACK_ASSIGN_OR_RETURN(PteManifest m, FromJson(doc, DirName(path), path));
+  ETPACK_ASSIGN_OR_RETURN(json::Value doc, json::ParseFile(env.in(), path, &file));
+  ETPACK_ASSIGN_OR_RETURN(PteManifest m,
+                          FromJson(doc, JsonDocument(path, DirName(path), env.in())));
   m.input.read.push_back(std::move(file));
   return m;
 }
 
 Result<PtdManifest> PtdManifestFromJson(const json::Value& doc, const std::string& base_dir,
-                                        const std::string& origin) {
+                                        const std::string& origin, const Env& env) {
   json::Value copy = doc;
-  return PtdFromJson(copy, base_dir, origin);
+  return PtdFromJson(copy, JsonDocument(origin, base_dir, env.in()));
 }
 
-Result<PtdManifest> LoadPtdManifest(const std::string& path) {
+Result<PtdManifest> LoadPtdManifest(const std::string& path, const Env& env) {
   SourcePtr file;
-  ETPACK_ASSIGN_OR_RETURN(json::Value doc, json::ParseFile(path, &file));
-  ETPACK_ASSIGN_OR_RETURN(PtdManifest m, PtdFromJson(doc, DirName(path), path));
+  ETPACK_ASSIGN_OR_RETURN(json::Value doc, json::ParseFile(env.in(), path, &file));
+  ETPACK_ASSIGN_OR_RETURN(PtdManifest m,
+                          PtdFromJson(doc, JsonDocument(path, DirName(path), env.in())));
   m.input.read.push_back(std::move(file));
   return m;
 }
 
-Result<AnyManifest> LoadManifest(const std::string& path) {
+Result<AnyManifest> LoadManifest(const std::string& path, const Env& env) {
   SourcePtr file;
-  ETPACK_ASSIGN_OR_RETURN(json::Value doc, json::ParseFile(path, &file));
+  ETPACK_ASSIGN_OR_RETURN(json::Value doc, json::ParseFile(env.in(), path, &file));
+  const JsonDocument cx(path, DirName(path), env.in());
   const bool object = doc.kind() == json::Kind::kObject;
   const json::Value* format = object ? doc.Find("format") : nullptr;
   if (object && format == nullptr && doc.Find("program") == nullptr &&
@@ -633,12 +632,12 @@ Result<AnyManifest> LoadManifest(const std::string& path) {
   }
   if (format == nullptr ||
       (format->kind() == json::Kind::kString && format->as_string() == "pte")) {
-    ETPACK_ASSIGN_OR_RETURN(PteManifest m, FromJson(doc, DirName(path), path));
+    ETPACK_ASSIGN_OR_RETURN(PteManifest m, FromJson(doc, cx));
     m.input.read.push_back(std::move(file));
     return AnyManifest(std::move(m));
   }
   if (format->kind() == json::Kind::kString && format->as_string() == "ptd") {
-    ETPACK_ASSIGN_OR_RETURN(PtdManifest m, PtdFromJson(doc, DirName(path), path));
+    ETPACK_ASSIGN_OR_RETURN(PtdManifest m, PtdFromJson(doc, cx));
     m.input.read.push_back(std::move(file));
     return AnyManifest(std::move(m));
   }

@@ -252,8 +252,8 @@ int ScalarTypeForNpyDescr(const std::string& descr) {
   return order_ok ? d->scalar_type : -1;
 }
 
-Result<NpyArray> ReadNpy(const std::string& path) {
-  ETPACK_ASSIGN_OR_RETURN(const SourcePtr file, FileSource(path));
+Result<NpyArray> ReadNpy(const std::string& path, const Env& env) {
+  ETPACK_ASSIGN_OR_RETURN(const SourcePtr file, FileSource(env.in(), path));
   const uint64_t file_size = file->size();
 
   uint8_t prefix[12] = {};

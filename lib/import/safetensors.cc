@@ -129,9 +129,10 @@ bool EndsWith(const std::string& s, const std::string& suffix) {
 
 // The tensors of one sharded index, shards read in name order.
 Result<std::vector<SafetensorsTensor>> ReadIndex(const std::string& index_path,
-                                                 std::vector<SourcePtr>* files) {
+                                                 std::vector<SourcePtr>* files, const Env& env) {
   SourcePtr index_file;
-  ETPACK_ASSIGN_OR_RETURN(const json::Value index, json::ParseFile(index_path, &index_file));
+  ETPACK_ASSIGN_OR_RETURN(const json::Value index,
+                          json::ParseFile(env.in(), index_path, &index_file));
   if (files != nullptr) files->push_back(std::move(index_file));
   const json::Value* weight_map =
       index.kind() == json::Kind::kObject ? index.Find("weight_map") : nullptr;
@@ -152,7 +153,7 @@ Result<std::vector<SafetensorsTensor>> ReadIndex(const std::string& index_path,
   std::vector<SafetensorsTensor> out;
   for (const auto& [shard, listed] : shards) {
     const std::string shard_path = (dir / shard).string();
-    auto read = ReadSafetensors(shard_path, files);
+    auto read = ReadSafetensors(shard_path, files, env);
     if (!read.ok()) {
       return read.status().WithContext(index_path + ": weight_map shard " + Quoted(shard));
     }
@@ -187,9 +188,10 @@ int ScalarTypeForSafetensorsDtype(const std::string& dtype) {
 }
 
 Result<std::vector<SafetensorsTensor>> ReadSafetensors(const std::string& path,
-                                                       std::vector<SourcePtr>* files) {
+                                                       std::vector<SourcePtr>* files,
+                                                       const Env& env) {
   // One descriptor for the header and every tensor slice of the file.
-  ETPACK_ASSIGN_OR_RETURN(const SourcePtr file, FileSource(path));
+  ETPACK_ASSIGN_OR_RETURN(const SourcePtr file, FileSource(env.in(), path));
   if (files != nullptr) files->push_back(file);
   const uint64_t file_size = file->size();
   if (file_size < 8) {
@@ -264,11 +266,13 @@ Result<std::vector<SafetensorsTensor>> ReadSafetensors(const std::string& path,
 }
 
 Result<std::vector<SafetensorsTensor>> ReadCheckpoint(const std::vector<std::string>& paths,
-                                                      std::vector<SourcePtr>* files) {
+                                                      std::vector<SourcePtr>* files,
+                                                      const Env& env) {
   std::vector<SafetensorsTensor> out;
   std::unordered_map<std::string, std::string> owner;  // tensor name -> file
   for (const std::string& path : paths) {
-    auto read = EndsWith(path, ".json") ? ReadIndex(path, files) : ReadSafetensors(path, files);
+    auto read =
+        EndsWith(path, ".json") ? ReadIndex(path, files, env) : ReadSafetensors(path, files, env);
     if (!read.ok()) return read.status();
     for (auto& t : *read) {
       // Names become .ptd keys: held to the key rule here, so an error

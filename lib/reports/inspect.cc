@@ -85,9 +85,9 @@ std::vector<ByteRange> EntryRanges(const PteFile& file, const std::vector<uint64
 
 }  // namespace
 
-Result<ArtifactKind> DetectArtifactKind(const std::string& path) {
+Result<ArtifactKind> DetectArtifactKind(const std::string& path, const Env& env) {
   // FileSource refuses anything but a regular file before reading it.
-  ETPACK_ASSIGN_OR_RETURN(const SourcePtr file, FileSource(path));
+  ETPACK_ASSIGN_OR_RETURN(const SourcePtr file, FileSource(env.in(), path));
   uint8_t head[8];
   const size_t got = static_cast<size_t>(std::min<uint64_t>(file->size(), sizeof head));
   ETPACK_RETURN_IF_ERROR(file->ReadAt(0, head, got));
@@ -331,29 +331,29 @@ Result<Value> BpteReportJson(const BpteFile& file) {
   return std::move(sink).Take();
 }
 
-Status Inspect(const std::string& path, ReportSink& sink) {
-  ETPACK_ASSIGN_OR_RETURN(ArtifactKind kind, DetectArtifactKind(path));
+Status Inspect(const std::string& path, ReportSink& sink, const Env& env) {
+  ETPACK_ASSIGN_OR_RETURN(ArtifactKind kind, DetectArtifactKind(path, env));
   switch (kind) {
     case ArtifactKind::kPte: {
-      ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PteFile> file, PteFile::Open(path));
+      ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PteFile> file, PteFile::Open(path, env));
       return ReportPte(*file, sink);
     }
     case ArtifactKind::kPtd: {
-      ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PtdFile> file, PtdFile::Open(path));
+      ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PtdFile> file, PtdFile::Open(path, env));
       ReportPtd(*file, sink);
       return Status::OK();
     }
     case ArtifactKind::kBpte: {
-      ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<BpteFile> file, BpteFile::Open(path));
+      ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<BpteFile> file, BpteFile::Open(path, env));
       return ReportBpte(*file, sink);
     }
   }
   return InvalidArgument(path + ": unknown artifact kind");
 }
 
-Result<Value> InspectJson(const std::string& path) {
+Result<Value> InspectJson(const std::string& path, const Env& env) {
   TreeSink sink;
-  ETPACK_RETURN_IF_ERROR(Inspect(path, sink));
+  ETPACK_RETURN_IF_ERROR(Inspect(path, sink, env));
   return std::move(sink).Take();
 }
 
