@@ -217,14 +217,22 @@ TEST_CASE("bundle cases: bad dtype, sizes and dim_order") {
   CHECK_THAT(m, Contains("case-sensitive"));
   m = ErrorOf(ForwardInput(R"({"tensor": {"dtype": 8, "sizes": [1], "base64": "AAAAAA=="}})"));
   CHECK_THAT(m, Contains("tensor.dtype = 8"));
-  m = ErrorOf(ForwardInput(R"({"tensor": {"dtype": "FLOAT", "sizes": [1, -2], "base64": ""}})"));
-  CHECK_THAT(m, Contains("tensor.sizes[1] = -2"));
+  // Sizes and dim_order are held to the library's rule for every layout
+  // (LayoutOfInts, LayoutNbytes), in its words and with its codes.
+  m = ErrorOf(ForwardInput(R"({"tensor": {"dtype": "FLOAT", "sizes": [1, -2], "base64": ""}})"),
+              Code::kOutOfRange);
+  CHECK_THAT(m, Contains("tensor: sizes[1] = -2 is not a size the format holds"));
   m = ErrorOf(
-      ForwardInput(R"({"tensor": {"dtype": "FLOAT", "sizes": [2147483648], "base64": ""}})"));
-  CHECK_THAT(m, Contains("tensor.sizes[0] = 2147483648"));
+      ForwardInput(R"({"tensor": {"dtype": "FLOAT", "sizes": [2147483648], "base64": ""}})"),
+      Code::kOutOfRange);
+  CHECK_THAT(m, Contains("methods.forward[1].inputs[0].tensor: sizes[0] = 2147483648 is not a "
+                         "size the format holds (0 to 2147483647)"));
   m = ErrorOf(ForwardInput(
       R"({"tensor": {"dtype": "FLOAT", "sizes": [1, 1], "dim_order": [0, 0], "base64": "AAAAAA=="}})"));
-  CHECK_THAT(m, Contains("tensor.dim_order = [0,0] is not a permutation of 0..1"));
+  CHECK_THAT(m, Contains("tensor: dim_order [0, 0] is not a permutation of 0..1"));
+  m = ErrorOf(ForwardInput(
+      R"({"tensor": {"dtype": "FLOAT", "sizes": [1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1], "base64": ""}})"));
+  CHECK_THAT(m, Contains("tensor: rank 17 exceeds the runtime's limit of 16 dimensions"));
   m = ErrorOf(ForwardInput(R"({"tensor": {"sizes": [1], "base64": "AAAAAA=="}})"));
   CHECK_THAT(m, Contains("methods.forward[1].inputs[0].tensor: tensor has no \"dtype\""));
 }

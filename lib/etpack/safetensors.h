@@ -42,8 +42,10 @@ int ScalarTypeForSafetensorsDtype(const std::string& dtype);
 // inside the file and <= kMaxSafetensorsHeader, valid JSON, known dtype,
 // shape x element size == end - begin, offsets inside the data, begin <= end,
 // no two tensors overlapping. Errors name the file, the tensor and the value:
-// kNotFound for a missing file, kCorrupt for a malformed one (kOutOfRange
-// for a dimension beyond int32).
+// kNotFound for a missing file, kCorrupt for a malformed one; a shape the
+// format cannot hold is refused as every layout is (etpack/tensor_layout.h:
+// kOutOfRange for a dimension beyond int32, kInvalidArgument for a rank
+// above kMaxTensorRank or a byte count beyond 64 bits).
 // Tensors come back in data order. `files`, when given, receives the file
 // read (even one holding no tensor), for PtdInput::read. The file is
 // opened through `env.input` (etpack/env.h).

@@ -14,7 +14,7 @@
 #include "core/base64.h"
 #include "core/json_document.h"
 #include "etpack/fat_delegate.h"
-#include "flatbuffer/scalar_type.h"
+#include "import/json_layout.h"
 #include "plan/named_store.h"
 #include "plan/segments.h"
 
@@ -255,53 +255,15 @@ Result<std::optional<TensorLayout>> ReadLayout(const JsonDocument& cx, const jso
                        "is not an object {\"scalar_type\", \"sizes\", \"dim_order\"} or null");
   }
   ETPACK_RETURN_IF_ERROR(cx.CheckMembers(*v, path, {"scalar_type", "sizes", "dim_order"}));
-  TensorLayout layout;
   const json::Value* st = v->Find("scalar_type");
-  const std::string st_path = JoinPath(path, "scalar_type");
   if (st == nullptr) return cx.Error(path, "has no \"scalar_type\"");
-  // Codes beyond the schema's byte enum cannot be written; names are the
-  // flatc enum names.
-  constexpr int kMaxCode = 127;
-  bool found = false;
-  if (st->kind() == json::Kind::kString) {
-    for (int code = 0; code <= kMaxCode && !found; ++code) {
-      if (ScalarTypeElementSize(code) != 0 && ScalarTypeName(code) == st->as_string()) {
-        layout.scalar_type = code;
-        found = true;
-      }
-    }
-  } else if (st->kind() == json::Kind::kInt && st->as_int() >= 0 && st->as_int() <= kMaxCode &&
-             ScalarTypeElementSize(static_cast<int>(st->as_int())) != 0) {
-    layout.scalar_type = static_cast<int>(st->as_int());
-    found = true;
-  }
-  if (!found) return cx.BadValue(st_path, *st, "is not a known scalar type");
-
+  ETPACK_ASSIGN_OR_RETURN(const int scalar_type,
+                          JsonScalarType(cx, *st, JoinPath(path, "scalar_type")));
   const json::Value* sizes = v->Find("sizes");
-  const std::string sizes_path = JoinPath(path, "sizes");
   if (sizes == nullptr) return cx.Error(path, "has no \"sizes\"");
-  if (sizes->kind() != json::Kind::kArray)
-    return cx.BadValue(sizes_path, *sizes, "is not an array");
-  for (size_t i = 0; i < sizes->items().size(); ++i) {
-    const json::Value& d = sizes->items()[i];
-    ETPACK_ASSIGN_OR_RETURN(uint64_t n, cx.GetUInt(d, IndexPath(sizes_path, i)));
-    if (n > static_cast<uint64_t>(INT32_MAX)) {
-      return cx.BadValue(IndexPath(sizes_path, i), d, "does not fit in int32");
-    }
-    layout.sizes.push_back(static_cast<int32_t>(n));
-  }
-
   const json::Value* order = v->Find("dim_order");
-  const std::string order_path = JoinPath(path, "dim_order");
   if (order == nullptr) return cx.Error(path, "has no \"dim_order\"");
-  if (order->kind() != json::Kind::kArray)
-    return cx.BadValue(order_path, *order, "is not an array");
-  for (size_t i = 0; i < order->items().size(); ++i) {
-    const json::Value& d = order->items()[i];
-    ETPACK_ASSIGN_OR_RETURN(uint64_t n, cx.GetUInt(d, IndexPath(order_path, i)));
-    if (n > UINT8_MAX) return cx.BadValue(IndexPath(order_path, i), d, "does not fit in uint8");
-    layout.dim_order.push_back(static_cast<uint8_t>(n));
-  }
+  ETPACK_ASSIGN_OR_RETURN(TensorLayout layout, JsonLayout(cx, scalar_type, *sizes, order, path));
   return std::optional<TensorLayout>(std::move(layout));
 }
 

@@ -75,13 +75,14 @@ Result<Parsed> ParseTensor(const std::string& name, const json::Value& v, const 
   if (scalar_type < 0) {
     return Corrupt(what + ": dtype " + Quoted(p.tensor.dtype) + " has no ExecuTorch scalar type");
   }
-  p.tensor.layout.scalar_type = scalar_type;
 
   const json::Value* shape = v.Find("shape");
   if (!shape || shape->kind() != json::Kind::kArray) {
     return Corrupt(what + ": shape is missing or not an array");
   }
-  if (Status s = CheckRank(shape->items().size(), what); !s.ok()) return Corrupt(s.message());
+  // Refused before a layout of that many dimensions is built.
+  ETPACK_RETURN_IF_ERROR(CheckRank(shape->items().size(), what));
+  std::vector<int64_t> sizes, order;
   for (size_t d = 0; d < shape->items().size(); ++d) {
     const json::Value& dim = shape->items()[d];
     const std::optional<uint64_t> n = NonNegative(dim);
@@ -89,13 +90,12 @@ Result<Parsed> ParseTensor(const std::string& name, const json::Value& v, const 
       return Corrupt(what + ": shape[" + std::to_string(d) + "] = " + Shown(dim) +
                      " is not a non-negative integer");
     }
-    if (*n > static_cast<uint64_t>(INT32_MAX)) {
-      return OutOfRange(what + ": shape[" + std::to_string(d) + "] = " + std::to_string(*n) +
-                        " does not fit the int32 sizes of an ExecuTorch tensor");
-    }
-    p.tensor.layout.sizes.push_back(static_cast<int32_t>(*n));
-    p.tensor.layout.dim_order.push_back(static_cast<uint8_t>(d));
+    sizes.push_back(*n > uint64_t{INT64_MAX} ? INT64_MAX : static_cast<int64_t>(*n));
+    order.push_back(static_cast<int64_t>(d));
   }
+  // The library's rule for every layout (an int32 size per dimension,
+  // kOutOfRange), then for its byte count.
+  ETPACK_ASSIGN_OR_RETURN(p.tensor.layout, LayoutOfInts(scalar_type, sizes, order, what));
 
   const json::Value* offsets = v.Find("data_offsets");
   if (!offsets || offsets->kind() != json::Kind::kArray || offsets->items().size() != 2 ||
@@ -112,8 +112,7 @@ Result<Parsed> ParseTensor(const std::string& name, const json::Value& v, const 
     return Corrupt(what + ": data_offsets " + OffsetsText(p.begin, p.end) +
                    " run past the end of the data (" + std::to_string(data_size) + " bytes)");
   }
-  ETPACK_ASSIGN_OR_RETURN(const uint64_t nbytes,
-                          TensorNbytes(scalar_type, p.tensor.layout.sizes, what));
+  ETPACK_ASSIGN_OR_RETURN(const uint64_t nbytes, LayoutNbytes(p.tensor.layout, what));
   if (nbytes != p.end - p.begin) {
     return Corrupt(what + ": " + p.tensor.dtype + " shape " + ShapeText(p.tensor.layout.sizes) +
                    " needs " + std::to_string(nbytes) + " bytes but data_offsets " +
