@@ -182,5 +182,30 @@ TEST_CASE("env: a read error under env.input is a Status naming the file") {
   CHECK(Contains(st.status().message(), kDir + "w.safetensors"));
 }
 
+TEST_CASE("env: an update reads its file through env.input") {
+  // A real file (the update's lock is on the POSIX file), read through an
+  // input that fails past byte 40: the update fails naming the file and
+  // writes nothing.
+  testing::TempDir dir;
+  const std::string path = dir.File("model.ptd");
+  const Bytes before = PtdBytes("a");
+  testing::WriteFile(path, before);
+  InputFault fault;
+  fault.kind = InputFaultKind::kRead;
+  fault.at = 40;
+  std::unique_ptr<InputFs> faulty = NewFaultInjectingInputFs(DefaultInputFs(), fault);
+  PtdInput weights;
+  weights.buffers = {Pattern(3000, 9)};
+  weights.entries = {PtdEntry{"a", 0, 1, std::nullopt}};
+  Result<UpdateReport> r = UpdateWeights(path, weights, Env{faulty.get(), nullptr});
+  REQUIRE(!r.ok());
+  CHECK(r.status().code() == Code::kIoError);
+  CHECK(Contains(r.status().message(), path));
+  CHECK(testing::ReadFile(path) == before);
+  // Through the default input the same update lands.
+  REQUIRE(UpdateWeights(path, weights).ok());
+  CHECK(testing::ReadFile(path) != before);
+}
+
 }  // namespace
 }  // namespace etpack
