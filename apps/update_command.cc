@@ -32,7 +32,7 @@ int Update(const std::vector<std::string>& argv) {
   const auto start = std::chrono::steady_clock::now();
   Result<PtdInput> weights = ReadWeights(from);
   if (!weights.ok()) return Failure(weights.status());
-  Result<UpdateReport> r = UpdateWeights(path, *weights, CommandOutputFs());
+  Result<UpdateReport> r = UpdateWeights(path, *weights, Env{nullptr, CommandOutputFs()});
   if (!r.ok()) return Failure(r.status());
   const double seconds = SecondsSince(start);
   if (r->written && r->other_links > 0) {

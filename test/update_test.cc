@@ -188,7 +188,7 @@ void FailuresLeaveTheOldFile(const std::string& dir) {
     INFO(FaultStepName(fault.step) << ", after " << fault.after_bytes << " bytes");
     std::unique_ptr<OutputFs> posix = NewPosixOutputFs();
     std::unique_ptr<OutputFs> fs = NewFaultInjectingOutputFs(posix.get(), fault);
-    Result<UpdateReport> r = UpdateWeights(path, weights, fs.get());
+    Result<UpdateReport> r = UpdateWeights(path, weights, Env{nullptr, fs.get()});
     REQUIRE_FALSE(r.ok());
     CHECK(Contains(r.status().message(), "injected fault"));
     CHECK((ReadFile(path) == before));
@@ -251,7 +251,7 @@ TEST_CASE("update: two concurrent updates of different keys both land", "[update
   std::thread other;
   first_fs.hook = [&] {
     other = std::thread([&] {
-      second = UpdateWeights(path, Weights({{"b", new_b}}), nullptr, [&] {
+      second = UpdateWeights(path, Weights({{"b", new_b}}), Env(), [&] {
         std::lock_guard<std::mutex> lock(m);
         second_waits = true;
         cv.notify_all();
@@ -264,7 +264,8 @@ TEST_CASE("update: two concurrent updates of different keys both land", "[update
     std::unique_lock<std::mutex> lock(m);
     cv.wait(lock, [&] { return second_waits || second_done; });
   };
-  Result<UpdateReport> first = UpdateWeights(path, Weights({{"a", new_a}}), &first_fs);
+  Result<UpdateReport> first =
+      UpdateWeights(path, Weights({{"a", new_a}}), Env{nullptr, &first_fs});
   if (other.joinable()) other.join();
   INFO(first.status().ToString() << " / " << second.status().ToString());
   REQUIRE(first.ok());
@@ -288,7 +289,8 @@ TEST_CASE("update: a file replaced by another writer meanwhile is not overwritte
   auto posix = NewPosixOutputFs();
   HookedFs fs(posix.get());
   fs.hook = [&] { WritePtdFile(path, Weights({{"a", theirs}, {"b", kB}})); };
-  Result<UpdateReport> r = UpdateWeights(path, Weights({{"a", PatternBytes(64, 22)}}), &fs);
+  Result<UpdateReport> r =
+      UpdateWeights(path, Weights({{"a", PatternBytes(64, 22)}}), Env{nullptr, &fs});
   INFO(r.status().ToString());
   REQUIRE_FALSE(r.ok());
   CHECK(r.status().code() == Code::kIoError);
@@ -309,7 +311,7 @@ TEST_CASE("update: waiting for another update of the file can be cancelled", "[u
   REQUIRE(held >= 0);
   REQUIRE(::flock(held, LOCK_EX) == 0);
   int asked = 0;
-  Result<UpdateReport> r = UpdateWeights(path, Weights({{"a", PatternBytes(64, 41)}}), nullptr,
+  Result<UpdateReport> r = UpdateWeights(path, Weights({{"a", PatternBytes(64, 41)}}), Env(),
                                          [&] { return ++asked >= 2; });
   ::close(held);
   INFO(r.status().ToString());

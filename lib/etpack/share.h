@@ -23,7 +23,8 @@
 //     tensor holding the content with that layout has that one name and,
 //     in every input, the name means these bytes with this layout and
 //     nothing else; otherwise it gets a key made from its content:
-//       "etpack.content." + 32 lower-case hex digits of XXH3-128 (high 64
+//       kContentKeyPrefix ("etpack.content.", etpack/external_data.h) +
+//       32 lower-case hex digits of XXH3-128 (high 64
 //       bits first) over the ASCII text
 //       "<scalar_type>:<sizes, comma-separated>:<dim_order, comma-separated>:<bytes>\n"
 //       followed by the content's sample: all of it when it is at most
@@ -61,6 +62,8 @@
 #include <vector>
 
 #include "etpack/artifact_file.h"
+#include "etpack/env.h"
+#include "etpack/external_data.h"
 #include "etpack/json.h"
 #include "etpack/ptd.h"
 #include "etpack/pte.h"
@@ -70,9 +73,6 @@
 #include "etpack/writer.h"
 
 namespace etpack {
-
-// The prefix of every key PlanShare makes from a content.
-inline constexpr char kContentKeyPrefix[] = "etpack.content.";
 
 struct ShareOptions {
   // The folder the outputs go to. REQUIRES: non-empty; it must exist when
@@ -94,6 +94,9 @@ struct ShareOptions {
   uint64_t min_bytes = 4096;
   // Every output with an integrity table (docs/integrity.md).
   bool integrity_table = false;
+  // Where the inputs are read from (etpack/env.h); writing the plan is the
+  // caller's (WriteArtifactFiles with env.output, when set).
+  Env env;
 };
 
 // One input and what becomes of it.

@@ -73,7 +73,7 @@ Result<std::string> ContentKey(const Source& bytes, const TensorLayout& layout) 
     ETPACK_RETURN_IF_ERROR(feed((size - kWindow) / 2, kWindow));
     ETPACK_RETURN_IF_ERROR(feed(size - kWindow, kWindow));
   }
-  return kContentKeyPrefix + HexDigest(hash->Finish());
+  return std::string(kContentKeyPrefix) + HexDigest(hash->Finish());
 }
 
 // Whether `a`'s bytes come before `b`'s (equal sizes), reading up to their
@@ -126,16 +126,16 @@ struct SharedKey {
   std::set<uint32_t> files;
 };
 
-Result<Input> OpenInput(const std::string& path) {
-  ETPACK_ASSIGN_OR_RETURN(const ArtifactKind kind, DetectArtifactKind(path));
+Result<Input> OpenInput(const std::string& path, const Env& env) {
+  ETPACK_ASSIGN_OR_RETURN(const ArtifactKind kind, DetectArtifactKind(path, env));
   Input in;
   if (kind == ArtifactKind::kPte) {
-    ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PteFile> f, PteFile::Open(path));
+    ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PteFile> f, PteFile::Open(path, env));
     ETPACK_ASSIGN_OR_RETURN(in.sizes, SizesOf(*f));
     in.pte = f.get();
     in.file = std::move(f);
   } else if (kind == ArtifactKind::kPtd) {
-    ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PtdFile> f, PtdFile::Open(path));
+    ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PtdFile> f, PtdFile::Open(path, env));
     ETPACK_ASSIGN_OR_RETURN(in.sizes, SizesOf(*f));
     in.ptd = f.get();
     in.file = std::move(f);
@@ -185,7 +185,7 @@ Result<SharePlan> PlanShare(const std::vector<std::string>& paths, const ShareOp
   size_t programs = 0;
   std::map<std::string, std::string> output_of;  // output base name -> the input it is for
   for (const std::string& path : paths) {
-    ETPACK_ASSIGN_OR_RETURN(Input in, OpenInput(path));
+    ETPACK_ASSIGN_OR_RETURN(Input in, OpenInput(path, options.env));
     if (in.pte) ++programs;
     const std::string base = BaseName(path);
     const auto [it, fresh] = output_of.emplace(base, path);

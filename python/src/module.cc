@@ -196,7 +196,7 @@ py::dict Update(const std::string& path, py::handle entries, py::handle paths) {
           all.entries.push_back(std::move(e));
         }
         for (SourcePtr& b : input.buffers) all.buffers.push_back(std::move(b));
-        Result<UpdateReport> report = UpdateWeights(path, all, nullptr, cancel);
+        Result<UpdateReport> report = UpdateWeights(path, all, Env(), cancel);
         if (!report.ok()) return report.status();
         r = *report;
         return Status::OK();
