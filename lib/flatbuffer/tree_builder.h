@@ -38,12 +38,6 @@ struct TreeBuildOptions {
   // What errors call the root: paths read "<root_path>.execution_plan[0]..."
   // ("program" for a .pte, the member of PteInput the tree came from).
   std::string root_path;
-  // The field "Table.field" of the k-th table holding it, in build order,
-  // takes replacements[k] instead of its own value (null: its own). How a
-  // planner re-points what it moves (every BackendDelegate.processed).
-  // Honoured by RebuildFlatbuffer.
-  std::string replaced_field;
-  std::vector<json::Value> replacements;
 };
 
 // Builds a finished flatbuffer (root + file identifier) from `root`, a tree
@@ -59,15 +53,6 @@ struct TreeBuildOptions {
 // Unknown members are errors. The result is below 2 GiB or an error.
 Result<std::vector<uint8_t>> BuildFlatbuffer(SchemaId schema, const json::Value& root,
                                              const TreeBuildOptions& options = {});
-
-// A copy of `verified` (a flatbuffer of `schema` that passed its verifier,
-// `size` bytes) in which the root's fields named in `root_overrides` (an
-// object in the tree form above; a null member: the field absent) replace
-// the buffer's own, and options.replaced_field is replaced as described
-// there. Tables are built in the order BuildFlatbuffer builds them.
-Result<std::vector<uint8_t>> RebuildFlatbuffer(SchemaId schema, const uint8_t* verified,
-                                               uint64_t size, const json::Value& root_overrides,
-                                               const TreeBuildOptions& options = {});
 
 // A flatbuffer of `schema` built from the caller's objects (etpack/object_reader.h
 // says how values are expected), leaving out the root's fields named in
