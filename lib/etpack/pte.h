@@ -113,6 +113,9 @@ struct NamedData {
 // program gives the same file. ProgramBuilder (etpack/program_builder.h)
 // produces the tree form, ReadProgramObjects (etpack/program_objects.h)
 // the flatbuffer form from an exporter's objects.
+// A flatbuffer the library built or verified itself (ReadProgramObjects,
+// PteFile::ToInput, a verification by ExternalTensorLayouts) carries that
+// fact, so that the same bytes are verified once, not at every step.
 class ProgramStructure {
  public:
   ProgramStructure() : tree_(json::Value::Object()) {}  // an empty Program table
@@ -136,8 +139,13 @@ class ProgramStructure {
   Result<SourcePtr> TakeFlatbuffer() &&;
 
  private:
+  friend struct VerifiedPrograms;  // pte/program_structure.h (internal)
   json::Value tree_;
   SourcePtr flatbuffer_;
+  // flatbuffer_ is in memory and passed the verifier (or was built by the
+  // library). Mutable: verifying is learning a fact about bytes that must
+  // stay unchanged, not changing the structure.
+  mutable bool verified_ = false;
 };
 
 // What an exporter hands over: the program structure, and beside it its

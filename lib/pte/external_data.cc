@@ -12,6 +12,7 @@
 #include "plan/segments.h"
 #include "program_etpack_generated.h"
 #include "pte/program_checks.h"
+#include "pte/program_structure.h"
 #include "pte/program_walk.h"
 
 namespace etpack {
@@ -250,6 +251,10 @@ Result<std::pair<PteInput, PtdInput>> Externalize(const fb::Program& prog, const
 Result<std::pair<PteInput, PtdInput>> ExternalizeConstants(const PteFile& pte, uint64_t alignment) {
   ETPACK_RETURN_IF_ERROR(CheckAlignment(alignment, "external constant alignment"));
   ETPACK_ASSIGN_OR_RETURN(PteInput in, pte.ToInput());
+  // Externalize edits the tree form (until it applies pte/program_edit.h's
+  // typed edits to the flatbuffer ToInput gives).
+  ETPACK_ASSIGN_OR_RETURN(json::Value tree, std::move(in.program).TakeTree());
+  in.program = ProgramStructure::FromTree(std::move(tree));
   return Externalize(pte.program(), pte.name(), std::move(in), alignment);
 }
 
@@ -277,15 +282,16 @@ Result<std::pair<PteInput, PtdInput>> ExternalizeConstants(PteInput input, uint6
 }
 
 Result<std::map<std::string, TensorLayout>> ExternalTensorLayouts(const ProgramStructure& program) {
-  ETPACK_ASSIGN_OR_RETURN(SourcePtr bytes, ProgramStructure(program).TakeFlatbuffer());
+  // Verified once: the structure keeps the fact for the planner.
+  SourcePtr bytes;
+  ETPACK_ASSIGN_OR_RETURN(const fb::Program* verified, VerifiedPrograms::Verify(program, &bytes));
   std::map<std::string, TensorLayout> layouts;
-  ETPACK_RETURN_IF_ERROR(ForEachTensor(
-      *pte_fb::GetProgram(bytes->contiguous()), [&](uint32_t, uint32_t, const fb::Tensor& t) {
-        if (IsExternal(t) && t.extra_tensor_info()->fully_qualified_name() != nullptr) {
-          layouts[t.extra_tensor_info()->fully_qualified_name()->str()] = LayoutOf(t);
-        }
-        return Status::OK();
-      }));
+  ETPACK_RETURN_IF_ERROR(ForEachTensor(*verified, [&](uint32_t, uint32_t, const fb::Tensor& t) {
+    if (IsExternal(t) && t.extra_tensor_info()->fully_qualified_name() != nullptr) {
+      layouts[t.extra_tensor_info()->fully_qualified_name()->str()] = LayoutOf(t);
+    }
+    return Status::OK();
+  }));
   return layouts;
 }
 
