@@ -11,6 +11,7 @@
 #include "flatbuffer/scalar_type.h"
 #include "plan/segments.h"
 #include "program_etpack_generated.h"
+#include "pte/constant_keys.h"
 #include "pte/program_checks.h"
 #include "pte/program_structure.h"
 #include "pte/program_walk.h"
@@ -156,16 +157,7 @@ Result<std::pair<PteInput, PtdInput>> Externalize(const fb::Program& prog, const
   const size_t nbuffers = in.constants.size();
   json::Value* plans = in.program.tree().Find("execution_plan");
 
-  // Generated keys must not collide with a name the exporter gave, whether
-  // for a constant here or for data already in another .ptd.
-  std::set<std::string> taken;
-  ETPACK_RETURN_IF_ERROR(ForEachTensor(prog, [&](uint32_t, uint32_t, const fb::Tensor& t) {
-    const auto* extra = t.extra_tensor_info();
-    if (extra != nullptr && extra->fully_qualified_name() != nullptr) {
-      taken.insert(extra->fully_qualified_name()->str());
-    }
-    return Status::OK();
-  }));
+  ConstantKeys keys(prog);  // the one rule for constants' keys
 
   PtdInput ptd;
   // Tensors sharing a constant (one source) share its .ptd buffer.
@@ -183,19 +175,7 @@ Result<std::pair<PteInput, PtdInput>> Externalize(const fb::Program& prog, const
         const std::string what = name + ": " + path;
         ETPACK_ASSIGN_OR_RETURN(TensorLayout layout, LayoutOf(t, what));
 
-        std::string key;
-        const auto* extra = t.extra_tensor_info();
-        if (extra != nullptr && extra->fully_qualified_name() != nullptr &&
-            extra->fully_qualified_name()->size() > 0) {
-          key = extra->fully_qualified_name()->str();
-        } else {
-          const auto* method = prog.execution_plan()->Get(p)->name();
-          const std::string base =
-              "constant." + (method ? method->str() : std::to_string(p)) + "." + std::to_string(v);
-          key = base;
-          for (uint64_t n = 1; taken.count(key) != 0; ++n) key = base + "." + std::to_string(n);
-          taken.insert(key);
-        }
+        const std::string key = keys.Of(p, v, t);
 
         const uint32_t idx = t.data_buffer_idx();
         if (idx >= nbuffers) {
