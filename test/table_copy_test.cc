@@ -89,6 +89,21 @@ TEST_CASE("typed edits give the bytes of a build of the edited structure") {
   CHECK(t->extra_tensor_info()->fully_qualified_name()->str() == "linear.weight");
 }
 
+TEST_CASE("bytes a plan puts inline: a failed read names the field") {
+  PteInput in;
+  in.program = ProgramStructure::FromTree(ParseJson(R"({
+    "execution_plan": [{"name": "forward", "delegates": [
+      {"id": "Backend", "processed": {"location": 0, "index": 0}}]}]})"));
+  in.delegates = {GeneratorSource(
+      "broken", 10, [](uint64_t, uint8_t*, size_t) { return IoError("broken read", 5); })};
+  PteOptions options;
+  options.extract_delegate_segments = false;
+  Result<PtePlan> plan = PlanPte(std::move(in), options);
+  REQUIRE_FALSE(plan.ok());
+  CHECK_THAT(plan.status().message(), Catch::StartsWith("program.backend_delegate_data[0].data: "));
+  CHECK_THAT(plan.status().message(), Catch::Contains("broken read"));
+}
+
 TEST_CASE("bytes a plan puts inline are checked against 2 GiB before they are read") {
   // Without extraction the delegate payloads are copied into the program.
   PteInput in;

@@ -14,7 +14,6 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -153,7 +152,6 @@ class TableBuilder {
   Result<uoffset_t> String(const json::Value& v);
   Result<uoffset_t> Vector(const FieldInfo& f, const json::Value& v);
   Result<uoffset_t> ScalarVector(const FieldInfo& f, const json::Value& v);
-  Result<uoffset_t> SourceVector(const FieldInfo& f, const json::Value& v);
   Result<std::vector<uint8_t>> Finish(uoffset_t root);
 
   // Copy: a vector or scalar field of the verified buffer, as it is.
@@ -201,8 +199,6 @@ class TableBuilder {
   std::vector<const json::Value*> slots_;
   std::vector<std::pair<voffset_t, uoffset_t>> pending_;
   std::unordered_map<const reflection::Field*, uint64_t> alignment_;
-  std::vector<SourcePtr> sources_;
-  std::unordered_set<const reflection::Field*> sources_fields_;  // TreeBuildOptions::sources_fields
   // Copy: the edits, and by object index whether they edit its tables.
   CopyEdits* edits_ = nullptr;
   std::vector<bool> edited_;

@@ -18,7 +18,6 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "flatbuffer/table_builder.h"
@@ -76,11 +75,6 @@ Result<const FieldInfo*> FieldNamed(const SchemaData& d, const std::string& name
 }  // namespace
 
 Status TableBuilder::Configure(const TreeBuildOptions& options) {
-  sources_ = options.sources;
-  for (const std::string& name : options.sources_fields) {
-    ETPACK_ASSIGN_OR_RETURN(const FieldInfo* f, FieldNamed(d_, name, "sources_fields", true));
-    sources_fields_.insert(f->field);
-  }
   return ConfigureLayout(options.root_path, options.vector_alignment);
 }
 
@@ -206,21 +200,6 @@ Result<uoffset_t> TableBuilder::OffsetVector(const std::vector<uoffset_t>& offse
   return fbb_.EndVector(offsets.size());
 }
 
-Result<uoffset_t> TableBuilder::SourceVector(const FieldInfo& f, const json::Value& v) {
-  const json::Value* index = v.Find("source");
-  // Only the planner's own field may pull bytes from sources: anywhere
-  // else in a caller's tree the form would embed data by accident.
-  if (sources_fields_.count(f.field) == 0) {
-    return Fail("expected an array of bytes, got " + Show(v));
-  }
-  if (index == nullptr || v.members().size() != 1 || !index->is_integer() ||
-      index->as_double() < 0 || index->as_uint() >= sources_.size()) {
-    return Fail("expected an array of bytes or {\"source\": i} with i < " +
-                std::to_string(sources_.size()));
-  }
-  return BytesOf(f, *sources_[index->as_uint()]);
-}
-
 Result<uoffset_t> TableBuilder::BytesOf(const FieldInfo& f, const Source& src) {
   const uint64_t n = src.size();
   uint8_t* dst = nullptr;
@@ -283,11 +262,9 @@ Result<uoffset_t> TableBuilder::ScalarVector(const FieldInfo& f, const json::Val
 Result<uoffset_t> TableBuilder::Vector(const FieldInfo& f, const json::Value& v) {
   const BaseType et = f.element;
   const bool bytes = et == BaseType::UByte && f.index < 0;
-  if (bytes && v.kind() == json::Kind::kObject) return SourceVector(f, v);
   if (v.kind() != json::Kind::kArray) {
-    return Fail(
-        std::string(bytes ? "expected an array of bytes or {\"source\": i}" : "expected an array") +
-        ", got " + Show(v));
+    return Fail(std::string(bytes ? "expected an array of bytes" : "expected an array") + ", got " +
+                Show(v));
   }
   if (flatbuffers::IsScalar(et) && et != BaseType::UType) return ScalarVector(f, v);
   if ((et != BaseType::String && et != BaseType::Obj) || f.is_struct) {

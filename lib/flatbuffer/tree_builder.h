@@ -4,8 +4,8 @@
 // Why not flatc's object API: its Pack() drops empty vectors, but for
 // ExecuTorch an absent vector and a present empty one differ (a plan's
 // `delegates: []` must be present, `compile_specs` may be either). Why not
-// flatc's JSON parser: bulk [ubyte] fields are filled from sources, which
-// JSON cannot name.
+// flatc's JSON parser: errors name the path and the value, and every input
+// of the one builder (table_builder.h) gives the same bytes.
 
 #ifndef ETPACK_FLATBUFFER_TREE_BUILDER_H_
 #define ETPACK_FLATBUFFER_TREE_BUILDER_H_
@@ -29,12 +29,6 @@ struct TreeBuildOptions {
   // "Buffer.storage"), overriding the schema's force_align. This is how
   // constant_tensor_alignment and delegate_alignment take effect.
   std::vector<std::pair<std::string, uint64_t>> vector_alignment;
-  // Bytes for the [ubyte] fields named in `sources_fields` ("Table.field")
-  // given as {"source": i} (see BuildFlatbuffer): how a planner puts bulk
-  // data inline without copying it into the tree. No other field accepts
-  // the form.
-  std::vector<SourcePtr> sources;
-  std::vector<std::string> sources_fields;
   // What errors call the root: paths read "<root_path>.execution_plan[0]..."
   // ("program" for a .pte, the member of PteInput the tree came from).
   std::string root_path;
@@ -44,8 +38,8 @@ struct TreeBuildOptions {
 // in flatc form for the schema's root table. Accepted forms:
 //   scalars: JSON numbers or booleans; enums also by name; float fields also
 //     "inf", "-inf", "nan"; out-of-range integers are errors
-//   [ubyte]: an array of byte values, or, for options.sources_fields only,
-//     {"source": i}: the bytes of options.sources[i], read into the buffer
+//   [ubyte]: an array of byte values (bulk bytes reach a flatbuffer through
+//     a copy's typed edits instead: flatbuffer/table_copy.h)
 //   unions: "<field>_type" (member table name, or its integer code) + "<field>"
 //   null or missing member: field absent
 // Errors name the path: "execution_plan[0].values[3].val.sizes[1]: ...",

@@ -254,11 +254,11 @@ Result<std::pair<PteInput, PtdInput>> ExternalizeConstants(PteInput input, uint6
   PteOptions probe_options;
   probe_options.extract_delegate_segments = false;
   ETPACK_ASSIGN_OR_RETURN(PtePlan plan, PlanPte(std::move(probe), probe_options));
-  ETPACK_ASSIGN_OR_RETURN(
-      CheckedPte checked,
-      CheckPte(plan.artifact.head.data(), plan.artifact.head.size(), plan.artifact.file_size));
+  // PlanPte ran the reader's checks (CheckPte) on this head: the flatbuffer
+  // at its start is a verified Program.
   input.program = ProgramStructure::FromTree(std::move(tree));
-  return Externalize(*checked.program, "program", std::move(input), alignment);
+  return Externalize(*pte_fb::GetProgram(plan.artifact.head.data()), "program", std::move(input),
+                     alignment);
 }
 
 Result<std::map<std::string, TensorLayout>> ExternalTensorLayouts(const ProgramStructure& program) {
