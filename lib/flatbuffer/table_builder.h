@@ -1,5 +1,5 @@
 // flatbuffer/table_builder.h (internal) — the one flatbuffer builder behind
-// tree_builder.h and table_copy.h. Its three kinds of input each have a
+// tree_builder.h, object_builder.h and table_copy.h. Its three kinds of input each have a
 // file of their own: a JSON tree (tree_builder.cc, with what every kind
 // shares), a verified flatbuffer copied with typed edits (table_copy.cc)
 // and the caller's objects read through an ObjectReader (object_builder.cc).

@@ -17,8 +17,6 @@
 #include <vector>
 
 #include "etpack/json.h"
-#include "etpack/object_reader.h"
-#include "etpack/source.h"
 #include "etpack/status.h"
 #include "flatbuffer/schema_info.h"
 
@@ -47,21 +45,6 @@ struct TreeBuildOptions {
 // Unknown members are errors. The result is below 2 GiB or an error.
 Result<std::vector<uint8_t>> BuildFlatbuffer(SchemaId schema, const json::Value& root,
                                              const TreeBuildOptions& options = {});
-
-// A flatbuffer of `schema` built from the caller's objects (etpack/object_reader.h
-// says how values are expected), leaving out the root's fields named in
-// `skip_root_fields` (not even read). Errors name options.root_path and the
-// path below it; a wrong type or missing attribute comes from
-// reader.WrongType().
-// The error for `holder` having no attribute `name` where `expected` was
-// wanted, through reader.WrongType(): "<path>: expected <expected>, found a
-// <class> without attribute '<name>'" (`path`: the attribute's).
-Status MissingAttribute(ObjectReader& reader, const std::string& path, const std::string& expected,
-                        ObjectReader::Object holder, std::string_view name);
-
-Result<std::vector<uint8_t>> BuildFlatbufferFromObjects(
-    SchemaId schema, ObjectReader& reader, ObjectReader::Object root,
-    const std::vector<std::string>& skip_root_fields, const TreeBuildOptions& options = {});
 
 }  // namespace etpack
 

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "flatbuffer/tree_builder.h"
+#include "flatbuffer/object_builder.h"
 #include "pte/program_structure.h"
 
 namespace etpack {
