@@ -80,6 +80,23 @@ TEST_CASE("tensor and delegate edits give the bytes of the same edits on the tre
   tree.Set("backend_delegate_data", ParseJson(R"([{}])"));
   CHECK(BytesOf(*edited) == MustBuild(tree));
 
+  // An empty name leaves the name out; the other fields stay.
+  ProgramEdits unname;
+  TensorEdit u;
+  u.value = 2;
+  u.info = TensorEdit::Info::kSet;
+  u.location = efb::TensorDataLocation::SEGMENT;
+  unname.tensors = {u};
+  const std::vector<uint8_t> named = BytesOf(*edited);
+  Result<ProgramStructure> unnamed = EditProgram(named.data(), named.size(), unname);
+  REQUIRE(unnamed.ok());
+  json::Value tree_unnamed = tree;
+  json::Value& info =
+      *Plan0(tree_unnamed).Find("values")->items()[2].Find("val")->Find("extra_tensor_info");
+  info.Set("fully_qualified_name", json::Value::Null());
+  info.Set("location", json::Value::Int(0));
+  CHECK(BytesOf(*unnamed) == MustBuild(tree_unnamed));
+
   // Dropping what was set.
   ProgramEdits drop;
   TensorEdit d;

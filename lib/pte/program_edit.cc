@@ -145,6 +145,8 @@ class ProgramCopyEdits : public fbs::CopyEdits {
         f.offset != fb::ExtraTensorInfo::VT_FULLY_QUALIFIED_NAME) {
       return FieldEdit::Copy();
     }
+    // No name is an absent one, as every reader takes an empty one.
+    if (tensor_now_->fully_qualified_name.empty()) return FieldEdit::Drop();
     ETPACK_ASSIGN_OR_RETURN(const fbs::uoffset_t o, b.StringOf(tensor_now_->fully_qualified_name));
     return FieldEdit::Replace(o);
   }

@@ -28,8 +28,9 @@ struct TensorEdit {
   std::optional<uint32_t> data_buffer_idx;
   enum class Info : uint8_t {
     kKeep,  // extra_tensor_info as it is
-    kSet,   // its location and fully_qualified_name set to those below, its
-            // other fields kept; made with default fields when missing
+    kSet,   // its location and fully_qualified_name set to those below (an
+            // empty name: left out), its other fields kept; made with
+            // default fields when missing
     kDrop,  // left out
   };
   Info info = Info::kKeep;
