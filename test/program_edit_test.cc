@@ -133,14 +133,16 @@ TEST_CASE("an edit of no tensor or delegate, or of one twice, is an error naming
   CHECK(error(e) == "execution_plan[0].delegates[1]: edited twice");
 }
 
-TEST_CASE("a program the library verified or built is verified once: the structure carries it") {
+TEST_CASE("a program the library built carries the fact, so it is not verified again") {
   const std::vector<uint8_t> bytes = MustBuild(Program());
   ProgramStructure given = ProgramStructure::FromFlatbuffer(OwnedSource(bytes));
-  CHECK_FALSE(VerifiedPrograms::IsVerified(given));
-  // Reading the layouts verifies the bytes; the planner will not again.
+  CHECK_FALSE(VerifiedPrograms::IsVerified(given));  // a caller's bytes are verified
   REQUIRE(ExternalTensorLayouts(given).ok());
-  CHECK(VerifiedPrograms::IsVerified(given));
-  CHECK(VerifiedPrograms::IsVerified(ProgramStructure(given)));  // copies carry it
+  CHECK_FALSE(VerifiedPrograms::IsVerified(given));  // const: the structure is not changed
+  Result<ProgramStructure> built = EditProgram(bytes.data(), bytes.size(), {});
+  REQUIRE(built.ok());
+  CHECK(VerifiedPrograms::IsVerified(*built));
+  CHECK(VerifiedPrograms::IsVerified(ProgramStructure(*built)));  // copies carry it
 
   // A program read back from a file is a copy the library made.
   for (const std::string& path : GoldenPtes()) {

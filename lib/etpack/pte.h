@@ -113,9 +113,9 @@ struct NamedData {
 // program gives the same file. ProgramBuilder (etpack/program_builder.h)
 // produces the tree form, ReadProgramObjects (etpack/program_objects.h)
 // the flatbuffer form from an exporter's objects.
-// A flatbuffer the library built or verified itself (ReadProgramObjects,
-// PteFile::ToInput, a verification by ExternalTensorLayouts) carries that
-// fact, so that the same bytes are verified once, not at every step.
+// A flatbuffer the library built itself (ReadProgramObjects,
+// PteFile::ToInput) carries that fact, so that PlanPte and
+// ExternalTensorLayouts do not verify the bytes again.
 class ProgramStructure {
  public:
   ProgramStructure() : tree_(json::Value::Object()) {}  // an empty Program table
@@ -142,10 +142,8 @@ class ProgramStructure {
   friend struct VerifiedPrograms;  // pte/program_structure.h (internal)
   json::Value tree_;
   SourcePtr flatbuffer_;
-  // flatbuffer_ is in memory and passed the verifier (or was built by the
-  // library). Mutable: verifying is learning a fact about bytes that must
-  // stay unchanged, not changing the structure.
-  mutable bool verified_ = false;
+  // flatbuffer_ is in memory and valid: the library built it.
+  bool verified_ = false;
 };
 
 // What an exporter hands over: the program structure, and beside it its

@@ -262,7 +262,7 @@ Result<std::pair<PteInput, PtdInput>> ExternalizeConstants(PteInput input, uint6
 }
 
 Result<std::map<std::string, TensorLayout>> ExternalTensorLayouts(const ProgramStructure& program) {
-  // Verified once: the structure keeps the fact for the planner.
+  // Not verified again when the library built it (the exporter's objects).
   SourcePtr bytes;
   ETPACK_ASSIGN_OR_RETURN(const fb::Program* verified, VerifiedPrograms::Verify(program, &bytes));
   std::map<std::string, TensorLayout> layouts;

@@ -84,8 +84,6 @@ Result<const pte_fb::Program*> VerifiedPrograms::Verify(const ProgramStructure& 
     *keep = p.flatbuffer_;
   } else {
     ETPACK_ASSIGN_OR_RETURN(*keep, Verified(p.flatbuffer_));
-    // The same bytes, in memory: the fact holds for the structure too.
-    p.verified_ = *keep == p.flatbuffer_;
   }
   return pte_fb::GetProgram((*keep)->contiguous());
 }

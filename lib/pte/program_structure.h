@@ -1,7 +1,6 @@
 // pte/program_structure.h (internal) — the fact "this Program flatbuffer
 // is valid" that a ProgramStructure carries (etpack/pte.h): set where the
-// library builds or verifies the bytes, read where it would verify them
-// again.
+// library builds the bytes, read where it would verify them again.
 
 #ifndef ETPACK_PTE_PROGRAM_STRUCTURE_H_
 #define ETPACK_PTE_PROGRAM_STRUCTURE_H_
@@ -19,9 +18,9 @@ struct VerifiedPrograms {
   // pte_fb::VerifyProgramBuffer.
   static ProgramStructure Of(SourcePtr bytes);
   static bool IsVerified(const ProgramStructure& p) { return p.verified_; }
-  // The program's flatbuffer, verified (once: a structure in flatbuffer
-  // form remembers it; a tree is built, which needs no verifying). For a
-  // walk; `keep` holds the bytes the result points into.
+  // The program's flatbuffer, valid: verified unless the library built it
+  // (a tree is built, which needs no verifying). For a walk; `keep` holds
+  // the bytes the result points into.
   static Result<const pte_fb::Program*> Verify(const ProgramStructure& p, SourcePtr* keep);
 };
 
