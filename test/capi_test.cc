@@ -276,7 +276,10 @@ TEST_CASE("etpack_pte_write_with_data writes a program and its data as one unit"
   // A program whose constant is EXTERNAL, and the .ptd entry it names.
   auto split = ExternalizeConstants(SmallProgram({Pattern(64, 1)}));
   REQUIRE(split.ok());
-  const std::string json = json::Print(split->first.program.tree());
+  // The program in its tree form, as a C caller would hand it over.
+  auto tree = ProgramStructure(split->first.program).TakeTree();
+  REQUIRE(tree.ok());
+  const std::string json = json::Print(*tree);
   const PtdEntry& entry = split->second.entries.at(0);
   auto bytes = ReadAll(*split->second.buffers.at(entry.buffer_index));
   REQUIRE(bytes.ok());

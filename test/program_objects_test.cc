@@ -13,6 +13,7 @@
 #include "etpack/program_objects.h"
 #include "etpack/pte.h"
 #include "etpack/writer.h"
+#include "pte/program_structure.h"
 #include "test_files.h"
 #include "test_programs.h"
 
@@ -183,6 +184,8 @@ TEST_CASE("each golden program read as objects writes the same bytes as its tree
       INFO(input.status().ToString());
       REQUIRE(input.ok());
       CHECK(input->program.is_flatbuffer());
+      // Built by the library: PlanPte does not verify it again.
+      CHECK(VerifiedPrograms::IsVerified(input->program));
       CHECK(input->constants.size() == c.manifest.input.constants.size());
       auto from_objects = PlanPte(std::move(input).value(), c.manifest.options);
       INFO(from_objects.status().ToString());

@@ -1,5 +1,5 @@
-// Tree -> flatbuffer: accepted forms, errors that name the path, vector
-// alignment and bytes from sources.
+// Tree -> flatbuffer: accepted forms, errors that name the path and vector
+// alignment.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -182,13 +182,11 @@ TEST_CASE("vector alignment: options override the schema's force_align") {
   for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>(i + 1);
   json::Value p = SmallProgram();
   p.Set("constant_buffer", ParseJson(R"([{"storage": []}, {"storage": [200, 1, 2]},
-                                         {"storage": {"source": 0}}, {"storage": {"source": 1}}])"));
-  p.Set("backend_delegate_data", ParseJson(R"([{"data": {"source": 0}}])"));
+                                         {"storage": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]},
+                                         {"storage": [7]}])"));
+  p.Set("backend_delegate_data", ParseJson(R"([{"data": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]}])"));
   auto options = [&](uint64_t storage, uint64_t delegate_data) {
-    TreeBuildOptions o = Alignments(storage, delegate_data);
-    o.sources = {OwnedSource(bytes), OwnedSource({7})};
-    o.sources_fields = {"Buffer.storage", "BackendDelegateInlineData.data"};
-    return o;
+    return Alignments(storage, delegate_data);
   };
 
   for (uint64_t align : {uint64_t{64}, uint64_t{16}, uint64_t{4096}}) {
@@ -211,58 +209,13 @@ TEST_CASE("vector alignment: options override the schema's force_align") {
   // Without options the schema's force_align (16) applies; over many
   // builds with different preceding sizes at least one would misalign by
   // chance if it were ignored.
-  TreeBuildOptions sources_only;
-  sources_only.sources = options(1, 1).sources;
-  sources_only.sources_fields = options(1, 1).sources_fields;
   for (int pad = 0; pad < 16; ++pad) {
     Plan0(p).Set("name", json::Value::String(std::string(static_cast<size_t>(pad), 'x')));
-    std::vector<uint8_t> buf = MustBuild(p, sources_only);
+    std::vector<uint8_t> buf = MustBuild(p);
     const efb::Program* prog = efb::GetProgram(buf.data());
     CHECK(DataOffset(buf, prog->constant_buffer()->Get(2)->storage()->data()) % 16 == 0);
     CHECK(DataOffset(buf, prog->backend_delegate_data()->Get(0)->data()->data()) % 16 == 0);
   }
-}
-
-TEST_CASE("[ubyte] from sources: any source; bad references and 2 GiB are refused") {
-  json::Value p = SmallProgram();
-  p.Set("constant_buffer", ParseJson(R"([{"storage": {"source": 0}}])"));
-  TreeBuildOptions o;
-  o.sources_fields = {"Buffer.storage"};
-  o.sources = {GeneratorSource("gen", 1000, [](uint64_t offset, uint8_t* dst, size_t n) {
-    for (size_t i = 0; i < n; ++i) dst[i] = static_cast<uint8_t>((offset + i) * 7);
-    return Status::OK();
-  })};
-  std::vector<uint8_t> buf = MustBuild(p, o);
-  const auto* storage = efb::GetProgram(buf.data())->constant_buffer()->Get(0)->storage();
-  REQUIRE(storage->size() == 1000);
-  CHECK(storage->Get(999) == static_cast<uint8_t>(999 * 7));
-
-  o.sources = {GeneratorSource(
-      "broken", 10, [](uint64_t, uint8_t*, size_t) { return IoError("broken read", 5); })};
-  CHECK_THAT(BuildError(p, o), Catch::StartsWith("constant_buffer[0].storage: "));
-
-  p.Set("constant_buffer", ParseJson(R"([{"storage": {"source": 1}}])"));
-  CHECK(BuildError(p, o) ==
-        "constant_buffer[0].storage: expected an array of bytes or {\"source\": i} with i < 1");
-  p.Set("constant_buffer", ParseJson(R"([{"storage": {"source": 0, "more": 1}}])"));
-  CHECK_THAT(BuildError(p, o), Catch::Contains("expected an array of bytes or {\"source\": i}"));
-
-  // Only the fields named in sources_fields take the form.
-  p.Set("constant_buffer", ParseJson(R"([{"storage": {"source": 0}}])"));
-  TreeBuildOptions elsewhere = o;
-  elsewhere.sources_fields = {"BackendDelegateInlineData.data"};
-  CHECK(BuildError(p, elsewhere) ==
-        "constant_buffer[0].storage: expected an array of bytes, got an object");
-
-  o.sources = {GeneratorSource("huge", uint64_t{1} << 31, [](uint64_t, uint8_t*, size_t) {
-    FAIL("must not be read");
-    return Status::OK();
-  })};
-  Result<std::vector<uint8_t>> r = BuildFlatbuffer(SchemaId::kProgram, p, o);
-  REQUIRE_FALSE(r.ok());
-  CHECK(r.status().code() == Code::kOutOfRange);
-  CHECK_THAT(r.status().message(), Catch::StartsWith("constant_buffer[0].storage: "));
-  CHECK_THAT(r.status().message(), Catch::Contains("2 GiB"));
 }
 
 TEST_CASE("a program with 100k tensor values builds (timing reported)") {

@@ -34,6 +34,7 @@
 #include "etpack/update.h"
 #include "fault_output.h"
 #include "test_files.h"
+#include "test_programs.h"
 
 using namespace etpack;
 using namespace etpack::testing;
@@ -467,6 +468,29 @@ TEST_CASE("update: .pte constants (by their repack keys) and named data", "[upda
     REQUIRE(check.ok());
     CHECK(check->has_table == integrity);
   }
+}
+
+TEST_CASE("update: a .pte constant key on two ranges is refused, not half updated", "[update]") {
+  // Two constants named alike, with equal bytes, stored twice (no dedup):
+  // updating the key by one range would leave the other tensor stale.
+  TempDir dir;
+  const std::string path = dir.File("m.pte");
+  PteInput in = SmallProgram({OwnedSource(kA), OwnedSource(kA)});
+  for (Value& v : Values(in)) {
+    v.Find("val")->Set("extra_tensor_info",
+                       json::Parse(R"({"fully_qualified_name": "w"})").value());
+  }
+  auto plan = PlanPte(std::move(in));
+  REQUIRE(plan.ok());
+  REQUIRE(WriteArtifactFile(path, plan->artifact).ok());
+  auto f = PteFile::Open(path);
+  REQUIRE(f.ok());
+  PtdInput weights;
+  weights.entries = {{"w", 0, 1, (*f)->Tensors()[0].layout}};
+  weights.buffers = {OwnedSource(PatternBytes(kA.size(), 9))};
+  Result<UpdateReport> r = UpdateWeights(path, weights);
+  REQUIRE_FALSE(r.ok());
+  CHECK(Contains(r.status().message(), "key 'w' names two items of the file"));
 }
 
 TEST_CASE("ReadWeights: safetensors and .ptd files, a key in two is refused", "[update]") {

@@ -113,6 +113,9 @@ struct NamedData {
 // program gives the same file. ProgramBuilder (etpack/program_builder.h)
 // produces the tree form, ReadProgramObjects (etpack/program_objects.h)
 // the flatbuffer form from an exporter's objects.
+// A flatbuffer the library built itself (ReadProgramObjects,
+// PteFile::ToInput) carries that fact, so that PlanPte and
+// ExternalTensorLayouts do not verify the bytes again.
 class ProgramStructure {
  public:
   ProgramStructure() : tree_(json::Value::Object()) {}  // an empty Program table
@@ -136,8 +139,11 @@ class ProgramStructure {
   Result<SourcePtr> TakeFlatbuffer() &&;
 
  private:
+  friend struct VerifiedPrograms;  // pte/program_structure.h (internal)
   json::Value tree_;
   SourcePtr flatbuffer_;
+  // flatbuffer_ is in memory and valid: the library built it.
+  bool verified_ = false;
 };
 
 // What an exporter hands over: the program structure, and beside it its

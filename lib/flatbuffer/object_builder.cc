@@ -3,6 +3,8 @@
 // built as it is read. The words of its errors are the exporter's (Python's
 // type names: int, float, str, list), since that is who reads them.
 
+#include "flatbuffer/object_builder.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>

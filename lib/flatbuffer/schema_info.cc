@@ -143,6 +143,13 @@ const char* TypeName(BaseType t) {
   }
 }
 
+int FindObject(const SchemaData& d, std::string_view name) {
+  for (size_t i = 0; i < d.objects.size(); ++i) {
+    if (d.objects[i].name == name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
 const FieldInfo* FindField(const SchemaData& d, std::string_view qualified_name) {
   const size_t dot = qualified_name.find('.');
   if (dot == std::string_view::npos) return nullptr;

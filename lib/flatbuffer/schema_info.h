@@ -92,6 +92,9 @@ const SchemaData& Decoded(SchemaId id);
 // The field "Table.field" of the schema, or nullptr when there is none.
 const FieldInfo* FindField(const SchemaData& d, std::string_view qualified_name);
 
+// The index of the table `name` (unqualified) in d.objects; -1 when none.
+int FindObject(const SchemaData& d, std::string_view name);
+
 std::string_view View(const flatbuffers::String* s);
 // The schema type name of a scalar ("int", "ubyte", ...).
 const char* TypeName(BaseType t);

@@ -1,8 +1,8 @@
 // flatbuffer/table_builder.h (internal) — the one flatbuffer builder behind
-// tree_builder.h. Its three kinds of input each have a file of their own:
-// a JSON tree (tree_builder.cc, with what every kind shares), a verified
-// flatbuffer copied with fields replaced (table_copy.cc) and the caller's
-// objects read through an ObjectReader (object_builder.cc).
+// tree_builder.h, object_builder.h and table_copy.h. Its three kinds of input each have a
+// file of their own: a JSON tree (tree_builder.cc, with what every kind
+// shares), a verified flatbuffer copied with typed edits (table_copy.cc)
+// and the caller's objects read through an ObjectReader (object_builder.cc).
 
 #ifndef ETPACK_FLATBUFFER_TABLE_BUILDER_H_
 #define ETPACK_FLATBUFFER_TABLE_BUILDER_H_
@@ -14,7 +14,6 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -24,6 +23,7 @@
 #include "etpack/source.h"
 #include "etpack/status.h"
 #include "flatbuffer/schema_info.h"
+#include "flatbuffer/table_copy.h"
 #include "flatbuffer/tree_builder.h"
 
 namespace etpack::fbs {
@@ -78,7 +78,7 @@ inline void WriteReal(BaseType t, uint8_t* dst, double d) {
 }
 
 // One builder, three kinds of input: a JSON tree (Build), a verified
-// flatbuffer copied with some fields replaced (Rebuild) and the caller's
+// flatbuffer copied with typed edits (Copy) and the caller's
 // objects read through an ObjectReader (BuildFromObjects). Every kind builds
 // a table the same way: its children in field order, then the table, so one
 // structure gives the same bytes whichever way it came.
@@ -90,21 +90,54 @@ class TableBuilder {
       : d_(data), fbb_(initial_size) {}
 
   Status Configure(const TreeBuildOptions& options);
+  // What every input takes: the errors' root and [ubyte] alignments.
+  Status ConfigureLayout(const std::string& root_path,
+                         const std::vector<std::pair<std::string, uint64_t>>& vector_alignment);
   Result<std::vector<uint8_t>> Build(const json::Value& root);
-  Result<std::vector<uint8_t>> Rebuild(const uint8_t* verified, const json::Value& root_overrides);
+  // `edits` may be nullptr; it must outlive the call.
+  Result<std::vector<uint8_t>> Copy(const uint8_t* verified, CopyEdits* edits);
   Result<std::vector<uint8_t>> BuildFromObjects(ObjectReader& reader, Object root,
                                                 const std::vector<std::string>& skip_root_fields);
 
- private:
+  // The checked primitives, also for a CopyEdits building a replacement.
+  // Each checks for room first (the 2 GiB limit), so nothing past it reaches
+  // the flatbuffers builder.
+  const SchemaData& schema() const { return d_; }
+  flatbuffers::FlatBufferBuilder& fbb() { return fbb_; }
+  Status Room(uint64_t bytes) const;
+  // A string of the builder.
+  Result<uoffset_t> StringOf(std::string_view s);
+  Result<uoffset_t> OffsetVector(const std::vector<uoffset_t>& offsets);
+  // A vector of n elements of elem_size bytes, aligned as f asks, for the
+  // caller to fill at *dst before anything else is added to the builder.
+  Result<uoffset_t> UninitializedVector(const FieldInfo& f, uint64_t n, size_t elem_size,
+                                        uint8_t** dst);
+  // The [ubyte] field f holding the bytes of `src`, aligned as f asks.
+  Result<uoffset_t> BytesOf(const FieldInfo& f, const Source& src);
+  // Starts a table of object obj_index after checking room for it; the
+  // caller adds its scalars, then its offsets, each in field order (as
+  // every input does), then calls fbb().EndTable(start).
+  Result<uoffset_t> StartTable(int obj_index);
+  // A table of object obj_index copied from `t` with the edits applied;
+  // t == nullptr: a table with no field of its own, filled by the edits.
+  Result<uoffset_t> CopyTable(int obj_index, const flatbuffers::Table* t);
+  // Where the build is, for errors (etpack/error_path.h).
+  class Push : public ErrorPath::Push {
+   public:
+    Push(TableBuilder& b, std::string_view name) : ErrorPath::Push(b.path_, name) {}
+    Push(TableBuilder& b, size_t index) : ErrorPath::Push(b.path_, index) {}
+  };
+  // An error at the current path.
   Status Fail(const std::string& message) const {
     return InvalidArgument(PathOf(Path()) + ": " + message);
   }
+
+ private:
   // `index` >= 0 names a vector element.
   Status FailAt(int64_t index, const std::string& message) const {
     if (index < 0) return Fail(message);
     return InvalidArgument(PathOf(Path()) + "[" + std::to_string(index) + "]: " + message);
   }
-  Status Room(uint64_t bytes) const;
 
   Result<uoffset_t> Table(int obj_index, const json::Value& v);
   Result<uoffset_t> Child(const FieldInfo& f, const json::Value& v);
@@ -116,27 +149,14 @@ class TableBuilder {
   void AddIntElement(const FieldInfo& f, uint64_t bits);
   // A float or double field, left out when equal to its default.
   void AddRealElement(const FieldInfo& f, double d);
-  // A string of the builder, checked for room.
-  Result<uoffset_t> StringOf(std::string_view s);
   Result<uoffset_t> String(const json::Value& v);
   Result<uoffset_t> Vector(const FieldInfo& f, const json::Value& v);
   Result<uoffset_t> ScalarVector(const FieldInfo& f, const json::Value& v);
-  Result<uoffset_t> SourceVector(const FieldInfo& f, const json::Value& v);
-  Result<uoffset_t> OffsetVector(const std::vector<uoffset_t>& offsets);
-  // A vector of n elements of elem_size bytes, aligned as f asks, for the
-  // caller to fill at *dst before anything else is added to the builder.
-  Result<uoffset_t> UninitializedVector(const FieldInfo& f, uint64_t n, size_t elem_size,
-                                        uint8_t** dst);
   Result<std::vector<uint8_t>> Finish(uoffset_t root);
 
-  // Rebuild: a table of the verified buffer, with `overrides` (an object or
-  // nullptr) replacing the fields it names.
-  Result<uoffset_t> CopyTable(int obj_index, const flatbuffers::Table& t,
-                              const json::Value* overrides);
+  // Copy: a vector or scalar field of the verified buffer, as it is.
   Result<uoffset_t> CopyVector(const FieldInfo& f, const flatbuffers::Table& t);
   void CopyScalar(const FieldInfo& f, const flatbuffers::Table& t);
-  // The replacement of f in the table being copied, or nullptr.
-  const json::Value* Replacement(const FieldInfo& f);
 
   // BuildFromObjects.
   struct ObjectScalar {
@@ -168,12 +188,6 @@ class TableBuilder {
     return it != alignment_.end() ? it->second : f.force_align;
   }
 
-  // Where the build is, for errors (etpack/error_path.h).
-  class Push : public ErrorPath::Push {
-   public:
-    Push(TableBuilder& b, std::string_view name) : ErrorPath::Push(b.path_, name) {}
-    Push(TableBuilder& b, size_t index) : ErrorPath::Push(b.path_, index) {}
-  };
   std::string Path() const { return path_.Text(); }
 
   const SchemaData& d_;
@@ -185,11 +199,9 @@ class TableBuilder {
   std::vector<const json::Value*> slots_;
   std::vector<std::pair<voffset_t, uoffset_t>> pending_;
   std::unordered_map<const reflection::Field*, uint64_t> alignment_;
-  std::vector<SourcePtr> sources_;
-  std::unordered_set<const reflection::Field*> sources_fields_;  // TreeBuildOptions::sources_fields
-  const reflection::Field* replaced_field_ = nullptr;            // TreeBuildOptions::replaced_field
-  std::vector<json::Value> replacements_;
-  size_t replaced_ = 0;  // replacements used so far
+  // Copy: the edits, and by object index whether they edit its tables.
+  CopyEdits* edits_ = nullptr;
+  std::vector<bool> edited_;
   // BuildFromObjects: the reader, each field's key (by object, field id;
   // made on first use) and the scalars of the tables under construction.
   ObjectReader* reader_ = nullptr;

@@ -1,6 +1,8 @@
-// TableBuilder::Rebuild (flatbuffer/table_builder.h): a verified
-// flatbuffer copied table by table, in the order every input is built in,
-// with the fields a planner decides replaced.
+// TableBuilder::Copy (flatbuffer/table_copy.h): a verified flatbuffer
+// copied table by table, in the order every input is built in, with the
+// fields a CopyEdits decides built by it.
+
+#include "flatbuffer/table_copy.h"
 
 #include <algorithm>
 #include <cstring>
@@ -12,13 +14,6 @@
 
 namespace etpack {
 namespace fbs {
-
-const json::Value* TableBuilder::Replacement(const FieldInfo& f) {
-  if (f.field != replaced_field_ || replaced_field_ == nullptr) return nullptr;
-  if (replaced_ >= replacements_.size()) return nullptr;
-  const json::Value& r = replacements_[replaced_++];
-  return r.is_null() ? nullptr : &r;
-}
 
 void TableBuilder::CopyScalar(const FieldInfo& f, const flatbuffers::Table& t) {
   const voffset_t off = f.offset;
@@ -74,44 +69,45 @@ Result<uoffset_t> TableBuilder::CopyVector(const FieldInfo& f, const flatbuffers
     offsets.reserve(v->size());
     for (uoffset_t i = 0; i < v->size(); ++i) {
       Push p(*this, i);
-      ETPACK_ASSIGN_OR_RETURN(uoffset_t o, CopyTable(f.index, *v->Get(i), nullptr));
+      ETPACK_ASSIGN_OR_RETURN(uoffset_t o, CopyTable(f.index, v->Get(i)));
       offsets.push_back(o);
     }
   }
   return OffsetVector(offsets);
 }
 
-Result<uoffset_t> TableBuilder::CopyTable(int obj_index, const flatbuffers::Table& t,
-                                          const json::Value* overrides) {
+Result<uoffset_t> TableBuilder::CopyTable(int obj_index, const flatbuffers::Table* t) {
   const ObjectInfo& obj = d_.objects[static_cast<size_t>(obj_index)];
+  CopyEdits* const edits = edited_[static_cast<size_t>(obj_index)] ? edits_ : nullptr;
+  if (edits != nullptr) ETPACK_RETURN_IF_ERROR(edits->Begin(obj_index, t));
   const size_t pending = pending_.size();
   for (size_t id = 0; id < obj.fields.size(); ++id) {
     const FieldInfo& f = obj.fields[id];
     if (!f.present || flatbuffers::IsScalar(f.type)) continue;
     Push p(*this, f.name);
-    const json::Value* given = overrides != nullptr ? overrides->Find(f.name) : nullptr;
-    if (given == nullptr) given = Replacement(f);
-    if (given != nullptr) {
-      if (given->is_null()) continue;
-      ETPACK_ASSIGN_OR_RETURN(uoffset_t o, Child(f, *given));
-      pending_.emplace_back(f.offset, o);
-      continue;
+    if (edits != nullptr) {
+      ETPACK_ASSIGN_OR_RETURN(const FieldEdit edit, edits->Child(obj_index, f, t, *this));
+      if (edit.kind == FieldEdit::Kind::kDrop) continue;
+      if (edit.kind == FieldEdit::Kind::kReplace) {
+        pending_.emplace_back(f.offset, edit.offset);
+        continue;
+      }
     }
-    if (!t.CheckField(f.offset)) continue;
+    if (t == nullptr || !t->CheckField(f.offset)) continue;
     uoffset_t o = 0;
     switch (f.type) {
       case BaseType::String: {
         ETPACK_ASSIGN_OR_RETURN(
-            o, StringOf(t.GetPointer<const flatbuffers::String*>(f.offset)->string_view()));
+            o, StringOf(t->GetPointer<const flatbuffers::String*>(f.offset)->string_view()));
         break;
       }
       case BaseType::Vector: {
-        ETPACK_ASSIGN_OR_RETURN(o, CopyVector(f, t));
+        ETPACK_ASSIGN_OR_RETURN(o, CopyVector(f, *t));
         break;
       }
       case BaseType::Union: {
         const uint8_t code =
-            t.GetField<uint8_t>(obj.fields[static_cast<size_t>(f.union_type_id)].offset, 0);
+            t->GetField<uint8_t>(obj.fields[static_cast<size_t>(f.union_type_id)].offset, 0);
         if (code == 0) continue;
         const EnumValue* member = d_.enums[static_cast<size_t>(f.index)].ByValue(code);
         if (member == nullptr || member->object < 0) {
@@ -119,14 +115,13 @@ Result<uoffset_t> TableBuilder::CopyTable(int obj_index, const flatbuffers::Tabl
                       std::string(d_.enums[static_cast<size_t>(f.index)].name));
         }
         ETPACK_ASSIGN_OR_RETURN(
-            o,
-            CopyTable(member->object, *t.GetPointer<const flatbuffers::Table*>(f.offset), nullptr));
+            o, CopyTable(member->object, t->GetPointer<const flatbuffers::Table*>(f.offset)));
         break;
       }
       case BaseType::Obj:
         if (!f.is_struct) {
           ETPACK_ASSIGN_OR_RETURN(
-              o, CopyTable(f.index, *t.GetPointer<const flatbuffers::Table*>(f.offset), nullptr));
+              o, CopyTable(f.index, t->GetPointer<const flatbuffers::Table*>(f.offset)));
           break;
         }
         [[fallthrough]];
@@ -134,10 +129,15 @@ Result<uoffset_t> TableBuilder::CopyTable(int obj_index, const flatbuffers::Tabl
     }
     pending_.emplace_back(f.offset, o);
   }
-  ETPACK_RETURN_IF_ERROR(Room(uint64_t{obj.fields.size()} * 16 + 64));
-  const uoffset_t start = fbb_.StartTable();
+  ETPACK_ASSIGN_OR_RETURN(const uoffset_t start, StartTable(obj_index));
   for (const FieldInfo& f : obj.fields) {
-    if (f.present && flatbuffers::IsScalar(f.type) && t.CheckField(f.offset)) CopyScalar(f, t);
+    if (!f.present || !flatbuffers::IsScalar(f.type)) continue;
+    uint64_t bits = 0;
+    if (edits != nullptr && edits->Scalar(obj_index, f, t, &bits)) {
+      AddIntElement(f, bits);
+    } else if (t != nullptr && t->CheckField(f.offset)) {
+      CopyScalar(f, *t);
+    }
   }
   for (size_t i = pending; i < pending_.size(); ++i) {
     fbb_.AddOffset(pending_[i].first, flatbuffers::Offset<void>(pending_[i].second));
@@ -146,28 +146,28 @@ Result<uoffset_t> TableBuilder::CopyTable(int obj_index, const flatbuffers::Tabl
   return fbb_.EndTable(start);
 }
 
-Result<std::vector<uint8_t>> TableBuilder::Rebuild(const uint8_t* verified,
-                                                   const json::Value& root_overrides) {
-  if (root_overrides.kind() != json::Kind::kObject) return Fail("overrides: expected an object");
-  ETPACK_ASSIGN_OR_RETURN(
-      uoffset_t root_off,
-      CopyTable(d_.root, *flatbuffers::GetRoot<flatbuffers::Table>(verified), &root_overrides));
+Result<std::vector<uint8_t>> TableBuilder::Copy(const uint8_t* verified, CopyEdits* edits) {
+  edits_ = edits;
+  edited_.assign(d_.objects.size(), false);
+  for (size_t i = 0; edits != nullptr && i < d_.objects.size(); ++i) {
+    edited_[i] = edits->Edits(static_cast<int>(i));
+  }
+  ETPACK_ASSIGN_OR_RETURN(uoffset_t root_off,
+                          CopyTable(d_.root, flatbuffers::GetRoot<flatbuffers::Table>(verified)));
   return Finish(root_off);
 }
 
-}  // namespace fbs
-
-Result<std::vector<uint8_t>> RebuildFlatbuffer(SchemaId schema, const uint8_t* verified,
-                                               uint64_t size, const json::Value& root_overrides,
-                                               const TreeBuildOptions& options) {
+Result<std::vector<uint8_t>> CopyFlatbuffer(SchemaId schema, const uint8_t* verified, uint64_t size,
+                                            CopyEdits* edits, const CopyOptions& options) {
   try {
-    fbs::TableBuilder builder(fbs::Decoded(schema), static_cast<size_t>(std::min<uint64_t>(
-                                                        size + 1024, fbs::kMaxFlatbufferSize)));
-    ETPACK_RETURN_IF_ERROR(builder.Configure(options));
-    return builder.Rebuild(verified, root_overrides);
+    TableBuilder builder(Decoded(schema),
+                         static_cast<size_t>(std::min<uint64_t>(size + 1024, kMaxFlatbufferSize)));
+    ETPACK_RETURN_IF_ERROR(builder.ConfigureLayout(options.root_path, options.vector_alignment));
+    return builder.Copy(verified, edits);
   } catch (const std::bad_alloc&) {
     return OutOfRange("out of memory while building the flatbuffer");
   }
 }
 
+}  // namespace fbs
 }  // namespace etpack

@@ -18,7 +18,6 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "flatbuffer/table_builder.h"
@@ -76,25 +75,20 @@ Result<const FieldInfo*> FieldNamed(const SchemaData& d, const std::string& name
 }  // namespace
 
 Status TableBuilder::Configure(const TreeBuildOptions& options) {
-  path_.root() = options.root_path;
-  sources_ = options.sources;
-  for (const std::string& name : options.sources_fields) {
-    ETPACK_ASSIGN_OR_RETURN(const FieldInfo* f, FieldNamed(d_, name, "sources_fields", true));
-    sources_fields_.insert(f->field);
-  }
-  for (const auto& [name, align] : options.vector_alignment) {
+  return ConfigureLayout(options.root_path, options.vector_alignment);
+}
+
+Status TableBuilder::ConfigureLayout(
+    const std::string& root_path,
+    const std::vector<std::pair<std::string, uint64_t>>& vector_alignment) {
+  path_.root() = root_path;
+  for (const auto& [name, align] : vector_alignment) {
     ETPACK_ASSIGN_OR_RETURN(const FieldInfo* found, FieldNamed(d_, name, "vector_alignment", true));
     if (align == 0 || (align & (align - 1)) != 0 || align > kMaxVectorAlignment) {
       return InvalidArgument("vector_alignment: " + name + " = " + std::to_string(align) +
                              " is not a power of two up to " + std::to_string(kMaxVectorAlignment));
     }
     alignment_[found->field] = align;
-  }
-  if (!options.replaced_field.empty()) {
-    ETPACK_ASSIGN_OR_RETURN(const FieldInfo* f,
-                            FieldNamed(d_, options.replaced_field, "replaced_field"));
-    replaced_field_ = f->field;
-    replacements_ = options.replacements;
   }
   return Status::OK();
 }
@@ -206,19 +200,7 @@ Result<uoffset_t> TableBuilder::OffsetVector(const std::vector<uoffset_t>& offse
   return fbb_.EndVector(offsets.size());
 }
 
-Result<uoffset_t> TableBuilder::SourceVector(const FieldInfo& f, const json::Value& v) {
-  const json::Value* index = v.Find("source");
-  // Only the planner's own field may pull bytes from sources: anywhere
-  // else in a caller's tree the form would embed data by accident.
-  if (sources_fields_.count(f.field) == 0) {
-    return Fail("expected an array of bytes, got " + Show(v));
-  }
-  if (index == nullptr || v.members().size() != 1 || !index->is_integer() ||
-      index->as_double() < 0 || index->as_uint() >= sources_.size()) {
-    return Fail("expected an array of bytes or {\"source\": i} with i < " +
-                std::to_string(sources_.size()));
-  }
-  const Source& src = *sources_[index->as_uint()];
+Result<uoffset_t> TableBuilder::BytesOf(const FieldInfo& f, const Source& src) {
   const uint64_t n = src.size();
   uint8_t* dst = nullptr;
   ETPACK_ASSIGN_OR_RETURN(const uoffset_t off, UninitializedVector(f, n, 1, &dst));
@@ -231,6 +213,12 @@ Result<uoffset_t> TableBuilder::SourceVector(const FieldInfo& f, const json::Val
     }
   }
   return off;
+}
+
+Result<uoffset_t> TableBuilder::StartTable(int obj_index) {
+  ETPACK_RETURN_IF_ERROR(
+      Room(uint64_t{d_.objects[static_cast<size_t>(obj_index)].fields.size()} * 16 + 64));
+  return fbb_.StartTable();
 }
 
 // Room for n elements of elem_size bytes, aligned as f asks
@@ -274,11 +262,9 @@ Result<uoffset_t> TableBuilder::ScalarVector(const FieldInfo& f, const json::Val
 Result<uoffset_t> TableBuilder::Vector(const FieldInfo& f, const json::Value& v) {
   const BaseType et = f.element;
   const bool bytes = et == BaseType::UByte && f.index < 0;
-  if (bytes && v.kind() == json::Kind::kObject) return SourceVector(f, v);
   if (v.kind() != json::Kind::kArray) {
-    return Fail(
-        std::string(bytes ? "expected an array of bytes or {\"source\": i}" : "expected an array") +
-        ", got " + Show(v));
+    return Fail(std::string(bytes ? "expected an array of bytes" : "expected an array") + ", got " +
+                Show(v));
   }
   if (flatbuffers::IsScalar(et) && et != BaseType::UType) return ScalarVector(f, v);
   if ((et != BaseType::String && et != BaseType::Obj) || f.is_struct) {
@@ -439,8 +425,7 @@ Result<uoffset_t> TableBuilder::Table(int obj_index, const json::Value& v) {
     pending_.emplace_back(f.offset, o);
   }
 
-  ETPACK_RETURN_IF_ERROR(Room(uint64_t{obj.fields.size()} * 16 + 64));
-  const uoffset_t start = fbb_.StartTable();
+  ETPACK_ASSIGN_OR_RETURN(const uoffset_t start, StartTable(obj_index));
   for (size_t id = 0; id < obj.fields.size(); ++id) {
     const FieldInfo& f = obj.fields[id];
     const json::Value* m = slots_[slots + id];

@@ -4,8 +4,8 @@
 // Why not flatc's object API: its Pack() drops empty vectors, but for
 // ExecuTorch an absent vector and a present empty one differ (a plan's
 // `delegates: []` must be present, `compile_specs` may be either). Why not
-// flatc's JSON parser: bulk [ubyte] fields are filled from sources, which
-// JSON cannot name.
+// flatc's JSON parser: errors name the path and the value, and every input
+// of the one builder (table_builder.h) gives the same bytes.
 
 #ifndef ETPACK_FLATBUFFER_TREE_BUILDER_H_
 #define ETPACK_FLATBUFFER_TREE_BUILDER_H_
@@ -17,8 +17,6 @@
 #include <vector>
 
 #include "etpack/json.h"
-#include "etpack/object_reader.h"
-#include "etpack/source.h"
 #include "etpack/status.h"
 #include "flatbuffer/schema_info.h"
 
@@ -29,29 +27,17 @@ struct TreeBuildOptions {
   // "Buffer.storage"), overriding the schema's force_align. This is how
   // constant_tensor_alignment and delegate_alignment take effect.
   std::vector<std::pair<std::string, uint64_t>> vector_alignment;
-  // Bytes for the [ubyte] fields named in `sources_fields` ("Table.field")
-  // given as {"source": i} (see BuildFlatbuffer): how a planner puts bulk
-  // data inline without copying it into the tree. No other field accepts
-  // the form.
-  std::vector<SourcePtr> sources;
-  std::vector<std::string> sources_fields;
   // What errors call the root: paths read "<root_path>.execution_plan[0]..."
   // ("program" for a .pte, the member of PteInput the tree came from).
   std::string root_path;
-  // The field "Table.field" of the k-th table holding it, in build order,
-  // takes replacements[k] instead of its own value (null: its own). How a
-  // planner re-points what it moves (every BackendDelegate.processed).
-  // Honoured by RebuildFlatbuffer.
-  std::string replaced_field;
-  std::vector<json::Value> replacements;
 };
 
 // Builds a finished flatbuffer (root + file identifier) from `root`, a tree
 // in flatc form for the schema's root table. Accepted forms:
 //   scalars: JSON numbers or booleans; enums also by name; float fields also
 //     "inf", "-inf", "nan"; out-of-range integers are errors
-//   [ubyte]: an array of byte values, or, for options.sources_fields only,
-//     {"source": i}: the bytes of options.sources[i], read into the buffer
+//   [ubyte]: an array of byte values (bulk bytes reach a flatbuffer through
+//     a copy's typed edits instead: flatbuffer/table_copy.h)
 //   unions: "<field>_type" (member table name, or its integer code) + "<field>"
 //   null or missing member: field absent
 // Errors name the path: "execution_plan[0].values[3].val.sizes[1]: ...",
@@ -59,30 +45,6 @@ struct TreeBuildOptions {
 // Unknown members are errors. The result is below 2 GiB or an error.
 Result<std::vector<uint8_t>> BuildFlatbuffer(SchemaId schema, const json::Value& root,
                                              const TreeBuildOptions& options = {});
-
-// A copy of `verified` (a flatbuffer of `schema` that passed its verifier,
-// `size` bytes) in which the root's fields named in `root_overrides` (an
-// object in the tree form above; a null member: the field absent) replace
-// the buffer's own, and options.replaced_field is replaced as described
-// there. Tables are built in the order BuildFlatbuffer builds them.
-Result<std::vector<uint8_t>> RebuildFlatbuffer(SchemaId schema, const uint8_t* verified,
-                                               uint64_t size, const json::Value& root_overrides,
-                                               const TreeBuildOptions& options = {});
-
-// A flatbuffer of `schema` built from the caller's objects (etpack/object_reader.h
-// says how values are expected), leaving out the root's fields named in
-// `skip_root_fields` (not even read). Errors name options.root_path and the
-// path below it; a wrong type or missing attribute comes from
-// reader.WrongType().
-// The error for `holder` having no attribute `name` where `expected` was
-// wanted, through reader.WrongType(): "<path>: expected <expected>, found a
-// <class> without attribute '<name>'" (`path`: the attribute's).
-Status MissingAttribute(ObjectReader& reader, const std::string& path, const std::string& expected,
-                        ObjectReader::Object holder, std::string_view name);
-
-Result<std::vector<uint8_t>> BuildFlatbufferFromObjects(
-    SchemaId schema, ObjectReader& reader, ObjectReader::Object root,
-    const std::vector<std::string>& skip_root_fields, const TreeBuildOptions& options = {});
 
 }  // namespace etpack
 

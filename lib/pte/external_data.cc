@@ -7,12 +7,14 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "etpack/json.h"
 #include "flatbuffer/scalar_type.h"
 #include "plan/segments.h"
 #include "program_etpack_generated.h"
+#include "pte/constant_keys.h"
 #include "pte/external_refs.h"
 #include "pte/program_checks.h"
+#include "pte/program_edit.h"
+#include "pte/program_structure.h"
 #include "pte/program_walk.h"
 
 namespace etpack {
@@ -127,22 +129,6 @@ Status CheckExternalReferences(const PteFile& pte, const std::vector<const PtdFi
   return Status::OK();
 }
 
-std::string ConstantKeyBase(const fb::Program& program, uint32_t p, uint32_t v) {
-  const auto* method = program.execution_plan()->Get(p)->name();
-  return "constant." + (method ? method->str() : std::to_string(p)) + "." + std::to_string(v);
-}
-
-bool IsMadeUpKey(const fb::Program& program, uint32_t p, uint32_t v, std::string_view key) {
-  if (key.substr(0, kContentKeyPrefix.size()) == kContentKeyPrefix) return true;
-  const std::string base = ConstantKeyBase(program, p, v);
-  if (key.substr(0, base.size()) != base) return false;
-  // Exactly the base, or the base and "." and a positive count.
-  const std::string_view rest = key.substr(base.size());
-  if (rest.empty()) return true;
-  if (rest.size() < 2 || rest[0] != '.' || rest[1] == '0') return false;
-  return rest.find_first_not_of("0123456789", 1) == std::string_view::npos;
-}
-
 namespace {
 
 // What differs between a tensor (`layout`, `bytes`) and the one (`first`,
@@ -170,28 +156,17 @@ Result<std::string> Differences(const TensorLayout& first, const Source& first_b
   return text;
 }
 
-// The split itself, for `in` (program in tree form) and `prog`, the same
-// program verified, whose tensors' data_buffer_idx index in.constants.
-// `name` starts errors. `chosen` null: every constant moves, numbered by
-// key, and the constants go (ExternalizeConstants). Else only the tensors
-// it names move, under its keys, keeping data_buffer_idx; a buffer no
-// tensor inside reads any more is emptied (ExternalizeTensors).
+// The split itself, for `in` and `prog`, its program verified, whose tensors' data_buffer_idx index
+// in.constants. `name` starts errors. `chosen` null: every constant moves, numbered by key, and the
+// constants go (ExternalizeConstants). Else only the tensors it names move, under its keys, keeping
+// data_buffer_idx; a buffer no tensor inside reads any more is emptied (ExternalizeTensors).
 Result<std::pair<PteInput, PtdInput>> Externalize(const fb::Program& prog, const std::string& name,
                                                   PteInput in, uint64_t alignment,
                                                   const TensorKeys* chosen = nullptr) {
   const size_t nbuffers = in.constants.size();
-  json::Value* plans = in.program.tree().Find("execution_plan");
+  ProgramEdits edits;
 
-  // Generated keys must not collide with a name the exporter gave, whether
-  // for a constant here or for data already in another .ptd.
-  std::set<std::string> taken;
-  ETPACK_RETURN_IF_ERROR(ForEachTensor(prog, [&](uint32_t, uint32_t, const fb::Tensor& t) {
-    const auto* extra = t.extra_tensor_info();
-    if (extra != nullptr && extra->fully_qualified_name() != nullptr) {
-      taken.insert(extra->fully_qualified_name()->str());
-    }
-    return Status::OK();
-  }));
+  ConstantKeys keys(prog);  // the one rule for constants' keys
 
   PtdInput ptd;
   // Tensors sharing a constant (one source) share its .ptd buffer.
@@ -217,20 +192,10 @@ Result<std::pair<PteInput, PtdInput>> Externalize(const fb::Program& prog, const
         const std::string what = name + ": " + path;
         ETPACK_ASSIGN_OR_RETURN(TensorLayout layout, LayoutOf(t, what));
 
-        std::string key;
-        const auto* extra = t.extra_tensor_info();
+        const std::string key = chosen ? pick->second : keys.Of(p, v, t);
         if (chosen) {
-          key = pick->second;
           moved_buffers.insert(t.data_buffer_idx());
           ++moved;
-        } else if (extra != nullptr && extra->fully_qualified_name() != nullptr &&
-                   extra->fully_qualified_name()->size() > 0) {
-          key = extra->fully_qualified_name()->str();
-        } else {
-          const std::string base = ConstantKeyBase(prog, p, v);
-          key = base;
-          for (uint64_t n = 1; taken.count(key) != 0; ++n) key = base + "." + std::to_string(n);
-          taken.insert(key);
         }
 
         const uint32_t idx = t.data_buffer_idx();
@@ -258,23 +223,16 @@ Result<std::pair<PteInput, PtdInput>> Externalize(const fb::Program& prog, const
           }
         }
 
-        json::Value* values = plans->items()[p].Find("values");
-        json::Value* val_ptr = values ? values->items()[v].Find("val") : nullptr;
-        if (val_ptr == nullptr) return Corrupt(what + ": not found in the program tree");
-        json::Value& val = *val_ptr;
-        json::Value* info = val.Find("extra_tensor_info");
-        if (info == nullptr || info->is_null()) {
-          val.Set("extra_tensor_info",
-                  json::Value::Object({{"mutable_data_segments_idx", json::Value::Int(0)},
-                                       {"fully_qualified_name", json::Value::String(key)},
-                                       {"location", json::Value::Int(kExternal)},
-                                       {"device_type", json::Value::Int(0)},
-                                       {"device_index", json::Value::Int(0)}}));
-        } else {
-          info->Set("fully_qualified_name", json::Value::String(key));
-          info->Set("location", json::Value::Int(kExternal));
-        }
-        if (!chosen) val.Set("data_buffer_idx", json::Value::UInt(it->second.entry));
+        TensorEdit edit;
+        edit.plan = p;
+        edit.value = v;
+        edit.info = TensorEdit::Info::kSet;
+        edit.location = fb::TensorDataLocation::EXTERNAL;
+        edit.fully_qualified_name = key;
+        // ExternalizeConstants numbers the moved tensors by key, as the
+        // exporter numbers external constants; share keeps the index.
+        if (!chosen) edit.data_buffer_idx = static_cast<uint32_t>(it->second.entry);
+        edits.tensors.push_back(std::move(edit));
         return Status::OK();
       }));
 
@@ -300,6 +258,8 @@ Result<std::pair<PteInput, PtdInput>> Externalize(const fb::Program& prog, const
   } else if (nbuffers > 0) {
     in.constants = {OwnedSource({})};
   }
+  ETPACK_ASSIGN_OR_RETURN(SourcePtr bytes, std::move(in.program).TakeFlatbuffer());
+  ETPACK_ASSIGN_OR_RETURN(in.program, EditProgram(bytes->contiguous(), bytes->size(), edits));
   return std::make_pair(std::move(in), std::move(ptd));
 }
 
@@ -320,37 +280,37 @@ Result<PteInput> ExternalizeTensors(const PteFile& pte, const TensorKeys& keys) 
 
 Result<std::pair<PteInput, PtdInput>> ExternalizeConstants(PteInput input, uint64_t alignment) {
   ETPACK_RETURN_IF_ERROR(CheckAlignment(alignment, "external constant alignment"));
-  ETPACK_ASSIGN_OR_RETURN(json::Value tree, std::move(input.program).TakeTree());
-  // The walk needs the program verified, as the planner builds and checks
-  // it. Planning a copy of the structure reads no bulk bytes: constants and
-  // mutable values count by size; named data plays no part (and blobs of
-  // equal size would be compared); delegates stand in empty, kept inline,
-  // which also takes references exactly as given.
+  // Verified (or built from the tree form, valid by construction) once.
+  ETPACK_ASSIGN_OR_RETURN(SourcePtr bytes, std::move(input.program).TakeFlatbuffer());
+  // What PlanPte would refuse is refused before anything moves. Planning a
+  // copy of the structure reads no bulk bytes: constants and mutable values
+  // count by size; named data plays no part (and blobs of equal size would
+  // be compared); delegates stand in empty, kept inline, which also takes
+  // references exactly as given.
   PteInput probe;
-  probe.program = ProgramStructure::FromTree(tree);
+  probe.program = VerifiedPrograms::Of(bytes);
   probe.constants = input.constants;
   probe.mutable_data = input.mutable_data;
   probe.delegates.assign(input.delegates.size(), OwnedSource({}));
   PteOptions probe_options;
   probe_options.extract_delegate_segments = false;
-  ETPACK_ASSIGN_OR_RETURN(PtePlan plan, PlanPte(std::move(probe), probe_options));
-  ETPACK_ASSIGN_OR_RETURN(
-      CheckedPte checked,
-      CheckPte(plan.artifact.head.data(), plan.artifact.head.size(), plan.artifact.file_size));
-  input.program = ProgramStructure::FromTree(std::move(tree));
-  return Externalize(*checked.program, "program", std::move(input), alignment);
+  ETPACK_RETURN_IF_ERROR(PlanPte(std::move(probe), probe_options).status());
+  input.program = VerifiedPrograms::Of(bytes);
+  return Externalize(*pte_fb::GetProgram(bytes->contiguous()), "program", std::move(input),
+                     alignment);
 }
 
 Result<std::map<std::string, TensorLayout>> ExternalTensorLayouts(const ProgramStructure& program) {
-  ETPACK_ASSIGN_OR_RETURN(SourcePtr bytes, ProgramStructure(program).TakeFlatbuffer());
+  // Not verified again when the library built it (the exporter's objects).
+  SourcePtr bytes;
+  ETPACK_ASSIGN_OR_RETURN(const fb::Program* verified, VerifiedPrograms::Verify(program, &bytes));
   std::map<std::string, TensorLayout> layouts;
-  ETPACK_RETURN_IF_ERROR(ForEachTensor(
-      *pte_fb::GetProgram(bytes->contiguous()), [&](uint32_t, uint32_t, const fb::Tensor& t) {
-        if (IsExternal(t) && t.extra_tensor_info()->fully_qualified_name() != nullptr) {
-          layouts[t.extra_tensor_info()->fully_qualified_name()->str()] = LayoutOf(t);
-        }
-        return Status::OK();
-      }));
+  ETPACK_RETURN_IF_ERROR(ForEachTensor(*verified, [&](uint32_t, uint32_t, const fb::Tensor& t) {
+    if (IsExternal(t) && t.extra_tensor_info()->fully_qualified_name() != nullptr) {
+      layouts[t.extra_tensor_info()->fully_qualified_name()->str()] = LayoutOf(t);
+    }
+    return Status::OK();
+  }));
   return layouts;
 }
 

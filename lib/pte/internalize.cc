@@ -12,11 +12,12 @@
 #include <vector>
 
 #include "etpack/external_data.h"
-#include "etpack/json.h"
 #include "etpack/plan.h"
 #include "integrity/table.h"
 #include "program_etpack_generated.h"
+#include "pte/constant_keys.h"
 #include "pte/external_refs.h"
+#include "pte/program_edit.h"
 #include "pte/program_walk.h"
 
 namespace etpack {
@@ -72,37 +73,26 @@ class BufferPool {
   std::unordered_map<const Source*, uint32_t> first_;  // content -> first buffer holding it
 };
 
-// The program edit, the only one: the tensor at execution_plan[p].values[v]
-// of `tree` reads buffer `idx` inside (location SEGMENT), without its key
-// when `drop_key`, and without an extra_tensor_info left with only default
-// fields (every field of ExtraTensorInfo defaults to 0 or absent).
-Status MakeInternal(json::Value& tree, uint32_t p, uint32_t v, uint32_t idx, bool drop_key) {
-  json::Value* plans = tree.Find("execution_plan");
-  json::Value* values = plans != nullptr ? plans->items()[p].Find("values") : nullptr;
-  json::Value* val = values != nullptr ? values->items()[v].Find("val") : nullptr;
-  json::Value* info = val != nullptr ? val->Find("extra_tensor_info") : nullptr;
-  if (info == nullptr || info->kind() != json::Kind::kObject) {
-    return Corrupt(TensorPath(p, v) + ": not found in the program tree");
+// The program edit, the only one: the tensor t at execution_plan[p].values[v]
+// reads buffer `idx` inside (location SEGMENT), without its key when
+// `drop_key`, and without an extra_tensor_info left with only default
+// fields.
+TensorEdit MakeInternal(const fb::Tensor& t, uint32_t p, uint32_t v, uint32_t idx, bool drop_key) {
+  TensorEdit edit;
+  edit.plan = p;
+  edit.value = v;
+  edit.data_buffer_idx = idx;
+  const fb::ExtraTensorInfo& info = *t.extra_tensor_info();  // EXTERNAL: present
+  const bool only_defaults = drop_key && info.mutable_data_segments_idx() == 0 &&
+                             info.device_type() == fb::DeviceType::CPU && info.device_index() == 0;
+  if (only_defaults) {
+    edit.info = TensorEdit::Info::kDrop;
+    return edit;
   }
-  val->Set("data_buffer_idx", json::Value::UInt(idx));
-  info->Set("location", json::Value::Int(static_cast<int>(fb::TensorDataLocation::SEGMENT)));
-  auto& members = info->members();
-  if (drop_key) {
-    for (auto it = members.begin(); it != members.end(); ++it) {
-      if (it->first == "fully_qualified_name") {
-        members.erase(it);
-        break;
-      }
-    }
-  }
-  for (const auto& [name, value] : members) {
-    const bool is_default = value.is_null() ||
-                            (value.kind() == json::Kind::kInt && value.as_int() == 0) ||
-                            (value.kind() == json::Kind::kUInt && value.as_uint() == 0);
-    if (!is_default) return Status::OK();
-  }
-  val->Set("extra_tensor_info", json::Value::Null());
-  return Status::OK();
+  edit.info = TensorEdit::Info::kSet;
+  edit.location = fb::TensorDataLocation::SEGMENT;
+  if (!drop_key) edit.fully_qualified_name = info.fully_qualified_name()->str();
+  return edit;
 }
 
 }  // namespace
@@ -135,7 +125,7 @@ Result<PteInput> InternalizeData(const PteFile& thin, const std::vector<const Pt
     return s;
   };
 
-  json::Value& tree = in.program.tree();
+  ProgramEdits edits;
   for (const ExternalRef& r : refs) {
     const fb::Tensor& t =
         *prog.execution_plan()->Get(r.plan)->values()->Get(r.value)->val_as_Tensor();
@@ -143,9 +133,14 @@ Result<PteInput> InternalizeData(const PteFile& thin, const std::vector<const Pt
     ETPACK_ASSIGN_OR_RETURN(const uint32_t idx,
                             pool.Place(t.data_buffer_idx(), content(*r.file, r.entry)));
     const std::string& key = r.file->entries()[r.entry].key;
-    ETPACK_RETURN_IF_ERROR(
-        MakeInternal(tree, r.plan, r.value, idx, IsMadeUpKey(prog, r.plan, r.value, key))
-            .WithContext(thin.name()));
+    edits.tensors.push_back(
+        MakeInternal(t, r.plan, r.value, idx, IsMadeUpKey(prog, r.plan, r.value, key)));
+  }
+  if (!edits.tensors.empty()) {
+    ETPACK_ASSIGN_OR_RETURN(SourcePtr bytes, std::move(in.program).TakeFlatbuffer());
+    Result<ProgramStructure> edited = EditProgram(bytes->contiguous(), bytes->size(), edits);
+    if (!edited.ok()) return edited.status().WithContext(thin.name());
+    in.program = std::move(edited).value();
   }
 
   // Blobs: what delegates look up by key. Which keys a delegate uses cannot

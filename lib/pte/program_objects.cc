@@ -9,7 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "flatbuffer/tree_builder.h"
+#include "flatbuffer/object_builder.h"
+#include "pte/program_structure.h"
 
 namespace etpack {
 namespace {
@@ -79,7 +80,8 @@ Status ReadProgramObjects(ObjectReader& reader, Object program, const std::strin
       ReadData(reader, program, path, "constant_buffer", "Buffer", "storage", &input->constants));
   ETPACK_RETURN_IF_ERROR(ReadData(reader, program, path, "backend_delegate_data",
                                   "BackendDelegateInlineData", "data", &input->delegates));
-  input->program = ProgramStructure::FromFlatbuffer(OwnedSource(std::move(bytes)));
+  // Built here, so valid: nothing downstream verifies it again.
+  input->program = VerifiedPrograms::Of(OwnedSource(std::move(bytes)));
   return Status::OK();
 }
 

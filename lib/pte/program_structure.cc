@@ -1,11 +1,13 @@
 // ProgramStructure: the two forms a Program arrives in, and the one the
-// planner works on (the flatbuffer, verified).
+// planner works on (the flatbuffer, verified once: pte/program_structure.h).
 
 #include <flatbuffers/verifier.h>
 
 #include <limits>
 #include <utility>
 #include <vector>
+
+#include "pte/program_structure.h"
 
 #include "etpack/pte.h"
 #include "flatbuffer/tree_builder.h"
@@ -68,9 +70,30 @@ Result<SourcePtr> Verified(const SourcePtr& flatbuffer) {
 
 }  // namespace
 
+ProgramStructure VerifiedPrograms::Of(SourcePtr bytes) {
+  ProgramStructure p = ProgramStructure::FromFlatbuffer(std::move(bytes));
+  p.verified_ = true;
+  return p;
+}
+
+Result<const pte_fb::Program*> VerifiedPrograms::Verify(const ProgramStructure& p,
+                                                        SourcePtr* keep) {
+  if (p.flatbuffer_ == nullptr) {
+    ETPACK_ASSIGN_OR_RETURN(*keep, ProgramStructure(p).TakeFlatbuffer());
+  } else if (p.verified_) {
+    *keep = p.flatbuffer_;
+  } else {
+    ETPACK_ASSIGN_OR_RETURN(*keep, Verified(p.flatbuffer_));
+  }
+  return pte_fb::GetProgram((*keep)->contiguous());
+}
+
 Result<json::Value> ProgramStructure::TakeTree() && {
   if (flatbuffer_ == nullptr) return std::move(tree_);
-  ETPACK_ASSIGN_OR_RETURN(SourcePtr bytes, Verified(flatbuffer_));
+  SourcePtr bytes = flatbuffer_;
+  if (!verified_) {
+    ETPACK_ASSIGN_OR_RETURN(bytes, Verified(flatbuffer_));
+  }
   Result<json::Value> tree =
       FlatbufferToTree(SchemaId::kProgram, bytes->contiguous(), bytes->size());
   if (!tree.ok()) {
@@ -80,7 +103,7 @@ Result<json::Value> ProgramStructure::TakeTree() && {
 }
 
 Result<SourcePtr> ProgramStructure::TakeFlatbuffer() && {
-  if (flatbuffer_ != nullptr) return Verified(flatbuffer_);
+  if (flatbuffer_ != nullptr) return verified_ ? flatbuffer_ : Verified(flatbuffer_);
   TreeBuildOptions build;
   build.root_path = "program";
   ETPACK_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes,

@@ -16,6 +16,7 @@
 #include "plan/segments.h"
 #include "program_etpack_generated.h"
 #include "pte/program_checks.h"
+#include "pte/program_edit.h"
 #include "pte/program_walk.h"
 #include "pte/pte_format.h"
 #include "pte/pte_header.h"
@@ -218,12 +219,11 @@ Result<PteInput> PteFile::ToInput() const {
 }
 
 Result<PteInput> PteFile::ToInputImpl() const {
-  // Bulk bytes come out as sources of this file, never through the tree.
-  TreeReadOptions read;
-  read.omit = {"Buffer.storage", "BackendDelegateInlineData.data"};
-  ETPACK_ASSIGN_OR_RETURN(json::Value tree,
-                          FlatbufferToTree(SchemaId::kProgram, head(), layout_.program_size, read));
   PteInput in;
+  // Bulk bytes come out as sources of this file, never inside the program:
+  // the copy below leaves them out.
+  ProgramEdits edits;
+  edits.drop_inline_bytes = true;
   const fb::Program& prog = *program_;
   // Inline bytes of the flatbuffer, as a source; absent = empty.
   auto inline_bytes = [&](const flatbuffers::Vector<uint8_t>* v) {
@@ -267,23 +267,20 @@ Result<PteInput> PteFile::ToInputImpl() const {
       in.delegates.push_back(inline_bytes(d->data()));
     }
   }
-  std::map<uint32_t, uint64_t> inline_of_segment;
-  json::Value* plans = tree.Find("execution_plan");
+  std::map<uint32_t, uint32_t> inline_of_segment;
   for (uint32_t p = 0; p < prog.execution_plan()->size(); ++p) {
     const auto* delegates = prog.execution_plan()->Get(p)->delegates();
     if (delegates == nullptr) continue;
-    json::Value& tree_delegates = *plans->items()[p].Find("delegates");
     for (uint32_t d = 0; d < delegates->size(); ++d) {
       const auto* ref = delegates->Get(d)->processed();
       if (ref->location() != fb::DataLocation::SEGMENT) continue;
       auto it = inline_of_segment.find(ref->index());
       if (it == inline_of_segment.end()) {
-        it = inline_of_segment.emplace(ref->index(), in.delegates.size()).first;
+        it = inline_of_segment.emplace(ref->index(), static_cast<uint32_t>(in.delegates.size()))
+                 .first;
         in.delegates.push_back(SegmentSource(ref->index()));
       }
-      tree_delegates.items()[d].Set(
-          "processed", json::Value::Object({{"location", json::Value::Int(pte::kLocationInline)},
-                                            {"index", json::Value::UInt(it->second)}}));
+      edits.delegates.push_back({p, d, fb::DataLocation::INLINE, it->second});
     }
   }
 
@@ -303,9 +300,10 @@ Result<PteInput> PteFile::ToInputImpl() const {
           {named->Get(i)->key()->str(), source, rel == 0 ? 1 : OffsetAlignment(rel)});
     }
   }
-  in.program = ProgramStructure::FromTree(std::move(tree));
-  // The head is rebuilt from the tree, not read from this file: the file
-  // is an input of any plan made from it all the same.
+  // The program copied once with the edits above, verified by construction.
+  ETPACK_ASSIGN_OR_RETURN(in.program, EditProgram(head(), layout_.program_size, edits));
+  // The head is copied, not read from this file by the plan: the file is
+  // an input of any plan made from it all the same.
   in.read.push_back(RangeSource(0, size()));
   return in;
 }

@@ -2,7 +2,8 @@
 // into an ArtifactPlan. The program arrives as a verified flatbuffer (a tree
 // is built into one first); the planner reads it, decides the few fields
 // that change (constant_buffer emptied, delegates re-pointed, segment tables
-// filled) and copies it once with those replaced. Bulk bytes never enter it.
+// filled) as a ProgramLayout and copies it once with those built in their
+// place (flatbuffer/table_copy.h). Bulk bytes never enter it.
 
 #include <algorithm>
 #include <cstring>
@@ -16,7 +17,8 @@
 
 #include "etpack/pte.h"
 #include "etpack/writer.h"
-#include "flatbuffer/tree_builder.h"
+#include "flatbuffer/table_builder.h"
+#include "flatbuffer/table_copy.h"
 #include "integrity/table.h"
 #include "plan/assembler.h"
 #include "plan/content_dedup.h"
@@ -64,14 +66,165 @@ Status CheckNoBytes(const Entries* entries, const char* array, const char* field
   return Status::OK();
 }
 
-// Sub-buffer offsets as a SubsegmentOffsets table.
-json::Value SubsegmentOffsets(uint64_t segment_index, const std::vector<uint64_t>& offsets) {
-  std::vector<json::Value> items;
-  items.reserve(offsets.size());
-  for (uint64_t off : offsets) items.push_back(json::Value::UInt(off));
-  return json::Value::Object({{"segment_index", json::Value::UInt(segment_index)},
-                              {"offsets", json::Value::Array(std::move(items))}});
-}
+namespace fb = etpack::pte_fb;
+
+// Sub-buffer offsets inside one segment (a SubsegmentOffsets table).
+struct SubBuffers {
+  uint64_t segment_index = 0;
+  std::vector<uint64_t> offsets;
+};
+
+struct NamedDataEntry {
+  std::string key;
+  uint64_t segment_index = 0;
+};
+
+struct DataReference {
+  int location = 0;  // pte::kLocation*
+  uint64_t index = 0;
+};
+
+// What the planner decides of the Program; every other field is copied as
+// the exporter gave it.
+struct ProgramLayout {
+  // constant_buffer becomes [] (the constants are in this segment).
+  SubBuffers constant_segment;
+  // mutable_data_segments: [this], or absent.
+  std::optional<SubBuffers> mutable_data;
+  // backend_delegate_data: one entry holding each source's bytes (an empty
+  // source: data []); absent: kept as given.
+  std::optional<std::vector<SourcePtr>> inline_data;
+  // The processed reference of the k-th BackendDelegate in plan order, for
+  // k < size (extraction re-points them all; without it, none).
+  std::vector<DataReference> processed;
+  // named_data: these entries, or absent.
+  std::optional<std::vector<NamedDataEntry>> named_data;
+  // segments: {offset, size} each.
+  std::vector<std::pair<uint64_t, uint64_t>> segments;
+};
+
+// The copy's edits that put a ProgramLayout in place. Each table is built
+// as the tree builder builds one: children in field order, then scalars,
+// then offsets, each in field order; so the bytes do not depend on the
+// route the program came by.
+class LayoutEdits : public fbs::CopyEdits {
+ public:
+  LayoutEdits(const fbs::SchemaData& d, const ProgramLayout& layout)
+      : layout_(layout),
+        program_(d.root),
+        delegate_(fbs::FindObject(d, "BackendDelegate")),
+        reference_(fbs::FindObject(d, "BackendDelegateDataReference")),
+        inline_(fbs::FindObject(d, "BackendDelegateInlineData")),
+        segment_(fbs::FindObject(d, "DataSegment")),
+        sub_(fbs::FindObject(d, "SubsegmentOffsets")),
+        named_(fbs::FindObject(d, "NamedData")),
+        inline_bytes_(*fbs::FindField(d, "BackendDelegateInlineData.data")),
+        offsets_(*fbs::FindField(d, "SubsegmentOffsets.offsets")) {}
+
+  bool Edits(int obj) const override {
+    return obj == program_ || (obj == delegate_ && !layout_.processed.empty());
+  }
+
+  Result<fbs::FieldEdit> Child(int obj, const fbs::FieldInfo& f, const flatbuffers::Table*,
+                               fbs::TableBuilder& b) override {
+    using fbs::FieldEdit;
+    if (obj == delegate_) {
+      if (f.offset != fb::BackendDelegate::VT_PROCESSED) return FieldEdit::Copy();
+      if (processed_ >= layout_.processed.size()) return FieldEdit::Copy();
+      const DataReference& r = layout_.processed[processed_++];
+      ETPACK_ASSIGN_OR_RETURN(const fbs::uoffset_t start, b.StartTable(reference_));
+      b.fbb().AddElement<int8_t>(fb::BackendDelegateDataReference::VT_LOCATION,
+                                 static_cast<int8_t>(r.location), 0);
+      b.fbb().AddElement<uint32_t>(fb::BackendDelegateDataReference::VT_INDEX,
+                                   static_cast<uint32_t>(r.index), 0);
+      return FieldEdit::Replace(b.fbb().EndTable(start));
+    }
+    switch (f.offset) {
+      case fb::Program::VT_CONSTANT_BUFFER: {
+        ETPACK_ASSIGN_OR_RETURN(const fbs::uoffset_t o, b.OffsetVector({}));
+        return FieldEdit::Replace(o);
+      }
+      case fb::Program::VT_BACKEND_DELEGATE_DATA: {
+        if (!layout_.inline_data) return FieldEdit::Copy();
+        std::vector<fbs::uoffset_t> entries;
+        entries.reserve(layout_.inline_data->size());
+        for (size_t i = 0; i < layout_.inline_data->size(); ++i) {
+          fbs::TableBuilder::Push at(b, i);
+          fbs::uoffset_t data = 0;
+          {
+            fbs::TableBuilder::Push name(b, inline_bytes_.name);
+            ETPACK_ASSIGN_OR_RETURN(data, b.BytesOf(inline_bytes_, *(*layout_.inline_data)[i]));
+          }
+          ETPACK_ASSIGN_OR_RETURN(const fbs::uoffset_t start, b.StartTable(inline_));
+          b.fbb().AddOffset(fb::BackendDelegateInlineData::VT_DATA,
+                            flatbuffers::Offset<void>(data));
+          entries.push_back(b.fbb().EndTable(start));
+        }
+        ETPACK_ASSIGN_OR_RETURN(const fbs::uoffset_t o, b.OffsetVector(entries));
+        return FieldEdit::Replace(o);
+      }
+      case fb::Program::VT_SEGMENTS: {
+        std::vector<fbs::uoffset_t> entries;
+        entries.reserve(layout_.segments.size());
+        for (const auto& [offset, size] : layout_.segments) {
+          ETPACK_ASSIGN_OR_RETURN(const fbs::uoffset_t start, b.StartTable(segment_));
+          b.fbb().AddElement<uint64_t>(fb::DataSegment::VT_OFFSET, offset, 0);
+          b.fbb().AddElement<uint64_t>(fb::DataSegment::VT_SIZE, size, 0);
+          entries.push_back(b.fbb().EndTable(start));
+        }
+        ETPACK_ASSIGN_OR_RETURN(const fbs::uoffset_t o, b.OffsetVector(entries));
+        return FieldEdit::Replace(o);
+      }
+      case fb::Program::VT_CONSTANT_SEGMENT: {
+        ETPACK_ASSIGN_OR_RETURN(const fbs::uoffset_t o, Sub(b, layout_.constant_segment));
+        return FieldEdit::Replace(o);
+      }
+      case fb::Program::VT_MUTABLE_DATA_SEGMENTS: {
+        if (!layout_.mutable_data) return FieldEdit::Drop();
+        ETPACK_ASSIGN_OR_RETURN(const fbs::uoffset_t sub, Sub(b, *layout_.mutable_data));
+        ETPACK_ASSIGN_OR_RETURN(const fbs::uoffset_t o, b.OffsetVector({sub}));
+        return FieldEdit::Replace(o);
+      }
+      case fb::Program::VT_NAMED_DATA: {
+        if (!layout_.named_data) return FieldEdit::Drop();
+        std::vector<fbs::uoffset_t> entries;
+        entries.reserve(layout_.named_data->size());
+        for (const NamedDataEntry& e : *layout_.named_data) {
+          ETPACK_ASSIGN_OR_RETURN(const fbs::uoffset_t key, b.StringOf(e.key));
+          ETPACK_ASSIGN_OR_RETURN(const fbs::uoffset_t start, b.StartTable(named_));
+          b.fbb().AddElement<uint32_t>(fb::NamedData::VT_SEGMENT_INDEX,
+                                       static_cast<uint32_t>(e.segment_index), 0);
+          b.fbb().AddOffset(fb::NamedData::VT_KEY, flatbuffers::Offset<void>(key));
+          entries.push_back(b.fbb().EndTable(start));
+        }
+        ETPACK_ASSIGN_OR_RETURN(const fbs::uoffset_t o, b.OffsetVector(entries));
+        return FieldEdit::Replace(o);
+      }
+      default: return FieldEdit::Copy();
+    }
+  }
+
+ private:
+  Result<fbs::uoffset_t> Sub(fbs::TableBuilder& b, const SubBuffers& sub) {
+    uint8_t* dst = nullptr;
+    ETPACK_ASSIGN_OR_RETURN(const fbs::uoffset_t offsets,
+                            b.UninitializedVector(offsets_, sub.offsets.size(), 8, &dst));
+    for (size_t i = 0; i < sub.offsets.size(); ++i) {
+      flatbuffers::WriteScalar<uint64_t>(dst + 8 * i, sub.offsets[i]);
+    }
+    ETPACK_ASSIGN_OR_RETURN(const fbs::uoffset_t start, b.StartTable(sub_));
+    b.fbb().AddElement<uint32_t>(fb::SubsegmentOffsets::VT_SEGMENT_INDEX,
+                                 static_cast<uint32_t>(sub.segment_index), 0);
+    b.fbb().AddOffset(fb::SubsegmentOffsets::VT_OFFSETS, flatbuffers::Offset<void>(offsets));
+    return b.fbb().EndTable(start);
+  }
+
+  const ProgramLayout& layout_;
+  const int program_, delegate_, reference_, inline_, segment_, sub_, named_;
+  const fbs::FieldInfo& inline_bytes_;
+  const fbs::FieldInfo& offsets_;
+  size_t processed_ = 0;  // processed references used so far
+};
 
 std::vector<uint64_t> PieceOffsets(const Segment& seg) {
   std::vector<uint64_t> out;
@@ -160,21 +313,18 @@ class PtePlanner {
                               PackSegment(std::move(sources), options_.constant_tensor_alignment));
       offsets = PieceOffsets(seg);
     }
-    overrides_.Set("constant_buffer", json::Value::Array());
-    overrides_.Set("constant_segment", SubsegmentOffsets(segments_.size(), offsets));
+    layout_.constant_segment = {segments_.size(), std::move(offsets)};
     AddSegment(SegmentRole::kConstants, std::move(seg));
     return Status::OK();
   }
 
   Status PlanMutable() {
-    overrides_.Set("mutable_data_segments", json::Value::Null());
     for (const auto& s : input_.mutable_data) {
       if (s == nullptr) return InvalidArgument("mutable_data: null source");
     }
     ETPACK_ASSIGN_OR_RETURN(Segment seg, PackSegment(input_.mutable_data, 1));
     if (seg.size == 0) return Status::OK();  // the reference writes no segment then
-    overrides_.Set("mutable_data_segments",
-                   json::Value::Array({SubsegmentOffsets(segments_.size(), PieceOffsets(seg))}));
+    layout_.mutable_data = SubBuffers{segments_.size(), PieceOffsets(seg)};
     AddSegment(SegmentRole::kMutable, std::move(seg));
     return Status::OK();
   }
@@ -197,7 +347,7 @@ class PtePlanner {
     }
     // Payloads kept inline when extracting (the empty ones), one entry per
     // delegate as the reference writer does.
-    std::vector<json::Value> kept;
+    std::vector<SourcePtr> kept;
     std::vector<bool> referenced(payloads.size(), false);
     for (flatbuffers::uoffset_t p = 0; p < plans->size(); ++p) {
       const auto* delegates = plans->Get(p)->delegates();
@@ -217,25 +367,18 @@ class PtePlanner {
         if (!options_.extract_delegate_segments) continue;
         const SourcePtr& payload = payloads[index];
         if (payload->size() == 0) {
-          processed_.push_back(DataReference(pte::kLocationInline, kept.size()));
-          kept.push_back(json::Value::Object({{"data", json::Value::Array()}}));
+          layout_.processed.push_back({pte::kLocationInline, kept.size()});
+          kept.push_back(payload);
           continue;
         }
         ETPACK_ASSIGN_OR_RETURN(size_t seg, DelegateSegment(payload));
-        processed_.push_back(DataReference(pte::kLocationSegment, seg));
+        layout_.processed.push_back({pte::kLocationSegment, seg});
       }
     }
     if (!options_.extract_delegate_segments) {
       // References stay as given; the table is rebuilt to hold the payloads,
-      // read inline by the builder.
-      kept.reserve(payloads.size());
-      for (size_t i = 0; i < payloads.size(); ++i) {
-        kept.push_back(json::Value::Object(
-            {{"data", json::Value::Object({{"source", json::Value::UInt(i)}})}}));
-      }
-      if (inline_data != nullptr || !kept.empty()) {
-        overrides_.Set("backend_delegate_data", json::Value::Array(std::move(kept)));
-      }
+      // read inline by the copy.
+      if (inline_data != nullptr || !payloads.empty()) layout_.inline_data = payloads;
       return Status::OK();
     }
     for (size_t i = 0; i < referenced.size(); ++i) {
@@ -246,13 +389,8 @@ class PtePlanner {
                                "] is not referenced by any delegate");
       }
     }
-    overrides_.Set("backend_delegate_data", json::Value::Array(std::move(kept)));
+    layout_.inline_data = std::move(kept);
     return Status::OK();
-  }
-
-  static json::Value DataReference(int location, uint64_t index) {
-    return json::Value::Object(
-        {{"location", json::Value::Int(location)}, {"index", json::Value::UInt(index)}});
   }
 
   // Validates an input reference (INLINE, index in range) and returns the index.
@@ -297,7 +435,6 @@ class PtePlanner {
   // same bytes is one entry, with other bytes an error; keys with identical
   // bytes share one segment.
   Status PlanNamedData() {
-    overrides_.Set("named_data", json::Value::Null());
     if (input_.named_data.empty() && !options_.integrity_table) return Status::OK();
     NamedDataStore store(options_.strictest_shared_alignment ? SharedAlignment::kStrictest
                                                              : SharedAlignment::kFirstKey,
@@ -313,25 +450,21 @@ class PtePlanner {
     }
     // Named data segments follow all the others.
     const size_t first = segments_.size();
-    std::vector<json::Value> named;
-    named.reserve(store.keys().size());
+    std::vector<NamedDataEntry> named;
+    named.reserve(store.keys().size() + 1);
     for (const NamedDataStore::Key& k : store.keys()) {
-      named.push_back(
-          json::Value::Object({{"key", json::Value::String(std::string(k.key))},
-                               {"segment_index", json::Value::UInt(first + k.buffer)}}));
+      named.push_back({std::string(k.key), first + k.buffer});
     }
     for (Segment& s : store.Segments()) AddSegment(SegmentRole::kNamedData, std::move(s));
     if (options_.integrity_table) {
       // The last segment, so that it can cover every other one.
       std::vector<std::string_view> keys;
       for (const NamedDataStore::Key& k : store.keys()) keys.push_back(k.key);
-      named.push_back(
-          json::Value::Object({{"key", json::Value::String(IntegrityKey("pte", keys))},
-                               {"segment_index", json::Value::UInt(segments_.size())}}));
+      named.push_back({IntegrityKey("pte", keys), segments_.size()});
       AddSegment(SegmentRole::kNamedData,
                  SourceSegment(IntegrityTablePlaceholder(segments_.size() + 1)));
     }
-    overrides_.Set("named_data", json::Value::Array(std::move(named)));
+    layout_.named_data = std::move(named);
     return Status::OK();
   }
 
@@ -339,31 +472,22 @@ class PtePlanner {
     ETPACK_ASSIGN_OR_RETURN(SegmentOffsets seg_layout,
                             LayoutSegments(segments_, options_.segment_alignment));
 
-    std::vector<json::Value> table;
-    table.reserve(segments_.size());
+    layout_.segments.reserve(segments_.size());
     for (size_t j = 0; j < segments_.size(); ++j) {
-      table.push_back(json::Value::Object({{"offset", json::Value::UInt(seg_layout.offsets[j])},
-                                           {"size", json::Value::UInt(segments_[j].size)}}));
+      layout_.segments.emplace_back(seg_layout.offsets[j], segments_[j].size);
     }
-    overrides_.Set("segments", json::Value::Array(std::move(table)));
 
-    TreeBuildOptions build;
-    build.root_path = "program";
-    build.vector_alignment = {{"Buffer.storage", options_.constant_tensor_alignment},
-                              {"BackendDelegateInlineData.data", options_.delegate_alignment}};
-    if (!options_.extract_delegate_segments) {
-      build.sources = std::move(input_.delegates);
-      build.sources_fields = {"BackendDelegateInlineData.data"};
-    }
-    if (options_.extract_delegate_segments) {
-      build.replaced_field = "BackendDelegate.processed";
-      build.replacements = std::move(processed_);
-    }
+    fbs::CopyOptions copy;
+    copy.root_path = "program";
+    copy.vector_alignment = {{"Buffer.storage", options_.constant_tensor_alignment},
+                             {"BackendDelegateInlineData.data", options_.delegate_alignment}};
+    LayoutEdits edits(fbs::Decoded(SchemaId::kProgram), layout_);
     ETPACK_ASSIGN_OR_RETURN(std::vector<uint8_t> fb,
-                            RebuildFlatbuffer(SchemaId::kProgram, program_bytes_->contiguous(),
-                                              program_bytes_->size(), overrides_, build));
+                            fbs::CopyFlatbuffer(SchemaId::kProgram, program_bytes_->contiguous(),
+                                                program_bytes_->size(), &edits, copy));
     program_ = nullptr;
     program_bytes_.reset();
+    layout_ = ProgramLayout();
 
     // Without segment bytes the reference writes a plain flatbuffer, no
     // extended header.
@@ -411,10 +535,8 @@ class PtePlanner {
   InputFiles inputs_;        // what the plan must not overwrite (ArtifactPlan::inputs)
   SourcePtr program_bytes_;  // input_.program, verified
   const pte_fb::Program* program_ = nullptr;
-  // What replaces the program's own fields: at the root, and each
-  // BackendDelegate's processed reference in plan order.
-  json::Value overrides_ = json::Value::Object();
-  std::vector<json::Value> processed_;
+  // The fields of the program that planning decides.
+  ProgramLayout layout_;
   const PteOptions& options_;
   // What pass one decides, before offsets are absolute: segment j holds
   // segments_[j] and plays roles_[j].

@@ -33,6 +33,9 @@
 #include "integrity/hash.h"
 #include "integrity/table.h"
 #include "io/file_lock.h"
+#include "program_etpack_generated.h"
+#include "pte/constant_keys.h"
+#include "pte/program_walk.h"
 
 namespace etpack {
 namespace {
@@ -96,22 +99,34 @@ Result<std::vector<Slot>> SlotsOf(const PtdFile& file) {
 Result<std::vector<Slot>> SlotsOf(const PteFile& file) {
   std::vector<Slot> slots;
   std::map<std::string, size_t> by_key;
-  // The keys `repack --external-constants` gives the constants: one rule
-  // for naming them, kept there.
-  ETPACK_ASSIGN_OR_RETURN(auto split, ExternalizeConstants(file));
-  const PtdInput& constants = split.second;
-  for (const PtdEntry& e : constants.entries) {
-    const Source& buffer = *constants.buffers[e.buffer_index];
-    const FileRange* range = buffer.file_range();
-    if (range == nullptr) {
-      return Unimplemented(file.name() + ": constant " + Quote(e.key) +
-                           " is not a range of the file");
-    }
-    ETPACK_ASSIGN_OR_RETURN(uint64_t nbytes,
-                            LayoutNbytes(*e.layout, file.name() + ": " + Quote(e.key)));
-    ETPACK_RETURN_IF_ERROR(
-        AddSlot(&slots, &by_key, Slot{e.key, e.layout, range->offset, nbytes}, file.name()));
-  }
+  // The constants, by the keys `repack --external-constants` gives them
+  // (ConstantKeys: one rule for both), from a walk of the verified program.
+  const pte_fb::Program& program = file.program();
+  ConstantKeys keys(program);
+  ETPACK_RETURN_IF_ERROR(
+      ForEachTensor(program, [&](uint32_t p, uint32_t v, const pte_fb::Tensor& t) -> Status {
+        if (!IsConstantTensor(t)) return Status::OK();
+        Slot s;
+        s.key = keys.Of(p, v, t);
+        const std::string what = file.name() + ": " + TensorPath(p, v);
+        const uint32_t idx = t.data_buffer_idx();
+        if (idx >= file.constant_buffers().size()) {
+          return Corrupt(what + ".data_buffer_idx = " + std::to_string(idx) +
+                         " is out of range: the file has " +
+                         std::to_string(file.constant_buffers().size()) + " constant buffers");
+        }
+        if (t.sizes() == nullptr) return Corrupt(what + ".sizes is missing");
+        TensorLayout layout;
+        layout.scalar_type = static_cast<int>(t.scalar_type());
+        layout.sizes.assign(t.sizes()->begin(), t.sizes()->end());
+        if (t.dim_order() != nullptr) {
+          layout.dim_order.assign(t.dim_order()->begin(), t.dim_order()->end());
+        }
+        ETPACK_ASSIGN_OR_RETURN(s.size, LayoutNbytes(layout, file.name() + ": " + Quote(s.key)));
+        s.layout = std::move(layout);
+        s.offset = file.constant_buffers()[idx].offset;
+        return AddSlot(&slots, &by_key, std::move(s), file.name());
+      }));
   for (const PteNamedData& d : file.named_data()) {
     if (IsIntegrityKey(d.key)) continue;
     const auto& seg = file.layout().segments[d.segment_index];
