@@ -79,6 +79,11 @@ ScopedCommandOutputFs::~ScopedCommandOutputFs() { command_output_fs = previous_;
 
 OutputFs* CommandOutputFs() { return command_output_fs; }
 
+Status WriteArtifacts(const ArtifactFiles& files, const WriteOptions& options) {
+  return command_output_fs != nullptr ? WriteArtifactFiles(*command_output_fs, files, options)
+                                      : WriteArtifactFiles(files, options);
+}
+
 Status WriteFiles(const ArtifactFiles& files, bool sha256) {
   std::string label = "writing ";
   for (size_t i = 0; i < files.size(); ++i) {
@@ -95,9 +100,7 @@ Status WriteFiles(const ArtifactFiles& files, bool sha256) {
     options.progress = progress.callback();
     options.sha256 = sha256 ? &digests : nullptr;
     options.stats = &stats;
-    ETPACK_RETURN_IF_ERROR(command_output_fs != nullptr
-                               ? WriteArtifactFiles(*command_output_fs, files, options)
-                               : WriteArtifactFiles(files, options));
+    ETPACK_RETURN_IF_ERROR(WriteArtifacts(files, options));
   }
   if (json_report) {
     json::Value written = json::Value::Array();

@@ -38,6 +38,7 @@
 #include "etpack/output.h"
 #include "etpack/ptd.h"
 #include "etpack/status.h"
+#include "etpack/writer.h"
 
 namespace etpack {
 
@@ -58,7 +59,14 @@ struct UpdateReport {
 // Replaces, in the .pte or .ptd at `path`, the bytes of every entry of
 // `weights` (keys, layouts and bytes; PtdEntry::alignment is ignored) by
 // the rules above. `fs` is where the new file is written (nullptr: the
-// POSIX outputs with default options). Errors name `path`, the key and
+// POSIX outputs made with `options.output`). The new file is a plan over
+// the old one (ArtifactPlan::base, replaces_base) written by the writer
+// (etpack/writer.h), with `options` as for any write: progress counts the
+// changed bytes (and, where the file is copied rather than cloned, the
+// unchanged ones), `options.stats` receives what the write did
+// (WriteStats::bytes_cloned: the old file's bytes a clone shares), and
+// `options.sha256`, when asked for, keeps the file from being cloned (every
+// byte then passes through memory). Errors name `path`, the key and
 // both layouts ("model.ptd: key 'w': the file has FLOAT[4, 4] (64 bytes),
 // new.safetensors has HALF[4, 4] (32 bytes)"): kNotFound for an unknown
 // key, kInvalidArgument for any other refusal, the reader's codes for a file
@@ -68,13 +76,13 @@ struct UpdateReport {
 // other: each holds an exclusive flock(2) on the file from before it reads
 // it until its replacement is published, and one that waited reads the file
 // the other published, so every update lands (two updates of different keys
-// both change the file). `cancel` (etpack/output.h), when given, is asked
-// while waiting (kIoError "PATH: update cancelled by the caller ...",
-// nothing written) and while publishing waits. A writer that is not an
-// update (a `repack -o` of the same path) takes no such lock: when it
-// replaces or removes the file while the update runs, the update fails
-// with kIoError ("PATH: another writer replaced or removed the file since
-// it was read; nothing was written") instead of discarding that file.
+// both change the file). `options.cancel` (etpack/output.h), when given, is
+// asked while waiting (kIoError "PATH: update cancelled by the caller ...",
+// nothing written), while writing and while publishing waits, as for any
+// write (WriteOptions::cancel): a cancelled update leaves the file as it was. A writer that is not
+// an update (a `repack -o` of the same path) takes no such lock: when it replaces or removes the
+// file while the update runs, the update fails with kIoError ("PATH: another writer replaced or
+// removed the file since it was read; nothing was written") instead of discarding that file.
 //
 // The update replaces the file at `path` (links followed) with a new file,
 // as `sed -i` and rsync do: other hard links to the old file keep the old
@@ -82,7 +90,7 @@ struct UpdateReport {
 // UpdateReport::other_links counts them, for the caller to say so.
 // REQUIRES: `fs`, when given, outlives the call.
 Result<UpdateReport> UpdateWeights(const std::string& path, const PtdInput& weights,
-                                   OutputFs* fs = nullptr, const CancelFn& cancel = {});
+                                   OutputFs* fs = nullptr, const WriteOptions& options = {});
 
 // New weights from files, as `etpack update --from` takes them: any mix of
 // .safetensors files, sharded checkpoint indexes (*.index.json) and .ptd
