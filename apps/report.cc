@@ -6,205 +6,173 @@
 #include <vector>
 
 #include "etpack/inspect.h"
+#include "etpack/tensor_layout.h"
 #include "units.h"
 
 namespace etpack::cli {
 namespace {
 
-using json::Value;
-
-// The report's members; it was built by the library, so they are there.
-const Value& At(const Value& object, const char* key) { return *object.Find(key); }
-uint64_t N(const Value& object, const char* key) { return At(object, key).as_uint(); }
-const char* S(const Value& object, const char* key) { return At(object, key).as_string().c_str(); }
-
-// "a, b, c" of an array of strings.
-std::string Joined(const std::vector<Value>& items) {
+// "a, b, c".
+std::string Joined(const std::vector<std::string>& items) {
   std::string s;
-  for (const Value& x : items) s += (s.empty() ? "" : ", ") + x.as_string();
+  for (const std::string& x : items) s += (s.empty() ? "" : ", ") + x;
   return s;
 }
 
-// Entries whose bytes another entry holds (inspect.h "dedup").
-void PrintDedup(const Value& r) {
-  const Value& d = At(r, "dedup");
-  const uint64_t shared = N(d, "shared_entries");
-  if (shared == 0) {
-    std::printf("\ndedup:               no entry shares another's bytes\n");
-    return;
-  }
-  std::printf("\ndedup:               %s in bytes another entry holds, %s saved\n",
-              Count(shared, "entry", "entries").c_str(), BytesText(N(d, "bytes_saved")).c_str());
-}
-
-// Fat (NFAT) delegates: each container and its entries, when there are any.
-void PrintFatDelegates(const Value& r) {
-  const auto& fat = At(r, "fat_delegates").items();
-  if (fat.empty()) return;
-  std::printf("\nfat delegates (%zu):\n", fat.size());
-  for (const Value& f : fat) {
-    const auto& entries = At(f, "entries").items();
-    std::printf("  delegate %" PRIu64 ": NFAT container, %zu entries, %" PRIu64 " bytes\n",
-                N(f, "delegate"), entries.size(), N(f, "size"));
-    std::printf("    %-32s %12s %12s %14s %9s\n", "backend id", "offset", "length", "file offset",
-                "alignment");
-    for (const Value& e : entries) {
-      // Alignment achieved: in the file when known, else in the container.
-      const bool in_file = !At(e, "file_offset").is_null();
-      std::printf("    %-32s %12" PRIu64 " %12" PRIu64 " %14s %9" PRIu64 "\n", S(e, "backend_id"),
-                  N(e, "offset"), N(e, "length"),
-                  in_file ? std::to_string(N(e, "file_offset")).c_str() : "-",
-                  in_file ? N(e, "file_alignment") : N(e, "alignment"));
-      if (const Value* methods = e.Find("methods")) {
-        const auto& keys = At(e, "external_keys").items();
-        std::printf("      program: methods %s; %zu external keys%s%s\n",
-                    Joined(methods->items()).c_str(), keys.size(), keys.empty() ? "" : ": ",
-                    Joined(keys).c_str());
-      }
-    }
-  }
-}
-
-// The header lines of a .pte, once its extended header is known.
-void PrintPteTop(const Value& r) {
-  std::printf("file:                %s\n", S(r, "file"));
-  std::printf("file size:           %s\n", BytesText(N(r, "file_size")).c_str());
-  std::printf("identifier:          %s\n", S(r, "identifier"));
-  const Value& h = At(r, "extended_header");
-  if (At(h, "present").as_bool()) {
-    std::printf("extended header:     present, length %" PRIu64 "\n", N(h, "length"));
-    std::printf("  program_size:        %" PRIu64 "\n", N(h, "program_size"));
-    std::printf("  segment_base_offset: %" PRIu64 "\n", N(h, "segment_base_offset"));
-    std::printf("  segment_data_size:   %" PRIu64 "\n", N(h, "segment_data_size"));
-  } else {
-    std::printf("extended header:     absent (the whole file is the flatbuffer)\n");
-  }
-}
-
-void PrintPtdTop(const Value& r) {
-  const Value& h = At(r, "header");
-  std::printf("file:                %s\n", S(r, "file"));
-  std::printf("file size:           %s\n", BytesText(N(r, "file_size")).c_str());
-  std::printf("identifier:          %s\n", S(r, "identifier"));
-  std::printf("FH01 header:         length %" PRIu64 "\n", N(h, "length"));
-  std::printf("  flatbuffer_offset:   %" PRIu64 "\n", N(h, "flatbuffer_offset"));
-  std::printf("  flatbuffer_size:     %" PRIu64 "\n", N(h, "flatbuffer_size"));
-  std::printf("  segment_base_offset: %" PRIu64 "\n", N(h, "segment_base_offset"));
-  std::printf("  segment_data_size:   %" PRIu64 "\n", N(h, "segment_data_size"));
-}
-
-// Prints the report as it arrives: the small members of each object are
-// kept until the line that shows them, list elements are printed at once.
-class TextSink : public ReportSink {
+// Prints the typed report (etpack/inspect.h) as it arrives: each head as
+// its lines, each list under its title, each row as a line.
+class TextSink : public InspectSink {
  public:
-  TextSink() { objects_.push_back(Value::Object()); }
-
-  void Member(std::string_view key, Value value) override {
-    Value& r = objects_.back();
-    r.members().emplace_back(std::string(key), std::move(value));
-    if (key == "extended_header") {
-      PrintPteTop(r);
-    } else if (key == "header") {
-      PrintPtdTop(r);
-    } else if (key == "constants") {
-      const Value& c = At(r, "constants");
-      std::printf("\nconstants:           %s, %s\n", Count(N(c, "tensors"), "tensor").c_str(),
-                  BytesText(N(c, "bytes")).c_str());
-    } else if (key == "dedup") {
-      PrintDedup(r);
-    } else if (key == "fat_delegates") {
-      PrintFatDelegates(r);
+  void Head(const PteReportHead& h) override {
+    std::printf("file:                %s\n", h.file.c_str());
+    std::printf("file size:           %s\n", BytesText(h.file_size).c_str());
+    std::printf("identifier:          %s\n", h.identifier.c_str());
+    const ExtendedHeader& x = h.extended_header;
+    if (x.present) {
+      std::printf("extended header:     present, length %" PRIu32 "\n", x.length);
+      std::printf("  program_size:        %" PRIu64 "\n", x.program_size);
+      std::printf("  segment_base_offset: %" PRIu64 "\n", x.segment_base_offset);
+      std::printf("  segment_data_size:   %" PRIu64 "\n", x.segment_data_size);
+    } else {
+      std::printf("extended header:     absent (the whole file is the flatbuffer)\n");
     }
   }
 
-  void BeginObject(std::string_view) override {  // a .bpte's program
-    std::printf("\n--- embedded program ---\n");
-    objects_.push_back(Value::Object());
-    open_.push_back("");
+  void Head(const PtdReportHead& h) override {
+    const FlatTensorHeader& x = h.header;
+    std::printf("file:                %s\n", h.file.c_str());
+    std::printf("file size:           %s\n", BytesText(h.file_size).c_str());
+    std::printf("identifier:          %s\n", h.identifier.c_str());
+    std::printf("FH01 header:         length %" PRIu32 "\n", x.length);
+    std::printf("  flatbuffer_offset:   %" PRIu64 "\n", x.flatbuffer_offset);
+    std::printf("  flatbuffer_size:     %" PRIu64 "\n", x.flatbuffer_size);
+    std::printf("  segment_base_offset: %" PRIu64 "\n", x.segment_base_offset);
+    std::printf("  segment_data_size:   %" PRIu64 "\n", x.segment_data_size);
   }
 
-  void BeginArray(std::string_view key, size_t n) override {
-    open_.emplace_back(key);
-    if (key == "methods") {
-      std::printf("\nmethods (%zu):\n", n);
-      std::printf("  %-24s %8s %7s %8s %13s %10s\n", "name", "values", "inputs", "outputs",
-                  "instructions", "delegates");
-    } else if (key == "segments") {
-      std::printf("\nsegments (%zu):\n", n);
-      if (n == 0) return;
-      if (Ptd()) {
+  void Head(const BpteReportHead& h) override {
+    std::printf("file:                %s (%" PRIu64 " bytes)\n", h.file.c_str(), h.file_size);
+    std::printf("format:              bundled program (BP08), %s layout\n",
+                h.layout == BpteLayout::kStandard ? "standard" : "segmented");
+    std::printf("embedded program:    offset %" PRIu64 ", %" PRIu64 " bytes\n", h.program_offset,
+                h.program_size);
+  }
+
+  void BeginList(ReportList list, size_t n) override {
+    switch (list) {
+      case ReportList::kMethods:
+        std::printf("\nmethods (%zu):\n", n);
+        std::printf("  %-24s %8s %7s %8s %13s %10s\n", "name", "values", "inputs", "outputs",
+                    "instructions", "delegates");
+        break;
+      case ReportList::kSegments:
+        std::printf("\nsegments (%zu):\n", n);
+        segments_titled_ = n == 0;  // the columns depend on the first row
+        break;
+      case ReportList::kDelegates: std::printf("\ndelegates (%zu):\n", n); break;
+      case ReportList::kNamedData: std::printf("\nnamed data (%zu):\n", n); break;
+      case ReportList::kExternalTensors: std::printf("\nexternal tensors (%zu):\n", n); break;
+      case ReportList::kEntries: std::printf("\nentries (%zu):\n", n); break;
+      case ReportList::kTestSuites: std::printf("\ntest suites (%zu):\n", n); break;
+    }
+  }
+
+  void Row(const MethodRow& r) override {
+    std::printf("  %-24s %8" PRIu64 " %7" PRIu64 " %8" PRIu64 " %13" PRIu64 " %10" PRIu64 "\n",
+                r.name.c_str(), r.values, r.inputs, r.outputs, r.instructions, r.delegates);
+  }
+
+  void Row(const SegmentRow& r) override {
+    // A .ptd's segments have no role.
+    if (!segments_titled_) {
+      segments_titled_ = true;
+      if (r.role == nullptr) {
         std::printf("  %5s %14s %14s %14s %9s\n", "index", "offset", "absolute", "size",
                     "alignment");
       } else {
         std::printf("  %5s  %-10s %14s %14s %14s %9s\n", "index", "role", "offset", "absolute",
                     "size", "alignment");
       }
-    } else if (key == "delegates") {
-      std::printf("\ndelegates (%zu):\n", n);
-    } else if (key == "named_data") {
-      std::printf("\nnamed data (%zu):\n", n);
-    } else if (key == "external_tensors") {
-      std::printf("\nexternal tensors (%zu):\n", n);
-    } else if (key == "entries") {
-      std::printf("\nentries (%zu):\n", n);
-    } else if (key == "test_suites") {
-      const Value& r = objects_.back();
-      std::printf("file:                %s (%" PRIu64 " bytes)\n", S(r, "file"), N(r, "file_size"));
-      std::printf("format:              bundled program (BP08), %s layout\n", S(r, "layout"));
-      std::printf("embedded program:    offset %" PRIu64 ", %" PRIu64 " bytes\n",
-                  N(r, "program_offset"), N(r, "program_size"));
-      std::printf("\ntest suites (%zu):\n", n);
     }
-  }
-
-  void Element(Value e) override {
-    const std::string& key = open_.back();
-    if (key == "methods") {
-      std::printf("  %-24s %8" PRIu64 " %7" PRIu64 " %8" PRIu64 " %13" PRIu64 " %10" PRIu64 "\n",
-                  S(e, "name"), N(e, "values"), N(e, "inputs"), N(e, "outputs"),
-                  N(e, "instructions"), N(e, "delegates"));
-    } else if (key == "segments" && Ptd()) {
+    if (r.role == nullptr) {
       std::printf("  %5" PRIu64 " %14" PRIu64 " %14" PRIu64 " %14" PRIu64 " %9" PRIu64 "\n",
-                  N(e, "index"), N(e, "offset"), N(e, "absolute_offset"), N(e, "size"),
-                  N(e, "alignment"));
-    } else if (key == "segments") {
+                  r.index, r.offset, r.absolute_offset, r.size, r.alignment);
+    } else {
       std::printf("  %5" PRIu64 "  %-10s %14" PRIu64 " %14" PRIu64 " %14" PRIu64 " %9" PRIu64 "\n",
-                  N(e, "index"), S(e, "role"), N(e, "offset"), N(e, "absolute_offset"),
-                  N(e, "size"), N(e, "alignment"));
-    } else if (key == "delegates") {
-      std::printf("  %s[%" PRIu64 "]  %-24s %-12s %" PRIu64 " bytes\n", S(e, "method"),
-                  N(e, "index"), S(e, "backend"), S(e, "location"), N(e, "size"));
-    } else if (key == "named_data") {
-      std::printf("  %-32s segment %-4" PRIu64 " %" PRIu64 " bytes\n", S(e, "key"), N(e, "segment"),
-                  N(e, "size"));
-    } else if (key == "external_tensors") {
-      const std::string& k = At(e, "key").as_string();
-      std::printf("  %s.values[%" PRIu64 "]  %-32s %s\n", S(e, "method"), N(e, "value"),
-                  k.empty() ? "(no fully_qualified_name)" : k.c_str(),
-                  S(At(e, "tensor_layout"), "text"));
-    } else if (key == "entries") {
-      const Value& layout = At(e, "tensor_layout");
-      std::printf("  %-40s segment %-5" PRIu64 " %12" PRIu64 " bytes  %s\n", S(e, "key"),
-                  N(e, "segment"), N(e, "size"),
-                  layout.is_null() ? "(opaque blob)" : S(layout, "text"));
-    } else if (key == "test_suites") {
-      std::printf("  %-24s %" PRIu64 " cases\n", S(e, "method"), N(e, "cases"));
+                  r.index, r.role, r.offset, r.absolute_offset, r.size, r.alignment);
     }
   }
 
-  void End() override {
-    if (open_.back().empty()) objects_.pop_back();
-    open_.pop_back();
+  void Row(const DelegateRow& r) override {
+    std::printf("  %s[%" PRIu64 "]  %-24s %-12s %" PRIu64 " bytes\n", r.method.c_str(), r.index,
+                r.backend.c_str(), r.location.c_str(), r.size);
   }
+
+  void Row(const NamedDataRow& r) override {
+    std::printf("  %-32s segment %-4" PRIu64 " %" PRIu64 " bytes\n", r.key.c_str(), r.segment,
+                r.size);
+  }
+
+  void Row(const ExternalTensorRow& r) override {
+    std::printf("  %s.values[%" PRIu64 "]  %-32s %s\n", r.method.c_str(), r.value,
+                r.key.empty() ? "(no fully_qualified_name)" : r.key.c_str(),
+                DescribeLayout(r.tensor_layout).c_str());
+  }
+
+  void Row(const EntryRow& r) override {
+    std::printf("  %-40s segment %-5" PRIu64 " %12" PRIu64 " bytes  %s\n", r.key.c_str(), r.segment,
+                r.size,
+                r.tensor_layout ? DescribeLayout(*r.tensor_layout).c_str() : "(opaque blob)");
+  }
+
+  void Row(const SuiteRow& r) override {
+    std::printf("  %-24s %" PRIu64 " cases\n", r.method.c_str(), r.cases);
+  }
+
+  void Constants(const ConstantsSummary& c) override {
+    std::printf("\nconstants:           %s, %s\n", Count(c.tensors, "tensor").c_str(),
+                BytesText(c.bytes).c_str());
+  }
+
+  // Entries whose bytes another entry holds (inspect.h "dedup").
+  void Dedup(const DedupSummary& d) override {
+    if (d.shared_entries == 0) {
+      std::printf("\ndedup:               no entry shares another's bytes\n");
+      return;
+    }
+    std::printf("\ndedup:               %s in bytes another entry holds, %s saved\n",
+                Count(d.shared_entries, "entry", "entries").c_str(),
+                BytesText(d.bytes_saved).c_str());
+  }
+
+  // Fat (NFAT) delegates: each container and its entries, when there are any.
+  void FatDelegates(const std::vector<FatDelegateReport>& fat) override {
+    if (fat.empty()) return;
+    std::printf("\nfat delegates (%zu):\n", fat.size());
+    for (const FatDelegateReport& f : fat) {
+      std::printf("  delegate %zu: NFAT container, %zu entries, %" PRIu64 " bytes\n", f.delegate,
+                  f.entries.size(), f.size);
+      std::printf("    %-32s %12s %12s %14s %9s\n", "backend id", "offset", "length", "file offset",
+                  "alignment");
+      for (const FatEntryReport& e : f.entries) {
+        // Alignment achieved: in the file when known, else in the container.
+        std::printf("    %-32s %12" PRIu64 " %12" PRIu64 " %14s %9" PRIu64 "\n",
+                    e.entry.backend_id.c_str(), e.entry.offset, e.entry.length,
+                    e.in_file ? std::to_string(e.file_offset).c_str() : "-",
+                    e.in_file ? e.file_alignment : e.entry.alignment);
+        if (e.program) {
+          std::printf("      program: methods %s; %zu external keys%s%s\n",
+                      Joined(e.methods).c_str(), e.external_keys.size(),
+                      e.external_keys.empty() ? "" : ": ", Joined(e.external_keys).c_str());
+        }
+      }
+    }
+  }
+
+  void BeginProgram() override { std::printf("\n--- embedded program ---\n"); }
 
  private:
-  bool Ptd() const {
-    const Value* kind = objects_.back().Find("kind");
-    return kind != nullptr && kind->as_string() == "ptd";
-  }
-
-  std::vector<Value> objects_;     // the report, then a .bpte's program: small members so far
-  std::vector<std::string> open_;  // open lists by key; "" for an object
+  bool segments_titled_ = false;
 };
 
 }  // namespace

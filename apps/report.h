@@ -11,7 +11,7 @@
 namespace etpack::cli {
 
 // Inspects `path` and prints its report as text to stdout as the report is
-// produced (etpack/inspect.h ReportSink); nothing is printed when the file
+// produced (etpack/inspect.h InspectSink); nothing is printed when the file
 // cannot be opened.
 Status PrintReport(const std::string& path);
 

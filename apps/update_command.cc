@@ -38,7 +38,7 @@ int Update(const std::vector<std::string>& argv) {
     ProgressLine progress("updating " + path);
     WriteOptions options;
     options.progress = progress.callback();
-    r = UpdateWeights(path, *weights, CommandOutputFs(), options);
+    r = UpdateWeights(path, *weights, Env{nullptr, CommandOutputFs()}, options);
   }
   if (!r.ok()) return Failure(r.status());
   const double seconds = SecondsSince(start);

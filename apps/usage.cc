@@ -52,11 +52,16 @@ const CommandHelp kCommands[] = {
      "                 and when invalid \"failed\" and \"error\"), exit 1 if not ok\n"},
     {"repack",
      "repack IN.pte -o OUT.pte [--external-constants OUT.ptd [--max-shard-bytes N]]\n"
-     "       [--segment-alignment N] [--constant-alignment N] [--align N] [--dedup]",
-     "lay a .pte out again, optionally moving its constants into a .ptd",
+     "       [--data X.ptd ...] [--segment-alignment N] [--constant-alignment N]\n"
+     "       [--align N] [--dedup]",
+     "lay a .pte out again, optionally moving its constants into a .ptd or back",
      "  -o, --output OUT.pte           the program to write\n"
      "  --external-constants OUT.ptd   move every constant into OUT.ptd and mark\n"
      "                                 it EXTERNAL; both files appear together\n"
+     "  --data X.ptd                   (repeatable) the way back: every EXTERNAL\n"
+     "                                 tensor's bytes from X.ptd as a constant\n"
+     "                                 again, and its named data (blobs) inside:\n"
+     "                                 OUT.pte needs no .ptd (docs/cli.md)\n"
      "  --max-shard-bytes N            write OUT.ptd as shards of at most N bytes\n"
      "                                 each, OUT-<hash>.ptd (docs/sharding.md)\n"
      "  --segment-alignment N          every segment at a multiple of N\n"

@@ -74,6 +74,20 @@
 #           full write, bytes rewritten, extra disk (df); where nothing is
 #           shared, against cp; then 50 random SIGKILLs of update on each
 #           (scripts/bench_update.sh). Its own section of RESULTS.md.
+#   share   (not in the default list) 5 LLM-shaped variants of the largest
+#           of --sizes each, holding the same weights and a 4 MiB constant
+#           of their own (scripts/gen_family.py), block-aligned: `etpack
+#           share` of all five vs `cp -r && sync` of what it wrote (--runs
+#           times, interleaved), its peak RSS, output against one variant,
+#           then verify and the way back (`repack --data`) of every variant
+#           compared with its original; once more on a reflink XFS image
+#           (new disk). scripts/bench_share.sh. Its own section of
+#           RESULTS.md, which `--jobs share` alone replaces in place.
+#
+# --against REV (alone, no other job): REV (a commit of this repository) is
+# checked out beside the tree and built the same way, then the default jobs
+# at the largest of --sizes and exir (a) run with both builds interleaved,
+# --runs times (scripts/bench_against.py); its own section of RESULTS.md.
 #
 # Both sides make the data durable: etpack syncs before its rename, so cp
 # is timed as `cp && sync`. Outputs are removed before every run and a
@@ -102,7 +116,8 @@ cap_as=$((1 << 30))
 dir="${TMPDIR:-/tmp}"
 out=bench
 gbench_filter=.
-usage="usage: $0 [--jobs LIST] [--sizes LIST] [--runs N] [--capped SIZE|none] [--dir DIR] [--out DIR] [--gbench REGEX|none]"
+usage="usage: $0 [--jobs LIST] [--sizes LIST] [--runs N] [--capped SIZE|none] [--dir DIR] [--out DIR] [--gbench REGEX|none] [--against REV]"
+against=""
 while (($#)); do
   case "$1" in --*) (($# >= 2)) || { echo "$usage" >&2; exit 2; } ;; esac
   case "$1" in
@@ -113,14 +128,15 @@ while (($#)); do
     --dir) dir="$2" ;;
     --out) out="$2" ;;
     --gbench) gbench_filter="$2" ;;
+    --against) against="$2" jobs="" ;;
     *) echo "$usage" >&2; exit 2 ;;
   esac
   shift 2
 done
 [[ "$runs" =~ ^[1-9][0-9]*$ ]] || { echo "bench: --runs $runs is not a positive integer" >&2; exit 2; }
 for job in $jobs; do
-  case "$job" in demo | pack | ptd | bundle | python | exir | checksum | fat | compress | plan | shard | reflink | update) ;;
-    *) echo "bench: unknown job '$job' (jobs: demo pack ptd bundle python exir checksum fat compress plan shard reflink update)" >&2; exit 2 ;;
+  case "$job" in demo | pack | ptd | bundle | python | exir | checksum | fat | compress | plan | shard | reflink | update | share) ;;
+    *) echo "bench: unknown job '$job' (jobs: demo pack ptd bundle python exir checksum fat compress plan shard reflink update share)" >&2; exit 2 ;;
   esac
 done
 
@@ -147,7 +163,7 @@ ninja -C build-release apps/etpack bench/etpack_bench bench/gen_weights >/dev/nu
 etpack="$PWD/build-release/apps/etpack"
 python_section=""
 exir_section=""
-if [[ " $jobs " == *" python "* || " $jobs " == *" exir "* || " $jobs " == *" plan "* ]]; then
+if [[ -n "$against" || " $jobs " == *" python "* || " $jobs " == *" exir "* || " $jobs " == *" plan "* ]]; then
   ninja -C build-release python/etpack/_etpack$(/usr/bin/python3 -c \
     'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))') >/dev/null
 fi
@@ -674,6 +690,61 @@ if [[ " $jobs " == *" update "* ]]; then
   jobs=$(tr ' ' '\n' <<<"$jobs" | { grep -vx update || true; } | tr '\n' ' ' | xargs)
 fi
 
+# share_job SIZE: the `share` job (see the top); sets share_section.
+share_section=""
+share_job() {
+  local size=$1 disk xfs image_size table
+  disk=$(nice scripts/bench_share.sh "$etpack" "$size" "$work/share" "$runs")
+  echo "$disk" | sed 's/^/   disk: /' >&2
+  image_size=$((8 * $(to_bytes "$size")))
+  xfs=$(ETPACK_XFS_IMAGE_DIR="$work" scripts/with_xfs.sh --size "$image_size" \
+    sh -c 'if [ -z "${ETPACK_XFS_DIR:-}" ]; then echo "skipped $ETPACK_XFS_SKIP"; else exec "$@" "$ETPACK_XFS_DIR" 1; fi' \
+    sh nice scripts/bench_share.sh "$etpack" "$size")
+  echo "$xfs" | sed 's/^/   xfs: /' >&2
+  rm -rf "$work/share"
+  # RUN share_s cp_s rss_kib out_bytes variant_bytes inputs_bytes new_disk_bytes
+  table() {
+    grep -v '^ROUNDTRIP' <<<"$1" | awk -v fs="$2" '{
+      printf "| %s | %s | %.2f | %.2f | %.2fx | %.1f | %.1f | %.1f | %.3fx | %.1f |\n",
+        fs, $1, $2, $3, $3 / $2, $4 / 1024, $7 / 1048576, $5 / 1048576, $5 / $6, $8 / 1048576 }'
+  }
+  share_section=$(
+    echo "## One copy of the weights for a family (\`share\` job)"
+    echo
+    echo "Made by \`scripts/bench.sh --jobs share --sizes $size\` on $(date -u +%Y-%m-%d) ($(nproc) cores,"
+    echo "load average $(cut -d' ' -f1 /proc/loadavg) at the end), under \`nice\`. Five variants of one"
+    echo "model, each a .pte of $size of the same LLM-shaped weights plus a 4 MiB constant of its"
+    echo "own (scripts/gen_family.py; \`pack --align 4096\`), then \`etpack share v1.pte ... v5.pte -o"
+    echo "out --align 4096\` against \`cp -r out copy && sync\` of what it wrote, each on a cold page"
+    echo "cache (scripts/bench_share.sh). speed = cp s / share s (above 1: share is faster than"
+    echo "copying its own output); output / variant = all of out/ against one input .pte; new disk ="
+    echo "\`df\` used after the share minus before (synced)."
+    echo
+    echo "| disk | run | share s | cp s of the output | speed vs cp | peak RSS MiB | inputs MiB | output MiB | output / variant | new disk MiB |"
+    echo "|---|---|---|---|---|---|---|---|---|---|"
+    table "$disk" "$(df -T "$work" | awk 'NR == 2 {print $2}')"
+    if [[ "$xfs" == skipped* ]]; then
+      echo
+      echo "XFS with reflink: not run: ${xfs#skipped }"
+    else
+      table "$xfs" "xfs (reflink)"
+    fi
+    echo
+    echo "Then \`etpack verify\` of every thin program with the shared file, and the way back:"
+    echo "\`repack vK.pte --data shared.ptd --align 4096\` byte for byte against \`repack\` of the"
+    echo "original with the same options (variants identical / variants):"
+    grep '^ROUNDTRIP' <<<"$disk" | awk '{ printf "%s / %s on the disk", $3, $2 }'
+    grep '^ROUNDTRIP' <<<"$xfs" | awk '{ printf ", %s / %s on XFS", $3, $2 }'
+    echo "."
+  )
+}
+
+if [[ " $jobs " == *" share "* ]]; then
+  echo "== share $largest ($(date +%T))" >&2
+  share_job "$largest"
+  jobs=$(tr ' ' '\n' <<<"$jobs" | { grep -vx share || true; } | tr '\n' ' ' | xargs)
+fi
+
 if [[ " $jobs " == *" plan "* ]]; then
   echo "== plan ($(date +%T))" >&2
   plan_job
@@ -700,12 +771,33 @@ if [[ " $jobs " == *" exir "* ]]; then
   jobs=$(tr ' ' '\n' <<<"$jobs" | { grep -vx exir || true; } | tr '\n' ' ' | xargs)
 fi
 
+# against_job REV: the --against run (see the top); sets against_section.
+against_section=""
+if [ -n "$against" ]; then
+  echo "== against $against ($(date +%T))" >&2
+  need_space "the against run" "$largest"
+  rev=$(git rev-parse --short "$against^{commit}")
+  base="$work/against-src"
+  git worktree add -q --detach "$base" "$rev"
+  trap 'git worktree remove --force "$base" 2>/dev/null || true; rm -rf "$work"' EXIT
+  (cd "$base" && scripts/setup.sh build-release >/dev/null &&
+    meson configure build-release -Dbuildtype=release >/dev/null &&
+    ninja -C build-release apps/etpack "python/etpack/_etpack$(/usr/bin/python3 -c \
+      'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')" >/dev/null)
+  mkdir -p "$work/against"
+  against_section=$(/usr/bin/python3 scripts/bench_against.py --rev "$rev" \
+    --base-etpack "$base/build-release/apps/etpack" --base-module "$base/build-release/python" \
+    --etpack "$etpack" --module build-release/python --dir "$work/against" \
+    --size "$largest" --runs "$runs")
+fi
+
 # Only jobs that run alone were asked for: replace their sections in place
 # (before the in-process one) and leave the rest of RESULTS.md as it is.
 if [ -z "$jobs" ]; then
   for pair in "plan_section:Planning many tensors" "python_section:Python module" \
               "reflink_section:Shared extents" "shard_section:Sharded .ptd" \
-              "update_section:In-place update" \
+              "update_section:In-place update" "share_section:One copy of the weights" \
+              "against_section:Against" \
               "exir_section:ExecuTorch exporter objects"; do
     var="${pair%%:*}"
     [ -n "${!var}" ] || continue
@@ -839,7 +931,7 @@ EOF
     printf '%s\n' "${caprows[@]}"
   fi
   # The sections of the jobs that also run alone, those that ran.
-  for var in python_section plan_section shard_section reflink_section update_section \
+  for var in python_section plan_section shard_section reflink_section update_section share_section \
              exir_section; do
     [ -n "${!var}" ] || continue
     echo

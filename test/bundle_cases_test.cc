@@ -17,6 +17,7 @@
 namespace etpack {
 namespace {
 
+using testing::Npy;
 using testing::TempDir;
 using testing::WriteFile;
 
@@ -27,22 +28,6 @@ std::vector<uint8_t> Iota(size_t n, uint8_t seed) {
   std::vector<uint8_t> v(n);
   for (size_t i = 0; i < n; ++i) v[i] = static_cast<uint8_t>(seed + i * 3);
   return v;
-}
-
-// A v1.0 .npy file, header padded as numpy pads it.
-std::vector<uint8_t> Npy(const std::string& dict, const std::vector<uint8_t>& data) {
-  std::string header = dict;
-  while ((10 + header.size() + 1) % 64 != 0) header += ' ';
-  header += '\n';
-  std::string file = "\x93NUMPY";
-  file += '\x01';
-  file += '\x00';
-  file += static_cast<char>(header.size() & 0xFF);
-  file += static_cast<char>(header.size() >> 8);
-  file += header;
-  std::vector<uint8_t> out(file.begin(), file.end());
-  out.insert(out.end(), data.begin(), data.end());
-  return out;
 }
 
 std::vector<uint8_t> Bytes(const SourcePtr& s) {
@@ -232,14 +217,22 @@ TEST_CASE("bundle cases: bad dtype, sizes and dim_order") {
   CHECK_THAT(m, Contains("case-sensitive"));
   m = ErrorOf(ForwardInput(R"({"tensor": {"dtype": 8, "sizes": [1], "base64": "AAAAAA=="}})"));
   CHECK_THAT(m, Contains("tensor.dtype = 8"));
-  m = ErrorOf(ForwardInput(R"({"tensor": {"dtype": "FLOAT", "sizes": [1, -2], "base64": ""}})"));
-  CHECK_THAT(m, Contains("tensor.sizes[1] = -2"));
+  // Sizes and dim_order are held to the library's rule for every layout
+  // (LayoutOfInts, LayoutNbytes), in its words and with its codes.
+  m = ErrorOf(ForwardInput(R"({"tensor": {"dtype": "FLOAT", "sizes": [1, -2], "base64": ""}})"),
+              Code::kOutOfRange);
+  CHECK_THAT(m, Contains("tensor: sizes[1] = -2 is not a size the format holds"));
   m = ErrorOf(
-      ForwardInput(R"({"tensor": {"dtype": "FLOAT", "sizes": [2147483648], "base64": ""}})"));
-  CHECK_THAT(m, Contains("tensor.sizes[0] = 2147483648"));
+      ForwardInput(R"({"tensor": {"dtype": "FLOAT", "sizes": [2147483648], "base64": ""}})"),
+      Code::kOutOfRange);
+  CHECK_THAT(m, Contains("methods.forward[1].inputs[0].tensor: sizes[0] = 2147483648 is not a "
+                         "size the format holds (0 to 2147483647)"));
   m = ErrorOf(ForwardInput(
       R"({"tensor": {"dtype": "FLOAT", "sizes": [1, 1], "dim_order": [0, 0], "base64": "AAAAAA=="}})"));
-  CHECK_THAT(m, Contains("tensor.dim_order = [0,0] is not a permutation of 0..1"));
+  CHECK_THAT(m, Contains("tensor: dim_order [0, 0] is not a permutation of 0..1"));
+  m = ErrorOf(ForwardInput(
+      R"({"tensor": {"dtype": "FLOAT", "sizes": [1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1], "base64": ""}})"));
+  CHECK_THAT(m, Contains("tensor: rank 17 exceeds the runtime's limit of 16 dimensions"));
   m = ErrorOf(ForwardInput(R"({"tensor": {"sizes": [1], "base64": "AAAAAA=="}})"));
   CHECK_THAT(m, Contains("methods.forward[1].inputs[0].tensor: tensor has no \"dtype\""));
 }

@@ -166,6 +166,8 @@ TEST_CASE("no command writes over one of its inputs") {
           R"({"int": 3}]}]}})"));
   REQUIRE(Etpack({"ptd", f("w.safetensors"), "-o", f("w.ptd")}).exit_code == 0);
   REQUIRE(Etpack({"compress", f("w.ptd"), "-o", f("w.zst")}).exit_code == 0);
+  REQUIRE(Etpack({"repack", f("c.pte"), "-o", f("thin.pte"), "--external-constants", f("thin.ptd")})
+              .exit_code == 0);
   REQUIRE(Etpack({"bundle", f("c.pte"), "--cases", f("cases.json"), "-o", f("b.bpte")}).exit_code ==
           0);
   REQUIRE(::symlink("w.safetensors", f("link.safetensors").c_str()) == 0);
@@ -195,6 +197,14 @@ TEST_CASE("no command writes over one of its inputs") {
       {{"repack", f("c.pte"), "-o", f("out.pte"), "--external-constants", f("c.pte")},
        f("c.pte"),
        f("c.pte")},
+      {{"repack", f("thin.pte"), "--data", f("thin.ptd"), "-o", f("thin.ptd")},
+       f("thin.ptd"),
+       f("thin.ptd")},
+      {{"repack", f("thin.pte"), "--data", f("thin.ptd"), "-o", f("thin.pte")},
+       f("thin.pte"),
+       f("thin.pte")},
+      // A data file none of whose bytes the program takes is an input too.
+      {{"repack", f("c.pte"), "--data", f("w.ptd"), "-o", f("w.ptd")}, f("w.ptd"), f("w.ptd")},
       {{"extract", f("d.pte"), "--delegate", "0", "-o", f("hard.pte")}, f("d.pte"), f("hard.pte")},
       {{"bundle", f("c.pte"), "--cases", f("cases.json"), "-o", f("cases.json")},
        f("cases.json"),

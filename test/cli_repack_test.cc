@@ -200,3 +200,98 @@ TEST_CASE("repack --external-constants --max-shard-bytes: program and shards as 
               .exit_code == 2);
   }
 }
+
+TEST_CASE("repack --data: the way back of --external-constants is repack's file") {
+  // Every golden program: split, then brought back, is what repack writes
+  // (byte for byte), and verifies. A thin program without bytes of its own
+  // records no alignment (pte_constants_align64 used 64 and 4096): the way
+  // back is told.
+  TempDir dir;
+  for (const char* name : {"pte_all_kinds", "pte_constants", "pte_constants_align64",
+                           "pte_delegates", "pte_delegates_inline", "pte_fat", "pte_multi_method",
+                           "pte_mutable", "pte_named_data", "pte_no_segments"}) {
+    INFO(name);
+    const std::string base = dir / name;
+    const std::string golden = Golden(std::string(name) + ".pte");
+    REQUIRE(Etpack({"repack", golden, "-o", base + ".re.pte"}).exit_code == 0);
+    REQUIRE(
+        Etpack({"repack", golden, "-o", base + ".thin.pte", "--external-constants", base + ".ptd"})
+            .exit_code == 0);
+    std::vector<std::string> back = {"repack", base + ".thin.pte", "--data", base + ".ptd",
+                                     "-o",     base + ".back.pte"};
+    if (std::string(name) == "pte_constants_align64") {
+      back.insert(back.end(), {"--constant-alignment", "64", "--segment-alignment", "4096"});
+    }
+    Run run = Etpack(back);
+    INFO(run.output);
+    REQUIRE(run.exit_code == 0);
+    CHECK(Contains(run.output, "wrote " + base + ".back.pte"));
+    CHECK(ReadAll(base + ".back.pte") == ReadAll(base + ".re.pte"));
+    Run verify = Etpack({"verify", base + ".back.pte"});
+    INFO(verify.output);
+    CHECK(verify.exit_code == 0);
+    CHECK_FALSE(Contains(verify.output, "external tensors"));
+  }
+}
+
+TEST_CASE("repack --data: a program's own .ptd, shards, and what is refused") {
+  TempDir dir;
+  SECTION("pte_external with ptd_basic: self-contained, names kept") {
+    const std::string out = dir / "full.pte";
+    Run run = Etpack(
+        {"repack", Golden("pte_external.pte"), "--data", Golden("ptd_basic.ptd"), "-o", out});
+    INFO(run.output);
+    REQUIRE(run.exit_code == 0);
+    const etpack::json::Value doc = InspectJson(out);
+    CHECK(doc.Find("external_tensors")->items().empty());
+    Run verify = Etpack({"verify", out});
+    INFO(verify.output);
+    CHECK(verify.exit_code == 0);
+  }
+  SECTION("the shards of --max-shard-bytes, given together") {
+    const std::string thin = dir / "thin.pte";
+    REQUIRE(Etpack({"repack", Golden("pte_constants.pte"), "-o", thin, "--external-constants",
+                    dir / "w.ptd", "--max-shard-bytes", "400"})
+                .exit_code == 0);
+    const std::vector<std::string> shards = Shards(dir, "w");
+    REQUIRE(shards.size() > 1);
+    std::vector<std::string> args = {"repack", thin, "-o", dir / "back.pte"};
+    for (const std::string& s : shards) args.insert(args.end(), {"--data", s});
+    Run run = Etpack(args);
+    INFO(run.output);
+    REQUIRE(run.exit_code == 0);
+    REQUIRE(Etpack({"repack", Golden("pte_constants.pte"), "-o", dir / "re.pte"}).exit_code == 0);
+    CHECK(ReadAll(dir / "back.pte") == ReadAll(dir / "re.pte"));
+    SECTION("one shard missing: the key, the program and the tensor are named") {
+      args = {"repack", thin, "-o", dir / "x.pte", "--data", shards[0]};
+      Run bad = Etpack(args);
+      INFO(bad.output);
+      CHECK(bad.exit_code == 1);
+      CHECK(Contains(bad.output, "etpack: " + thin + ": execution_plan[0].values["));
+      CHECK(Contains(bad.output, "EXTERNAL key 'constant.forward."));
+      CHECK(Contains(bad.output, "' is not in " + shards[0]));
+      CHECK_FALSE(fs::exists(dir / "x.pte"));
+    }
+  }
+  SECTION("with --external-constants: a usage error saying why") {
+    Run run = Etpack({"repack", Golden("pte_external.pte"), "--data", Golden("ptd_basic.ptd"),
+                      "--external-constants", dir / "w.ptd", "-o", dir / "x.pte"});
+    INFO(run.output);
+    CHECK(run.exit_code == 2);
+    CHECK(Contains(run.output,
+                   "--data brings a program's data back inside and "
+                   "--external-constants moves its constants out"));
+    CHECK(Listing(dir.path()).empty());
+  }
+  SECTION("a program without EXTERNAL tensors: repacked, with a note") {
+    Run run = Etpack({"repack", Golden("pte_constants.pte"), "--data", Golden("ptd_basic.ptd"),
+                      "-o", dir / "x.pte"});
+    INFO(run.output);
+    CHECK(run.exit_code == 0);
+    CHECK(Contains(run.output, "note: " + Golden("pte_constants.pte") +
+                                   " has no EXTERNAL tensors and the data files hold no named "
+                                   "data: nothing of them is used"));
+    REQUIRE(Etpack({"repack", Golden("pte_constants.pte"), "-o", dir / "re.pte"}).exit_code == 0);
+    CHECK(ReadAll(dir / "x.pte") == ReadAll(dir / "re.pte"));
+  }
+}

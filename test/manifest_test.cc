@@ -674,25 +674,30 @@ TEST_CASE(".ptd manifest errors name the field and value", "[manifest]") {
         PtdLoadError(
             PtdDoc(
                 R"({"key": "a", "buffer_index": 0, "tensor_layout": {"scalar_type": 99, "sizes": [1], "dim_order": [0]}})"))
-            .find("entries[0].tensor_layout.scalar_type = 99 is not a known scalar type") !=
-        std::string::npos);
+            .find("entries[0].tensor_layout.scalar_type = 99 is not a scalar type with a known "
+                  "element size") != std::string::npos);
     CHECK(
         PtdLoadError(
             PtdDoc(
                 R"({"key": "a", "buffer_index": 0, "tensor_layout": {"scalar_type": "FLOAT32", "sizes": [1], "dim_order": [0]}})"))
-            .find("scalar_type = \"FLOAT32\"") != std::string::npos);
+            .find("scalar_type = \"FLOAT32\" is not a scalar type name (names are "
+                  "case-sensitive") != std::string::npos);
   }
   SECTION("sizes and dim_order") {
     CHECK(
         PtdLoadError(
             PtdDoc(
                 R"({"key": "a", "buffer_index": 0, "tensor_layout": {"scalar_type": 0, "sizes": [-1], "dim_order": [0]}})"))
-            .find("entries[0].tensor_layout.sizes[0] = -1") != std::string::npos);
-    CHECK(
-        PtdLoadError(
-            PtdDoc(
-                R"({"key": "a", "buffer_index": 0, "tensor_layout": {"scalar_type": 0, "sizes": [2147483648], "dim_order": [0]}})"))
-            .find("sizes[0] = 2147483648 does not fit in int32") != std::string::npos);
+            .find("entries[0].tensor_layout: sizes[0] = -1 is not a size") != std::string::npos);
+    // The library's rule and words for every layout (LayoutOfInts), as the
+    // other importers say it: kOutOfRange.
+    const std::string big =
+        R"({"key": "a", "buffer_index": 0, "tensor_layout": {"scalar_type": 0, "sizes": [2147483648], "dim_order": [0]}})";
+    CHECK(PtdLoadError(PtdDoc(big)) ==
+          "w.json: entries[0].tensor_layout: sizes[0] = 2147483648 is not a size the format holds "
+          "(0 to 2147483647)");
+    CHECK(PtdManifestFromJson(MustParse(PtdDoc(big)), "", "w.json").status().code() ==
+          Code::kOutOfRange);
     CHECK(
         PtdLoadError(
             PtdDoc(

@@ -262,8 +262,8 @@ TEST_CASE("npy: malformed headers") {
       {"{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (2,)}", "repeats"},
       {"{'descr': '<f4', 'fortran_order': False, 'shape': (2)}", "not a tuple"},
       {"{'descr': '<f4', 'fortran_order': False, 'shape': (-2,)}", "negative"},
-      {"{'descr': '<f4', 'fortran_order': False, 'shape': (2147483648,)}",
-       "2147483648 exceeds INT32_MAX"},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999,)}",
+       "'shape'[0] = 99999999999999999999 is not a 64-bit integer"},
       {"{'descr': '<f4', 'fortran_order': 0, 'shape': (2,)}", "expected a string, True"},
       {"{'descr': '<f4', 'fortran_order': False, 'shape': '2'}", "'shape' is not a tuple"},
       {"{'descr': '<f4', 'fortran_order': Falsey, 'shape': (2,)}", "expected a string, True"},
@@ -277,6 +277,19 @@ TEST_CASE("npy: malformed headers") {
     const std::string m = ErrorOf(dir, "bad.npy", NpyBytes(1, c.dict, Iota(64)));
     CHECK_THAT(m, Contains(c.expect));
   }
+}
+
+TEST_CASE("npy: a dimension beyond int32 is refused as every layout is") {
+  // The library's rule and words (LayoutOfInts), as the other importers say it.
+  TempDir dir;
+  const std::string path = dir.File("big.npy");
+  WriteFile(path, NpyBytes(1, Dict("<f4", false, "(2, 2147483648)"), Iota(64)));
+  Result<NpyArray> r = ReadNpy(path);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().code() == Code::kOutOfRange);
+  CHECK(r.status().message() == path +
+                                    ": shape: sizes[1] = 2147483648 is not a size the format holds "
+                                    "(0 to 2147483647)");
 }
 
 TEST_CASE("npy: missing file names the file") {

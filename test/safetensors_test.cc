@@ -271,12 +271,16 @@ TEST_CASE("ReadSafetensors rejects bad tensor entries naming file, tensor and va
   s = ReadError(dir, {{"w", "F32", "[2, 1.5]", 0, 0}}, 0);
   CHECK_THAT(s.message(), Contains("tensor 'w': shape[1] = 1.5"));
 
+  // A shape the format cannot hold: the library's rule for every layout
+  // (LayoutOfInts), in its words and with its codes.
   s = ReadError(dir, {{"w", "U8", "[1, 3000000000]", 0, 0}}, 0);
+  CHECK(s.code() == Code::kOutOfRange);
   CHECK(s.message() == path +
-                           ": tensor 'w': shape[1] = 3000000000 does not fit the int32 sizes "
-                           "of an ExecuTorch tensor");
+                           ": tensor 'w': sizes[1] = 3000000000 is not a size the format holds "
+                           "(0 to 2147483647)");
 
   s = ReadError(dir, {{"w", "U8", "[1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1]", 0, 1}}, 1);
+  CHECK(s.code() == Code::kInvalidArgument);
   CHECK_THAT(s.message(), Contains("tensor 'w': rank 17 exceeds"));
 
   s = ReadError(dir, {{"w", "F64", "[2147483647, 2147483647, 2147483647]", 0, 8}}, 8);

@@ -116,6 +116,23 @@ inline void WriteFile(const std::string& path, const std::string& bytes) {
   WriteFile(path, bytes.data(), bytes.size());
 }
 
+// A v1.0 .npy file: the header dict literal `dict`, padded as numpy pads
+// it, then `data`.
+inline std::vector<uint8_t> Npy(const std::string& dict, const std::vector<uint8_t>& data) {
+  std::string header = dict;
+  while ((10 + header.size() + 1) % 64 != 0) header += ' ';
+  header += '\n';
+  std::string file = "\x93NUMPY";
+  file += '\x01';
+  file += '\x00';
+  file += static_cast<char>(header.size() & 0xFF);
+  file += static_cast<char>(header.size() >> 8);
+  file += header;
+  std::vector<uint8_t> out(file.begin(), file.end());
+  out.insert(out.end(), data.begin(), data.end());
+  return out;
+}
+
 // A .safetensors file holding one F32 tensor "w" of `count` pattern
 // values (shape [count]).
 inline std::string F32Safetensors(uint64_t count, uint32_t seed = 1) {

@@ -15,6 +15,7 @@
 #include <system_error>
 
 #include "core/utf8.h"
+#include "etpack/input.h"
 #include "etpack/source.h"
 
 namespace etpack::json {
@@ -581,9 +582,13 @@ Result<Value> Parse(std::string_view text, std::string_view origin) {
 }
 
 Result<Value> ParseFile(const std::string& path, SourcePtr* file_read) {
+  return ParseFile(*DefaultInputFs(), path, file_read);
+}
+
+Result<Value> ParseFile(InputFs& fs, const std::string& path, SourcePtr* file_read) {
   // Through FileSource, the one way files are opened for reading: it
   // refuses a FIFO, a device or a directory before reading.
-  ETPACK_ASSIGN_OR_RETURN(const SourcePtr file, FileSource(path));
+  ETPACK_ASSIGN_OR_RETURN(const SourcePtr file, FileSource(fs, path));
   if (file_read != nullptr) *file_read = file;
   ETPACK_ASSIGN_OR_RETURN(const std::vector<uint8_t> bytes,
                           ReadAll(*file, std::numeric_limits<uint64_t>::max()));

@@ -65,8 +65,8 @@ Result<SourcePtr> JsonDocument::FileRange(const json::Value& obj, const std::str
   if (const json::Value* v = obj.Find("length"); v != nullptr && !v->is_null()) {
     ETPACK_ASSIGN_OR_RETURN(length, GetUInt(*v, JoinPath(path, "length")));
   }
-  Result<SourcePtr> src =
-      length ? FileSource(Resolve(name), offset, *length) : FileSource(Resolve(name), offset);
+  Result<SourcePtr> src = length ? FileSource(*fs_, Resolve(name), offset, *length)
+                                 : FileSource(*fs_, Resolve(name), offset);
   if (src.ok()) return src;
   std::string what = Where(file_path) + " = " + QuotedText(name);
   if (obj.Find("offset") != nullptr) what += ", offset = " + std::to_string(offset);

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <utility>
 
+#include "etpack/input.h"
 #include "etpack/json.h"
 #include "etpack/source.h"
 #include "etpack/status.h"
@@ -28,15 +29,17 @@ std::string QuotedText(std::string_view s);
 std::string JoinPath(const std::string& path, std::string_view member);
 std::string IndexPath(const std::string& path, size_t i);
 
-// The document being read: its name for messages and the folder its
-// relative file names resolve against.
+// The document being read: its name for messages, the folder its
+// relative file names resolve against and the file system they are opened
+// through. REQUIRES: `fs` outlives the document and the sources it opens.
 class JsonDocument {
  public:
-  JsonDocument(std::string origin, std::string base_dir)
-      : origin_(std::move(origin)), base_dir_(std::move(base_dir)) {}
+  JsonDocument(std::string origin, std::string base_dir, InputFs& fs)
+      : origin_(std::move(origin)), base_dir_(std::move(base_dir)), fs_(&fs) {}
 
   const std::string& origin() const { return origin_; }
   const std::string& base_dir() const { return base_dir_; }
+  InputFs& fs() const { return *fs_; }
 
   // "<origin>: <path>: <what>", or "<origin>: <what>" at the top level.
   Status Error(const std::string& path, const std::string& what) const;
@@ -65,6 +68,7 @@ class JsonDocument {
  private:
   std::string origin_;
   std::string base_dir_;
+  InputFs* fs_;
 };
 
 }  // namespace etpack

@@ -6,12 +6,13 @@
 // the whole artifact before it returns (no accessor of a returned reader
 // can fail or read out of bounds):
 //
-//   Open(path)              reads only the file's head (headers and
+//   Open(path, env)         reads only the file's head (headers and
 //                           flatbuffer) into memory and every other byte
 //                           through the file, so an 8 GiB artifact costs
 //                           neither 8 GiB of address space nor of page
 //                           cache; nothing is mapped, so a file truncated
 //                           while it is read is an error, never SIGBUS;
+//                           opened through env.input (etpack/env.h);
 //   Open(name, file)        the same over a file source (e.g. a slice of a
 //                           larger file: the program inside a .bpte);
 //   FromMemory(name, ...)   over bytes the caller holds; `keep_alive` owns
@@ -41,6 +42,7 @@
 #include <string>
 #include <utility>
 
+#include "etpack/env.h"
 #include "etpack/source.h"
 #include "etpack/status.h"
 
@@ -114,8 +116,9 @@ class ArtifactFile {
 template <typename File>
 class ArtifactFileOf : public ArtifactFile {
  public:
-  static Result<std::unique_ptr<File>> Open(const std::string& path) {
-    ETPACK_ASSIGN_OR_RETURN(SourcePtr file, FileSource(path));
+  // `path` is opened through `env.input` (etpack/env.h).
+  static Result<std::unique_ptr<File>> Open(const std::string& path, const Env& env = {}) {
+    ETPACK_ASSIGN_OR_RETURN(SourcePtr file, FileSource(env.in(), path));
     return Open(path, std::move(file));
   }
   // REQUIRES: file is a file source (or a slice of one).

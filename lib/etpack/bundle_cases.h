@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "etpack/bpte.h"
+#include "etpack/env.h"
 #include "etpack/status.h"
 
 namespace etpack {
@@ -41,9 +42,11 @@ namespace etpack {
 // members or value kinds, a bad dtype, sizes or dim_order, a data source
 // whose byte count differs from dtype x sizes (both counts given), an
 // unreadable or malformed .npy file. `file`, when given, receives the
-// CASES.json read, for BpteInput::read.
+// CASES.json read, for BpteInput::read. The case file and every data file
+// it names are opened through `env.input` (etpack/env.h).
 Result<std::vector<BundledTestSuite>> LoadBundleCases(const std::string& path,
-                                                      SourcePtr* file = nullptr);
+                                                      SourcePtr* file = nullptr,
+                                                      const Env& env = {});
 
 }  // namespace etpack
 

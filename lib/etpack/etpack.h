@@ -51,6 +51,9 @@
 //      several files as one unit (a .ptd before the .pte that needs it).
 //      WritePte / WritePtd do steps 2 and 3 in one call. All output goes
 //      through one seam (output.h), with POSIX and in-memory file systems.
+//      Every entry point that opens a path to read it takes the pair of
+//      file systems as one Env (env.h; default: POSIX both ways), and so
+//      does UpdateWeights, which reads and writes.
 //
 //     etpack::PteInput input;
 //     input.program = std::move(builder).Build();
@@ -67,8 +70,9 @@
 //   values (methods(), Tensors(), layout(), named_data()) and hands out
 //   the bytes as sources (TensorSource, SegmentSource, RangeSource), which
 //   can feed a new plan directly: PteFile::ToInput() is a repack's input.
-//   InspectJson(path) (inspect.h) reports any of the three as one JSON
-//   object, the document `etpack inspect --json` prints; Verify(paths)
+//   Inspect(path, sink) (inspect.h) reports any of the three as typed
+//   structs (InspectSink), which ReportJson prints as the document
+//   `etpack inspect --json` prints (InspectJson(path): as one tree); Verify(paths)
 //   (verify.h) gives the verdict `etpack verify` prints, on a file, a
 //   program with its .ptd files or a set of .ptd files.
 //
@@ -78,8 +82,8 @@
 //   bulk data: ReadCheckpoint / PtdInputFromCheckpoint (safetensors.h),
 //   ReadNpy (npy.h), LoadManifest (manifest.h: the `etpack pack` document),
 //   LoadBundleCases (bundle_cases.h: test cases for a .bpte);
-//   CheckExternalReferences / ExternalizeConstants (external_data.h) relate
-//   a program to its .ptd files.
+//   CheckExternalReferences / ExternalizeConstants / InternalizeData
+//   (external_data.h) relate a program to its .ptd files.
 //
 // TRANSPORT
 //
@@ -138,6 +142,7 @@
 #include "etpack/bpte.h"
 #include "etpack/bpte_file.h"
 #include "etpack/bundle_cases.h"
+#include "etpack/env.h"
 #include "etpack/error_path.h"
 #include "etpack/external_data.h"
 #include "etpack/fat_delegate.h"

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -69,6 +70,58 @@ Result<std::pair<PteInput, PtdInput>> ExternalizeConstants(const PteFile& pte,
 // checked (reading no bulk data): what PlanPte refuses for `input` is
 // returned as PlanPte's error. Split errors start with "program: ".
 Result<std::pair<PteInput, PtdInput>> ExternalizeConstants(PteInput input, uint64_t alignment = 16);
+
+// A key etpack makes up from a tensor's content (`etpack share`, for a
+// constant without a name meaning the same bytes and layout in every
+// program) starts with this; the way back (InternalizeData) drops it.
+inline constexpr std::string_view kContentKeyPrefix = "etpack.content.";
+
+// What InternalizeData brought inside.
+struct InternalizeStats {
+  uint64_t tensors = 0;     // EXTERNAL tensors made INTERNAL
+  uint64_t buffers = 0;     // constant (or mutable) buffers they now read
+  uint64_t named_data = 0;  // named-data keys taken from the data files
+};
+
+// The way back of ExternalizeConstants and of `etpack share`
+// (`etpack repack THIN.pte --data X.ptd ...`): `thin` as a self-contained
+// program, every byte it uses inside. `data` must load together
+// (CheckDataSet) and every EXTERNAL tensor must resolve in it, with the
+// errors of CheckExternalReferences (naming the .pte, the tensor, the key
+// and the files). Then:
+//   - each EXTERNAL tensor becomes INTERNAL (extra_tensor_info.location =
+//     SEGMENT) and reads its entry's bytes from a constant buffer (a
+//     memory-planned tensor, one with allocation_info: from a mutable
+//     buffer, as its initial value). The buffer is the tensor's own
+//     data_buffer_idx when that buffer is past the placeholder, in range and
+//     read by no tensor still inside (`share` leaves the index and empties
+//     the buffer; tensors keeping one index share it; that it is empty
+//     cannot be read back, as an empty buffer lies at the next one's
+//     offset, but one nothing reads holds nothing the program uses);
+//     otherwise one appended, one per stored content: tensors whose keys
+//     hold the same .ptd segment share it (ExternalizeConstants gives
+//     0-based indices and keeps no buffers, so its tensors all land here,
+//     in program order);
+//   - a key etpack made up is dropped: one starting with kContentKeyPrefix,
+//     or the "constant.<method>.<value>[.<n>]" ExternalizeConstants gives
+//     this very tensor when it has no name; an extra_tensor_info left with
+//     only default fields is dropped too. An exporter's name stays;
+//   - every blob (entry without a tensor_layout) of the files, integrity
+//     tables aside, joins the program's named data after its own keys, in
+//     the order of the files and of their entries, aligned as its segment's
+//     offset in its file shows (as PteFile::ToInput keeps named data): a
+//     delegate's use of a key cannot be seen, and the runtime offers a
+//     delegate every key of every data file. A blob whose key the program's
+//     own named data has is kInvalidArgument (the runtime refuses a key in
+//     two of the maps it merges). Entries with a layout that no EXTERNAL
+//     tensor uses are left out.
+// The sources are ranges of the files (nothing is read here); the result's
+// `read` lists `thin` and every file of `data`, so a plan made from it
+// replaces none of them. A program without EXTERNAL tensors and without
+// blobs to take comes back as ToInput() gives it. `stats`, when given,
+// receives the counts. The sources keep what they read alive.
+Result<PteInput> InternalizeData(const PteFile& thin, const std::vector<const PtdFile*>& data,
+                                 InternalizeStats* stats = nullptr);
 
 // A program and the .ptd files that hold its external data, planned
 // together so that they are written as one unit: every front end that

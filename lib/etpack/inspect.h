@@ -35,11 +35,15 @@
 #define ETPACK_INSPECT_H_
 
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "etpack/bpte.h"
 #include "etpack/bpte_file.h"
+#include "etpack/env.h"
 #include "etpack/json.h"
 #include "etpack/nfat.h"
 #include "etpack/ptd_file.h"
@@ -54,9 +58,138 @@ enum class ArtifactKind { kPte, kPtd, kBpte };
 
 // Fails naming the file when it cannot be read (kNotFound, kIoError), or is
 // shorter than 8 bytes or carries none of ET12, FT01, BP08 (kCorrupt).
-Result<ArtifactKind> DetectArtifactKind(const std::string& path);
+// `path` is opened through `env.input` (etpack/env.h), as by every call
+// below that takes a path.
+Result<ArtifactKind> DetectArtifactKind(const std::string& path, const Env& env = {});
 
-// Receives a report as it is produced, in the order above: small members
+// The report, typed: what inspect says of a file, filled once by the
+// library (ReportPte, ReportPtd, ReportBpte below) and printed by each
+// front end its own way (JSON: ReportJson below, as documented above; the
+// CLI's text). Each struct is one member or one list element of the JSON
+// report, its fields named as the JSON members are.
+
+// The members before the lists: .pte (also a .bpte's program).
+struct PteReportHead {
+  std::string file;
+  uint64_t file_size = 0;
+  std::string identifier;  // bytes 4..7, printable ('?' for others)
+  ExtendedHeader extended_header;
+};
+// .ptd
+struct PtdReportHead {
+  std::string file;
+  uint64_t file_size = 0;
+  std::string identifier;
+  FlatTensorHeader header;
+};
+// .bpte: its program's report follows as a nested one (BeginProgram).
+struct BpteReportHead {
+  std::string file;
+  uint64_t file_size = 0;
+  BpteLayout layout = BpteLayout::kStandard;
+  uint64_t program_offset = 0;
+  uint64_t program_size = 0;
+};
+
+// The lists, in the order each kind's report gives them.
+enum class ReportList {
+  kMethods,          // .pte: MethodRow
+  kSegments,         // .pte, .ptd: SegmentRow
+  kDelegates,        // .pte: DelegateRow
+  kNamedData,        // .pte: NamedDataRow
+  kExternalTensors,  // .pte: ExternalTensorRow
+  kEntries,          // .ptd: EntryRow
+  kTestSuites,       // .bpte: SuiteRow
+};
+// The list's JSON key: "methods", "segments", ..., "test_suites".
+const char* ReportListName(ReportList list);
+
+struct MethodRow {
+  std::string name;
+  uint64_t values = 0;
+  uint64_t inputs = 0;
+  uint64_t outputs = 0;
+  uint64_t instructions = 0;
+  uint64_t delegates = 0;
+};
+struct SegmentRow {
+  uint64_t index = 0;
+  const char* role = nullptr;  // .pte: SegmentRoleName; .ptd: nullptr (none)
+  uint64_t offset = 0;         // from the segment base
+  uint64_t absolute_offset = 0;
+  uint64_t size = 0;
+  uint64_t alignment = 0;  // of absolute_offset (see above)
+};
+struct DelegateRow {
+  std::string method;
+  uint64_t index = 0;  // within the method
+  std::string backend;
+  std::string location;  // "segment N" or "inline N"
+  uint64_t size = 0;
+};
+struct NamedDataRow {
+  std::string key;
+  uint64_t segment = 0;
+  uint64_t size = 0;
+};
+struct ExternalTensorRow {
+  std::string method;
+  uint64_t value = 0;  // index into the method's values
+  std::string key;     // fully_qualified_name; empty when there is none
+  TensorLayout tensor_layout;
+};
+struct EntryRow {
+  std::string key;
+  uint64_t segment = 0;
+  uint64_t size = 0;
+  std::optional<TensorLayout> tensor_layout;  // none: an opaque blob
+};
+struct SuiteRow {
+  std::string method;
+  uint64_t cases = 0;
+};
+// .pte: constant tensors and the bytes of the buffers they read.
+struct ConstantsSummary {
+  uint64_t tensors = 0;
+  uint64_t bytes = 0;
+};
+// "dedup" (above).
+struct DedupSummary {
+  uint64_t shared_entries = 0;
+  uint64_t bytes_saved = 0;
+};
+
+// Receives the typed report as it is produced, in the order of the JSON
+// report: the head, then each list (BeginList, its rows, EndList) and
+// summary in turn; a .bpte's program between BeginProgram and EndProgram.
+// A report of a file with a million entries thus never exists whole. Every
+// method does nothing unless overridden.
+struct FatDelegateReport;
+class InspectSink {
+ public:
+  virtual ~InspectSink() = default;
+  virtual void Head(const PteReportHead&) {}
+  virtual void Head(const PtdReportHead&) {}
+  virtual void Head(const BpteReportHead&) {}
+  // `size` rows follow, then EndList().
+  virtual void BeginList(ReportList, size_t /*size*/) {}
+  virtual void Row(const MethodRow&) {}
+  virtual void Row(const SegmentRow&) {}
+  virtual void Row(const DelegateRow&) {}
+  virtual void Row(const NamedDataRow&) {}
+  virtual void Row(const ExternalTensorRow&) {}
+  virtual void Row(const EntryRow&) {}
+  virtual void Row(const SuiteRow&) {}
+  virtual void EndList() {}
+  virtual void Constants(const ConstantsSummary&) {}
+  virtual void Dedup(const DedupSummary&) {}
+  virtual void FatDelegates(const std::vector<FatDelegateReport>&) {}
+  virtual void BeginProgram() {}
+  virtual void EndProgram() {}
+};
+
+// Receives the JSON report (ReportJson) as it is produced, in the order
+// above: small members
 // whole, long lists (methods, segments, delegates, named data, external
 // tensors, entries, test suites) one element at a time, and the .bpte's
 // "program" as a nested object. A report of a file with a million entries
@@ -106,16 +239,45 @@ class JsonSink : public ReportSink {
   json::StreamPrinter printer_;
 };
 
+// The typed report as JSON (the document above), handed on to `out`
+// member by member. REQUIRES: `out` outlives this object.
+class ReportJson : public InspectSink {
+ public:
+  explicit ReportJson(ReportSink& out) : out_(out) {}
+  void Head(const PteReportHead& head) override;
+  void Head(const PtdReportHead& head) override;
+  void Head(const BpteReportHead& head) override;
+  void BeginList(ReportList list, size_t size) override;
+  void Row(const MethodRow& row) override;
+  void Row(const SegmentRow& row) override;
+  void Row(const DelegateRow& row) override;
+  void Row(const NamedDataRow& row) override;
+  void Row(const ExternalTensorRow& row) override;
+  void Row(const EntryRow& row) override;
+  void Row(const SuiteRow& row) override;
+  void EndList() override;
+  void Constants(const ConstantsSummary& c) override;
+  void Dedup(const DedupSummary& d) override;
+  void FatDelegates(const std::vector<FatDelegateReport>& fat) override;
+  void BeginProgram() override;
+  void EndProgram() override;
+
+ private:
+  ReportSink& out_;
+};
+
 // The report of an opened file into `sink`. Whatever makes a report fail
 // is found before its first member: a .pte's fails (kCorrupt) on a
 // malformed NFAT container or program entry, naming the delegate, the
 // entry and the value; a .bpte's also when the test suites cannot be read.
-Status ReportPte(const PteFile& file, ReportSink& sink);
-void ReportPtd(const PtdFile& file, ReportSink& sink);
-Status ReportBpte(const BpteFile& file, ReportSink& sink);
+Status ReportPte(const PteFile& file, InspectSink& sink);
+void ReportPtd(const PtdFile& file, InspectSink& sink);
+Status ReportBpte(const BpteFile& file, InspectSink& sink);
 // Detects the kind of `path`, opens (validating) and reports it; nothing
 // reaches `sink` when the file cannot be opened.
-Status Inspect(const std::string& path, ReportSink& sink);
+Status Inspect(const std::string& path, InspectSink& sink, const Env& env = {});
+// The same as JSON, through ReportJson.
+Status Inspect(const std::string& path, ReportSink& sink, const Env& env = {});
 
 // The same reports as trees (TreeSink).
 Result<json::Value> PteReportJson(const PteFile& file);
@@ -156,7 +318,7 @@ json::Value FatDelegatesJson(const std::vector<FatDelegateReport>& fat);
 Result<json::Value> FatDelegatesJson(const PteFile& file);
 
 // Detects the kind of `path`, opens (validating) and reports it.
-Result<json::Value> InspectJson(const std::string& path);
+Result<json::Value> InspectJson(const std::string& path, const Env& env = {});
 
 // {"scalar_type", "sizes", "dim_order", "text": DescribeLayout(...)}.
 json::Value LayoutJson(const TensorLayout& layout);

@@ -141,6 +141,9 @@ class StreamPrinter {
 // read, else as Parse. `file`, when given, receives the file read (a
 // FileSource), for a plan's inputs (ArtifactPlan::inputs).
 Result<Value> ParseFile(const std::string& path, SourcePtr* file = nullptr);
+// The same, opened and read through `fs` (etpack/input.h). REQUIRES: `fs`
+// outlives the call and `*file`.
+Result<Value> ParseFile(InputFs& fs, const std::string& path, SourcePtr* file = nullptr);
 
 }  // namespace etpack::json
 

@@ -29,6 +29,9 @@
 //
 // with the same BLOB forms. LoadManifest reads either kind, dispatching on
 // "format" ("pte" when absent).
+//
+// The manifest and every file it references are opened through `env.input`
+// (etpack/env.h); the sources made keep what it opened.
 
 #ifndef ETPACK_MANIFEST_H_
 #define ETPACK_MANIFEST_H_
@@ -36,6 +39,7 @@
 #include <string>
 #include <variant>
 
+#include "etpack/env.h"
 #include "etpack/json.h"
 #include "etpack/ptd.h"
 #include "etpack/pte.h"
@@ -55,12 +59,12 @@ struct PteManifest {
 // moves to input.constants[i], backend_delegate_data[i].data to
 // input.delegates[i], and any other blob in the program (a small [ubyte]
 // field such as CompileSpec.value) is read into an array of byte values.
-Result<PteManifest> LoadPteManifest(const std::string& path);
+Result<PteManifest> LoadPteManifest(const std::string& path, const Env& env = {});
 
 // The same for a manifest already parsed; relative file references resolve
 // against `base_dir`; `origin` names the document in errors.
 Result<PteManifest> PteManifestFromJson(const json::Value& doc, const std::string& base_dir,
-                                        const std::string& origin);
+                                        const std::string& origin, const Env& env = {});
 
 struct PtdManifest {
   PtdInput input;
@@ -73,24 +77,25 @@ struct PtdManifest {
 // tensor_layout with a known scalar_type (integer code or name such as
 // "FLOAT"), sizes >= 0 within int32, dim_order a permutation of 0..rank-1,
 // and a buffer at least as large as the tensor.
-Result<PtdManifest> LoadPtdManifest(const std::string& path);
+Result<PtdManifest> LoadPtdManifest(const std::string& path, const Env& env = {});
 
 // The same for a manifest already parsed (see PteManifestFromJson).
 Result<PtdManifest> PtdManifestFromJson(const json::Value& doc, const std::string& base_dir,
-                                        const std::string& origin);
+                                        const std::string& origin, const Env& env = {});
 
 // Reads a manifest of either format, chosen by its "format" member
 // ("pte" when absent; anything but "pte"/"ptd" is an error naming the
 // value).
 using AnyManifest = std::variant<PteManifest, PtdManifest>;
-Result<AnyManifest> LoadManifest(const std::string& path);
+Result<AnyManifest> LoadManifest(const std::string& path, const Env& env = {});
 
 // The bytes a blob object ({"base64": ..., "size": N} or {"file": ...,
 // "offset": N, "length": N}) stands for, as a source: base64 decoded now, a
 // file range opened now (relative to `base_dir`). Errors name `origin` and
 // `path` (the blob's JSON path).
 Result<SourcePtr> BlobSource(const json::Value& blob, const std::string& base_dir,
-                             const std::string& origin, const std::string& path = "");
+                             const std::string& origin, const std::string& path = "",
+                             const Env& env = {});
 
 }  // namespace etpack
 

@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <string>
 
+#include "etpack/env.h"
 #include "etpack/ptd.h"  // TensorLayout
 #include "etpack/source.h"
 #include "etpack/status.h"
@@ -51,12 +52,16 @@ struct NpyArray {
 int ScalarTypeForNpyDescr(const std::string& descr);
 
 // Reads and validates `path`'s header. Errors name the file and the
-// offending field or value: bad magic, unsupported version, a header longer
+// offending field or value: bad magic, a header longer
 // than kMaxNpyHeader or past the end of the file, a malformed dict literal,
-// missing/unknown/duplicate keys, an unsupported descr, a dimension above
-// INT32_MAX, or data shorter than the shape needs (expected and actual
-// byte counts). kCorrupt for all of these; kNotFound for a missing file.
-Result<NpyArray> ReadNpy(const std::string& path);
+// missing/unknown/duplicate keys, or data shorter than the shape needs
+// (expected and actual byte counts): kCorrupt. An unsupported version or
+// descr is kUnimplemented; a shape the format cannot hold is refused as every layout
+// is (etpack/tensor_layout.h: kOutOfRange for a dimension above INT32_MAX,
+// kInvalidArgument for a rank above kMaxTensorRank or a byte count beyond
+// 64 bits). kNotFound for a missing file.
+// The file is opened through `env.input` (etpack/env.h).
+Result<NpyArray> ReadNpy(const std::string& path, const Env& env = {});
 
 }  // namespace etpack
 

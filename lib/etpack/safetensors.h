@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "etpack/env.h"
 #include "etpack/ptd.h"
 #include "etpack/source.h"
 #include "etpack/status.h"
@@ -41,12 +42,16 @@ int ScalarTypeForSafetensorsDtype(const std::string& dtype);
 // inside the file and <= kMaxSafetensorsHeader, valid JSON, known dtype,
 // shape x element size == end - begin, offsets inside the data, begin <= end,
 // no two tensors overlapping. Errors name the file, the tensor and the value:
-// kNotFound for a missing file, kCorrupt for a malformed one (kOutOfRange
-// for a dimension beyond int32).
+// kNotFound for a missing file, kCorrupt for a malformed one; a shape the
+// format cannot hold is refused as every layout is (etpack/tensor_layout.h:
+// kOutOfRange for a dimension beyond int32, kInvalidArgument for a rank
+// above kMaxTensorRank or a byte count beyond 64 bits).
 // Tensors come back in data order. `files`, when given, receives the file
-// read (even one holding no tensor), for PtdInput::read.
+// read (even one holding no tensor), for PtdInput::read. The file is
+// opened through `env.input` (etpack/env.h).
 Result<std::vector<SafetensorsTensor>> ReadSafetensors(const std::string& path,
-                                                       std::vector<SourcePtr>* files = nullptr);
+                                                       std::vector<SourcePtr>* files = nullptr,
+                                                       const Env& env = {});
 
 // Reads a checkpoint given as any mix of .safetensors files and sharded
 // indexes (model.safetensors.index.json: {"weight_map": {tensor: shard}}).
@@ -55,9 +60,10 @@ Result<std::vector<SafetensorsTensor>> ReadSafetensors(const std::string& path,
 // file when it is the same one read twice, and an empty tensor name one
 // naming its file (kInvalidArgument); an index entry missing from its shard
 // is kNotFound. `files`, when given, receives every file read: indexes and
-// shards (PtdInput::read).
+// shards (PtdInput::read). Every file is opened through `env.input`.
 Result<std::vector<SafetensorsTensor>> ReadCheckpoint(const std::vector<std::string>& paths,
-                                                      std::vector<SourcePtr>* files = nullptr);
+                                                      std::vector<SourcePtr>* files = nullptr,
+                                                      const Env& env = {});
 
 // The .ptd input for a checkpoint: one entry and one buffer per tensor, in
 // checkpoint order, each with `alignment`.

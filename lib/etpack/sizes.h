@@ -49,6 +49,7 @@
 #include <vector>
 
 #include "etpack/bpte_file.h"
+#include "etpack/env.h"
 #include "etpack/json.h"
 #include "etpack/ptd_file.h"
 #include "etpack/pte_file.h"
@@ -107,8 +108,9 @@ struct SizeReport {
 Result<SizeReport> SizesOf(const PteFile& file);
 Result<SizeReport> SizesOf(const PtdFile& file);
 Result<SizeReport> SizesOf(const BpteFile& file);
-// Detects the kind of `path` (DetectArtifactKind), opens and reports it.
-Result<SizeReport> SizesOf(const std::string& path);
+// Detects the kind of `path` (DetectArtifactKind), opens and reports it;
+// the file is opened through `env.input` (etpack/env.h).
+Result<SizeReport> SizesOf(const std::string& path, const Env& env = {});
 
 // kInvalidArgument naming the first row that overlaps the previous one,
 // leaves a gap or runs past the end, or rows that do not sum to file_size.
@@ -193,7 +195,7 @@ struct FileSizes {
   SharedReport shared;              // empty for fewer than two files
 };
 Result<FileSizes> SizesOfFiles(const std::vector<std::string>& paths,
-                               const SharedOptions& options = {});
+                               const SharedOptions& options = {}, const Env& env = {});
 
 // JSON: a report as {"file", "format", "file_size", "small_row_bytes",
 // "rows": [{"offset", "size", "kind", "name", "key", "method", "backend",

@@ -35,6 +35,7 @@
 #include <string>
 #include <vector>
 
+#include "etpack/env.h"
 #include "etpack/output.h"
 #include "etpack/ptd.h"
 #include "etpack/status.h"
@@ -58,16 +59,19 @@ struct UpdateReport {
 
 // Replaces, in the .pte or .ptd at `path`, the bytes of every entry of
 // `weights` (keys, layouts and bytes; PtdEntry::alignment is ignored) by
-// the rules above. `fs` is where the new file is written (nullptr: the
-// POSIX outputs made with `options.output`). The new file is a plan over
-// the old one (ArtifactPlan::base, replaces_base) written by the writer
-// (etpack/writer.h), with `options` as for any write: progress counts the
-// changed bytes (and, where the file is copied rather than cloned, the
-// unchanged ones), `options.stats` receives what the write did
-// (WriteStats::bytes_cloned: the old file's bytes a clone shares), and
+// the rules above. The file is read through `env.input` and the new file
+// written through `env.output` (etpack/env.h; null: the POSIX outputs made
+// with `options.output`); the lock (below) is taken on the POSIX file `path`
+// names, and a file read must be that one (an input fs that is no view of
+// the POSIX files has files of no descriptor, which no lock covers). The
+// new file is a plan over the old one (ArtifactPlan::base, replaces_base)
+// written by the writer (etpack/writer.h), with `options` as for any write:
+// progress counts the changed bytes (and, where the file is copied rather
+// than cloned, the unchanged ones), `options.stats` receives what the write
+// did (WriteStats::bytes_cloned: the old file's bytes a clone shares), and
 // `options.sha256`, when asked for, keeps the file from being cloned (every
-// byte then passes through memory). Errors name `path`, the key and
-// both layouts ("model.ptd: key 'w': the file has FLOAT[4, 4] (64 bytes),
+// byte then passes through memory). Errors name `path`, the key and both
+// layouts ("model.ptd: key 'w': the file has FLOAT[4, 4] (64 bytes),
 // new.safetensors has HALF[4, 4] (32 bytes)"): kNotFound for an unknown
 // key, kInvalidArgument for any other refusal, the reader's codes for a file
 // that is not a valid artifact (a .bpte is kInvalidArgument).
@@ -88,16 +92,17 @@ struct UpdateReport {
 // as `sed -i` and rsync do: other hard links to the old file keep the old
 // contents (they are other names of the old inode, which is left alone);
 // UpdateReport::other_links counts them, for the caller to say so.
-// REQUIRES: `fs`, when given, outlives the call.
+// REQUIRES: env's file systems outlive the call.
 Result<UpdateReport> UpdateWeights(const std::string& path, const PtdInput& weights,
-                                   OutputFs* fs = nullptr, const WriteOptions& options = {});
+                                   const Env& env = {}, const WriteOptions& options = {});
 
 // New weights from files, as `etpack update --from` takes them: any mix of
 // .safetensors files, sharded checkpoint indexes (*.index.json) and .ptd
 // files (every entry, tensors and blobs). A key in two of them is an error
 // naming both (kInvalidArgument). The sources read the files (nothing is
-// loaded into memory); PtdInput::read lists every file read.
-Result<PtdInput> ReadWeights(const std::vector<std::string>& paths);
+// loaded into memory); PtdInput::read lists every file read. Every file is
+// opened through `env.input`.
+Result<PtdInput> ReadWeights(const std::vector<std::string>& paths, const Env& env = {});
 
 }  // namespace etpack
 

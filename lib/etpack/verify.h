@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "etpack/bpte.h"
+#include "etpack/env.h"
 #include "etpack/inspect.h"
 #include "etpack/integrity.h"
 #include "etpack/json.h"
@@ -38,6 +39,8 @@ struct VerifyOptions {
   // Hash every part of the files verified (not of data files) with XXH3-64,
   // with or without an integrity table (IntegrityCheck::xxh3).
   bool deep = false;
+  // Where every file (and data file) is opened: env.input (etpack/env.h).
+  Env env;
 };
 
 // One valid file: what `verify` says of it.

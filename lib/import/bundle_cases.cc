@@ -16,91 +16,20 @@
 #include "etpack/npy.h"
 #include "etpack/ptd.h"
 #include "etpack/source.h"
-#include "flatbuffer/scalar_type.h"
+#include "import/json_layout.h"
 
 namespace etpack {
 namespace {
 
-// dim_order entries are bytes, so a tensor has at most 256 dimensions.
-constexpr size_t kMaxRank = 256;
-
-Result<int> GetDtype(const JsonDocument& cx, const json::Value& v, const std::string& path) {
-  // Codes with an element size are the ones a tensor can use; the names
-  // come from the schema so they match what `inspect` prints.
-  if (v.kind() == json::Kind::kString) {
-    for (int code = 0; code < 30; ++code) {
-      if (ScalarTypeElementSize(code) != 0 && ScalarTypeName(code) == v.as_string()) return code;
-    }
-    std::string names;
-    for (int code = 0; code < 30; ++code) {
-      if (ScalarTypeElementSize(code) == 0) continue;
-      if (!names.empty()) names += ' ';
-      names += ScalarTypeName(code);
-    }
-    return cx.BadValue(path, v,
-                       "is not a scalar type name (names are case-sensitive: " + names +
-                           "; or give the integer code)");
-  }
-  if (v.kind() == json::Kind::kInt && v.as_int() >= 0 && v.as_int() < 30 &&
-      ScalarTypeElementSize(static_cast<int>(v.as_int())) != 0) {
-    return static_cast<int>(v.as_int());
-  }
-  return cx.BadValue(path, v, "is not a scalar type with a known element size");
-}
-
 Result<TensorLayout> GetLayout(const JsonDocument& cx, const json::Value& t,
                                const std::string& path) {
-  TensorLayout layout;
   const json::Value* dtype = t.Find("dtype");
   if (dtype == nullptr) return cx.Error(path, "tensor has no \"dtype\"");
-  ETPACK_ASSIGN_OR_RETURN(layout.scalar_type, GetDtype(cx, *dtype, JoinPath(path, "dtype")));
-
+  ETPACK_ASSIGN_OR_RETURN(const int scalar_type,
+                          JsonScalarType(cx, *dtype, JoinPath(path, "dtype")));
   const json::Value* sizes = t.Find("sizes");
-  const std::string sizes_path = JoinPath(path, "sizes");
   if (sizes == nullptr) return cx.Error(path, "tensor has no \"sizes\" ([] for a scalar)");
-  if (sizes->kind() != json::Kind::kArray)
-    return cx.BadValue(sizes_path, *sizes, "is not an array");
-  if (sizes->items().size() > kMaxRank) {
-    return cx.Error(sizes_path, std::to_string(sizes->items().size()) +
-                                    " dimensions exceed the limit of " + std::to_string(kMaxRank));
-  }
-  for (size_t i = 0; i < sizes->items().size(); ++i) {
-    const json::Value& d = sizes->items()[i];
-    if (d.kind() != json::Kind::kInt || d.as_int() < 0 ||
-        d.as_int() > std::numeric_limits<int32_t>::max()) {
-      return cx.BadValue(IndexPath(sizes_path, i), d, "is not an integer in [0, 2147483647]");
-    }
-    layout.sizes.push_back(static_cast<int32_t>(d.as_int()));
-  }
-
-  const size_t rank = layout.sizes.size();
-  const json::Value* order = t.Find("dim_order");
-  const std::string order_path = JoinPath(path, "dim_order");
-  if (order == nullptr || order->is_null()) {
-    for (size_t i = 0; i < rank; ++i) layout.dim_order.push_back(static_cast<uint8_t>(i));
-    return layout;
-  }
-  if (order->kind() != json::Kind::kArray)
-    return cx.BadValue(order_path, *order, "is not an array");
-  std::vector<bool> seen(rank, false);
-  bool permutation = order->items().size() == rank;
-  for (size_t i = 0; permutation && i < rank; ++i) {
-    const json::Value& d = order->items()[i];
-    permutation = d.kind() == json::Kind::kInt && d.as_int() >= 0 &&
-                  static_cast<uint64_t>(d.as_int()) < rank &&
-                  !seen[static_cast<size_t>(d.as_int())];
-    if (permutation) {
-      seen[static_cast<size_t>(d.as_int())] = true;
-      layout.dim_order.push_back(static_cast<uint8_t>(d.as_int()));
-    }
-  }
-  if (!permutation) {
-    return cx.BadValue(order_path, *order,
-                       "is not a permutation of 0.." +
-                           std::to_string(static_cast<int64_t>(rank) - 1) + " (sizes has " +
-                           std::to_string(rank) + " dimensions)");
-  }
-  return layout;
+  return JsonLayout(cx, scalar_type, *sizes, t.Find("dim_order"), path);
 }
 
 Result<BundledValue> GetTensor(const JsonDocument& cx, const json::Value& t,
@@ -116,7 +45,7 @@ Result<BundledValue> GetTensor(const JsonDocument& cx, const json::Value& t,
     if (npy->kind() != json::Kind::kString || npy->as_string().empty()) {
       return cx.BadValue(npy_path, *npy, "is not a file name");
     }
-    Result<NpyArray> array = ReadNpy(cx.Resolve(npy->as_string()));
+    Result<NpyArray> array = ReadNpy(cx.Resolve(npy->as_string()), Env{&cx.fs(), nullptr});
     if (!array.ok()) return cx.Wrap(npy_path, array.status());
     out.layout = std::move(array->layout);
     out.data = std::move(array->data);
@@ -239,11 +168,12 @@ Result<BundledTestCase> GetCase(const JsonDocument& cx, const json::Value& c,
 
 }  // namespace
 
-Result<std::vector<BundledTestSuite>> LoadBundleCases(const std::string& path, SourcePtr* file) {
-  ETPACK_ASSIGN_OR_RETURN(const json::Value doc, json::ParseFile(path, file));
+Result<std::vector<BundledTestSuite>> LoadBundleCases(const std::string& path, SourcePtr* file,
+                                                      const Env& env) {
+  ETPACK_ASSIGN_OR_RETURN(const json::Value doc, json::ParseFile(env.in(), path, file));
   const size_t slash = path.rfind('/');
-  const JsonDocument cx(path,
-                        slash == std::string::npos ? "" : path.substr(0, slash == 0 ? 1 : slash));
+  const JsonDocument cx(
+      path, slash == std::string::npos ? "" : path.substr(0, slash == 0 ? 1 : slash), env.in());
 
   if (doc.kind() != json::Kind::kObject) return cx.BadValue("", doc, "is not a JSON object");
   ETPACK_RETURN_IF_ERROR(cx.CheckMembers(doc, "", {"methods"}));

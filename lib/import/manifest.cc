@@ -14,7 +14,7 @@
 #include "core/base64.h"
 #include "core/json_document.h"
 #include "etpack/fat_delegate.h"
-#include "flatbuffer/scalar_type.h"
+#include "import/json_layout.h"
 #include "plan/named_store.h"
 #include "plan/segments.h"
 
@@ -255,53 +255,15 @@ Result<std::optional<TensorLayout>> ReadLayout(const JsonDocument& cx, const jso
                        "is not an object {\"scalar_type\", \"sizes\", \"dim_order\"} or null");
   }
   ETPACK_RETURN_IF_ERROR(cx.CheckMembers(*v, path, {"scalar_type", "sizes", "dim_order"}));
-  TensorLayout layout;
   const json::Value* st = v->Find("scalar_type");
-  const std::string st_path = JoinPath(path, "scalar_type");
   if (st == nullptr) return cx.Error(path, "has no \"scalar_type\"");
-  // Codes beyond the schema's byte enum cannot be written; names are the
-  // flatc enum names.
-  constexpr int kMaxCode = 127;
-  bool found = false;
-  if (st->kind() == json::Kind::kString) {
-    for (int code = 0; code <= kMaxCode && !found; ++code) {
-      if (ScalarTypeElementSize(code) != 0 && ScalarTypeName(code) == st->as_string()) {
-        layout.scalar_type = code;
-        found = true;
-      }
-    }
-  } else if (st->kind() == json::Kind::kInt && st->as_int() >= 0 && st->as_int() <= kMaxCode &&
-             ScalarTypeElementSize(static_cast<int>(st->as_int())) != 0) {
-    layout.scalar_type = static_cast<int>(st->as_int());
-    found = true;
-  }
-  if (!found) return cx.BadValue(st_path, *st, "is not a known scalar type");
-
+  ETPACK_ASSIGN_OR_RETURN(const int scalar_type,
+                          JsonScalarType(cx, *st, JoinPath(path, "scalar_type")));
   const json::Value* sizes = v->Find("sizes");
-  const std::string sizes_path = JoinPath(path, "sizes");
   if (sizes == nullptr) return cx.Error(path, "has no \"sizes\"");
-  if (sizes->kind() != json::Kind::kArray)
-    return cx.BadValue(sizes_path, *sizes, "is not an array");
-  for (size_t i = 0; i < sizes->items().size(); ++i) {
-    const json::Value& d = sizes->items()[i];
-    ETPACK_ASSIGN_OR_RETURN(uint64_t n, cx.GetUInt(d, IndexPath(sizes_path, i)));
-    if (n > static_cast<uint64_t>(INT32_MAX)) {
-      return cx.BadValue(IndexPath(sizes_path, i), d, "does not fit in int32");
-    }
-    layout.sizes.push_back(static_cast<int32_t>(n));
-  }
-
   const json::Value* order = v->Find("dim_order");
-  const std::string order_path = JoinPath(path, "dim_order");
   if (order == nullptr) return cx.Error(path, "has no \"dim_order\"");
-  if (order->kind() != json::Kind::kArray)
-    return cx.BadValue(order_path, *order, "is not an array");
-  for (size_t i = 0; i < order->items().size(); ++i) {
-    const json::Value& d = order->items()[i];
-    ETPACK_ASSIGN_OR_RETURN(uint64_t n, cx.GetUInt(d, IndexPath(order_path, i)));
-    if (n > UINT8_MAX) return cx.BadValue(IndexPath(order_path, i), d, "does not fit in uint8");
-    layout.dim_order.push_back(static_cast<uint8_t>(n));
-  }
+  ETPACK_ASSIGN_OR_RETURN(TensorLayout layout, JsonLayout(cx, scalar_type, *sizes, order, path));
   return std::optional<TensorLayout>(std::move(layout));
 }
 
@@ -383,8 +345,7 @@ Status ReadBuffersAndEntries(const JsonDocument& cx, json::Value& obj, const std
   return Status::OK();
 }
 
-Result<PteManifest> FromJson(json::Value& doc, const std::string& base_dir,
-                             const std::string& origin);
+Result<PteManifest> FromJson(json::Value& doc, const JsonDocument& cx);
 
 // A named_data object ({"buffers", "entries"}) as a list of NamedData.
 Status ReadNamedDataList(const JsonDocument& cx, json::Value& nd, const std::string& path,
@@ -429,8 +390,9 @@ Result<FatEntry> ReadFatEntry(const JsonDocument& cx, json::Value& e, const std:
     out.payload = WholeSourcePlan(std::move(src));
   } else {
     const std::string program_path = JoinPath(path, "program");
-    ETPACK_ASSIGN_OR_RETURN(PteManifest nested,
-                            FromJson(*program, cx.base_dir(), cx.Where(program_path)));
+    ETPACK_ASSIGN_OR_RETURN(
+        PteManifest nested,
+        FromJson(*program, JsonDocument(cx.Where(program_path), cx.base_dir(), cx.fs())));
     Result<PtePlan> plan = PlanPte(std::move(nested.input), nested.options);
     if (!plan.ok()) return cx.Wrap(program_path, plan.status());
     if (plan->layout.segment_data_size > 0) {
@@ -498,9 +460,7 @@ Status ReadNamedData(const JsonDocument& cx, json::Value* nd, PteInput& input) {
 }
 
 // Takes `doc` apart: the program subtree is moved, not copied.
-Result<PteManifest> FromJson(json::Value& doc, const std::string& base_dir,
-                             const std::string& origin) {
-  const JsonDocument cx(origin, base_dir);
+Result<PteManifest> FromJson(json::Value& doc, const JsonDocument& cx) {
   if (doc.kind() != json::Kind::kObject) return cx.BadValue("", doc, "is not a JSON object");
   ETPACK_RETURN_IF_ERROR(
       cx.CheckMembers(doc, "",
@@ -549,9 +509,7 @@ Result<PteManifest> FromJson(json::Value& doc, const std::string& base_dir,
   return m;
 }
 
-Result<PtdManifest> PtdFromJson(json::Value& doc, const std::string& base_dir,
-                                const std::string& origin) {
-  const JsonDocument cx(origin, base_dir);
+Result<PtdManifest> PtdFromJson(json::Value& doc, const JsonDocument& cx) {
   if (doc.kind() != json::Kind::kObject) return cx.BadValue("", doc, "is not a JSON object");
   ETPACK_RETURN_IF_ERROR(cx.CheckMembers(
       doc, "", {"format", "serializer_options", "buffers", "entries", "case", "description"}));
@@ -586,41 +544,44 @@ std::string DirName(const std::string& path) {
 }  // namespace
 
 Result<SourcePtr> BlobSource(const json::Value& blob, const std::string& base_dir,
-                             const std::string& origin, const std::string& path) {
-  return RequireBlob(JsonDocument(origin, base_dir), blob, path);
+                             const std::string& origin, const std::string& path, const Env& env) {
+  return RequireBlob(JsonDocument(origin, base_dir, env.in()), blob, path);
 }
 
 Result<PteManifest> PteManifestFromJson(const json::Value& doc, const std::string& base_dir,
-                                        const std::string& origin) {
+                                        const std::string& origin, const Env& env) {
   json::Value copy = doc;
-  return FromJson(copy, base_dir, origin);
+  return FromJson(copy, JsonDocument(origin, base_dir, env.in()));
 }
 
-Result<PteManifest> LoadPteManifest(const std::string& path) {
+Result<PteManifest> LoadPteManifest(const std::string& path, const Env& env) {
   SourcePtr file;
-  ETPACK_ASSIGN_OR_RETURN(json::Value doc, json::ParseFile(path, &file));
-  ETPACK_ASSIGN_OR_RETURN(PteManifest m, FromJson(doc, DirName(path), path));
+  ETPACK_ASSIGN_OR_RETURN(json::Value doc, json::ParseFile(env.in(), path, &file));
+  ETPACK_ASSIGN_OR_RETURN(PteManifest m,
+                          FromJson(doc, JsonDocument(path, DirName(path), env.in())));
   m.input.read.push_back(std::move(file));
   return m;
 }
 
 Result<PtdManifest> PtdManifestFromJson(const json::Value& doc, const std::string& base_dir,
-                                        const std::string& origin) {
+                                        const std::string& origin, const Env& env) {
   json::Value copy = doc;
-  return PtdFromJson(copy, base_dir, origin);
+  return PtdFromJson(copy, JsonDocument(origin, base_dir, env.in()));
 }
 
-Result<PtdManifest> LoadPtdManifest(const std::string& path) {
+Result<PtdManifest> LoadPtdManifest(const std::string& path, const Env& env) {
   SourcePtr file;
-  ETPACK_ASSIGN_OR_RETURN(json::Value doc, json::ParseFile(path, &file));
-  ETPACK_ASSIGN_OR_RETURN(PtdManifest m, PtdFromJson(doc, DirName(path), path));
+  ETPACK_ASSIGN_OR_RETURN(json::Value doc, json::ParseFile(env.in(), path, &file));
+  ETPACK_ASSIGN_OR_RETURN(PtdManifest m,
+                          PtdFromJson(doc, JsonDocument(path, DirName(path), env.in())));
   m.input.read.push_back(std::move(file));
   return m;
 }
 
-Result<AnyManifest> LoadManifest(const std::string& path) {
+Result<AnyManifest> LoadManifest(const std::string& path, const Env& env) {
   SourcePtr file;
-  ETPACK_ASSIGN_OR_RETURN(json::Value doc, json::ParseFile(path, &file));
+  ETPACK_ASSIGN_OR_RETURN(json::Value doc, json::ParseFile(env.in(), path, &file));
+  const JsonDocument cx(path, DirName(path), env.in());
   const bool object = doc.kind() == json::Kind::kObject;
   const json::Value* format = object ? doc.Find("format") : nullptr;
   if (object && format == nullptr && doc.Find("program") == nullptr &&
@@ -633,12 +594,12 @@ Result<AnyManifest> LoadManifest(const std::string& path) {
   }
   if (format == nullptr ||
       (format->kind() == json::Kind::kString && format->as_string() == "pte")) {
-    ETPACK_ASSIGN_OR_RETURN(PteManifest m, FromJson(doc, DirName(path), path));
+    ETPACK_ASSIGN_OR_RETURN(PteManifest m, FromJson(doc, cx));
     m.input.read.push_back(std::move(file));
     return AnyManifest(std::move(m));
   }
   if (format->kind() == json::Kind::kString && format->as_string() == "ptd") {
-    ETPACK_ASSIGN_OR_RETURN(PtdManifest m, PtdFromJson(doc, DirName(path), path));
+    ETPACK_ASSIGN_OR_RETURN(PtdManifest m, PtdFromJson(doc, cx));
     m.input.read.push_back(std::move(file));
     return AnyManifest(std::move(m));
   }

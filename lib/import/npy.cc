@@ -44,7 +44,7 @@ struct PyValue {
   Kind kind = Kind::kString;
   std::string str;
   bool boolean = false;
-  std::vector<int32_t> ints;
+  std::vector<int64_t> ints;  // a tuple's; their range is LayoutOfInts'
 };
 
 // Parser for the header's Python dict literal. Deliberately narrow: strings
@@ -166,7 +166,7 @@ class HeaderParser {
   // "()", "(5,)", "(2, 3)", "(2, 3,)"; Python 2's "2L" spelling is accepted.
   // "(5)" is the integer 5 in Python, not a tuple, and is refused as numpy
   // refuses it.
-  bool ParseTuple(const std::string& key, std::vector<int32_t>* out) {
+  bool ParseTuple(const std::string& key, std::vector<int64_t>* out) {
     ++pos_;  // '('
     SkipSpace();
     bool trailing_comma = false;
@@ -174,11 +174,11 @@ class HeaderParser {
       const size_t start = pos_;
       if (Peek() == '-') return Fail("negative dimension in '" + key + "'");
       uint64_t v = 0;
-      bool too_big = false;
+      bool too_big = false;  // beyond int64: no layout range can even hold it
       while (!AtEnd() && Peek() >= '0' && Peek() <= '9') {
-        v = v * 10 + static_cast<uint64_t>(Peek() - '0');
-        if (v > INT32_MAX) too_big = true;
-        if (v > UINT32_MAX) v = UINT32_MAX + uint64_t{1};  // saturate, keep scanning
+        const uint64_t digit = static_cast<uint64_t>(Peek() - '0');
+        if (v > (uint64_t{INT64_MAX} - digit) / 10) too_big = true;
+        if (!too_big) v = v * 10 + digit;
         ++pos_;
       }
       if (pos_ == start) return Fail("expected a non-negative integer in '" + key + "'");
@@ -187,9 +187,9 @@ class HeaderParser {
       if (too_big) {
         pos_ = start;
         return Fail("'" + key + "'[" + std::to_string(out->size()) + "] = " + digits +
-                    " exceeds INT32_MAX, the largest tensor dimension");
+                    " is not a 64-bit integer");
       }
-      out->push_back(static_cast<int32_t>(v));
+      out->push_back(static_cast<int64_t>(v));
       if (out->size() > kMaxRank) {
         return Fail("'" + key + "' has more than " + std::to_string(kMaxRank) + " dimensions");
       }
@@ -252,8 +252,8 @@ int ScalarTypeForNpyDescr(const std::string& descr) {
   return order_ok ? d->scalar_type : -1;
 }
 
-Result<NpyArray> ReadNpy(const std::string& path) {
-  ETPACK_ASSIGN_OR_RETURN(const SourcePtr file, FileSource(path));
+Result<NpyArray> ReadNpy(const std::string& path, const Env& env) {
+  ETPACK_ASSIGN_OR_RETURN(const SourcePtr file, FileSource(env.in(), path));
   const uint64_t file_size = file->size();
 
   uint8_t prefix[12] = {};
@@ -345,13 +345,14 @@ Result<NpyArray> ReadNpy(const std::string& path) {
   if (scalar_type < 0) {
     return Unimplemented(path + ": descr '" + out.descr + "' " + DescrProblem(out.descr));
   }
-  out.layout.scalar_type = scalar_type;
-  out.layout.sizes = shape->ints;
-  const size_t rank = out.layout.sizes.size();
-  out.layout.dim_order.resize(rank);
+  const size_t rank = shape->ints.size();
+  std::vector<int64_t> order(rank);
   for (size_t i = 0; i < rank; ++i) {
-    out.layout.dim_order[i] = static_cast<uint8_t>(fortran->boolean ? rank - 1 - i : i);
+    order[i] = static_cast<int64_t>(fortran->boolean ? rank - 1 - i : i);
   }
+  // The library's rule for every layout: each dimension an int32 size.
+  ETPACK_ASSIGN_OR_RETURN(out.layout,
+                          LayoutOfInts(scalar_type, shape->ints, order, path + ": shape"));
   ETPACK_ASSIGN_OR_RETURN(const uint64_t nbytes, LayoutNbytes(out.layout, path));
   const uint64_t available = file_size - header_end;
   if (available < nbytes) {

@@ -75,13 +75,14 @@ Result<Parsed> ParseTensor(const std::string& name, const json::Value& v, const 
   if (scalar_type < 0) {
     return Corrupt(what + ": dtype " + Quoted(p.tensor.dtype) + " has no ExecuTorch scalar type");
   }
-  p.tensor.layout.scalar_type = scalar_type;
 
   const json::Value* shape = v.Find("shape");
   if (!shape || shape->kind() != json::Kind::kArray) {
     return Corrupt(what + ": shape is missing or not an array");
   }
-  if (Status s = CheckRank(shape->items().size(), what); !s.ok()) return Corrupt(s.message());
+  // Refused before a layout of that many dimensions is built.
+  ETPACK_RETURN_IF_ERROR(CheckRank(shape->items().size(), what));
+  std::vector<int64_t> sizes, order;
   for (size_t d = 0; d < shape->items().size(); ++d) {
     const json::Value& dim = shape->items()[d];
     const std::optional<uint64_t> n = NonNegative(dim);
@@ -89,13 +90,12 @@ Result<Parsed> ParseTensor(const std::string& name, const json::Value& v, const 
       return Corrupt(what + ": shape[" + std::to_string(d) + "] = " + Shown(dim) +
                      " is not a non-negative integer");
     }
-    if (*n > static_cast<uint64_t>(INT32_MAX)) {
-      return OutOfRange(what + ": shape[" + std::to_string(d) + "] = " + std::to_string(*n) +
-                        " does not fit the int32 sizes of an ExecuTorch tensor");
-    }
-    p.tensor.layout.sizes.push_back(static_cast<int32_t>(*n));
-    p.tensor.layout.dim_order.push_back(static_cast<uint8_t>(d));
+    sizes.push_back(*n > uint64_t{INT64_MAX} ? INT64_MAX : static_cast<int64_t>(*n));
+    order.push_back(static_cast<int64_t>(d));
   }
+  // The library's rule for every layout (an int32 size per dimension,
+  // kOutOfRange), then for its byte count.
+  ETPACK_ASSIGN_OR_RETURN(p.tensor.layout, LayoutOfInts(scalar_type, sizes, order, what));
 
   const json::Value* offsets = v.Find("data_offsets");
   if (!offsets || offsets->kind() != json::Kind::kArray || offsets->items().size() != 2 ||
@@ -112,8 +112,7 @@ Result<Parsed> ParseTensor(const std::string& name, const json::Value& v, const 
     return Corrupt(what + ": data_offsets " + OffsetsText(p.begin, p.end) +
                    " run past the end of the data (" + std::to_string(data_size) + " bytes)");
   }
-  ETPACK_ASSIGN_OR_RETURN(const uint64_t nbytes,
-                          TensorNbytes(scalar_type, p.tensor.layout.sizes, what));
+  ETPACK_ASSIGN_OR_RETURN(const uint64_t nbytes, LayoutNbytes(p.tensor.layout, what));
   if (nbytes != p.end - p.begin) {
     return Corrupt(what + ": " + p.tensor.dtype + " shape " + ShapeText(p.tensor.layout.sizes) +
                    " needs " + std::to_string(nbytes) + " bytes but data_offsets " +
@@ -129,9 +128,10 @@ bool EndsWith(const std::string& s, const std::string& suffix) {
 
 // The tensors of one sharded index, shards read in name order.
 Result<std::vector<SafetensorsTensor>> ReadIndex(const std::string& index_path,
-                                                 std::vector<SourcePtr>* files) {
+                                                 std::vector<SourcePtr>* files, const Env& env) {
   SourcePtr index_file;
-  ETPACK_ASSIGN_OR_RETURN(const json::Value index, json::ParseFile(index_path, &index_file));
+  ETPACK_ASSIGN_OR_RETURN(const json::Value index,
+                          json::ParseFile(env.in(), index_path, &index_file));
   if (files != nullptr) files->push_back(std::move(index_file));
   const json::Value* weight_map =
       index.kind() == json::Kind::kObject ? index.Find("weight_map") : nullptr;
@@ -152,7 +152,7 @@ Result<std::vector<SafetensorsTensor>> ReadIndex(const std::string& index_path,
   std::vector<SafetensorsTensor> out;
   for (const auto& [shard, listed] : shards) {
     const std::string shard_path = (dir / shard).string();
-    auto read = ReadSafetensors(shard_path, files);
+    auto read = ReadSafetensors(shard_path, files, env);
     if (!read.ok()) {
       return read.status().WithContext(index_path + ": weight_map shard " + Quoted(shard));
     }
@@ -187,9 +187,10 @@ int ScalarTypeForSafetensorsDtype(const std::string& dtype) {
 }
 
 Result<std::vector<SafetensorsTensor>> ReadSafetensors(const std::string& path,
-                                                       std::vector<SourcePtr>* files) {
+                                                       std::vector<SourcePtr>* files,
+                                                       const Env& env) {
   // One descriptor for the header and every tensor slice of the file.
-  ETPACK_ASSIGN_OR_RETURN(const SourcePtr file, FileSource(path));
+  ETPACK_ASSIGN_OR_RETURN(const SourcePtr file, FileSource(env.in(), path));
   if (files != nullptr) files->push_back(file);
   const uint64_t file_size = file->size();
   if (file_size < 8) {
@@ -264,11 +265,13 @@ Result<std::vector<SafetensorsTensor>> ReadSafetensors(const std::string& path,
 }
 
 Result<std::vector<SafetensorsTensor>> ReadCheckpoint(const std::vector<std::string>& paths,
-                                                      std::vector<SourcePtr>* files) {
+                                                      std::vector<SourcePtr>* files,
+                                                      const Env& env) {
   std::vector<SafetensorsTensor> out;
   std::unordered_map<std::string, std::string> owner;  // tensor name -> file
   for (const std::string& path : paths) {
-    auto read = EndsWith(path, ".json") ? ReadIndex(path, files) : ReadSafetensors(path, files);
+    auto read =
+        EndsWith(path, ".json") ? ReadIndex(path, files, env) : ReadSafetensors(path, files, env);
     if (!read.ok()) return read.status();
     for (auto& t : *read) {
       // Names become .ptd keys: held to the key rule here, so an error

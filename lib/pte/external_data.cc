@@ -11,6 +11,7 @@
 #include "flatbuffer/scalar_type.h"
 #include "plan/segments.h"
 #include "program_etpack_generated.h"
+#include "pte/external_refs.h"
 #include "pte/program_checks.h"
 #include "pte/program_walk.h"
 
@@ -74,13 +75,13 @@ Result<std::unordered_map<std::string, Where>> MergeKeys(const std::vector<const
 
 Status CheckDataSet(const std::vector<const PtdFile*>& data) { return MergeKeys(data).status(); }
 
-Status CheckExternalReferences(const PteFile& pte, const std::vector<const PtdFile*>& data,
-                               uint64_t* resolved) {
+Result<std::vector<ExternalRef>> ResolveExternalTensors(const PteFile& pte,
+                                                        const std::vector<const PtdFile*>& data) {
   ETPACK_ASSIGN_OR_RETURN(const auto keys, MergeKeys(data));
   std::string file_list;
   for (const PtdFile* f : data) file_list += (file_list.empty() ? "" : ", ") + f->name();
 
-  uint64_t count = 0;
+  std::vector<ExternalRef> refs;
   ETPACK_RETURN_IF_ERROR(
       ForEachTensor(pte.program(), [&](uint32_t p, uint32_t v, const fb::Tensor& t) -> Status {
         if (!IsExternal(t)) return Status::OK();
@@ -113,11 +114,33 @@ Status CheckExternalReferences(const PteFile& pte, const std::vector<const PtdFi
                          std::to_string(nbytes) + " bytes but the segment of " + theirs +
                          " holds " + std::to_string(have));
         }
-        ++count;
+        refs.push_back({p, v, &f, it->second.entry});
         return Status::OK();
       }));
-  if (resolved != nullptr) *resolved = count;
+  return refs;
+}
+
+Status CheckExternalReferences(const PteFile& pte, const std::vector<const PtdFile*>& data,
+                               uint64_t* resolved) {
+  ETPACK_ASSIGN_OR_RETURN(const std::vector<ExternalRef> refs, ResolveExternalTensors(pte, data));
+  if (resolved != nullptr) *resolved = refs.size();
   return Status::OK();
+}
+
+std::string ConstantKeyBase(const fb::Program& program, uint32_t p, uint32_t v) {
+  const auto* method = program.execution_plan()->Get(p)->name();
+  return "constant." + (method ? method->str() : std::to_string(p)) + "." + std::to_string(v);
+}
+
+bool IsMadeUpKey(const fb::Program& program, uint32_t p, uint32_t v, std::string_view key) {
+  if (key.substr(0, kContentKeyPrefix.size()) == kContentKeyPrefix) return true;
+  const std::string base = ConstantKeyBase(program, p, v);
+  if (key.substr(0, base.size()) != base) return false;
+  // Exactly the base, or the base and "." and a positive count.
+  const std::string_view rest = key.substr(base.size());
+  if (rest.empty()) return true;
+  if (rest.size() < 2 || rest[0] != '.' || rest[1] == '0') return false;
+  return rest.find_first_not_of("0123456789", 1) == std::string_view::npos;
 }
 
 namespace {
@@ -188,9 +211,7 @@ Result<std::pair<PteInput, PtdInput>> Externalize(const fb::Program& prog, const
             extra->fully_qualified_name()->size() > 0) {
           key = extra->fully_qualified_name()->str();
         } else {
-          const auto* method = prog.execution_plan()->Get(p)->name();
-          const std::string base =
-              "constant." + (method ? method->str() : std::to_string(p)) + "." + std::to_string(v);
+          const std::string base = ConstantKeyBase(prog, p, v);
           key = base;
           for (uint64_t n = 1; taken.count(key) != 0; ++n) key = base + "." + std::to_string(n);
           taken.insert(key);

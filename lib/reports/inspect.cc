@@ -37,7 +37,7 @@ const char* LayoutName(BpteLayout layout) {
 // By offset (the longer entry first at one offset), an entry that starts
 // inside the bytes covered so far shares them; the bytes saved are the
 // entries' total size less the bytes they cover together.
-Value DedupJson(std::vector<ByteRange> ranges) {
+DedupSummary DedupOf(std::vector<ByteRange> ranges) {
   ranges.erase(
       std::remove_if(ranges.begin(), ranges.end(), [](const ByteRange& r) { return r.size == 0; }),
       ranges.end());
@@ -55,7 +55,7 @@ Value DedupJson(std::vector<ByteRange> ranges) {
       end = r_end;
     }
   }
-  return Value::Object({{"shared_entries", U(shared)}, {"bytes_saved", U(total - covered)}});
+  return DedupSummary{shared, total - covered};
 }
 
 // Where the bytes of a .pte's entries are: constants (the bytes their
@@ -85,9 +85,9 @@ std::vector<ByteRange> EntryRanges(const PteFile& file, const std::vector<uint64
 
 }  // namespace
 
-Result<ArtifactKind> DetectArtifactKind(const std::string& path) {
+Result<ArtifactKind> DetectArtifactKind(const std::string& path, const Env& env) {
   // FileSource refuses anything but a regular file before reading it.
-  ETPACK_ASSIGN_OR_RETURN(const SourcePtr file, FileSource(path));
+  ETPACK_ASSIGN_OR_RETURN(const SourcePtr file, FileSource(env.in(), path));
   uint8_t head[8];
   const size_t got = static_cast<size_t>(std::min<uint64_t>(file->size(), sizeof head));
   ETPACK_RETURN_IF_ERROR(file->ReadAt(0, head, got));
@@ -152,45 +152,42 @@ void JsonSink::Element(Value value) { printer_.Put(value); }
 void JsonSink::End() { printer_.End(); }
 void JsonSink::Finish() { printer_.End(); }
 
-Status ReportPte(const PteFile& file, ReportSink& sink) {
-  ETPACK_ASSIGN_OR_RETURN(Value fat, FatDelegatesJson(file));
+const char* ReportListName(ReportList list) {
+  switch (list) {
+    case ReportList::kMethods: return "methods";
+    case ReportList::kSegments: return "segments";
+    case ReportList::kDelegates: return "delegates";
+    case ReportList::kNamedData: return "named_data";
+    case ReportList::kExternalTensors: return "external_tensors";
+    case ReportList::kEntries: return "entries";
+    case ReportList::kTestSuites: return "test_suites";
+  }
+  return "?";
+}
+
+Status ReportPte(const PteFile& file, InspectSink& sink) {
+  ETPACK_ASSIGN_OR_RETURN(std::vector<FatDelegateReport> fat, FatDelegates(file));
   const ExtendedHeader& header = file.header();
   const PteSegmentMap& layout = file.layout();
-  sink.Member("kind", Value::String("pte"));
-  sink.Member("file", Value::String(file.name()));
-  sink.Member("file_size", U(file.size()));
-  sink.Member("identifier", Value::String(Identifier(file.head(), file.head_size())));
-  sink.Member("extended_header",
-              Value::Object({{"present", Value::Bool(header.present)},
-                             {"length", U(header.length)},
-                             {"program_size", U(header.program_size)},
-                             {"segment_base_offset", U(header.segment_base_offset)},
-                             {"segment_data_size", U(header.segment_data_size)}}));
+  sink.Head(
+      PteReportHead{file.name(), file.size(), Identifier(file.head(), file.head_size()), header});
   size_t delegate_count = 0;
-  sink.BeginArray("methods", file.methods().size());
+  sink.BeginList(ReportList::kMethods, file.methods().size());
   for (const PteMethod& m : file.methods()) {
     delegate_count += m.delegates.size();
-    sink.Element(Value::Object({{"name", Value::String(m.name)},
-                                {"values", U(m.value_count)},
-                                {"inputs", U(m.inputs.size())},
-                                {"outputs", U(m.outputs.size())},
-                                {"instructions", U(m.instruction_count)},
-                                {"delegates", U(m.delegates.size())}}));
+    sink.Row(MethodRow{m.name, m.value_count, m.inputs.size(), m.outputs.size(),
+                       m.instruction_count, m.delegates.size()});
   }
-  sink.End();
+  sink.EndList();
 
-  sink.BeginArray("segments", layout.segments.size());
+  sink.BeginList(ReportList::kSegments, layout.segments.size());
   for (size_t i = 0; i < layout.segments.size(); ++i) {
     const PteSegmentMap::Segment& s = layout.segments[i];
     const uint64_t absolute = header.segment_base_offset + s.offset;
-    sink.Element(Value::Object({{"index", U(i)},
-                                {"role", Value::String(SegmentRoleName(s.role))},
-                                {"offset", U(s.offset)},
-                                {"absolute_offset", U(absolute)},
-                                {"size", U(s.size)},
-                                {"alignment", U(OffsetAlignment(absolute))}}));
+    sink.Row(SegmentRow{i, SegmentRoleName(s.role), s.offset, absolute, s.size,
+                        OffsetAlignment(absolute)});
   }
-  sink.End();
+  sink.EndList();
 
   uint64_t constant_tensors = 0, constant_bytes = 0, external_count = 0;
   // By constant buffer: the most bytes a tensor reads from it, and whether
@@ -212,148 +209,236 @@ Status ReportPte(const PteFile& file, ReportSink& sink) {
   for (size_t idx = 0; idx < used.size(); ++idx) {
     if (used[idx]) constant_bytes += file.constant_buffers()[idx].size;
   }
-  sink.Member("constants",
-              Value::Object({{"tensors", U(constant_tensors)}, {"bytes", U(constant_bytes)}}));
+  sink.Constants(ConstantsSummary{constant_tensors, constant_bytes});
 
-  sink.BeginArray("delegates", delegate_count);
+  sink.BeginList(ReportList::kDelegates, delegate_count);
   for (const PteMethod& m : file.methods()) {
     for (size_t i = 0; i < m.delegates.size(); ++i) {
       const PteDelegate& d = m.delegates[i];
-      sink.Element(Value::Object(
-          {{"method", Value::String(m.name)},
-           {"index", U(i)},
-           {"backend", Value::String(d.backend)},
-           {"location",
-            Value::String((d.in_segment ? "segment " : "inline ") + std::to_string(d.index))},
-           {"size", U(d.size)}}));
+      sink.Row(DelegateRow{m.name, i, d.backend,
+                           (d.in_segment ? "segment " : "inline ") + std::to_string(d.index),
+                           d.size});
     }
   }
-  sink.End();
+  sink.EndList();
 
-  sink.BeginArray("named_data", file.named_data().size());
+  sink.BeginList(ReportList::kNamedData, file.named_data().size());
   for (const PteNamedData& n : file.named_data()) {
-    sink.Element(Value::Object({{"key", Value::String(n.key)},
-                                {"segment", U(n.segment_index)},
-                                {"size", U(layout.segments[n.segment_index].size)}}));
+    sink.Row(NamedDataRow{n.key, n.segment_index, layout.segments[n.segment_index].size});
   }
-  sink.End();
+  sink.EndList();
 
-  sink.BeginArray("external_tensors", external_count);
+  sink.BeginList(ReportList::kExternalTensors, external_count);
   for (const PteTensor& t : tensors) {
     if (t.data != TensorData::kExternal) continue;
-    sink.Element(Value::Object({{"method", Value::String(file.methods()[t.method].name)},
-                                {"value", U(t.value)},
-                                {"key", Value::String(t.key)},
-                                {"tensor_layout", LayoutJson(t.layout)}}));
+    sink.Row(ExternalTensorRow{file.methods()[t.method].name, t.value, t.key, t.layout});
   }
-  sink.End();
-  sink.Member("dedup", DedupJson(EntryRanges(file, need)));
-  sink.Member("fat_delegates", std::move(fat));
+  sink.EndList();
+  sink.Dedup(DedupOf(EntryRanges(file, need)));
+  sink.FatDelegates(fat);
   return Status::OK();
 }
 
-void ReportPtd(const PtdFile& f, ReportSink& sink) {
-  const FlatTensorHeader& h = f.header();
+void ReportPtd(const PtdFile& f, InspectSink& sink) {
   const PtdSegmentMap& l = f.layout();
-  sink.Member("kind", Value::String("ptd"));
-  sink.Member("file", Value::String(f.name()));
-  sink.Member("file_size", U(f.size()));
-  sink.Member("identifier", Value::String(Identifier(f.head(), f.head_size())));
-  sink.Member("header", Value::Object({{"length", U(h.length)},
-                                       {"flatbuffer_offset", U(h.flatbuffer_offset)},
-                                       {"flatbuffer_size", U(h.flatbuffer_size)},
-                                       {"segment_base_offset", U(h.segment_base_offset)},
-                                       {"segment_data_size", U(h.segment_data_size)}}));
-  sink.BeginArray("segments", l.segments.size());
+  sink.Head(PtdReportHead{f.name(), f.size(), Identifier(f.head(), f.head_size()), f.header()});
+  sink.BeginList(ReportList::kSegments, l.segments.size());
   for (size_t i = 0; i < l.segments.size(); ++i) {
     const uint64_t absolute = l.segment_base_offset + l.segments[i].offset;
-    sink.Element(Value::Object({{"index", U(i)},
-                                {"offset", U(l.segments[i].offset)},
-                                {"absolute_offset", U(absolute)},
-                                {"size", U(l.segments[i].size)},
-                                {"alignment", U(OffsetAlignment(absolute))}}));
+    sink.Row(SegmentRow{i, nullptr, l.segments[i].offset, absolute, l.segments[i].size,
+                        OffsetAlignment(absolute)});
   }
-  sink.End();
+  sink.EndList();
   std::vector<ByteRange> ranges;
   ranges.reserve(f.entries().size());
-  sink.BeginArray("entries", f.entries().size());
+  sink.BeginList(ReportList::kEntries, f.entries().size());
   for (const PtdFile::Entry& e : f.entries()) {
     ranges.push_back({l.segment_base_offset + l.segments[e.segment_index].offset,
                       l.segments[e.segment_index].size});
-    sink.Element(
-        Value::Object({{"key", Value::String(e.key)},
-                       {"segment", U(e.segment_index)},
-                       {"size", U(l.segments[e.segment_index].size)},
-                       {"tensor_layout", e.layout ? LayoutJson(*e.layout) : Value::Null()}}));
+    sink.Row(EntryRow{e.key, e.segment_index, l.segments[e.segment_index].size, e.layout});
   }
-  sink.End();
-  sink.Member("dedup", DedupJson(std::move(ranges)));
+  sink.EndList();
+  sink.Dedup(DedupOf(std::move(ranges)));
 }
 
-Status ReportBpte(const BpteFile& f, ReportSink& sink) {
+Status ReportBpte(const BpteFile& f, InspectSink& sink) {
   ETPACK_ASSIGN_OR_RETURN(std::vector<BundledTestSuite> suites, f.Suites());
   // The program's report fails only on its fat delegates: checked first,
   // so that a failing report has no members.
-  ETPACK_RETURN_IF_ERROR(FatDelegatesJson(f.program()).status());
-  sink.Member("kind", Value::String("bpte"));
-  sink.Member("file", Value::String(f.name()));
-  sink.Member("file_size", U(f.size()));
-  sink.Member("layout", Value::String(LayoutName(f.layout())));
-  sink.Member("program_offset", U(f.program_offset()));
-  sink.Member("program_size", U(f.program_size()));
-  sink.BeginArray("test_suites", suites.size());
-  for (const BundledTestSuite& s : suites) {
-    sink.Element(Value::Object(
-        {{"method", Value::String(s.method_name)}, {"cases", U(s.test_cases.size())}}));
-  }
-  sink.End();
-  sink.BeginObject("program");
+  ETPACK_RETURN_IF_ERROR(FatDelegates(f.program()).status());
+  sink.Head(BpteReportHead{f.name(), f.size(), f.layout(), f.program_offset(), f.program_size()});
+  sink.BeginList(ReportList::kTestSuites, suites.size());
+  for (const BundledTestSuite& s : suites) sink.Row(SuiteRow{s.method_name, s.test_cases.size()});
+  sink.EndList();
+  sink.BeginProgram();
   ETPACK_RETURN_IF_ERROR(ReportPte(f.program(), sink));
-  sink.End();
+  sink.EndProgram();
   return Status::OK();
 }
 
+namespace {
+
+// The members every report starts with.
+void Top(ReportSink& out, const char* kind, const std::string& file, uint64_t file_size) {
+  out.Member("kind", Value::String(kind));
+  out.Member("file", Value::String(file));
+  out.Member("file_size", U(file_size));
+}
+
+}  // namespace
+
+void ReportJson::Head(const PteReportHead& h) {
+  Top(out_, "pte", h.file, h.file_size);
+  out_.Member("identifier", Value::String(h.identifier));
+  const ExtendedHeader& x = h.extended_header;
+  out_.Member("extended_header", Value::Object({{"present", Value::Bool(x.present)},
+                                                {"length", U(x.length)},
+                                                {"program_size", U(x.program_size)},
+                                                {"segment_base_offset", U(x.segment_base_offset)},
+                                                {"segment_data_size", U(x.segment_data_size)}}));
+}
+
+void ReportJson::Head(const PtdReportHead& h) {
+  Top(out_, "ptd", h.file, h.file_size);
+  out_.Member("identifier", Value::String(h.identifier));
+  const FlatTensorHeader& x = h.header;
+  out_.Member("header", Value::Object({{"length", U(x.length)},
+                                       {"flatbuffer_offset", U(x.flatbuffer_offset)},
+                                       {"flatbuffer_size", U(x.flatbuffer_size)},
+                                       {"segment_base_offset", U(x.segment_base_offset)},
+                                       {"segment_data_size", U(x.segment_data_size)}}));
+}
+
+void ReportJson::Head(const BpteReportHead& h) {
+  Top(out_, "bpte", h.file, h.file_size);
+  out_.Member("layout", Value::String(LayoutName(h.layout)));
+  out_.Member("program_offset", U(h.program_offset));
+  out_.Member("program_size", U(h.program_size));
+}
+
+void ReportJson::BeginList(ReportList list, size_t size) {
+  out_.BeginArray(ReportListName(list), size);
+}
+
+void ReportJson::Row(const MethodRow& r) {
+  out_.Element(Value::Object({{"name", Value::String(r.name)},
+                              {"values", U(r.values)},
+                              {"inputs", U(r.inputs)},
+                              {"outputs", U(r.outputs)},
+                              {"instructions", U(r.instructions)},
+                              {"delegates", U(r.delegates)}}));
+}
+
+void ReportJson::Row(const SegmentRow& r) {
+  std::vector<Value::Member> m;
+  m.emplace_back("index", U(r.index));
+  if (r.role != nullptr) m.emplace_back("role", Value::String(r.role));
+  m.emplace_back("offset", U(r.offset));
+  m.emplace_back("absolute_offset", U(r.absolute_offset));
+  m.emplace_back("size", U(r.size));
+  m.emplace_back("alignment", U(r.alignment));
+  out_.Element(Value::Object(std::move(m)));
+}
+
+void ReportJson::Row(const DelegateRow& r) {
+  out_.Element(Value::Object({{"method", Value::String(r.method)},
+                              {"index", U(r.index)},
+                              {"backend", Value::String(r.backend)},
+                              {"location", Value::String(r.location)},
+                              {"size", U(r.size)}}));
+}
+
+void ReportJson::Row(const NamedDataRow& r) {
+  out_.Element(Value::Object(
+      {{"key", Value::String(r.key)}, {"segment", U(r.segment)}, {"size", U(r.size)}}));
+}
+
+void ReportJson::Row(const ExternalTensorRow& r) {
+  out_.Element(Value::Object({{"method", Value::String(r.method)},
+                              {"value", U(r.value)},
+                              {"key", Value::String(r.key)},
+                              {"tensor_layout", LayoutJson(r.tensor_layout)}}));
+}
+
+void ReportJson::Row(const EntryRow& r) {
+  out_.Element(Value::Object(
+      {{"key", Value::String(r.key)},
+       {"segment", U(r.segment)},
+       {"size", U(r.size)},
+       {"tensor_layout", r.tensor_layout ? LayoutJson(*r.tensor_layout) : Value::Null()}}));
+}
+
+void ReportJson::Row(const SuiteRow& r) {
+  out_.Element(Value::Object({{"method", Value::String(r.method)}, {"cases", U(r.cases)}}));
+}
+
+void ReportJson::EndList() { out_.End(); }
+
+void ReportJson::Constants(const ConstantsSummary& c) {
+  out_.Member("constants", Value::Object({{"tensors", U(c.tensors)}, {"bytes", U(c.bytes)}}));
+}
+
+void ReportJson::Dedup(const DedupSummary& d) {
+  out_.Member("dedup", Value::Object({{"shared_entries", U(d.shared_entries)},
+                                      {"bytes_saved", U(d.bytes_saved)}}));
+}
+
+void ReportJson::FatDelegates(const std::vector<FatDelegateReport>& fat) {
+  out_.Member("fat_delegates", FatDelegatesJson(fat));
+}
+
+void ReportJson::BeginProgram() { out_.BeginObject("program"); }
+void ReportJson::EndProgram() { out_.End(); }
+
 Result<Value> PteReportJson(const PteFile& file) {
   TreeSink sink;
-  ETPACK_RETURN_IF_ERROR(ReportPte(file, sink));
+  ReportJson json(sink);
+  ETPACK_RETURN_IF_ERROR(ReportPte(file, json));
   return std::move(sink).Take();
 }
 
 Value PtdReportJson(const PtdFile& file) {
   TreeSink sink;
-  ReportPtd(file, sink);
+  ReportJson json(sink);
+  ReportPtd(file, json);
   return std::move(sink).Take();
 }
 
 Result<Value> BpteReportJson(const BpteFile& file) {
   TreeSink sink;
-  ETPACK_RETURN_IF_ERROR(ReportBpte(file, sink));
+  ReportJson json(sink);
+  ETPACK_RETURN_IF_ERROR(ReportBpte(file, json));
   return std::move(sink).Take();
 }
 
-Status Inspect(const std::string& path, ReportSink& sink) {
-  ETPACK_ASSIGN_OR_RETURN(ArtifactKind kind, DetectArtifactKind(path));
+Status Inspect(const std::string& path, ReportSink& sink, const Env& env) {
+  ReportJson json(sink);
+  return Inspect(path, json, env);
+}
+
+Status Inspect(const std::string& path, InspectSink& sink, const Env& env) {
+  ETPACK_ASSIGN_OR_RETURN(ArtifactKind kind, DetectArtifactKind(path, env));
   switch (kind) {
     case ArtifactKind::kPte: {
-      ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PteFile> file, PteFile::Open(path));
+      ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PteFile> file, PteFile::Open(path, env));
       return ReportPte(*file, sink);
     }
     case ArtifactKind::kPtd: {
-      ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PtdFile> file, PtdFile::Open(path));
+      ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PtdFile> file, PtdFile::Open(path, env));
       ReportPtd(*file, sink);
       return Status::OK();
     }
     case ArtifactKind::kBpte: {
-      ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<BpteFile> file, BpteFile::Open(path));
+      ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<BpteFile> file, BpteFile::Open(path, env));
       return ReportBpte(*file, sink);
     }
   }
   return InvalidArgument(path + ": unknown artifact kind");
 }
 
-Result<Value> InspectJson(const std::string& path) {
+Result<Value> InspectJson(const std::string& path, const Env& env) {
   TreeSink sink;
-  ETPACK_RETURN_IF_ERROR(Inspect(path, sink));
+  ETPACK_RETURN_IF_ERROR(Inspect(path, sink, env));
   return std::move(sink).Take();
 }
 

@@ -466,36 +466,36 @@ struct Sized {
 };
 
 template <typename File>
-Result<Sized> OpenAndSize(const std::string& path) {
-  ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<File> file, File::Open(path));
+Result<Sized> OpenAndSize(const std::string& path, const Env& env) {
+  ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<File> file, File::Open(path, env));
   ETPACK_ASSIGN_OR_RETURN(SizeReport report, SizesOf(*file));
   return Sized{std::move(file), std::move(report)};
 }
 
-Result<Sized> OpenAndSize(const std::string& path) {
-  ETPACK_ASSIGN_OR_RETURN(ArtifactKind kind, DetectArtifactKind(path));
+Result<Sized> OpenAndSize(const std::string& path, const Env& env) {
+  ETPACK_ASSIGN_OR_RETURN(ArtifactKind kind, DetectArtifactKind(path, env));
   switch (kind) {
-    case ArtifactKind::kPte: return OpenAndSize<PteFile>(path);
-    case ArtifactKind::kPtd: return OpenAndSize<PtdFile>(path);
-    case ArtifactKind::kBpte: return OpenAndSize<BpteFile>(path);
+    case ArtifactKind::kPte: return OpenAndSize<PteFile>(path, env);
+    case ArtifactKind::kPtd: return OpenAndSize<PtdFile>(path, env);
+    case ArtifactKind::kBpte: return OpenAndSize<BpteFile>(path, env);
   }
   return InvalidArgument(path + ": unknown artifact kind");
 }
 
 }  // namespace
 
-Result<SizeReport> SizesOf(const std::string& path) {
-  ETPACK_ASSIGN_OR_RETURN(Sized sized, OpenAndSize(path));
+Result<SizeReport> SizesOf(const std::string& path, const Env& env) {
+  ETPACK_ASSIGN_OR_RETURN(Sized sized, OpenAndSize(path, env));
   return std::move(sized.report);
 }
 
-Result<FileSizes> SizesOfFiles(const std::vector<std::string>& paths,
-                               const SharedOptions& options) {
+Result<FileSizes> SizesOfFiles(const std::vector<std::string>& paths, const SharedOptions& options,
+                               const Env& env) {
   std::vector<std::unique_ptr<ArtifactFile>> open;
   std::vector<const ArtifactFile*> files;
   FileSizes out;
   for (const std::string& path : paths) {
-    ETPACK_ASSIGN_OR_RETURN(Sized sized, OpenAndSize(path));
+    ETPACK_ASSIGN_OR_RETURN(Sized sized, OpenAndSize(path, env));
     files.push_back(sized.file.get());
     open.push_back(std::move(sized.file));
     out.reports.push_back(std::move(sized.report));

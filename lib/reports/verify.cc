@@ -54,7 +54,7 @@ class Checker {
   Checker(VerifyReport& r, const VerifyOptions& options) : r_(r), options_(options) {}
 
   bool Ptd(const std::string& path, bool deep, std::unique_ptr<PtdFile>* out = nullptr) {
-    Result<std::unique_ptr<PtdFile>> file = PtdFile::Open(path);
+    Result<std::unique_ptr<PtdFile>> file = PtdFile::Open(path, options_.env);
     if (!file.ok()) return Fail(r_, path, file.status());
     const PtdFile& f = **file;
     VerifiedFile v = Of(path, ArtifactKind::kPtd, f.size());
@@ -67,7 +67,7 @@ class Checker {
   }
 
   bool Bpte(const std::string& path) {
-    Result<std::unique_ptr<BpteFile>> file = BpteFile::Open(path);
+    Result<std::unique_ptr<BpteFile>> file = BpteFile::Open(path, options_.env);
     if (!file.ok()) return Fail(r_, path, file.status());
     const BpteFile& f = **file;
     Result<std::vector<BundledTestSuite>> suites = f.Suites();
@@ -90,7 +90,7 @@ class Checker {
   }
 
   bool Pte(const std::string& path, const std::vector<std::string>& data_paths) {
-    Result<std::unique_ptr<PteFile>> file = PteFile::Open(path);
+    Result<std::unique_ptr<PteFile>> file = PteFile::Open(path, options_.env);
     if (!file.ok()) return Fail(r_, path, file.status());
     const PteFile& f = **file;
     VerifiedFile v = Of(path, ArtifactKind::kPte, f.size());
@@ -102,7 +102,7 @@ class Checker {
     std::vector<std::unique_ptr<PtdFile>> data;
     std::vector<const PtdFile*> views;
     for (const std::string& d : data_paths) {
-      Result<ArtifactKind> kind = DetectArtifactKind(d);
+      Result<ArtifactKind> kind = DetectArtifactKind(d, options_.env);
       if (!kind.ok()) return Undetected(r_, d, kind.status());
       if (*kind != ArtifactKind::kPtd) {
         return Fail(r_, d,
@@ -209,7 +209,7 @@ Result<VerifyReport> Verify(const std::vector<std::string>& files, const VerifyO
   std::vector<std::string> programs, ptds;
   ArtifactKind program_kind = ArtifactKind::kPte;
   for (const std::string& p : files) {
-    Result<ArtifactKind> kind = DetectArtifactKind(p);
+    Result<ArtifactKind> kind = DetectArtifactKind(p, options.env);
     if (!kind.ok()) {
       Undetected(r, p, kind.status());
       return r;

@@ -379,12 +379,13 @@ Result<UpdateReport> Update(const ArtifactFile& file, const std::vector<Slot>& s
 // Opens the artifact at `path` and updates it, or says (nullopt) that the
 // file opened is not the one `lock` holds: it was replaced in between.
 Result<std::optional<UpdateReport>> UpdateLocked(const std::string& path, const PtdInput& weights,
-                                                 OutputFs* fs, const WriteOptions& options,
+                                                 const Env& env, const WriteOptions& options,
                                                  const UpdateLock& lock) {
-  ETPACK_ASSIGN_OR_RETURN(ArtifactKind kind, DetectArtifactKind(path));
+  OutputFs* fs = env.output;
+  ETPACK_ASSIGN_OR_RETURN(ArtifactKind kind, DetectArtifactKind(path, env));
   switch (kind) {
     case ArtifactKind::kPtd: {
-      ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PtdFile> file, PtdFile::Open(path));
+      ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PtdFile> file, PtdFile::Open(path, env));
       if (!lock.Covers(FdOf(*file))) return std::optional<UpdateReport>();
       ETPACK_ASSIGN_OR_RETURN(std::vector<Slot> slots, SlotsOf(*file));
       ETPACK_ASSIGN_OR_RETURN(UpdateReport r,
@@ -392,7 +393,7 @@ Result<std::optional<UpdateReport>> UpdateLocked(const std::string& path, const 
       return std::optional<UpdateReport>(r);
     }
     case ArtifactKind::kPte: {
-      ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PteFile> file, PteFile::Open(path));
+      ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PteFile> file, PteFile::Open(path, env));
       if (!lock.Covers(FdOf(*file))) return std::optional<UpdateReport>();
       ETPACK_ASSIGN_OR_RETURN(std::vector<Slot> slots, SlotsOf(*file));
       ETPACK_ASSIGN_OR_RETURN(UpdateReport r,
@@ -408,7 +409,7 @@ Result<std::optional<UpdateReport>> UpdateLocked(const std::string& path, const 
 
 }  // namespace
 
-Result<UpdateReport> UpdateWeights(const std::string& path, const PtdInput& weights, OutputFs* fs,
+Result<UpdateReport> UpdateWeights(const std::string& path, const PtdInput& weights, const Env& env,
                                    const WriteOptions& options) {
   // Each round that finds the file replaced after its lock was taken (by
   // the update that held the lock before, or by another writer) starts
@@ -418,14 +419,14 @@ Result<UpdateReport> UpdateWeights(const std::string& path, const PtdInput& weig
   for (int round = 0; round < kMaxRounds; ++round) {
     ETPACK_RETURN_IF_ERROR(lock.Acquire(path, options.cancel));
     ETPACK_ASSIGN_OR_RETURN(std::optional<UpdateReport> report,
-                            UpdateLocked(path, weights, fs, options, lock));
+                            UpdateLocked(path, weights, env, options, lock));
     if (report) return *report;
   }
   return Status(Code::kIoError, path + ": the file was replaced " + std::to_string(kMaxRounds) +
                                     " times while the update waited for it; nothing was written");
 }
 
-Result<PtdInput> ReadWeights(const std::vector<std::string>& paths) {
+Result<PtdInput> ReadWeights(const std::vector<std::string>& paths, const Env& env) {
   PtdInput out;
   std::map<std::string, std::string> origin;  // key -> the file it came from
   auto add = [&](const std::string& key, std::optional<TensorLayout> layout, SourcePtr data,
@@ -440,7 +441,7 @@ Result<PtdInput> ReadWeights(const std::vector<std::string>& paths) {
   };
   std::vector<std::string> checkpoint;
   for (const std::string& p : paths) {
-    Result<ArtifactKind> kind = DetectArtifactKind(p);
+    Result<ArtifactKind> kind = DetectArtifactKind(p, env);
     if (!kind.ok() && kind.status().code() != Code::kCorrupt) return kind.status();
     if (!kind.ok()) {
       checkpoint.push_back(p);  // not an artifact: .safetensors or an index
@@ -451,7 +452,7 @@ Result<PtdInput> ReadWeights(const std::vector<std::string>& paths) {
                              ": new weights come from .safetensors, *.index.json or .ptd "
                              "files; this is a program");
     }
-    ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PtdFile> file, PtdFile::Open(p));
+    ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PtdFile> file, PtdFile::Open(p, env));
     for (size_t i = 0; i < file->entries().size(); ++i) {
       const PtdFile::Entry& e = file->entries()[i];
       if (IsIntegrityKey(e.key)) continue;
@@ -462,7 +463,7 @@ Result<PtdInput> ReadWeights(const std::vector<std::string>& paths) {
   if (!checkpoint.empty()) {
     std::vector<SourcePtr> read;
     ETPACK_ASSIGN_OR_RETURN(std::vector<SafetensorsTensor> tensors,
-                            ReadCheckpoint(checkpoint, &read));
+                            ReadCheckpoint(checkpoint, &read, env));
     for (SafetensorsTensor& t : tensors) {
       ETPACK_RETURN_IF_ERROR(add(t.name, t.layout, t.data, t.file));
     }

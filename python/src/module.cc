@@ -200,7 +200,7 @@ py::dict Update(const std::string& path, py::handle entries, py::handle paths,
         WriteOptions options;
         options.progress = on_progress;
         options.cancel = cancel;
-        Result<UpdateReport> report = UpdateWeights(path, all, nullptr, options);
+        Result<UpdateReport> report = UpdateWeights(path, all, Env(), options);
         if (!report.ok()) return report.status();
         r = *report;
         return Status::OK();
