@@ -14,6 +14,7 @@
 #include "commands.h"
 #include "etpack/archive.h"
 #include "progress.h"
+#include "write_job.h"
 
 namespace etpack::cli {
 
@@ -34,10 +35,12 @@ int Compress(const std::vector<std::string>& argv) {
   }
   const std::string& input = args->positional[0];
   {
+    Result<ArtifactPlan> plan = CompressPlan(input, options);
+    if (!plan.ok()) return Failure(plan.status());
     ProgressLine progress("compressing " + input);
-    if (Status s = CompressFile(input, *out, options, progress.callback()); !s.ok()) {
-      return Failure(s);
-    }
+    WriteOptions write;
+    write.progress = progress.callback();
+    if (Status s = WriteArtifacts({{*out, &*plan}}, write); !s.ok()) return Failure(s);
   }
   Result<std::unique_ptr<Archive>> archive = Archive::Open(*out);
   if (!archive.ok()) return Failure(archive.status());
@@ -78,10 +81,12 @@ int Decompress(const std::vector<std::string>& argv) {
     }
   }
   {
+    Result<ArtifactPlan> plan = region ? a.RegionPlan(*region) : a.ExtractPlan(0, a.size());
+    if (!plan.ok()) return Failure(plan.status());
     ProgressLine progress("decompressing " + path);
-    const Status s = region ? a.ExtractRegionFile(*region, *out, progress.callback())
-                            : a.ExtractFile(0, a.size(), *out, progress.callback());
-    if (!s.ok()) return Failure(s);
+    WriteOptions write;
+    write.progress = progress.callback();
+    if (Status s = WriteArtifacts({{*out, &*plan}}, write); !s.ok()) return Failure(s);
   }
   std::printf("wrote %s (%s)\n", out->c_str(), BytesText(region ? region->size : a.size()).c_str());
   return kExitOk;

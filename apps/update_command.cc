@@ -10,6 +10,7 @@
 #include "etpack/json.h"
 #include "etpack/update.h"
 #include "measure.h"
+#include "progress.h"
 #include "write_job.h"
 
 namespace etpack::cli {
@@ -32,7 +33,13 @@ int Update(const std::vector<std::string>& argv) {
   const auto start = std::chrono::steady_clock::now();
   Result<PtdInput> weights = ReadWeights(from);
   if (!weights.ok()) return Failure(weights.status());
-  Result<UpdateReport> r = UpdateWeights(path, *weights, Env{nullptr, CommandOutputFs()});
+  Result<UpdateReport> r = UpdateReport{};
+  {
+    ProgressLine progress("updating " + path);
+    WriteOptions options;
+    options.progress = progress.callback();
+    r = UpdateWeights(path, *weights, Env{nullptr, CommandOutputFs()}, options);
+  }
   if (!r.ok()) return Failure(r.status());
   const double seconds = SecondsSince(start);
   if (r->written && r->other_links > 0) {

@@ -79,6 +79,11 @@ ScopedCommandOutputFs::~ScopedCommandOutputFs() { command_output_fs = previous_;
 
 OutputFs* CommandOutputFs() { return command_output_fs; }
 
+Status WriteArtifacts(const ArtifactFiles& files, const WriteOptions& options) {
+  return command_output_fs != nullptr ? WriteArtifactFiles(*command_output_fs, files, options)
+                                      : WriteArtifactFiles(files, options);
+}
+
 Status WriteFilesWithProgress(const ArtifactFiles& files, WriteStats* stats,
                               std::vector<ArtifactSha256>* digests) {
   std::string label = "writing ";
@@ -90,8 +95,7 @@ Status WriteFilesWithProgress(const ArtifactFiles& files, WriteStats* stats,
   options.progress = progress.callback();
   options.sha256 = digests;
   options.stats = stats;
-  return command_output_fs != nullptr ? WriteArtifactFiles(*command_output_fs, files, options)
-                                      : WriteArtifactFiles(files, options);
+  return WriteArtifacts(files, options);
 }
 
 void AddWriteStats(const ArtifactFiles& files, const WriteStats& stats, json::Value* report) {

@@ -84,6 +84,10 @@ class ScopedCommandOutputFs {
 // the library themselves (update).
 OutputFs* CommandOutputFs();
 
+// WriteArtifactFiles through CommandOutputFs(), or on POSIX files with the
+// default options: how every command writes, with or without a report.
+Status WriteArtifacts(const ArtifactFiles& files, const WriteOptions& options);
+
 // Writes `files` as one unit (WriteArtifactFiles), with a progress line,
 // then reports how many bytes were written and how many of those share
 // the disk blocks of the files they came from (WriteStats): a "shared:"

@@ -253,6 +253,46 @@ TEST_CASE("a failing output leaves nothing behind") {
   CHECK(ok.files().count("out.zst") == 1);
 }
 
+// Compress and decompress are plans written by the writer: both report
+// progress (compress in input bytes, decompress in output bytes), and a
+// cancel mid-write leaves the destination as it was, nothing beside it.
+TEST_CASE("compress and decompress report progress and can be cancelled mid-write") {
+  TempDir dir;
+  const std::vector<uint8_t> bytes = PatternBytes(1 << 20, 9);
+  WriteFile(dir.File("in.bin"), bytes);
+  ArchiveOptions small;
+  small.frame_bytes = 64 << 10;  // 16 frames
+  WriteFile(dir.File("a.zst"), std::string("old"));
+  WriteFile(dir.File("out.bin"), std::string("old"));
+  auto cancel_after = [](int* asked, int n) { return [asked, n] { return ++*asked > n; }; };
+  for (bool compress : {true, false}) {
+    CAPTURE(compress);
+    int asked = 0;
+    WriteOptions options;
+    options.cancel = cancel_after(&asked, 3);
+    Status s = compress ? CompressFile(dir.File("in.bin"), dir.File("a.zst"), small, options)
+                        : OpenArchive(dir.File("whole.zst"))
+                              ->ExtractFile(0, bytes.size(), dir.File("out.bin"), options);
+    INFO(s.ToString());
+    CHECK(s.code() == Code::kIoError);
+    CHECK(Contains(s.message(), "write cancelled by the caller after "));
+    CHECK(ReadFile(dir.File(compress ? "a.zst" : "out.bin")) ==
+          std::vector<uint8_t>{'o', 'l', 'd'});
+    std::vector<std::pair<uint64_t, uint64_t>> reports;
+    options = {};
+    options.progress = [&](uint64_t done, uint64_t total) { reports.emplace_back(done, total); };
+    s = compress ? CompressFile(dir.File("in.bin"), dir.File("whole.zst"), small, options)
+                 : OpenArchive(dir.File("whole.zst"))
+                       ->ExtractFile(0, bytes.size(), dir.File("out.bin"), options);
+    INFO(s.ToString());
+    REQUIRE(s.ok());
+    REQUIRE_FALSE(reports.empty());
+    CHECK(reports.back() == std::make_pair(uint64_t{1} << 20, uint64_t{1} << 20));
+    CHECK(dir.List() == std::set<std::string>{"in.bin", "a.zst", "out.bin", "whole.zst"});
+  }
+  CHECK(ReadFile(dir.File("out.bin")) == bytes);
+}
+
 TEST_CASE("a disk without room for zstd's bound is told why compress needs it") {
   TempDir dir;
   WriteFile(dir.File("in.bin"), PatternBytes(1 << 20, 4));

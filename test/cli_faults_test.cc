@@ -1,5 +1,6 @@
 // The fault matrix: every command that writes (pack, repack, repack
-// --external-constants, ptd, bundle, unbundle), run in-process as the CLI
+// --external-constants, ptd, bundle, unbundle, update, compress,
+// decompress), run in-process as the CLI
 // runs it but through a fault-injecting OutputFs, with a failure injected at
 // each step of writing and publishing. Whatever fails, each destination is
 // either as it was (absent, or the old file byte for byte) or the new file,
@@ -42,6 +43,12 @@ struct WritePath {
   int (*command)(const std::vector<std::string>&);
   std::vector<std::string> (*args)(const std::string& in, const std::string& out);
   std::vector<std::string> outputs;
+  // For a command that rewrites its output (update): the file in `in` whose
+  // bytes the one output holds before the command runs. It then only runs
+  // on an existing file.
+  const char* before = nullptr;
+  // Whether `verify` checks the outputs (not an archive).
+  bool artifact = true;
 };
 
 // CASES.json for pte_constants.pte's method: f32[2,3], double, bool, int.
@@ -112,6 +119,27 @@ const std::vector<WritePath>& WritePaths() {
          return {Golden("bpte_basic.bpte"), "-o", out + "/x.pte"};
        },
        {"x.pte"}},
+      {"update",
+       cli::Update,
+       [](const std::string& in, const std::string& out) -> std::vector<std::string> {
+         return {out + "/x.ptd", "--from", in + "/new.safetensors"};
+       },
+       {"x.ptd"},
+       "base.ptd"},
+      {"compress",
+       cli::Compress,
+       [](const std::string& in, const std::string& out) -> std::vector<std::string> {
+         return {in + "/base.ptd", "-o", out + "/x.ptd.zst"};
+       },
+       {"x.ptd.zst"},
+       nullptr,
+       false},
+      {"decompress",
+       cli::Decompress,
+       [](const std::string& in, const std::string& out) -> std::vector<std::string> {
+         return {in + "/base.ptd.zst", "-o", out + "/x.ptd"};
+       },
+       {"x.ptd"}},
   };
   return paths;
 }
@@ -194,6 +222,7 @@ int RunThrough(OutputFs* fs, const WritePath& path, const std::string& in, const
 }
 
 int Verify(const WritePath& path, const std::string& out) {
+  if (!path.artifact) return 0;
   std::vector<std::string> args = {out + "/" + path.outputs.back()};
   if (path.outputs.size() == 2) args.insert(args.end(), {"--data", out + "/" + path.outputs[0]});
   return cli::Verify(args);
@@ -203,10 +232,18 @@ TEST_CASE("a fault at any step of any command leaves each destination old or new
   TempDir in;
   WriteFile(in.File("w.safetensors"), testing::F32Safetensors(6));
   WriteCases(in.File("cases.json"));
+  // What update, compress and decompress start from: a .ptd of
+  // w.safetensors, new weights for it, and its archive.
+  REQUIRE(cli::Ptd({in.File("w.safetensors"), "-o", in.File("base.ptd")}) == 0);
+  WriteFile(in.File("new.safetensors"), testing::F32Safetensors(6, 2));
+  REQUIRE(cli::Compress({in.File("base.ptd"), "-o", in.File("base.ptd.zst")}) == 0);
   for (const WritePath& path : WritePaths()) {
     CAPTURE(path.name);
     // The new files: what an undisturbed run writes.
     TempDir reference;
+    if (path.before != nullptr) {
+      WriteFile(reference.File(path.outputs[0]), ReadFile(in.File(path.before)));
+    }
     REQUIRE(RunThrough(nullptr, path, in.path(), reference.path()) == 0);
     REQUIRE(Verify(path, reference.path()) == 0);
     std::map<std::string, Bytes> fresh;
@@ -218,12 +255,15 @@ TEST_CASE("a fault at any step of any command leaves each destination old or new
 
     for (const Disturbance& d : Disturbances(static_cast<int>(path.outputs.size()), total)) {
       for (bool existing : {false, true}) {
+        if (path.before != nullptr && !existing) continue;
         CAPTURE(d.Describe(), existing);
         TempDir out;
         std::map<std::string, Bytes> old;
         if (existing) {
           for (const std::string& name : path.outputs) {
-            old[name] = Bytes(name.begin(), name.end());  // "x.pte": not an artifact
+            old[name] = path.before != nullptr
+                            ? ReadFile(in.File(path.before))
+                            : Bytes(name.begin(), name.end());  // not an artifact
             WriteFile(out.File(name), old[name]);
           }
         }

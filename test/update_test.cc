@@ -252,12 +252,14 @@ TEST_CASE("update: two concurrent updates of different keys both land", "[update
   std::thread other;
   first_fs.hook = [&] {
     other = std::thread([&] {
-      second = UpdateWeights(path, Weights({{"b", new_b}}), Env(), [&] {
+      WriteOptions options;
+      options.cancel = [&] {
         std::lock_guard<std::mutex> lock(m);
         second_waits = true;
         cv.notify_all();
         return false;
-      });
+      };
+      second = UpdateWeights(path, Weights({{"b", new_b}}), Env(), options);
       std::lock_guard<std::mutex> lock(m);
       second_done = true;
       cv.notify_all();
@@ -312,8 +314,10 @@ TEST_CASE("update: waiting for another update of the file can be cancelled", "[u
   REQUIRE(held >= 0);
   REQUIRE(::flock(held, LOCK_EX) == 0);
   int asked = 0;
-  Result<UpdateReport> r = UpdateWeights(path, Weights({{"a", PatternBytes(64, 41)}}), Env(),
-                                         [&] { return ++asked >= 2; });
+  WriteOptions options;
+  options.cancel = [&] { return ++asked >= 2; };
+  Result<UpdateReport> r =
+      UpdateWeights(path, Weights({{"a", PatternBytes(64, 41)}}), Env(), options);
   ::close(held);
   INFO(r.status().ToString());
   REQUIRE_FALSE(r.ok());
@@ -321,6 +325,43 @@ TEST_CASE("update: waiting for another update of the file can be cancelled", "[u
   CHECK(Contains(r.status().message(), path + ": update cancelled by the caller while waiting for "
                                               "another update of the file to finish"));
   CHECK(EntryBytes(path, "a") == kA);
+}
+
+// An update is written by the writer like any other write: it reports
+// progress, and a cancel while it writes (Ctrl-C in Python, a C caller's
+// flag) leaves the file as it was, and nothing beside it.
+TEST_CASE("update: progress is reported, and a cancelled write changes nothing", "[update]") {
+  TempDir dir;
+  const std::string path = dir.File("m.ptd");
+  WritePtdFile(path, Weights({{"a", kA}, {"b", kB}}));
+  const std::vector<uint8_t> before = ReadFile(path);
+  int asked = 0;
+  WriteOptions options;
+  options.cancel = [&] { return ++asked >= 1; };
+  Result<UpdateReport> r =
+      UpdateWeights(path, Weights({{"a", PatternBytes(64, 51)}}), Env(), options);
+  INFO(r.status().ToString());
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().code() == Code::kIoError);
+  CHECK(Contains(r.status().message(), "write cancelled by the caller after "));
+  CHECK(ReadFile(path) == before);
+  CHECK(dir.List() == std::set<std::string>{"m.ptd"});
+
+  std::vector<std::pair<uint64_t, uint64_t>> reports;
+  WriteStats stats;
+  options = {};
+  options.progress = [&](uint64_t done, uint64_t total) { reports.emplace_back(done, total); };
+  options.stats = &stats;
+  r = UpdateWeights(path, Weights({{"a", PatternBytes(64, 51)}}), Env(), options);
+  INFO(r.status().ToString());
+  REQUIRE(r.ok());
+  REQUIRE_FALSE(reports.empty());
+  CHECK(reports.back().first == reports.back().second);
+  // Cloned, only the change is written; copied, the whole file.
+  CHECK(reports.back().second == (r->cloned ? 64 : r->file_size));
+  CHECK(stats.bytes == r->file_size);
+  CHECK(stats.bytes - stats.bytes_cloned == r->bytes_written);
+  CHECK(EntryBytes(path, "a") == PatternBytes(64, 51));
 }
 
 // The update replaces the file at the path given; another hard link keeps

@@ -409,5 +409,124 @@ TEST_CASE("cancelling a unit of files leaves every destination as it was") {
   CHECK(ReadFile(pte) == PatternBytes(3000, 2));
 }
 
+// A plan over a base: the bytes no placement covers are the base's. On a
+// file system that cannot clone (tmpfs, ext4: the CI's /tmp) they are
+// copied, and counted as written; a memory output never clones.
+TEST_CASE("a plan with a base keeps the base's bytes where nothing is placed") {
+  TempDir dir;
+  const std::string path = dir.File("base.bin");
+  const std::vector<uint8_t> old = PatternBytes(10000, 7);
+  WriteFile(path, old);
+  Result<SourcePtr> base = FileSource(path);
+  REQUIRE(base.ok());
+  ArtifactPlan plan;
+  plan.head = {1, 2, 3};
+  plan.file_size = old.size();
+  plan.base = *base;
+  plan.placements.push_back({4000, 1, Bytes(100, 8)});
+  std::vector<uint8_t> want = old;
+  want[0] = 1, want[1] = 2, want[2] = 3;
+  const std::vector<uint8_t> patch = PatternBytes(100, 8);
+  std::copy(patch.begin(), patch.end(), want.begin() + 4000);
+
+  MemoryOutputFs memory;
+  WriteStats stats;
+  std::vector<uint64_t> done;
+  WriteOptions options;
+  options.stats = &stats;
+  options.progress = [&](uint64_t d, uint64_t total) {
+    CHECK(total == old.size());
+    done.push_back(d);
+  };
+  REQUIRE(WriteArtifactFiles(memory, {{"out", &plan}}, options).ok());
+  CHECK(memory.files().at("out") == want);
+  CHECK(stats.bytes == old.size());
+  CHECK(stats.bytes_cloned == 0);
+  CHECK(done.back() == old.size());
+
+  // Another destination: the base is an input like any other file read.
+  const std::string copy = dir.File("copy.bin");
+  REQUIRE(WriteArtifactFile(copy, plan).ok());
+  CHECK(ReadFile(copy) == want);
+  // Its own file, only when the plan says it replaces its base.
+  Status s = WriteArtifactFile(path, plan);
+  CHECK(s.code() == Code::kInvalidArgument);
+  CHECK(Contains(s.message(), "refusing to overwrite an input"));
+  CHECK(ReadFile(path) == old);
+  plan.replaces_base = true;
+  REQUIRE(WriteArtifactFile(path, plan).ok());
+  CHECK(ReadFile(path) == want);
+  // Replacing its base, it replaces nothing else.
+  s = WriteArtifactFile(copy, plan);
+  CHECK(s.code() == Code::kIoError);
+  CHECK(Contains(s.message(), "another writer replaced or removed the file"));
+}
+
+TEST_CASE("a plan with a base is refused where the base does not fit it") {
+  ArtifactPlan plan;
+  plan.file_size = 10;
+  plan.base = Bytes(9);
+  MemoryOutputFs memory;
+  Status s = WriteArtifactFiles(memory, {{"out", &plan}});
+  CHECK(s.code() == Code::kInvalidArgument);
+  CHECK(Contains(s.message(), "has 9 bytes, file_size = 10"));
+  plan.base = Bytes(10);
+  plan.replaces_base = true;  // a base that is no file cannot be replaced
+  s = WriteArtifactFiles(memory, {{"out", &plan}});
+  CHECK(s.code() == Code::kInvalidArgument);
+  CHECK(Contains(s.message(), "which is not a file"));
+  CHECK(memory.files().empty());
+}
+
+// Pieces of a stream whose end is known only once produced.
+class Pieces final : public ByteStream {
+ public:
+  Pieces(std::vector<std::vector<uint8_t>> pieces, uint64_t max)
+      : pieces_(std::move(pieces)), max_(max) {}
+  std::string Describe() const override { return "pieces"; }
+  uint64_t max_size() const override { return max_; }
+  uint64_t work() const override { return 10 * pieces_.size(); }
+  Result<Piece> Next() override {
+    if (next_ == pieces_.size()) return Piece{};
+    const std::vector<uint8_t>& p = pieces_[next_++];
+    return Piece{MemorySource(p.data(), p.size()), 10};
+  }
+
+ private:
+  std::vector<std::vector<uint8_t>> pieces_;
+  uint64_t max_;
+  size_t next_ = 0;
+};
+
+TEST_CASE("a plan's tail is written after the rest and the file ends with it") {
+  ArtifactPlan plan;
+  plan.head = {9, 9};
+  plan.file_size = 2 + 100;
+  plan.tail = std::make_shared<Pieces>(
+      std::vector<std::vector<uint8_t>>{PatternBytes(30, 1), PatternBytes(5, 2)}, 100);
+  MemoryOutputFs memory;
+  std::vector<std::pair<uint64_t, uint64_t>> reports;
+  WriteOptions options;
+  options.progress = [&](uint64_t d, uint64_t total) { reports.emplace_back(d, total); };
+  REQUIRE(WriteArtifactFiles(memory, {{"out", &plan}}, options).ok());
+  std::vector<uint8_t> want = {9, 9};
+  for (const auto& p : {PatternBytes(30, 1), PatternBytes(5, 2)}) {
+    want.insert(want.end(), p.begin(), p.end());
+  }
+  CHECK(memory.files().at("out") == want);
+  // Progress counts the tail's work, not its bytes.
+  REQUIRE(!reports.empty());
+  CHECK(reports.back() == std::make_pair(uint64_t{22}, uint64_t{22}));
+
+  // A stream that breaks its promise fails the write; nothing is published.
+  ArtifactPlan liar;
+  liar.file_size = 10;
+  liar.tail = std::make_shared<Pieces>(std::vector<std::vector<uint8_t>>{PatternBytes(11, 1)}, 10);
+  Status s = WriteArtifactFiles(memory, {{"liar", &liar}});
+  CHECK(s.code() == Code::kInvalidArgument);
+  CHECK(Contains(s.message(), "pieces produced more than the 10 bytes it promised"));
+  CHECK(memory.files().count("liar") == 0);
+}
+
 }  // namespace
 }  // namespace etpack

@@ -19,6 +19,7 @@
 #include <functional>
 #include <memory>
 #include <new>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -26,6 +27,7 @@
 
 #include "archive/archive_format.h"
 #include "archive/ordered_jobs.h"
+#include "archive/pushed_stream.h"
 #include "core/range_text.h"
 #include "etpack/archive.h"
 #include "integrity/hash.h"
@@ -178,26 +180,65 @@ std::string Archive::FrameText(size_t index) const {
          std::to_string(frames_[index].archive_offset);
 }
 
+Result<ArtifactPlan> Archive::ExtractPlan(uint64_t offset, uint64_t length) const {
+  return PlanChecked(offset, length, nullptr);
+}
+
+Result<ArtifactPlan> Archive::RegionPlan(const ArchiveRegion& region) const {
+  return PlanChecked(region.offset, region.size, &region);
+}
+
 Status Archive::Extract(uint64_t offset, uint64_t length, OutputFile& output,
-                        const ProgressFn& progress) const {
-  return ExtractChecked(offset, length, nullptr, output, progress);
+                        const WriteOptions& options) const {
+  ETPACK_ASSIGN_OR_RETURN(ArtifactPlan plan, ExtractPlan(offset, length));
+  return WriteArtifact(plan, output, options);
 }
 
 Status Archive::ExtractRegion(const ArchiveRegion& region, OutputFile& output,
-                              const ProgressFn& progress) const {
-  return ExtractChecked(region.offset, region.size, &region, output, progress);
+                              const WriteOptions& options) const {
+  ETPACK_ASSIGN_OR_RETURN(ArtifactPlan plan, RegionPlan(region));
+  return WriteArtifact(plan, output, options);
 }
 
-// A function-try-block: an allocation this thread cannot make is an error
-// naming the archive (workers report their own, naming the frame).
-Status Archive::ExtractChecked(uint64_t offset, uint64_t length, const ArchiveRegion* region,
-                               OutputFile& output, const ProgressFn& progress) const try {
+Status Archive::ExtractFile(uint64_t offset, uint64_t length, const std::string& path,
+                            const WriteOptions& options) const {
+  ETPACK_ASSIGN_OR_RETURN(ArtifactPlan plan, ExtractPlan(offset, length));
+  return WriteArtifactFile(path, plan, options);
+}
+
+Status Archive::ExtractRegionFile(const ArchiveRegion& region, const std::string& path,
+                                  const WriteOptions& options) const {
+  ETPACK_ASSIGN_OR_RETURN(ArtifactPlan plan, RegionPlan(region));
+  return WriteArtifactFile(path, plan, options);
+}
+
+// The range's bytes as the tail of a plan: decoded on a thread of the
+// stream's (workers beside it), handed to the writer in order. The stream
+// reads this archive, which must outlive the plan.
+Result<ArtifactPlan> Archive::PlanChecked(uint64_t offset, uint64_t length,
+                                          const ArchiveRegion* region) const {
   if (offset > size_ || length > size_ - offset) {
     return OutOfRange(name_ + ": range [" + std::to_string(offset) + ", +" +
                       std::to_string(length) + ") runs past the end of the " +
                       std::to_string(size_) + "-byte original");
   }
-  ETPACK_RETURN_IF_ERROR(output.Reserve(length));
+  ArtifactPlan plan;
+  plan.file_size = length;
+  plan.inputs.push_back(file_);
+  std::optional<ArchiveRegion> checked;
+  if (region != nullptr) checked = *region;
+  plan.tail = PushedStream("decompressing " + name_ + " " + RangeText(offset, length), length,
+                           length, [this, offset, length, checked](const PutFn& put) {
+                             return Decode(offset, length, checked ? &*checked : nullptr, put);
+                           });
+  return plan;
+}
+
+// A function-try-block: an allocation this thread cannot make is an error
+// naming the archive (workers report their own, naming the frame).
+Status Archive::Decode(uint64_t offset, uint64_t length, const ArchiveRegion* region,
+                       const std::function<Status(const uint8_t*, uint64_t, uint64_t)>& put) const
+    try {
   const uint64_t end = offset + length;
   // Bytes reach deliver() in order, so the region's checksum runs along.
   std::unique_ptr<RunningHash> hash;
@@ -212,14 +253,13 @@ Status Archive::ExtractChecked(uint64_t offset, uint64_t length, const ArchiveRe
       frames_.begin());
   size_t last = first;
   while (last < frames_.size() && frames_[last].offset < end) ++last;
-  // Writes the part of a frame's bytes (original offset `at`) in the range.
+  // Hands over the part of a frame's bytes (original offset `at`) in the range.
   auto deliver = [&](uint64_t at, const uint8_t* bytes, uint64_t n) -> Status {
     const uint64_t lo = std::max(at, offset);
     const uint64_t hi = std::min(at + n, end);
     if (lo < hi) {
       if (hash) hash->Update(bytes + (lo - at), static_cast<size_t>(hi - lo));
-      ETPACK_RETURN_IF_ERROR(output.Write(lo - offset, bytes + (lo - at), hi - lo));
-      if (progress) progress(hi - offset, length);
+      ETPACK_RETURN_IF_ERROR(put(bytes + (lo - at), hi - lo, hi - lo));
     }
     return Status::OK();
   };
@@ -285,27 +325,6 @@ Status Archive::CheckRegion(const ArchiveRegion& region, uint64_t got) const {
   return Corrupt(name_ + ": " + RegionKindName(region.kind) + " '" + region.name +
                  "': the bytes at " + RangeText(region.offset, region.size) + " have " + text +
                  " (the index does not describe this archive)");
-}
-
-Status Archive::ExtractFile(uint64_t offset, uint64_t length, const std::string& path,
-                            const ProgressFn& progress) const {
-  return ExtractFileChecked(offset, length, nullptr, path, progress);
-}
-
-Status Archive::ExtractRegionFile(const ArchiveRegion& region, const std::string& path,
-                                  const ProgressFn& progress) const {
-  return ExtractFileChecked(region.offset, region.size, &region, path, progress);
-}
-
-Status Archive::ExtractFileChecked(uint64_t offset, uint64_t length, const ArchiveRegion* region,
-                                   const std::string& path, const ProgressFn& progress) const {
-  std::unique_ptr<OutputFs> fs = NewPosixOutputFs();
-  ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<OutputFile> out, fs->Create(path));
-  ETPACK_RETURN_IF_ERROR(CheckNotInputs(*out, {file_.get()}));
-  ETPACK_RETURN_IF_ERROR(ExtractChecked(offset, length, region, *out, progress));
-  std::vector<std::unique_ptr<OutputFile>> outputs;
-  outputs.push_back(std::move(out));
-  return Publish(std::move(outputs));
 }
 
 }  // namespace etpack

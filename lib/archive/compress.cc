@@ -1,9 +1,9 @@
 // Compression: frames cut on the artifact's boundaries (archive_regions.cc),
-// compressed by worker threads, written in order through the output seam
-// (ordered_jobs.h bounds how far the workers run ahead).
+// compressed by worker threads and handed in order to the writer as the
+// tail of a plan (ordered_jobs.h bounds how far the workers run ahead).
 //
-// The compressed size is known only at the end, so the output reserves the
-// worst case (zstd's bound per frame) and is truncated before publishing.
+// The compressed size is known only at the end, so the writer reserves the
+// worst case (zstd's bound per frame) and cuts the file before publishing.
 // The region index is the last frame: it holds each region's hash, known
 // only once the frames are written, and the output is written front to back.
 
@@ -18,6 +18,7 @@
 
 #include "archive/archive_format.h"
 #include "archive/ordered_jobs.h"
+#include "archive/pushed_stream.h"
 #include "core/range_text.h"
 #include "etpack/archive.h"
 #include "integrity/hash.h"
@@ -178,8 +179,7 @@ Status CheckOptions(const ArchiveOptions& o) {
 
 // A function-try-block: whatever this thread fails to allocate, the error
 // names the input (workers report their own, naming the frame).
-Status CompressFile(OutputFs& fs, const std::string& input, const std::string& output,
-                    const ArchiveOptions& options, const ProgressFn& progress) try {
+Result<ArtifactPlan> CompressPlan(const std::string& input, const ArchiveOptions& options) try {
   ETPACK_RETURN_IF_ERROR(CheckOptions(options));
   ETPACK_ASSIGN_OR_RETURN(SourcePtr in, FileSource(input));
   ETPACK_ASSIGN_OR_RETURN(std::vector<ArchiveRegion> regions, ArtifactRegions(input));
@@ -197,68 +197,70 @@ Status CompressFile(OutputFs& fs, const std::string& input, const std::string& o
                       " frames exceed the seek table's limit");
   }
 
-  std::vector<SeekEntry> table;
   uint64_t bound = index_size + EncodeSeekTable(std::vector<SeekEntry>(ends.size() + 1)).size();
   for (size_t i = 0; i < ends.size(); ++i) {
     bound += ZSTD_compressBound(static_cast<size_t>(ends[i] - (i ? ends[i - 1] : 0)));
   }
-  ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<OutputFile> out, fs.Create(output));
-  ETPACK_RETURN_IF_ERROR(CheckNotInputs(*out, {in.get()}));
-  if (Status s = out->Reserve(bound); !s.ok()) {
-    // Say why an archive of a few KiB asks for as much space as its input.
-    return s.WithContext("compressing " + input + " (" + std::to_string(size) +
-                         " bytes): the archive's size is known only once it is written, so " +
-                         "zstd's worst case is reserved and the file cut to size at the end");
-  }
-
   int threads = options.threads;
   if (threads == 0) {
     threads =
         static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, kMaxDefaultThreads));
   }
-  uint64_t at = 0;
-  RegionHasher hasher(regions);
-  auto frame_name = [&](size_t i) {
-    const uint64_t begin = i ? ends[i - 1] : 0;
-    return input + ": frame " + std::to_string(i) + " " + RangeText(begin, ends[i] - begin);
-  };
-  ETPACK_RETURN_IF_ERROR(RunOrderedJobs<Compressor>(
-      ends.size(), threads, static_cast<size_t>(threads) + 1, frame_name,
-      [] { return Compressor(); },
-      [&](Compressor& c, size_t i, std::vector<uint8_t>* out) {
-        const uint64_t begin = i ? ends[i - 1] : 0;
-        return CompressFrame(c, *in, begin, ends[i] - begin, options.level, frame_name(i), out);
-      },
-      [&](size_t i, const std::vector<uint8_t>& frame) -> Status {
-        ETPACK_RETURN_IF_ERROR(out->Write(at, frame.data(), frame.size()));
-        at += frame.size();
-        const uint64_t begin = i ? ends[i - 1] : 0;
-        ETPACK_RETURN_IF_ERROR(hasher.Feed(*in, begin, ends[i]));
-        table.push_back(
-            {static_cast<uint32_t>(frame.size()), static_cast<uint32_t>(ends[i] - begin)});
-        if (progress) progress(ends[i], size);
-        return Status::OK();
-      }));
-  if (ends.empty()) ETPACK_RETURN_IF_ERROR(hasher.Feed(*in, 0, 0));  // an empty file's regions
-  hasher.Assign(&regions);
-  const std::vector<uint8_t> index = EncodeIndex(size, regions);
-  ETPACK_RETURN_IF_ERROR(out->Write(at, index.data(), index.size()));
-  at += index.size();
-  table.push_back({static_cast<uint32_t>(index.size()), 0});
-  const std::vector<uint8_t> seek_table = EncodeSeekTable(table);
-  ETPACK_RETURN_IF_ERROR(out->Write(at, seek_table.data(), seek_table.size()));
-  ETPACK_RETURN_IF_ERROR(out->Truncate(at + seek_table.size()));
-  std::vector<std::unique_ptr<OutputFile>> outputs;
-  outputs.push_back(std::move(out));
-  return Publish(std::move(outputs));
+  // The archive is the tail of an empty plan: the writer reserves the
+  // bound, writes the frames as the workers finish them, in order, and cuts
+  // the file where the seek table ends.
+  ArtifactPlan plan;
+  plan.file_size = bound;
+  plan.inputs.push_back(in);
+  plan.tail = PushedStream(
+      "compressing " + input + " (" + std::to_string(size) + " bytes)", bound, size,
+      [in, input, ends, regions, options, threads](const PutFn& put) mutable -> Status {
+        RegionHasher hasher(regions);
+        std::vector<SeekEntry> table;
+        auto frame_name = [&](size_t i) {
+          const uint64_t begin = i ? ends[i - 1] : 0;
+          return input + ": frame " + std::to_string(i) + " " + RangeText(begin, ends[i] - begin);
+        };
+        ETPACK_RETURN_IF_ERROR(RunOrderedJobs<Compressor>(
+            ends.size(), threads, static_cast<size_t>(threads) + 1, frame_name,
+            [] { return Compressor(); },
+            [&](Compressor& c, size_t i, std::vector<uint8_t>* out) {
+              const uint64_t begin = i ? ends[i - 1] : 0;
+              return CompressFrame(c, *in, begin, ends[i] - begin, options.level, frame_name(i),
+                                   out);
+            },
+            [&](size_t i, const std::vector<uint8_t>& frame) -> Status {
+              const uint64_t begin = i ? ends[i - 1] : 0;
+              ETPACK_RETURN_IF_ERROR(put(frame.data(), frame.size(), ends[i] - begin));
+              ETPACK_RETURN_IF_ERROR(hasher.Feed(*in, begin, ends[i]));
+              table.push_back(
+                  {static_cast<uint32_t>(frame.size()), static_cast<uint32_t>(ends[i] - begin)});
+              return Status::OK();
+            }));
+        if (ends.empty())
+          ETPACK_RETURN_IF_ERROR(hasher.Feed(*in, 0, 0));  // an empty file's regions
+        hasher.Assign(&regions);
+        const std::vector<uint8_t> index = EncodeIndex(in->size(), regions);
+        ETPACK_RETURN_IF_ERROR(put(index.data(), index.size(), 0));
+        table.push_back({static_cast<uint32_t>(index.size()), 0});
+        const std::vector<uint8_t> seek_table = EncodeSeekTable(table);
+        return put(seek_table.data(), seek_table.size(), 0);
+      });
+  return plan;
 } catch (const std::bad_alloc&) {
-  return OutOfRange(input + ": out of memory compressing it into " + output);
+  return OutOfRange(input + ": out of memory planning its archive");
+}
+
+Status CompressFile(OutputFs& fs, const std::string& input, const std::string& output,
+                    const ArchiveOptions& options, const WriteOptions& write) {
+  ETPACK_ASSIGN_OR_RETURN(ArtifactPlan plan, CompressPlan(input, options));
+  return WriteArtifactFiles(fs, {{output, &plan}}, write);
 }
 
 Status CompressFile(const std::string& input, const std::string& output,
-                    const ArchiveOptions& options, const ProgressFn& progress) {
-  std::unique_ptr<OutputFs> fs = NewPosixOutputFs();
-  return CompressFile(*fs, input, output, options, progress);
+                    const ArchiveOptions& options, const WriteOptions& write) {
+  std::unique_ptr<OutputFs> fs = NewPosixOutputFs(write.output);
+  return CompressFile(*fs, input, output, options, write);
 }
 
 }  // namespace etpack

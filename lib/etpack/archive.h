@@ -28,11 +28,13 @@
 #define ETPACK_ARCHIVE_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "etpack/output.h"
+#include "etpack/plan.h"
 #include "etpack/source.h"
 #include "etpack/status.h"
 #include "etpack/writer.h"
@@ -90,15 +92,23 @@ Result<std::vector<ArchiveRegion>> ArtifactRegions(const std::string& path);
 std::vector<uint64_t> PlanFrames(uint64_t size, const std::vector<ArchiveRegion>& regions,
                                  uint64_t frame_bytes);
 
-// Compresses the file at `input` into a seekable archive published at
-// `output`, with options.threads workers. kInvalidArgument for options out
-// of range; otherwise the errors of reading the input (naming it) and of the
-// output seam.
+// The seekable archive of the file at `input`, as a plan for the writer
+// (etpack/writer.h): its bytes are the plan's tail (ArtifactPlan::tail),
+// compressed by options.threads workers while the writer writes them, so
+// the file's size is known only once it is written; file_size is zstd's
+// bound, which the writer reserves before cutting the file to size.
+// Progress counts the input bytes compressed. kInvalidArgument for options
+// out of range; otherwise the errors of reading the input (naming it). The
+// plan reads `input` (ArtifactPlan::inputs: it cannot be the output).
+Result<ArtifactPlan> CompressPlan(const std::string& input, const ArchiveOptions& options = {});
+
+// Writes CompressPlan(input, options) to `output` through `fs` with `write`
+// (WriteArtifactFiles): progress, cancel and stats as for any write.
 Status CompressFile(OutputFs& fs, const std::string& input, const std::string& output,
-                    const ArchiveOptions& options = {}, const ProgressFn& progress = {});
-// The same through NewPosixOutputFs().
+                    const ArchiveOptions& options = {}, const WriteOptions& write = {});
+// The same through NewPosixOutputFs(write.output).
 Status CompressFile(const std::string& input, const std::string& output,
-                    const ArchiveOptions& options = {}, const ProgressFn& progress = {});
+                    const ArchiveOptions& options = {}, const WriteOptions& write = {});
 
 // An opened archive: its seek table checked against the file (a truncated
 // or extended archive is kCorrupt) and its region index read when it has
@@ -122,34 +132,44 @@ class Archive {
   // The region of that kind and name, or nullptr.
   const ArchiveRegion* Find(RegionKind kind, const std::string& name) const;
 
-  // Decompresses original bytes [offset, offset + length) into `output`
-  // (Reserve()d here to `length`; publishing is the caller's), touching
-  // only the frames that overlap the range. Each frame is checked (zstd's
-  // checksum, its exact sizes); a bad one is kCorrupt naming the archive,
-  // the frame index and its archive offset.
-  // REQUIRES: offset + length <= size().
+  // Original bytes [offset, offset + length) as a plan for the writer
+  // (etpack/writer.h): file_size is `length`, the bytes are the plan's
+  // tail, decompressed (up to one worker per core) while the writer writes
+  // them, touching only the frames that overlap the range. Each frame is
+  // checked (zstd's checksum, its exact sizes); a bad one fails the write
+  // with kCorrupt naming the archive, the frame index and its archive
+  // offset. kOutOfRange now for a range past size(). The plan reads this
+  // archive, which must outlive it.
+  Result<ArtifactPlan> ExtractPlan(uint64_t offset, uint64_t length) const;
+  // ExtractPlan() of one region of regions(), its bytes held to the XXH3-64
+  // the index records: kCorrupt naming the archive and the region when they
+  // differ (an index that does not describe the archive's bytes), after the
+  // last byte is written and before anything is published.
+  Result<ArtifactPlan> RegionPlan(const ArchiveRegion& region) const;
+
+  // The plans written into `output` (WriteArtifact: publishing is the
+  // caller's) or published at `path` (WriteArtifactFile: nothing is left
+  // there on failure), with `options` as for any write.
   Status Extract(uint64_t offset, uint64_t length, OutputFile& output,
-                 const ProgressFn& progress = {}) const;
-  // Extract() into a new file published at `path` (nothing is left there
-  // on failure).
+                 const WriteOptions& options = {}) const;
   Status ExtractFile(uint64_t offset, uint64_t length, const std::string& path,
-                     const ProgressFn& progress = {}) const;
-  // Extract() of one region of regions(), its bytes held to the XXH3-64 the
-  // index records: kCorrupt naming the archive and the region when they
-  // differ (an index that does not describe the archive's bytes).
+                     const WriteOptions& options = {}) const;
   Status ExtractRegion(const ArchiveRegion& region, OutputFile& output,
-                       const ProgressFn& progress = {}) const;
+                       const WriteOptions& options = {}) const;
   Status ExtractRegionFile(const ArchiveRegion& region, const std::string& path,
-                           const ProgressFn& progress = {}) const;
+                           const WriteOptions& options = {}) const;
 
  private:
   Archive() = default;
   Status Load();
-  // Extract(), checking the bytes against `region`'s checksum when given.
-  Status ExtractChecked(uint64_t offset, uint64_t length, const ArchiveRegion* region,
-                        OutputFile& output, const ProgressFn& progress) const;
-  Status ExtractFileChecked(uint64_t offset, uint64_t length, const ArchiveRegion* region,
-                            const std::string& path, const ProgressFn& progress) const;
+  // ExtractPlan(), checking the bytes against `region`'s checksum when given.
+  Result<ArtifactPlan> PlanChecked(uint64_t offset, uint64_t length,
+                                   const ArchiveRegion* region) const;
+  // Decompresses [offset, offset + length), handing the bytes to `put`
+  // (bytes, count, count) in order, then checks them against `region` when
+  // given.
+  Status Decode(uint64_t offset, uint64_t length, const ArchiveRegion* region,
+                const std::function<Status(const uint8_t*, uint64_t, uint64_t)>& put) const;
   // kCorrupt unless `got`, the XXH3-64 of the bytes extracted, is the
   // region's.
   Status CheckRegion(const ArchiveRegion& region, uint64_t got) const;

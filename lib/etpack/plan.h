@@ -8,11 +8,13 @@
 #define ETPACK_PLAN_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "etpack/source.h"
+#include "etpack/status.h"
 
 namespace etpack {
 
@@ -56,6 +58,35 @@ struct IntegrityTableSpec {
   std::vector<ByteRange> ranges;
 };
 
+// The end of a file whose size is known only once it is written (a
+// compressed archive): bytes produced front to back, piece by piece, that
+// the writer puts down after the rest of the plan, where the file then ends.
+// Read once, by one writer, on the writing thread.
+class ByteStream {
+ public:
+  virtual ~ByteStream() = default;
+
+  // One piece: `bytes` land right after the previous piece; `work` is how
+  // much of work() producing them did (progress is counted in it).
+  struct Piece {
+    SourcePtr bytes;
+    uint64_t work = 0;
+  };
+
+  // What the stream is, for messages ("compressing model.ptd").
+  virtual std::string Describe() const = 0;
+  // The most bytes it produces (what the output reserves).
+  virtual uint64_t max_size() const = 0;
+  // How much work producing every piece is, in the stream's own unit (for
+  // a compressor: the bytes it reads), which progress reports instead of
+  // bytes written, as the latter are not known in advance.
+  virtual uint64_t work() const = 0;
+  // The next piece, or a piece whose `bytes` is null once there are no
+  // more. The returned bytes stay valid until the next call. An error ends
+  // the write (nothing is published).
+  virtual Result<Piece> Next() = 0;
+};
+
 struct ArtifactPlan {
   std::vector<uint8_t> head;  // lands at offset 0
   uint64_t file_size = 0;     // >= head.size(); the file ends exactly here
@@ -74,6 +105,31 @@ struct ArtifactPlan {
   // reads (CheckNotInputs, etpack/output.h). Planners fill it; a plan made
   // by hand may list whatever it must not overwrite.
   std::vector<SourcePtr> inputs = {};  // "= {}": initializers that predate it need not name it
+
+  // An edit of an existing file: the bytes that neither the head nor a
+  // placement covers are `base`'s (a whole regular file, base->size() ==
+  // file_size), not zeros. The writer makes the output a clone of it where
+  // the file system shares extents (OutputFile::ReserveClone: those bytes
+  // cost neither a copy nor disk, and only the head and placements are
+  // written), else copies them from it as it copies placements. It never
+  // clones when digests or integrity tables are computed (every byte then
+  // passes through memory). Null: the gaps are zero padding.
+  SourcePtr base = nullptr;
+  // With `base`: the destination is the file `base` reads, which the write
+  // replaces atomically (the one file a plan reads that its output may
+  // replace), and only that very file: the write fails with kIoError,
+  // nothing published, when the destination is another file, or becomes
+  // one before publishing (another writer replaced or removed it;
+  // OutputFile::ReplaceOnly).
+  bool replaces_base = false;
+
+  // The file's end when its size is known only once it is written: the
+  // stream's pieces follow the head and the placements (which all end at or
+  // before file_size - tail->max_size()), and the file ends after the last
+  // piece. file_size is then the upper bound that is reserved. A plan with
+  // a tail has no base and no integrity tables, and its segments lie before
+  // the tail.
+  std::shared_ptr<ByteStream> tail = nullptr;
 };
 
 // The rule for a named-data key (.ptd entry, .pte named data), wherever one

@@ -39,6 +39,7 @@
 #include "etpack/output.h"
 #include "etpack/ptd.h"
 #include "etpack/status.h"
+#include "etpack/writer.h"
 
 namespace etpack {
 
@@ -59,25 +60,33 @@ struct UpdateReport {
 // Replaces, in the .pte or .ptd at `path`, the bytes of every entry of
 // `weights` (keys, layouts and bytes; PtdEntry::alignment is ignored) by
 // the rules above. The file is read through `env.input` and the new file
-// written through `env.output` (etpack/env.h; null: the POSIX outputs with
-// default options); the lock (below) is taken on the POSIX file `path`
+// written through `env.output` (etpack/env.h; null: the POSIX outputs made
+// with `options.output`); the lock (below) is taken on the POSIX file `path`
 // names, and a file read must be that one (an input fs that is no view of
-// the POSIX files has files of no descriptor, which no lock covers). Errors name `path`, the key
-// and both layouts ("model.ptd: key 'w': the file has FLOAT[4, 4] (64 bytes), new.safetensors has
-// HALF[4, 4] (32 bytes)"): kNotFound for an unknown key, kInvalidArgument for any other refusal,
-// the reader's codes for a file that is not a valid artifact (a .bpte is kInvalidArgument).
+// the POSIX files has files of no descriptor, which no lock covers). The
+// new file is a plan over the old one (ArtifactPlan::base, replaces_base)
+// written by the writer (etpack/writer.h), with `options` as for any write:
+// progress counts the changed bytes (and, where the file is copied rather
+// than cloned, the unchanged ones), `options.stats` receives what the write
+// did (WriteStats::bytes_cloned: the old file's bytes a clone shares), and
+// `options.sha256`, when asked for, keeps the file from being cloned (every
+// byte then passes through memory). Errors name `path`, the key and both
+// layouts ("model.ptd: key 'w': the file has FLOAT[4, 4] (64 bytes),
+// new.safetensors has HALF[4, 4] (32 bytes)"): kNotFound for an unknown
+// key, kInvalidArgument for any other refusal, the reader's codes for a file
+// that is not a valid artifact (a .bpte is kInvalidArgument).
 //
 // Concurrent updates of one file (threads or processes) run one after the
 // other: each holds an exclusive flock(2) on the file from before it reads
 // it until its replacement is published, and one that waited reads the file
 // the other published, so every update lands (two updates of different keys
-// both change the file). `cancel` (etpack/output.h), when given, is asked
-// while waiting (kIoError "PATH: update cancelled by the caller ...",
-// nothing written) and while publishing waits. A writer that is not an
-// update (a `repack -o` of the same path) takes no such lock: when it
-// replaces or removes the file while the update runs, the update fails
-// with kIoError ("PATH: another writer replaced or removed the file since
-// it was read; nothing was written") instead of discarding that file.
+// both change the file). `options.cancel` (etpack/output.h), when given, is
+// asked while waiting (kIoError "PATH: update cancelled by the caller ...",
+// nothing written), while writing and while publishing waits, as for any
+// write (WriteOptions::cancel): a cancelled update leaves the file as it was. A writer that is not
+// an update (a `repack -o` of the same path) takes no such lock: when it replaces or removes the
+// file while the update runs, the update fails with kIoError ("PATH: another writer replaced or
+// removed the file since it was read; nothing was written") instead of discarding that file.
 //
 // The update replaces the file at `path` (links followed) with a new file,
 // as `sed -i` and rsync do: other hard links to the old file keep the old
@@ -85,7 +94,7 @@ struct UpdateReport {
 // UpdateReport::other_links counts them, for the caller to say so.
 // REQUIRES: env's file systems outlive the call.
 Result<UpdateReport> UpdateWeights(const std::string& path, const PtdInput& weights,
-                                   const Env& env = {}, const CancelFn& cancel = {});
+                                   const Env& env = {}, const WriteOptions& options = {});
 
 // New weights from files, as `etpack update --from` takes them: any mix of
 // .safetensors files, sharded checkpoint indexes (*.index.json) and .ptd

@@ -41,9 +41,14 @@ struct ArtifactSha256 {
 // of those share the disk blocks of the file they came from instead of
 // being copied (OutputOptions::share_extents; 0 where the file system
 // cannot share, or for outputs that are not files).
+// The bytes a plan takes from its base (ArtifactPlan::base) count as
+// written, and, where the output is a clone of the base, as shared.
 struct WriteStats {
   uint64_t bytes = 0;
   uint64_t bytes_shared = 0;
+  // Of bytes_shared, those of a base that a clone of it shares (0 unless a
+  // plan has a base and the file system clones).
+  uint64_t bytes_cloned = 0;
   uint64_t bytes_copied() const { return bytes - bytes_shared; }
 };
 
@@ -58,9 +63,11 @@ using ProgressFn = std::function<void(uint64_t done, uint64_t total)>;
 struct WriteOptions {
   // Called on the calling thread with the bytes written so far and the
   // total, both over all the files of the call (heads and placements, not
-  // the zero padding between them): each time at least 64 MiB more have
-  // been written, and once more after the last byte, before publishing.
-  // Empty: no reports.
+  // the zero padding between them; a base's bytes unless a clone shares
+  // them; a tail's work in its own unit, ByteStream::work): each time at
+  // least 64 MiB more have been written (or after each piece of a tail),
+  // and once more after the last byte, before publishing. Empty: no
+  // reports.
   ProgressFn progress;
 
   // Asked whether to stop (CancelFn, etpack/output.h): after the head,
@@ -79,8 +86,9 @@ struct WriteOptions {
   // before publishing (so a write whose publishing fails has set it; one
   // that fails or is cancelled earlier has not). Asking for them reads
   // every source through memory (no in-kernel copy_file_range, nothing
-  // shared with the source), so the bytes can be hashed on their way into
-  // the output.
+  // shared with the source, no clone of a base), so the bytes can be hashed
+  // on their way into the output. A tail's bytes are not hashed (the
+  // segments lie before it).
   std::vector<ArtifactSha256>* sha256 = nullptr;
 
   // Not null: receives what the write did with its bytes (WriteStats) over
@@ -96,8 +104,9 @@ struct WriteOptions {
   OutputOptions output;
 };
 
-// Reserves `output`, writes the head and every placement; publishing (or
-// dropping) the output is the caller's. Checks the plan's invariants first
+// Reserves `output` (or makes it a clone of the plan's base), writes the
+// head, every placement, the base's bytes it did not clone and the tail;
+// publishing (or dropping) the output is the caller's. Checks the plan's invariants first
 // (order, bounds, sizes, alignment) and fails with kInvalidArgument on a
 // malformed plan rather than writing it. `options.output` is not read.
 Status WriteArtifact(const ArtifactPlan& plan, OutputFile& output,

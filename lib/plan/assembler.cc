@@ -119,11 +119,34 @@ Status ValidateArtifactPlan(const ArtifactPlan& plan) {
     }
     prev_end = p.offset + size;
   }
+  // Where a tail starts: everything else ends before it.
+  uint64_t end = plan.file_size;
+  if (plan.base != nullptr && plan.base->size() != plan.file_size) {
+    return InvalidArgument("artifact plan: base " + plan.base->Describe() + " has " +
+                           std::to_string(plan.base->size()) +
+                           " bytes, file_size = " + std::to_string(plan.file_size));
+  }
+  if (plan.replaces_base && plan.base == nullptr) {
+    return InvalidArgument("artifact plan: replaces_base without a base");
+  }
+  if (plan.tail != nullptr) {
+    if (plan.base != nullptr || !plan.integrity.empty()) {
+      return InvalidArgument("artifact plan: a tail with a base or integrity tables");
+    }
+    const uint64_t max = plan.tail->max_size();
+    if (max > plan.file_size || prev_end > plan.file_size - max) {
+      return InvalidArgument("artifact plan: the tail of up to " + std::to_string(max) +
+                             " bytes does not fit after byte " + std::to_string(prev_end) +
+                             " in file_size = " + std::to_string(plan.file_size));
+    }
+    end = prev_end;
+  }
   for (size_t j = 0; j < plan.segments.size(); ++j) {
     const ByteRange& r = plan.segments[j];
-    if (r.offset > plan.file_size || r.size > plan.file_size - r.offset) {
-      return InvalidArgument("artifact plan: segments[" + std::to_string(j) +
-                             "] runs past file_size = " + std::to_string(plan.file_size));
+    if (r.offset > end || r.size > end - r.offset) {
+      return InvalidArgument("artifact plan: segments[" + std::to_string(j) + "] runs past " +
+                             (plan.tail ? "the start of the tail, " : "file_size = ") +
+                             std::to_string(end));
     }
   }
   return ValidateIntegrity(plan);

@@ -4,9 +4,10 @@
 // table) and publish it over the old one.
 //
 // Everything that can refuse runs before the output is created, so a
-// refusal leaves no trace. The new file is built through the output seam:
-// ReserveClone (shared extents, only the changes written) where the file
-// system can, else a streamed copy whose unchanged ranges are file sources
+// refusal leaves no trace. The new file is a plan over the old one (its
+// base) that the writer writes like any other: a clone of the old file
+// (shared extents, only the changes written) where the file system can,
+// else a streamed copy whose unchanged ranges are read from the old file
 // (copy_file_range) and whose changed ranges come from the new weights.
 
 #include "etpack/update.h"
@@ -30,6 +31,7 @@
 #include "etpack/ptd_file.h"
 #include "etpack/pte_file.h"
 #include "etpack/safetensors.h"
+#include "etpack/writer.h"
 #include "integrity/hash.h"
 #include "integrity/table.h"
 #include "io/file_lock.h"
@@ -255,7 +257,7 @@ class UpdateLock {
 
 Result<UpdateReport> Update(const ArtifactFile& file, const std::vector<Slot>& slots,
                             const std::vector<ArtifactPart>& parts, const PtdInput& weights,
-                            OutputFs* fs, const CancelFn& cancel) {
+                            OutputFs* fs, const WriteOptions& options) {
   const std::string& path = file.name();
   std::map<std::string, size_t> slot_of;
   std::map<uint64_t, std::vector<size_t>> sharing;  // offset -> slots stored there
@@ -363,35 +365,28 @@ Result<UpdateReport> Update(const ArtifactFile& file, const std::vector<Slot>& s
     patches.push_back(std::move(*table));
   }
 
-  std::unique_ptr<OutputFs> posix;
-  if (fs == nullptr) {
-    posix = NewPosixOutputFs();
-    fs = posix.get();
-  }
-  ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<OutputFile> out, fs->Create(path));
-  // Only over the file read: another writer's file is never discarded.
+  // The new file: the old one with the patches laid over it, in its place.
+  ArtifactPlan plan;
+  plan.file_size = file.size();
+  plan.base = old;
+  plan.replaces_base = true;
+  for (Patch& p : patches) plan.placements.push_back({p.offset, 1, std::move(p.bytes)});
   if (const int fd = FdOf(file); fd >= 0) {
-    ETPACK_RETURN_IF_ERROR(out->ReplaceOnly(fd));
     struct stat st;
     if (::fstat(fd, &st) == 0 && st.st_nlink > 1) report.other_links = st.st_nlink - 1;
   }
-  ETPACK_ASSIGN_OR_RETURN(report.cloned, out->ReserveClone(*old));
-  if (!report.cloned) ETPACK_RETURN_IF_ERROR(out->Reserve(file.size()));
-  uint64_t pos = 0;
-  for (const Patch& p : patches) {
-    if (!report.cloned && p.offset > pos) {
-      ETPACK_RETURN_IF_ERROR(out->Write(pos, *SliceSource(old, pos, p.offset - pos)));
-    }
-    ETPACK_RETURN_IF_ERROR(out->Write(p.offset, *p.bytes));
-    pos = p.offset + p.bytes->size();
+  WriteStats stats;
+  WriteOptions write = options;
+  write.stats = &stats;
+  std::unique_ptr<OutputFs> posix;
+  if (fs == nullptr) {
+    posix = NewPosixOutputFs(options.output);
+    fs = posix.get();
   }
-  if (!report.cloned && pos < file.size()) {
-    ETPACK_RETURN_IF_ERROR(out->Write(pos, *SliceSource(old, pos, file.size() - pos)));
-  }
-  report.bytes_written = out->bytes_written();
-  std::vector<std::unique_ptr<OutputFile>> unit;
-  unit.push_back(std::move(out));
-  ETPACK_RETURN_IF_ERROR(Publish(std::move(unit), cancel));
+  ETPACK_RETURN_IF_ERROR(WriteArtifactFiles(*fs, {{path, &plan}}, write));
+  if (options.stats != nullptr) *options.stats = stats;
+  report.cloned = stats.bytes_cloned > 0;
+  report.bytes_written = stats.bytes - stats.bytes_cloned;
   report.written = true;
   return report;
 }
@@ -399,7 +394,7 @@ Result<UpdateReport> Update(const ArtifactFile& file, const std::vector<Slot>& s
 // Opens the artifact at `path` and updates it, or says (nullopt) that the
 // file opened is not the one `lock` holds: it was replaced in between.
 Result<std::optional<UpdateReport>> UpdateLocked(const std::string& path, const PtdInput& weights,
-                                                 const Env& env, const CancelFn& cancel,
+                                                 const Env& env, const WriteOptions& options,
                                                  const UpdateLock& lock) {
   OutputFs* fs = env.output;
   ETPACK_ASSIGN_OR_RETURN(ArtifactKind kind, DetectArtifactKind(path, env));
@@ -409,7 +404,7 @@ Result<std::optional<UpdateReport>> UpdateLocked(const std::string& path, const 
       if (!lock.Covers(FdOf(*file))) return std::optional<UpdateReport>();
       ETPACK_ASSIGN_OR_RETURN(std::vector<Slot> slots, SlotsOf(*file));
       ETPACK_ASSIGN_OR_RETURN(UpdateReport r,
-                              Update(*file, slots, PartsOf(*file), weights, fs, cancel));
+                              Update(*file, slots, PartsOf(*file), weights, fs, options));
       return std::optional<UpdateReport>(r);
     }
     case ArtifactKind::kPte: {
@@ -417,7 +412,7 @@ Result<std::optional<UpdateReport>> UpdateLocked(const std::string& path, const 
       if (!lock.Covers(FdOf(*file))) return std::optional<UpdateReport>();
       ETPACK_ASSIGN_OR_RETURN(std::vector<Slot> slots, SlotsOf(*file));
       ETPACK_ASSIGN_OR_RETURN(UpdateReport r,
-                              Update(*file, slots, PartsOf(*file), weights, fs, cancel));
+                              Update(*file, slots, PartsOf(*file), weights, fs, options));
       return std::optional<UpdateReport>(r);
     }
     case ArtifactKind::kBpte: break;
@@ -430,16 +425,16 @@ Result<std::optional<UpdateReport>> UpdateLocked(const std::string& path, const 
 }  // namespace
 
 Result<UpdateReport> UpdateWeights(const std::string& path, const PtdInput& weights, const Env& env,
-                                   const CancelFn& cancel) {
+                                   const WriteOptions& options) {
   // Each round that finds the file replaced after its lock was taken (by
   // the update that held the lock before, or by another writer) starts
   // over on the new file; only a file replaced without end runs out.
   constexpr int kMaxRounds = 100;
   UpdateLock lock;
   for (int round = 0; round < kMaxRounds; ++round) {
-    ETPACK_RETURN_IF_ERROR(lock.Acquire(path, cancel));
+    ETPACK_RETURN_IF_ERROR(lock.Acquire(path, options.cancel));
     ETPACK_ASSIGN_OR_RETURN(std::optional<UpdateReport> report,
-                            UpdateLocked(path, weights, env, cancel, lock));
+                            UpdateLocked(path, weights, env, options, lock));
     if (report) return *report;
   }
   return Status(Code::kIoError, path + ": the file was replaced " + std::to_string(kMaxRounds) +

@@ -74,6 +74,10 @@ const ArtifactPlan* PlanBehind(const Source& source) {
 
 Result<SourcePtr> ArtifactSource(ArtifactPlan plan, std::string name) {
   ETPACK_RETURN_IF_ERROR(ValidateArtifactPlan(plan).WithContext(name));
+  // Such a plan's bytes are known only to the writer, as it writes them.
+  if (plan.base != nullptr || plan.tail != nullptr) {
+    return InvalidArgument(name + ": a plan with a base or a tail cannot be read as a source");
+  }
   // A plan of one source and nothing else (WholeSourcePlan) is that source:
   // handing it back keeps its file range for in-kernel copies.
   if (plan.head.empty() && plan.placements.size() == 1 && plan.placements[0].offset == 0 &&

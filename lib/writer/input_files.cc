@@ -21,6 +21,7 @@ void InputFiles::Add(const std::vector<SourcePtr>& sources) {
 void InputFiles::Add(const ArtifactPlan& plan) {
   for (const Placement& p : plan.placements) Add(p.source);
   Add(plan.inputs);
+  Add(plan.base);
 }
 
 std::vector<const Source*> SourcesRead(const ArtifactPlan& plan) {
@@ -28,6 +29,7 @@ std::vector<const Source*> SourcesRead(const ArtifactPlan& plan) {
   out.reserve(plan.placements.size() + plan.inputs.size());
   for (const Placement& p : plan.placements) out.push_back(p.source.get());
   for (const SourcePtr& s : plan.inputs) out.push_back(s.get());
+  if (plan.base != nullptr) out.push_back(plan.base.get());
   return out;
 }
 

@@ -1,6 +1,7 @@
 #include "etpack/writer.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cstring>
@@ -60,10 +61,34 @@ class Progress {
   uint64_t reported_ = 0;
 };
 
-// Sizes are bounded by file_size (validated), so this cannot overflow.
-uint64_t PayloadBytes(const ArtifactPlan& plan) {
+// The ranges of a plan with a base that neither the head nor a placement
+// covers: the base's own bytes, in file order.
+std::vector<ByteRange> BaseGaps(const ArtifactPlan& plan) {
+  std::vector<ByteRange> gaps;
+  if (plan.base == nullptr) return gaps;
+  uint64_t pos = plan.head.size();
+  for (const Placement& p : plan.placements) {
+    if (p.offset > pos) gaps.push_back({pos, p.offset - pos});
+    pos = p.offset + p.source->size();
+  }
+  if (plan.file_size > pos) gaps.push_back({pos, plan.file_size - pos});
+  return gaps;
+}
+
+uint64_t GapBytes(const ArtifactPlan& plan) {
+  uint64_t n = 0;
+  for (const ByteRange& g : BaseGaps(plan)) n += g.size;
+  return n;
+}
+
+// What progress counts for a plan: the head, the placements, the base's
+// bytes unless a clone shares them, and the tail's work. Sizes are bounded
+// by file_size (validated), so this cannot overflow.
+uint64_t PayloadBytes(const ArtifactPlan& plan, bool cloned) {
   uint64_t total = plan.head.size();
   for (const Placement& p : plan.placements) total += p.source->size();
+  if (!cloned) total += GapBytes(plan);
+  if (plan.tail != nullptr) total += plan.tail->work();
   return total;
 }
 
@@ -193,20 +218,105 @@ Status WriteSource(OutputFile& output, uint64_t offset, const SourcePtr& source,
   return Status::OK();
 }
 
-// WriteArtifact for a plan that ValidatePlan accepted, computing the
-// plan's integrity tables and, when `sha256` is given, its digests.
-Status WriteValidPlan(const ArtifactPlan& plan, OutputFile& output, Progress& progress,
-                      ArtifactSha256* sha256 = nullptr) {
-  ETPACK_RETURN_IF_ERROR(output.Reserve(plan.file_size));
+// Whether both sources read one file (the same device and inode).
+bool SameFile(const Source& a, const Source& b) {
+  const FileRange* ra = a.file_range();
+  const FileRange* rb = b.file_range();
+  struct stat sa, sb;
+  return ra != nullptr && rb != nullptr && ::fstat(ra->fd, &sa) == 0 && ::fstat(rb->fd, &sb) == 0 &&
+         sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+// One file of a write: its plan, its output, and whether the output was
+// made a clone of the plan's base.
+struct FileWrite {
+  const ArtifactPlan* plan;
+  OutputFile* output;
+  bool cloned = false;
+};
+
+// Claims the file: a clone of the base where the plan has one and nothing
+// is hashed (a hash must see every byte), else Reserve(), at the tail's
+// upper bound for a plan with a tail. For a plan that replaces its base,
+// the output first promises to replace nothing else.
+Status Prepare(FileWrite& f, bool hashing) {
+  const ArtifactPlan& plan = *f.plan;
+  if (plan.replaces_base) {
+    const FileRange* r = plan.base->file_range();
+    if (r == nullptr) {
+      return InvalidArgument(f.output->destination() + ": the plan replaces its base " +
+                             plan.base->Describe() + ", which is not a file");
+    }
+    ETPACK_RETURN_IF_ERROR(f.output->ReplaceOnly(r->fd));
+  }
+  if (plan.base != nullptr && !hashing && plan.integrity.empty()) {
+    ETPACK_ASSIGN_OR_RETURN(f.cloned, f.output->ReserveClone(*plan.base));
+    if (f.cloned) return Status::OK();
+  }
+  Status reserved = f.output->Reserve(plan.file_size);
+  if (!reserved.ok() && plan.tail != nullptr) {
+    // Say why a file of a few KiB may ask for as much space as its input.
+    return reserved.WithContext(plan.tail->Describe() +
+                                ": the file's size is known only once it is written, so the "
+                                "most it can take (" +
+                                std::to_string(plan.file_size) +
+                                " bytes) is reserved and the file cut to size at the end");
+  }
+  return reserved;
+}
+
+// Writes the tail's pieces from `at` on and cuts the file where they end
+// (an output that cannot be cut takes a tail that fills the file).
+Status WriteTail(const ArtifactPlan& plan, uint64_t at, OutputFile& output, Progress& progress) {
+  ByteStream& tail = *plan.tail;
+  const uint64_t end = at + tail.max_size();
+  for (;;) {
+    ETPACK_ASSIGN_OR_RETURN(ByteStream::Piece piece, tail.Next());
+    if (piece.bytes == nullptr) break;
+    const uint64_t n = piece.bytes->size();
+    if (n > end - at) {
+      return InvalidArgument(output.destination() + ": " + tail.Describe() +
+                             " produced more than the " + std::to_string(tail.max_size()) +
+                             " bytes it promised");
+    }
+    ETPACK_RETURN_IF_ERROR(output.Write(at, *piece.bytes));
+    at += n;
+    ETPACK_RETURN_IF_ERROR(progress.Advance(piece.work, output));
+  }
+  return at == plan.file_size ? Status::OK() : output.Truncate(at);
+}
+
+// Writes a prepared file (Prepare), computing the plan's integrity tables
+// and, when `sha256` is given, its digests.
+Status WritePrepared(const FileWrite& f, Progress& progress, ArtifactSha256* sha256 = nullptr) {
+  const ArtifactPlan& plan = *f.plan;
+  OutputFile& output = *f.output;
   if (!plan.head.empty()) {
     ETPACK_RETURN_IF_ERROR(output.Write(0, plan.head.data(), plan.head.size()));
     ETPACK_RETURN_IF_ERROR(progress.Advance(plan.head.size(), output));
   }
-  if (plan.integrity.empty() && sha256 == nullptr) {
-    for (const Placement& p : plan.placements) {
-      ETPACK_RETURN_IF_ERROR(WriteSource(output, p.offset, p.source, nullptr, progress));
+  // The base's bytes before `until` that precede it and are not written yet.
+  const std::vector<ByteRange> gaps = f.cloned ? std::vector<ByteRange>() : BaseGaps(plan);
+  size_t gap = 0;
+  auto fill = [&](uint64_t until, HashThread* hashes) -> Status {
+    for (; gap < gaps.size() && gaps[gap].offset < until; ++gap) {
+      ETPACK_RETURN_IF_ERROR(WriteSource(output, gaps[gap].offset,
+                                         SliceSource(plan.base, gaps[gap].offset, gaps[gap].size),
+                                         hashes, progress));
     }
     return Status::OK();
+  };
+  // Where the bytes the hashes may cover end: a tail's bytes are not hashed.
+  uint64_t end = plan.head.size();
+  for (const Placement& p : plan.placements) end = p.offset + p.source->size();
+  if (plan.tail == nullptr) end = plan.file_size;
+  if (plan.integrity.empty() && sha256 == nullptr) {
+    for (const Placement& p : plan.placements) {
+      ETPACK_RETURN_IF_ERROR(fill(p.offset, nullptr));
+      ETPACK_RETURN_IF_ERROR(WriteSource(output, p.offset, p.source, nullptr, progress));
+    }
+    ETPACK_RETURN_IF_ERROR(fill(plan.file_size, nullptr));
+    return plan.tail != nullptr ? WriteTail(plan, end, output, progress) : Status::OK();
   }
   PlanHashes h;
   ETPACK_RETURN_IF_ERROR(h.Init(plan, sha256 != nullptr));
@@ -214,6 +324,7 @@ Status WriteValidPlan(const ArtifactPlan& plan, OutputFile& output, Progress& pr
   hashes.Feed(0, plan.head.data(), plan.head.size());
   size_t table = 0;
   for (const Placement& p : plan.placements) {
+    ETPACK_RETURN_IF_ERROR(fill(p.offset, &hashes));
     if (table < plan.integrity.size() && p.offset == plan.integrity[table].table_offset) {
       // Everything the table covers lies before it (ValidateArtifactPlan).
       hashes.Feed(p.offset, nullptr, 0);
@@ -227,9 +338,40 @@ Status WriteValidPlan(const ArtifactPlan& plan, OutputFile& output, Progress& pr
     }
     ETPACK_RETURN_IF_ERROR(WriteSource(output, p.offset, p.source, &hashes, progress));
   }
-  hashes.Feed(plan.file_size, nullptr, 0);
+  ETPACK_RETURN_IF_ERROR(fill(plan.file_size, &hashes));
+  hashes.Feed(end, nullptr, 0);
   ETPACK_RETURN_IF_ERROR(hashes.Drain());
   if (sha256 != nullptr) *sha256 = h.Sha256();
+  return plan.tail != nullptr ? WriteTail(plan, end, output, progress) : Status::OK();
+}
+
+// Prepares and writes every file of a unit (not publishing it), then fills
+// in what `options` asks for. The plans are valid (ValidateArtifactPlan).
+Status WriteUnit(std::vector<FileWrite>& files, const std::string& unit,
+                 const WriteOptions& options) {
+  const bool hashing = options.sha256 != nullptr;
+  uint64_t total = 0;
+  for (FileWrite& f : files) {
+    ETPACK_RETURN_IF_ERROR(Prepare(f, hashing));
+    total += PayloadBytes(*f.plan, f.cloned);
+  }
+  Progress p(options.progress, options.cancel, total);
+  std::vector<ArtifactSha256> digests(hashing ? files.size() : 0);
+  for (size_t i = 0; i < files.size(); ++i) {
+    ETPACK_RETURN_IF_ERROR(WritePrepared(files[i], p, hashing ? &digests[i] : nullptr));
+  }
+  ETPACK_RETURN_IF_ERROR(p.Report(unit));
+  if (hashing) *options.sha256 = std::move(digests);
+  if (options.stats != nullptr) {
+    WriteStats& stats = *options.stats;
+    stats = WriteStats{};
+    for (const FileWrite& f : files) {
+      const uint64_t cloned = f.cloned ? GapBytes(*f.plan) : 0;
+      stats.bytes += f.output->bytes_written() + cloned;
+      stats.bytes_shared += f.output->bytes_shared() + cloned;
+      stats.bytes_cloned += cloned;
+    }
+  }
   return Status::OK();
 }
 
@@ -248,34 +390,17 @@ ArtifactPlan WholeSourcePlan(SourcePtr source) {
 
 Status WriteArtifact(const ArtifactPlan& plan, OutputFile& output, const WriteOptions& options) {
   ETPACK_RETURN_IF_ERROR(ValidateArtifactPlan(plan));
-  Progress p(options.progress, options.cancel, PayloadBytes(plan));
-  ArtifactSha256 digest;
-  ETPACK_RETURN_IF_ERROR(
-      WriteValidPlan(plan, output, p, options.sha256 != nullptr ? &digest : nullptr));
-  ETPACK_RETURN_IF_ERROR(p.Report(output.destination()));
-  if (options.sha256 != nullptr) {
-    options.sha256->clear();
-    options.sha256->push_back(std::move(digest));
-  }
-  if (options.stats != nullptr) {
-    *options.stats = WriteStats{};
-    options.stats->bytes = output.bytes_written();
-    options.stats->bytes_shared = output.bytes_shared();
-  }
-  return Status::OK();
+  std::vector<FileWrite> files = {{&plan, &output}};
+  return WriteUnit(files, output.destination(), options);
 }
 
 Status WriteArtifactFiles(OutputFs& fs, const ArtifactFiles& files, const WriteOptions& options) {
-  std::vector<ArtifactSha256>* const sha256 = options.sha256;
-  WriteStats* const stats = options.stats;
   // Everything that can be checked is checked before the first output
   // exists, so a bad plan or destination touches nothing.
-  uint64_t total = 0;
   for (size_t i = 0; i < files.size(); ++i) {
     const auto& [path, plan] = files[i];
     if (plan == nullptr) return InvalidArgument(path + ": no plan to write");
     ETPACK_RETURN_IF_ERROR(ValidateArtifactPlan(*plan).WithContext(path));
-    total += PayloadBytes(*plan);
   }
   std::vector<std::unique_ptr<OutputFile>> outputs;
   for (const auto& file : files) {
@@ -283,27 +408,28 @@ Status WriteArtifactFiles(OutputFs& fs, const ArtifactFiles& files, const WriteO
     outputs.push_back(std::move(out));
   }
   ETPACK_RETURN_IF_ERROR(CheckOutputsDistinct(outputs));
-  for (const auto& file : files) {
-    const std::vector<const Source*> read = SourcesRead(*file.second);
-    for (const auto& out : outputs) ETPACK_RETURN_IF_ERROR(CheckNotInputs(*out, read));
-  }
-  Progress p(options.progress, options.cancel, total);
-  std::vector<ArtifactSha256> digests(sha256 != nullptr ? files.size() : 0);
   for (size_t i = 0; i < files.size(); ++i) {
-    ETPACK_RETURN_IF_ERROR(
-        WriteValidPlan(*files[i].second, *outputs[i], p, sha256 ? &digests[i] : nullptr));
-  }
-  std::string unit;
-  for (const auto& file : files) unit += (unit.empty() ? "" : ", ") + file.first;
-  ETPACK_RETURN_IF_ERROR(p.Report(unit));
-  if (sha256 != nullptr) *sha256 = std::move(digests);
-  if (stats != nullptr) {
-    *stats = WriteStats{};
-    for (const auto& out : outputs) {
-      stats->bytes += out->bytes_written();
-      stats->bytes_shared += out->bytes_shared();
+    const ArtifactPlan& plan = *files[i].second;
+    std::vector<const Source*> read = SourcesRead(plan);
+    for (size_t j = 0; j < outputs.size(); ++j) {
+      // The one input an output may replace: the base of its own plan, when
+      // the plan says so (Prepare holds the output to that file).
+      if (j == i && plan.replaces_base) {
+        std::vector<const Source*> others;
+        for (const Source* s : read) {
+          if (!SameFile(*s, *plan.base)) others.push_back(s);
+        }
+        ETPACK_RETURN_IF_ERROR(CheckNotInputs(*outputs[j], others));
+        continue;
+      }
+      ETPACK_RETURN_IF_ERROR(CheckNotInputs(*outputs[j], read));
     }
   }
+  std::vector<FileWrite> unit;
+  for (size_t i = 0; i < files.size(); ++i) unit.push_back({files[i].second, outputs[i].get()});
+  std::string names;
+  for (const auto& file : files) names += (names.empty() ? "" : ", ") + file.first;
+  ETPACK_RETURN_IF_ERROR(WriteUnit(unit, names, options));
   return Publish(std::move(outputs), options.cancel);
 }
 

@@ -306,7 +306,7 @@ def save_ptd(path, tensors, *, alignment=None, progress=None, max_shard_bytes=No
     return _etpack._save_ptd(path, entries(), max(128, default), cap, progress)
 
 
-def update(path, tensors):
+def update(path, tensors, *, progress=None):
     """Replaces weights of the .pte or .ptd at `path` in place, as
     `etpack update` does (docs/cli.md): every new tensor must match one of
     the file by key, dtype and shape, else nothing changes; equal bytes are
@@ -319,11 +319,14 @@ def update(path, tensors):
     Returns a dict: tensors_rewritten, bytes_rewritten, tensors_unchanged,
     bytes_unchanged, written (False when nothing changed), cloned, file_size,
     bytes_written.
+    progress  progress(done_bytes, total_bytes), called from the writing thread
+              as for save_pte (the bytes the update writes); an exception it
+              raises, or Ctrl-C, stops the update and leaves the file as it was.
     """
     if isinstance(tensors, (str, os.PathLike)):
-        return _etpack._update(path, [], [tensors])
+        return _etpack._update(path, [], [tensors], progress)
     if isinstance(tensors, (list, tuple)):
-        return _etpack._update(path, [], list(tensors))
+        return _etpack._update(path, [], list(tensors), progress)
     if not hasattr(tensors, "items"):
         raise TypeError("tensors must be a mapping of key to array, or paths of weight files")
     entries = []
@@ -332,7 +335,7 @@ def update(path, tensors):
             raise TypeError(f"tensors: keys must be str, not {type(key).__name__}")
         item, layout, _ = _tensor(value, f"tensors[{key!r}]", required=False)
         entries.append((key, item, 1, layout))
-    return _etpack._update(path, entries, [])
+    return _etpack._update(path, entries, [], progress)
 
 
 def _case_value(v, what):

@@ -177,8 +177,10 @@ py::list SavePtd(const std::string& path, py::handle entries, uint64_t segment_a
 
 // etpack.update: the new weights are the files `paths` names, then the
 // mapping's `entries`; the update runs with the GIL released, and Ctrl-C
-// stops it while it waits for another update of the file.
-py::dict Update(const std::string& path, py::handle entries, py::handle paths) {
+// stops it while it waits for another update of the file and while it
+// writes, as any write (nothing changes then).
+py::dict Update(const std::string& path, py::handle entries, py::handle paths,
+                py::handle progress) {
   Items items;
   PtdInput input = PtdInputOf(items, entries);
   std::vector<std::string> files;
@@ -186,7 +188,7 @@ py::dict Update(const std::string& path, py::handle entries, py::handle paths) {
   for (py::handle p : paths) files.push_back(PathOf(p, "tensors[" + std::to_string(i++) + "]"));
   UpdateReport r;
   RunCancellable(
-      [&](const ProgressFn&, const CancelFn& cancel) -> Status {
+      [&](const ProgressFn& on_progress, const CancelFn& cancel) -> Status {
         Result<PtdInput> read = files.empty() ? Result<PtdInput>(PtdInput{}) : ReadWeights(files);
         if (!read.ok()) return read.status();
         PtdInput all = std::move(read).value();
@@ -196,12 +198,15 @@ py::dict Update(const std::string& path, py::handle entries, py::handle paths) {
           all.entries.push_back(std::move(e));
         }
         for (SourcePtr& b : input.buffers) all.buffers.push_back(std::move(b));
-        Result<UpdateReport> report = UpdateWeights(path, all, Env(), cancel);
+        WriteOptions options;
+        options.progress = on_progress;
+        options.cancel = cancel;
+        Result<UpdateReport> report = UpdateWeights(path, all, Env(), options);
         if (!report.ok()) return report.status();
         r = *report;
         return Status::OK();
       },
-      py::none());
+      progress);
   py::dict d;
   d["tensors_rewritten"] = r.tensors_rewritten;
   d["bytes_rewritten"] = r.bytes_rewritten;
@@ -494,8 +499,8 @@ void DefineModule(py::module_& m) {
                         uint64_t max_shard_bytes, py::object progress) {
     return SavePtd(PathOf(path, "path"), entries, segment_alignment, max_shard_bytes, progress);
   });
-  m.def("_update", [](py::object path, py::object entries, py::object paths) {
-    return Update(PathOf(path, "path"), entries, paths);
+  m.def("_update", [](py::object path, py::object entries, py::object paths, py::object progress) {
+    return Update(PathOf(path, "path"), entries, paths, progress);
   });
   m.def("_save_bpte",
         [](py::object path, py::object program, py::object cases, const std::string& layout) {

@@ -34,6 +34,26 @@ def test_update_rewrites_matching_tensors_and_skips_equal_bytes(tmp_path):
     assert not again["written"] and again["tensors_unchanged"] == 1
 
 
+def test_update_reports_progress_and_a_raising_progress_changes_nothing(tmp_path):
+    path = str(tmp_path / "m.ptd")
+    etpack.save_ptd(path, _state())
+    before = open(path, "rb").read()
+    new_a = np.full((4, 4), 3.0, dtype=np.float32)
+
+    def interrupt(done, total):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        etpack.update(path, {"a": new_a}, progress=interrupt)
+    assert open(path, "rb").read() == before
+    assert os.listdir(tmp_path) == ["m.ptd"]
+
+    seen = []
+    r = etpack.update(path, {"a": new_a}, progress=lambda done, total: seen.append((done, total)))
+    assert r["written"] and seen and seen[-1][0] == seen[-1][1]
+    np.testing.assert_array_equal(etpack.load_ptd(path)["a"], new_a)
+
+
 @pytest.mark.parametrize("value, words", [
     (np.zeros((4, 4), dtype=np.float16), ["'a'", "HALF[4, 4]", "FLOAT[4, 4]"]),
     (np.zeros((2, 8), dtype=np.float32), ["'a'", "FLOAT[2, 8]", "FLOAT[4, 4]"]),
