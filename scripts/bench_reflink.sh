@@ -20,15 +20,7 @@ set -euo pipefail
 [ $# -ge 3 ] || { echo "usage: $0 ETPACK SIZE DIR [--cp]" >&2; exit 2; }
 etpack=$1 size=$2 d=$3 with_cp=${4:-}
 
-drop_caches() {
-  sync
-  if [ -w /proc/sys/vm/drop_caches ]; then echo 3 > /proc/sys/vm/drop_caches; fi
-}
-used() {
-  sync
-  df -B1 --output=used "$d" | tail -1
-}
-now() { date +%s.%N; }
+. "$(dirname "$0")/bench_lib.sh"
 
 "$etpack" demo --size "$size" -o "$d" >/dev/null
 "$etpack" repack "$d/demo.pte" -o "$d/a.pte" --align 4096 >/dev/null
@@ -51,11 +43,11 @@ run() {
     cp_s=$(awk -v a="$c0" -v b="$c1" 'BEGIN { printf "%.3f", b - a }')
   fi
   drop_caches
-  u0=$(used)
+  u0=$(used "$d")
   t0=$(now)
   json=$("$@" --json 2>/dev/null)
   t1=$(now)
-  u1=$(used)
+  u1=$(used "$d")
   /usr/bin/python3 -c '
 import json, sys
 r = json.loads(sys.argv[2])

@@ -22,15 +22,7 @@ set -euo pipefail
 etpack=$1 size=$2 d=$3 runs=${4:-3} variants=${5:-5}
 here=$(cd "$(dirname "$0")" && pwd)
 
-drop_caches() {
-  sync
-  if [ -w /proc/sys/vm/drop_caches ]; then echo 3 > /proc/sys/vm/drop_caches; fi
-}
-used() {
-  sync
-  df -B1 --output=used "$d" | tail -1
-}
-now() { date +%s.%N; }
+. "$(dirname "$0")/bench_lib.sh"
 bytes_of() { du -sb --apparent-size "$@" | awk '{ s += $1 } END { print s }'; }
 
 mkdir -p "$d/in"
@@ -46,11 +38,11 @@ inputs_bytes=$(bytes_of "$d"/in/*.pte)
 for r in $(seq 1 "$runs"); do
   rm -rf "$d/out" "$d/copy"
   drop_caches
-  u0=$(used)
+  u0=$(used "$d")
   t0=$(now)
   /usr/bin/time -v -o "$d/time" "$etpack" share "$d"/in/*.pte -o "$d/out" --align 4096 >/dev/null
   t1=$(now)
-  u1=$(used)
+  u1=$(used "$d")
   rss=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$d/time")
   out_bytes=$(bytes_of "$d/out")
   drop_caches
@@ -63,9 +55,9 @@ for r in $(seq 1 "$runs"); do
     'BEGIN { printf "%s %.3f %.3f %s %s %s %s %s\n", r, t1 - t0, c1 - c0, rss, o, v, i, n }'
 done
 
-"$etpack" verify "$d"/out/*.pte "$d"/out/*.ptd >/dev/null
 identical=0
 for k in $(seq 1 "$variants"); do
+  "$etpack" verify "$d/out/v$k.pte" "$d"/out/*.ptd >/dev/null
   data=()
   for f in "$d"/out/*.ptd; do data+=(--data "$f"); done
   "$etpack" repack "$d/out/v$k.pte" "${data[@]}" -o "$d/back.pte" --align 4096 >/dev/null

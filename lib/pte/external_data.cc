@@ -23,8 +23,6 @@ namespace fb = etpack::pte_fb;
 
 namespace {
 
-constexpr int kExternal = static_cast<int>(fb::TensorDataLocation::EXTERNAL);
-
 std::string Quote(const std::string& s) { return "'" + s + "'"; }
 
 // The tensor's layout as a .ptd entry would state it. A missing sizes or
