@@ -6,7 +6,7 @@
 // (a manifest's file references, an index's shards, a case file's .npy
 // files, a program's data files), through `Env::input`, and makes the
 // files it writes through `Env::output`. An entry point that takes
-// options finds its Env in them (VerifyOptions::env, UpdateOptions::env);
+// options finds its Env in them (VerifyOptions::env, ShareOptions::env);
 // one without options takes `const Env& env` last. A default Env is the
 // POSIX file system both ways.
 //
