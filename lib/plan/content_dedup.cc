@@ -20,26 +20,35 @@ uint64_t Word(const std::vector<uint8_t>& bytes, size_t at) {
 
 }  // namespace
 
-// The three windows fed to one running hash, in order.
-Result<ContentDedup::Digest> ContentDedup::SampleOf(const Source& source) {
+Status FeedSample(const Source& source, RunningHash& hash) {
   const uint64_t size = source.size();
-  std::vector<uint8_t> digest;
-  if (size <= kSampled) {
-    ETPACK_ASSIGN_OR_RETURN(digest, HashSource(source, HashKind::kXxh3_128));
-  } else {
-    ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<RunningHash> h, NewRunningHash(HashKind::kXxh3_128));
-    const uint8_t* bytes = source.contiguous();
-    uint8_t window[kWindow];
-    for (const uint64_t at : {uint64_t{0}, (size - kWindow) / 2, size - kWindow}) {
-      if (bytes != nullptr) {
-        h->Update(bytes + at, kWindow);
-      } else {
-        ETPACK_RETURN_IF_ERROR(source.ReadAt(at, window, kWindow));
-        h->Update(window, kWindow);
-      }
+  const uint8_t* bytes = source.contiguous();
+  uint8_t window[kWindow];
+  auto feed = [&](uint64_t at, uint64_t n) -> Status {
+    if (bytes != nullptr) {
+      hash.Update(bytes + at, n);
+      return Status::OK();
     }
-    digest = h->Finish();
+    ETPACK_RETURN_IF_ERROR(source.ReadAt(at, window, n));
+    hash.Update(window, n);
+    return Status::OK();
+  };
+  if (size <= kSampled) {
+    for (uint64_t at = 0; at < size; at += kWindow) {
+      ETPACK_RETURN_IF_ERROR(feed(at, std::min(kWindow, size - at)));
+    }
+    return Status::OK();
   }
+  for (const uint64_t at : {uint64_t{0}, (size - kWindow) / 2, size - kWindow}) {
+    ETPACK_RETURN_IF_ERROR(feed(at, kWindow));
+  }
+  return Status::OK();
+}
+
+Result<ContentDedup::Digest> ContentDedup::SampleOf(const Source& source) {
+  ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<RunningHash> h, NewRunningHash(HashKind::kXxh3_128));
+  ETPACK_RETURN_IF_ERROR(FeedSample(source, *h));
+  const std::vector<uint8_t> digest = h->Finish();
   return Digest{Word(digest, 0), Word(digest, 8)};
 }
 

@@ -39,8 +39,15 @@
 
 #include "etpack/source.h"
 #include "etpack/status.h"
+#include "integrity/hash.h"
 
 namespace etpack {
+
+// Feeds `source`'s sample to `hash`: all of it when it is at most 12 KiB,
+// else the 4 KiB windows at its start, at (size - 4096) / 2 and at its end.
+// Equal contents always have equal samples: ContentDedup's first test, and
+// what `share` makes content keys from (etpack/share.h).
+Status FeedSample(const Source& source, RunningHash& hash);
 
 class ContentDedup {
  public:

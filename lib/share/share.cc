@@ -17,6 +17,7 @@
 #include "etpack/pte_file.h"
 #include "integrity/hash.h"
 #include "integrity/table.h"
+#include "plan/content_dedup.h"
 #include "plan/segments.h"
 
 namespace etpack {
@@ -39,12 +40,8 @@ std::string LayoutText(const std::optional<TensorLayout>& l) {
   return l ? DescribeLayout(*l) : std::string();
 }
 
-std::string Joined(const std::vector<int32_t>& v) {
-  std::string s;
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
-  return s;
-}
-std::string Joined(const std::vector<uint8_t>& v) {
+template <typename T>
+std::string Joined(const std::vector<T>& v) {
   std::string s;
   for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
   return s;
@@ -58,21 +55,7 @@ Result<std::string> ContentKey(const Source& bytes, const TensorLayout& layout) 
   const std::string text = std::to_string(layout.scalar_type) + ":" + Joined(layout.sizes) + ":" +
                            Joined(layout.dim_order) + ":" + std::to_string(size) + "\n";
   hash->Update(reinterpret_cast<const uint8_t*>(text.data()), text.size());
-  constexpr uint64_t kWindow = 4096;
-  std::vector<uint8_t> buf;
-  auto feed = [&](uint64_t offset, uint64_t n) -> Status {
-    buf.resize(n);
-    ETPACK_RETURN_IF_ERROR(bytes.ReadAt(offset, buf.data(), n));
-    hash->Update(buf.data(), n);
-    return Status::OK();
-  };
-  if (size <= 3 * kWindow) {
-    ETPACK_RETURN_IF_ERROR(feed(0, size));
-  } else {
-    ETPACK_RETURN_IF_ERROR(feed(0, kWindow));
-    ETPACK_RETURN_IF_ERROR(feed((size - kWindow) / 2, kWindow));
-    ETPACK_RETURN_IF_ERROR(feed(size - kWindow, kWindow));
-  }
+  ETPACK_RETURN_IF_ERROR(FeedSample(bytes, *hash));
   return std::string(kContentKeyPrefix) + HexDigest(hash->Finish());
 }
 
