@@ -86,6 +86,10 @@ Result<Segment> PackSegment(std::vector<SourcePtr> sources, uint64_t alignment) 
   return out;
 }
 
+uint64_t ReadBackAlignment(uint64_t segment_offset) {
+  return segment_offset == 0 ? 1 : OffsetAlignment(segment_offset);
+}
+
 uint64_t OffsetAlignment(uint64_t offset) {
   // Capped: pages beyond 64 KiB are not in use.
   constexpr uint64_t kCap = 65536;

@@ -36,6 +36,12 @@ constexpr uint64_t AlignmentOf(uint64_t offset) {
   return offset == 0 ? uint64_t{1} << 63 : offset & (~offset + 1);
 }
 
+// The alignment a named-data key read back from a file is given again: the
+// one its segment's offset (from the segment base) shows, as OffsetAlignment
+// (etpack/plan.h) reads it, and 1 for the first segment, whose offset 0 shows
+// nothing (the alignment the key asked for is not recorded in the file).
+uint64_t ReadBackAlignment(uint64_t segment_offset);
+
 // kInvalidArgument "<what> = <a> is not a power of two" unless it is, and
 // "<what> = <a> exceeds the maximum of 1073741824 (1 GiB)" above `max`:
 // for alignments a caller asks for (options, entries). Alignments that

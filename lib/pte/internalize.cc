@@ -14,6 +14,7 @@
 #include "etpack/external_data.h"
 #include "etpack/plan.h"
 #include "integrity/table.h"
+#include "plan/segments.h"
 #include "program_etpack_generated.h"
 #include "pte/constant_keys.h"
 #include "pte/external_refs.h"
@@ -158,10 +159,9 @@ Result<PteInput> InternalizeData(const PteFile& thin, const std::vector<const Pt
                                " is both the program's own and in " + f->name() +
                                "; the runtime refuses a key in two of the data maps it merges");
       }
-      // As PteFile::ToInput keeps named data: the alignment the segment's
-      // offset shows (the one it asked for is not recorded).
-      const uint64_t rel = f->layout().segments[e.segment_index].offset;
-      in.named_data.push_back({e.key, content(*f, i), rel == 0 ? 1 : OffsetAlignment(rel),
+      // As PteFile::ToInput keeps named data.
+      in.named_data.push_back({e.key, content(*f, i),
+                               ReadBackAlignment(f->layout().segments[e.segment_index].offset),
                                f->name() + ": key " + Quote(e.key)});
       ++blobs;
     }

@@ -295,9 +295,8 @@ Result<PteInput> PteFile::ToInputImpl() const {
       const uint32_t seg = named->Get(i)->segment_index();
       SourcePtr& source = source_of_segment[seg];
       if (source == nullptr) source = SegmentSource(seg);
-      const uint64_t rel = segments->Get(seg)->offset();
       in.named_data.push_back(
-          {named->Get(i)->key()->str(), source, rel == 0 ? 1 : OffsetAlignment(rel)});
+          {named->Get(i)->key()->str(), source, ReadBackAlignment(segments->Get(seg)->offset())});
     }
   }
   // The program copied once with the edits above, verified by construction.
