@@ -1,9 +1,10 @@
 // etpack/output.h — the output seam: the one place where the library meets
 // the file system on the way out.
 //
-// An OutputFs makes outputs; an OutputFile is one file being written. The
-// writer knows every size before it writes a byte, so an output is used in
-// one fixed order:
+// An OutputFs makes outputs; an OutputFile is one file being written, seen
+// through two interfaces: its WritableOutput part places the bytes, its
+// PublishableOutput part puts the file in place. The writer knows every size
+// before it writes a byte, so an output is used in one fixed order:
 //
 //   fs.Create(destination)  an output with no name yet (the destination is
 //                           checked here, before anything is written)
@@ -47,13 +48,79 @@ namespace etpack {
 // thread or a signal handler sets).
 using CancelFn = std::function<bool()>;
 
-class OutputFile {
+// An output is two interfaces that one object implements, so each user
+// sees only its own part: the writer's byte loop a WritableOutput, Publish()
+// (and the checks before writing that a unit is sound) a PublishableOutput.
+// OutputFile is the object that is both, as OutputFs::Create() makes it.
+
+// The writing part: what placing bytes needs (as LevelDB's WritableFile).
+// Offsets and sizes are in bytes from the start of the file.
+class WritableOutput {
  public:
-  OutputFile() = default;
-  OutputFile(const OutputFile&) = delete;
-  OutputFile& operator=(const OutputFile&) = delete;
-  // Discards the output unless Publish() put it in place.
-  virtual ~OutputFile() = default;
+  WritableOutput() = default;
+  WritableOutput(const WritableOutput&) = delete;
+  WritableOutput& operator=(const WritableOutput&) = delete;
+  virtual ~WritableOutput() = default;
+
+  // The path this output will be published at, as given to Create(); what
+  // errors name.
+  virtual const std::string& destination() const = 0;
+
+  // Called once, before any Write. The POSIX output fails with kOutOfRange,
+  // before it creates anything that large, when `size` exceeds the
+  // process's file size limit (RLIMIT_FSIZE, `ulimit -f`).
+  virtual Status Reserve(uint64_t size) = 0;
+
+  // Instead of Reserve(): makes the output a copy of the whole regular file
+  // `source` reads by sharing its extents (FICLONE: XFS with reflink,
+  // btrfs), so nothing is copied and no disk is used until a Write()
+  // changes a range. True when it did: the output is then reserved at the
+  // source's size, Write() overwrites ranges of the copy under Reserve()'s
+  // rules (increasing offsets, inside the size), and every byte no Write()
+  // touches keeps the source's value. False, with nothing changed, where
+  // extents cannot be shared (ext4, tmpfs, another file system, a memory
+  // output, a source that is not a whole file): the caller then Reserve()s
+  // and writes every byte. Time and new disk after a clone grow with the
+  // bytes written, not with the file (etpack update relies on it).
+  virtual Result<bool> ReserveClone(const Source& source);
+
+  // Copies all of `source` to [offset, offset + source.size()).
+  // The range must lie inside the reserved size (else kOutOfRange) and start
+  // at or after the end of the previous write (else kInvalidArgument).
+  virtual Status Write(uint64_t offset, const Source& source) = 0;
+
+  // Convenience for small in-memory pieces (headers). `data` is borrowed
+  // for the call.
+  Status Write(uint64_t offset, const void* data, uint64_t size);
+
+  // For an output whose size is known only once it is written (a
+  // compressed archive): Reserve() an upper bound, write, then cut the file
+  // to `size` after the last Write and before Publish(). `size` must lie
+  // between the end of the last write and the reserved size (else
+  // kInvalidArgument). Outputs that cannot shrink return kUnimplemented.
+  virtual Status Truncate(uint64_t size);
+
+  // Makes the written bytes durable (when the output syncs at all), after
+  // the last Write. Publish() calls it first; calling it earlier is harmless.
+  virtual Status Sync() = 0;
+
+  // Bytes written so far (for progress reports).
+  virtual uint64_t bytes_written() const = 0;
+
+  // How many of bytes_written() share the disk blocks of the file they came
+  // from instead of being copied (a reflink clone, on file systems that
+  // share extents: XFS with reflink, btrfs); 0 for outputs that never share.
+  virtual uint64_t bytes_shared() const { return 0; }
+};
+
+// The publishing part: which file the output lands on, the conditions on
+// replacing it, and the steps that put it there.
+class PublishableOutput {
+ public:
+  PublishableOutput() = default;
+  PublishableOutput(const PublishableOutput&) = delete;
+  PublishableOutput& operator=(const PublishableOutput&) = delete;
+  virtual ~PublishableOutput() = default;
 
   // The path this output will be published at, as given to Create().
   virtual const std::string& destination() const = 0;
@@ -88,54 +155,10 @@ class OutputFile {
     return Status::OK();
   }
 
-  // Called once, before any Write. The POSIX output fails with kOutOfRange,
-  // before it creates anything that large, when `size` exceeds the
-  // process's file size limit (RLIMIT_FSIZE, `ulimit -f`).
-  virtual Status Reserve(uint64_t size) = 0;
-
-  // Instead of Reserve(): makes the output a copy of the whole regular file
-  // `source` reads by sharing its extents (FICLONE: XFS with reflink,
-  // btrfs), so nothing is copied and no disk is used until a Write()
-  // changes a range. True when it did: the output is then reserved at the
-  // source's size, Write() overwrites ranges of the copy under Reserve()'s
-  // rules (increasing offsets, inside the size), and every byte no Write()
-  // touches keeps the source's value. False, with nothing changed, where
-  // extents cannot be shared (ext4, tmpfs, another file system, a memory
-  // output, a source that is not a whole file): the caller then Reserve()s
-  // and writes every byte. Time and new disk after a clone grow with the
-  // bytes written, not with the file (etpack update relies on it).
-  virtual Result<bool> ReserveClone(const Source& source);
-
-  // Copies all of `source` to [offset, offset + source.size()).
-  // The range must lie inside the reserved size (else kOutOfRange) and start
-  // at or after the end of the previous write (else kInvalidArgument).
-  virtual Status Write(uint64_t offset, const Source& source) = 0;
-
-  // Convenience for small in-memory pieces (headers).
-  Status Write(uint64_t offset, const void* data, uint64_t size);
-
-  // Bytes written so far (for progress reports).
-  virtual uint64_t bytes_written() const = 0;
-
-  // How many of bytes_written() share the disk blocks of the file they came
-  // from instead of being copied (a reflink clone, on file systems that
-  // share extents: XFS with reflink, btrfs); 0 for outputs that never share.
-  virtual uint64_t bytes_shared() const { return 0; }
-
-  // For an output whose size is known only once it is written (a
-  // compressed archive): Reserve() an upper bound, write, then cut the file
-  // to `size` after the last Write and before Publish(). `size` must lie
-  // between the end of the last write and the reserved size (else
-  // kInvalidArgument). Outputs that cannot shrink return kUnimplemented.
-  virtual Status Truncate(uint64_t size);
-
-  // Makes the written bytes durable (when the output syncs at all), after
-  // the last Write. Publish() calls it first; calling it earlier is harmless.
-  virtual Status Sync() = 0;
-
  protected:
-  // The other steps of publishing, which only Publish() takes, in this order.
-  // A wrapper reaches its target's steps by calling OutputFileWrapper's.
+  // The steps of publishing after Sync(), which only Publish() takes, in
+  // this order. A wrapper reaches its target's steps by calling
+  // OutputFileWrapper's.
   //
   // Gives the output a name next to its destination: the destination
   // itself when that is free (the output is then in place), else a hidden
@@ -160,6 +183,15 @@ class OutputFile {
   friend class PublishSteps;
 };
 
+// One file being written: both parts, one destination() for both.
+class OutputFile : public WritableOutput, public PublishableOutput {
+ public:
+  // Discards the output unless Publish() put it in place.
+  ~OutputFile() override = default;
+
+  const std::string& destination() const override = 0;
+};
+
 // Forwards every call, the publishing steps included, to the output it
 // owns, so a wrapper overrides only what it changes and calls the
 // OutputFileWrapper method to go on with the target (as LevelDB's
@@ -174,17 +206,21 @@ class OutputFileWrapper : public OutputFile {
   OutputFile& wrapped() const { return *target_; }
 
   const std::string& destination() const override;
+
+  // The writing part.
+  Status Reserve(uint64_t size) override;
+  Result<bool> ReserveClone(const Source& source) override;
+  using WritableOutput::Write;
+  Status Write(uint64_t offset, const Source& source) override;
+  Status Truncate(uint64_t size) override;
+  Status Sync() override;
+  uint64_t bytes_written() const override;
+  uint64_t bytes_shared() const override;
+
+  // The publishing part.
   const std::string& target() const override;
   bool Replaces(int fd) const override;
   Status ReplaceOnly(int fd) override;
-  Status Reserve(uint64_t size) override;
-  Result<bool> ReserveClone(const Source& source) override;
-  using OutputFile::Write;
-  Status Write(uint64_t offset, const Source& source) override;
-  uint64_t bytes_written() const override;
-  uint64_t bytes_shared() const override;
-  Status Truncate(uint64_t size) override;
-  Status Sync() override;
 
  protected:
   Status Link() override;
@@ -297,7 +333,7 @@ Status Publish(std::vector<std::unique_ptr<OutputFile>> outputs, const CancelFn&
 // an output, before anything is written: WriteArtifactFiles with every
 // source its plans read (ArtifactPlan::inputs and the placements), the
 // archive writers with the file they read.
-Status CheckNotInputs(const OutputFile& output, const std::vector<const Source*>& inputs);
+Status CheckNotInputs(const PublishableOutput& output, const std::vector<const Source*>& inputs);
 
 // What Publish() checks of a unit before it touches anything, for writers
 // to check before they write a byte: kInvalidArgument when an output is

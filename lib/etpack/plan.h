@@ -109,7 +109,7 @@ struct ArtifactPlan {
   // An edit of an existing file: the bytes that neither the head nor a
   // placement covers are `base`'s (a whole regular file, base->size() ==
   // file_size), not zeros. The writer makes the output a clone of it where
-  // the file system shares extents (OutputFile::ReserveClone: those bytes
+  // the file system shares extents (WritableOutput::ReserveClone: those bytes
   // cost neither a copy nor disk, and only the head and placements are
   // written), else copies them from it as it copies placements. It never
   // clones when digests or integrity tables are computed (every byte then
@@ -120,7 +120,7 @@ struct ArtifactPlan {
   // replace), and only that very file: the write fails with kIoError,
   // nothing published, when the destination is another file, or becomes
   // one before publishing (another writer replaced or removed it;
-  // OutputFile::ReplaceOnly).
+  // PublishableOutput::ReplaceOnly).
   bool replaces_base = false;
 
   // The file's end when its size is known only once it is written: the

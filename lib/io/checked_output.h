@@ -20,7 +20,7 @@ namespace etpack {
 
 class CheckedOutput : public OutputFile {
  public:
-  using OutputFile::Write;
+  using WritableOutput::Write;
 
   const std::string& destination() const final { return destination_; }
 

@@ -25,16 +25,6 @@
 
 namespace etpack {
 
-Status OutputFile::Write(uint64_t offset, const void* data, uint64_t size) {
-  return Write(offset, *MemorySource(data, size));
-}
-
-Result<bool> OutputFile::ReserveClone(const Source&) { return false; }
-
-Status OutputFile::Truncate(uint64_t) {
-  return Unimplemented(destination() + ": this output cannot be truncated");
-}
-
 namespace {
 
 // Keeps the interrupts a user sends (Ctrl-C, kill, a closed terminal) from
@@ -78,10 +68,10 @@ class DirectoryLocks {
 
   // Fails only when `cancel` asks to stop a wait; the locks already taken
   // are released with the object, as on success.
-  Status Lock(const std::vector<std::unique_ptr<OutputFile>>& outputs, const CancelFn& cancel) {
+  Status Lock(const std::vector<PublishableOutput*>& outputs, const CancelFn& cancel) {
     std::string unit;
     std::vector<Held> open;
-    for (const auto& out : outputs) {
+    for (const PublishableOutput* out : outputs) {
       unit += (unit.empty() ? "" : ", ") + out->destination();
       std::string dir = PublishSteps::lock_directory(*out);
       if (dir.empty()) continue;
@@ -129,9 +119,9 @@ class DirectoryLocks {
 
 // Takes back what a failed unit already put in place; names what cannot be
 // taken back.
-Status Undo(const std::vector<std::unique_ptr<OutputFile>>& outputs, Status failure) {
+Status Undo(const std::vector<PublishableOutput*>& outputs, Status failure) {
   std::string replaced;
-  for (const auto& out : outputs) {
+  for (PublishableOutput* out : outputs) {
     if (PublishSteps::replaced_existing(*out)) {
       replaced += (replaced.empty() ? "" : ", ") + out->destination();
     }
@@ -141,6 +131,34 @@ Status Undo(const std::vector<std::unique_ptr<OutputFile>>& outputs, Status fail
   return Status(failure.code(), failure.message() + " (" + replaced +
                                     " already replaced by the new file" +
                                     (replaced.find(", ") == std::string::npos ? "" : "s") + ")");
+}
+
+// Names and moves every synced output of a unit into place under the
+// directory locks, then syncs their directories (Publish() after Sync).
+Status PlaceSynced(const std::vector<PublishableOutput*>& outputs, const CancelFn& cancel) {
+  {
+    // Locked before interrupts are held, so a wait for another publisher
+    // can still be interrupted.
+    DirectoryLocks locked;
+    ETPACK_RETURN_IF_ERROR(locked.Lock(outputs, cancel));
+    InterruptsHeld held;
+    for (PublishableOutput* out : outputs) {
+      Status s = PublishSteps::Link(*out);
+      if (!s.ok()) return Undo(outputs, s);
+    }
+    for (PublishableOutput* out : outputs) {
+      Status s = PublishSteps::Rename(*out);
+      if (!s.ok()) return Undo(outputs, s);
+    }
+  }
+  // Everything is in place; report the first directory that could not be
+  // synced but try them all.
+  Status first;
+  for (PublishableOutput* out : outputs) {
+    Status s = PublishSteps::SyncDirectory(*out);
+    if (first.ok() && !s.ok()) first = s;
+  }
+  return first;
 }
 
 }  // namespace
@@ -159,7 +177,7 @@ Status CheckOutputsDistinct(const std::vector<std::unique_ptr<OutputFile>>& outp
   return Status::OK();
 }
 
-Status CheckNotInputs(const OutputFile& output, const std::vector<const Source*>& inputs) {
+Status CheckNotInputs(const PublishableOutput& output, const std::vector<const Source*>& inputs) {
   // Sources of one file share one descriptor (FileSource), so this is one
   // look per file, not per item.
   std::set<int> seen;
@@ -176,30 +194,11 @@ Status CheckNotInputs(const OutputFile& output, const std::vector<const Source*>
 
 Status Publish(std::vector<std::unique_ptr<OutputFile>> outputs, const CancelFn& cancel) {
   ETPACK_RETURN_IF_ERROR(CheckOutputsDistinct(outputs));
+  // The last writing step; from here on only the publishing part is used.
   for (const auto& out : outputs) ETPACK_RETURN_IF_ERROR(out->Sync());
-  {
-    // Locked before interrupts are held, so a wait for another publisher
-    // can still be interrupted.
-    DirectoryLocks locked;
-    ETPACK_RETURN_IF_ERROR(locked.Lock(outputs, cancel));
-    InterruptsHeld held;
-    for (const auto& out : outputs) {
-      Status s = PublishSteps::Link(*out);
-      if (!s.ok()) return Undo(outputs, s);
-    }
-    for (const auto& out : outputs) {
-      Status s = PublishSteps::Rename(*out);
-      if (!s.ok()) return Undo(outputs, s);
-    }
-  }
-  // Everything is in place; report the first directory that could not be
-  // synced but try them all.
-  Status first;
-  for (const auto& out : outputs) {
-    Status s = PublishSteps::SyncDirectory(*out);
-    if (first.ok() && !s.ok()) first = s;
-  }
-  return first;
+  std::vector<PublishableOutput*> unit;
+  for (const auto& out : outputs) unit.push_back(out.get());
+  return PlaceSynced(unit, cancel);
 }
 
 }  // namespace etpack

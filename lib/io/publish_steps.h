@@ -1,5 +1,5 @@
 // publish_steps.h (internal to io) — the way to the protected steps of
-// OutputFile, for Publish() and OutputFileWrapper. Everything else wraps an
+// PublishableOutput, for Publish() and OutputFileWrapper. Everything else wraps an
 // output through OutputFileWrapper (etpack/output.h).
 
 #ifndef ETPACK_IO_PUBLISH_STEPS_H_
@@ -13,12 +13,12 @@ namespace etpack {
 
 class PublishSteps {
  public:
-  static Status Link(OutputFile& out) { return out.Link(); }
-  static Status Rename(OutputFile& out) { return out.Rename(); }
-  static void Unplace(OutputFile& out) { out.Unplace(); }
-  static Status SyncDirectory(OutputFile& out) { return out.SyncDirectory(); }
-  static bool replaced_existing(const OutputFile& out) { return out.replaced_existing(); }
-  static std::string lock_directory(const OutputFile& out) { return out.lock_directory(); }
+  static Status Link(PublishableOutput& out) { return out.Link(); }
+  static Status Rename(PublishableOutput& out) { return out.Rename(); }
+  static void Unplace(PublishableOutput& out) { out.Unplace(); }
+  static Status SyncDirectory(PublishableOutput& out) { return out.SyncDirectory(); }
+  static bool replaced_existing(const PublishableOutput& out) { return out.replaced_existing(); }
+  static std::string lock_directory(const PublishableOutput& out) { return out.lock_directory(); }
 };
 
 }  // namespace etpack

@@ -32,7 +32,7 @@ class Progress {
 
   // Counts `n` more bytes of `output` written; fails once the caller has
   // cancelled (the output is then discarded by whoever holds it).
-  Status Advance(uint64_t n, const OutputFile& output) {
+  Status Advance(uint64_t n, const WritableOutput& output) {
     done_ += n;
     if (fn_ && done_ - reported_ >= kProgressStep) {
       fn_(done_, total_);
@@ -200,8 +200,8 @@ class PlanHashes {
 
 // Writes `source` at `offset`, a large one in slices so progress moves,
 // through `hashes` when given.
-Status WriteSource(OutputFile& output, uint64_t offset, const SourcePtr& source, HashThread* hashes,
-                   Progress& progress) {
+Status WriteSource(WritableOutput& output, uint64_t offset, const SourcePtr& source,
+                   HashThread* hashes, Progress& progress) {
   auto write = [&](uint64_t at, const Source& s) {
     return hashes != nullptr ? output.Write(at, HashedSource(s, at, *hashes)) : output.Write(at, s);
   };
@@ -228,7 +228,8 @@ bool SameFile(const Source& a, const Source& b) {
 }
 
 // One file of a write: its plan, its output, and whether the output was
-// made a clone of the plan's base.
+// made a clone of the plan's base. Only Prepare() reaches the output's
+// publishing part (ReplaceOnly); writing sees the WritableOutput.
 struct FileWrite {
   const ArtifactPlan* plan;
   OutputFile* output;
@@ -267,7 +268,8 @@ Status Prepare(FileWrite& f, bool hashing) {
 
 // Writes the tail's pieces from `at` on and cuts the file where they end
 // (an output that cannot be cut takes a tail that fills the file).
-Status WriteTail(const ArtifactPlan& plan, uint64_t at, OutputFile& output, Progress& progress) {
+Status WriteTail(const ArtifactPlan& plan, uint64_t at, WritableOutput& output,
+                 Progress& progress) {
   ByteStream& tail = *plan.tail;
   const uint64_t end = at + tail.max_size();
   for (;;) {
@@ -290,7 +292,7 @@ Status WriteTail(const ArtifactPlan& plan, uint64_t at, OutputFile& output, Prog
 // and, when `sha256` is given, its digests.
 Status WritePrepared(const FileWrite& f, Progress& progress, ArtifactSha256* sha256 = nullptr) {
   const ArtifactPlan& plan = *f.plan;
-  OutputFile& output = *f.output;
+  WritableOutput& output = *f.output;
   if (!plan.head.empty()) {
     ETPACK_RETURN_IF_ERROR(output.Write(0, plan.head.data(), plan.head.size()));
     ETPACK_RETURN_IF_ERROR(progress.Advance(plan.head.size(), output));
