@@ -1,0 +1,275 @@
+// The temporary file of a POSIX output, from its creation beside the
+// destination to its rename over it (see posix_temp_file.h).
+
+#include "io/posix_temp_file.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <ctime>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/range_text.h"
+
+namespace etpack {
+namespace {
+
+// ".<name>.etpack-XXXXXX": what the temporary name adds to the output name.
+// The longer of the two kinds of temporary name decides how much of the
+// output name fits.
+constexpr size_t kTempExtra = 1 + sizeof(".etpack-linked-XXXXXX") - 1;
+// A finished output that replaces a file is linked under a hidden name
+// ".<name>.etpack-linked-XXXXXX" and renamed onto the file a few system
+// calls later. A process killed between the two leaves that name behind;
+// the next output to the same destination removes it once its inode change
+// time (set by the link) is this old, which no live publish can be.
+constexpr time_t kOrphanAgeSeconds = 60;
+
+// Removes orphaned ".<name>.etpack-linked-XXXXXX" files of this user from
+// `dir`: only that pattern, only regular files, only ones linked long ago.
+void RemoveOrphanedLinks(const std::string& dir, const std::string& linked_prefix, time_t now) {
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return;
+  while (const dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    if (name.size() != linked_prefix.size() + 6 ||
+        name.compare(0, linked_prefix.size(), linked_prefix) != 0) {
+      continue;
+    }
+    struct stat st;
+    if (::fstatat(::dirfd(d), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    if (!S_ISREG(st.st_mode) || st.st_uid != ::geteuid()) continue;
+    if (now - st.st_ctime < kOrphanAgeSeconds) continue;
+    (void)::unlinkat(::dirfd(d), name.c_str(), 0);
+  }
+  ::closedir(d);
+}
+
+// Reads the umask from /proc because umask() can only be read by setting
+// it, which races with other threads creating files.
+mode_t CurrentUmask() {
+  const std::string text = ProcSelfStatus("Umask");
+  if (!text.empty()) return static_cast<mode_t>(std::strtoul(text.c_str(), nullptr, 8));
+  mode_t mask = ::umask(022);
+  ::umask(mask);
+  return mask;
+}
+
+// The name through which an unnamed (O_TMPFILE) file can be linked.
+std::string ProcFdPath(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
+
+// Gives the new file `fd` what the file it replaces has and cp keeps: its
+// owner and group (output.h says why a replacement that cannot keep them is
+// refused), then its mode (after the chown, which clears set-ID bits).
+Status TakeOver(int fd, const Destination& target, mode_t mode) {
+  if (target.exists) {
+    struct stat now;
+    if (::fstat(fd, &now) != 0)
+      return IoError("cannot examine the new file for " + target.path, errno);
+    if ((now.st_uid != target.uid || now.st_gid != target.gid) &&
+        ::fchown(fd, target.uid, target.gid) != 0) {
+      return IoError(target.path + ": cannot replace the existing file of user " +
+                         std::to_string(target.uid) + ", group " + std::to_string(target.gid) +
+                         ": its replacement would belong to user " + std::to_string(now.st_uid) +
+                         ", group " + std::to_string(now.st_gid) +
+                         " (only root may give a file away); remove it first to write a file "
+                         "of your own",
+                     errno);
+    }
+  }
+  if (::fchmod(fd, mode) != 0) {
+    return IoError("cannot set the mode of the new file for " + target.path, errno);
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<PosixTempFile>> PosixTempFile::Create(const std::string& destination,
+                                                             bool sync, PosixCalls* calls) {
+  ETPACK_ASSIGN_OR_RETURN(Destination target, ResolveDestination(destination));
+  const std::string prefix = target.path.substr(0, target.path.size() - target.name.size());
+  // Only a prefix of a long name goes into the temporary name, which must
+  // fit NAME_MAX too.
+  const std::string stem = "." + target.name.substr(0, NAME_MAX - kTempExtra);
+  const std::string temp_prefix = prefix + stem + ".etpack-";
+  RemoveOrphanedLinks(target.dir, stem + ".etpack-linked-", calls->Now());
+  // A replaced file keeps its mode, as cp keeps it; a new one gets 0666
+  // less the umask, as for any new file.
+  const mode_t mode = target.exists ? (target.mode & 07777) : (0666 & ~CurrentUmask());
+  const int unnamed = calls->OpenTmpfile(target.dir.c_str(), O_RDWR | O_CLOEXEC, 0666);
+  if (unnamed >= 0) {
+    if (::access(ProcFdPath(unnamed).c_str(), F_OK) == 0) {
+      Status owned = TakeOver(unnamed, target, mode);
+      if (!owned.ok()) {
+        ::close(unnamed);
+        return owned;
+      }
+      return std::unique_ptr<PosixTempFile>(new PosixTempFile(
+          std::move(target), temp_prefix + "linked-", std::string(), unnamed, sync, calls));
+    }
+    ::close(unnamed);  // could not be linked by Publish()
+  }
+  // Any failure of O_TMPFILE (unsupported, or the directory is missing,
+  // which mkostemp then reports) falls back to a named temporary file.
+  std::string temp = temp_prefix + "XXXXXX";
+  std::vector<char> buf(temp.begin(), temp.end());
+  buf.push_back('\0');
+  const int fd = ::mkostemp(buf.data(), O_CLOEXEC);
+  if (fd < 0) {
+    return IoError("cannot create a temporary file in " + target.dir + " for " + destination,
+                   errno);
+  }
+  temp.assign(buf.data());
+  Status owned = TakeOver(fd, target, mode);
+  if (!owned.ok()) {
+    ::close(fd);
+    ::unlink(temp.c_str());
+    return owned;
+  }
+  return std::unique_ptr<PosixTempFile>(
+      new PosixTempFile(std::move(target), temp_prefix, std::move(temp), fd, sync, calls));
+}
+
+PosixTempFile::PosixTempFile(Destination target, std::string temp_prefix, std::string temp, int fd,
+                             bool sync, PosixCalls* calls)
+    : target_(std::move(target)),
+      temp_prefix_(std::move(temp_prefix)),
+      temp_(std::move(temp)),
+      fd_(fd),
+      sync_(sync),
+      calls_(calls) {}
+
+// A file in place has no temporary name left: Link() and Rename() clear it
+// once the file holds its destination's name.
+PosixTempFile::~PosixTempFile() {
+  if (fd_ >= 0) ::close(fd_);
+  if (!temp_.empty()) ::unlink(temp_.c_str());
+}
+
+std::string PosixTempFile::Text() const {
+  return temp_.empty() ? "the unnamed temporary file in " + target_.dir : temp_;
+}
+
+Status PosixTempFile::WriteError(const std::string& call, uint64_t offset, uint64_t n,
+                                 int err) const {
+  return IoError(
+      path() + ": " + call + " of " + RangeText(offset, n) + " into " + Text() + " failed", err);
+}
+
+bool PosixTempFile::Replaces(int fd) const {
+  struct stat st;
+  return target_.exists && ::fstat(fd, &st) == 0 && st.st_dev == target_.dev &&
+         st.st_ino == target_.ino;
+}
+
+Status PosixTempFile::ReplaceOnly(int fd) {
+  if (!Replaces(fd)) return Replaced();
+  replace_only_ = true;
+  return Status::OK();
+}
+
+// What ReplaceOnly() promised, checked under the directory lock.
+Status PosixTempFile::CheckReplaceOnly() const {
+  struct stat st;
+  if (!replace_only_) return Status::OK();
+  if (::lstat(path().c_str(), &st) != 0 || st.st_dev != target_.dev || st.st_ino != target_.ino) {
+    return Replaced();
+  }
+  return Status::OK();
+}
+
+Status PosixTempFile::Replaced() const {
+  return Status(Code::kIoError,
+                path() +
+                    ": another writer replaced or removed the file since it was read; "
+                    "nothing was written (run again on the file as it is now)");
+}
+
+// A free destination is taken directly, so the new file never has any
+// other name; linkat (unlike rename) fails rather than replace a file.
+Status PosixTempFile::Link(bool* placed_free) {
+  ETPACK_RETURN_IF_ERROR(CheckReplaceOnly());
+  const std::string from = temp_.empty() ? ProcFdPath(fd_) : temp_;
+  if (calls_->Linkat(from.c_str(), path().c_str()) == 0) {
+    if (!temp_.empty()) ::unlink(temp_.c_str());
+    temp_.clear();
+    Status closed = Close();
+    // Failing, the step must leave nothing in place.
+    if (!closed.ok()) ::unlink(path().c_str());
+    *placed_free = closed.ok();
+    return closed;
+  }
+  if (errno != EEXIST) {
+    return IoError(path() + ": cannot link " + Text() + " into place", errno);
+  }
+  *placed_free = false;
+  if (temp_.empty()) ETPACK_RETURN_IF_ERROR(NameTemporary());
+  return Status::OK();
+}
+
+Status PosixTempFile::Rename() {
+  ETPACK_RETURN_IF_ERROR(Close());
+  if (calls_->Rename(temp_.c_str(), path().c_str()) != 0) {
+    return IoError(path() + ": cannot rename " + temp_ + " into place", errno);
+  }
+  temp_.clear();
+  return Status::OK();
+}
+
+void PosixTempFile::Unplace() { ::unlink(path().c_str()); }
+
+Status PosixTempFile::SyncDirectory() {
+  if (!sync_) return Status::OK();
+  const std::string& dir = target_.dir;
+  // The one failure that leaves the new file in place (see output.h).
+  const std::string what = path() + " was written and renamed into place, but its directory " +
+                           dir + " could not be synced, so the rename may not survive a crash";
+  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) return IoError(what, errno);
+  const int rc = calls_->FsyncDirectory(dfd);
+  const int err = errno;
+  ::close(dfd);
+  if (rc != 0 && err != EINVAL) return IoError(what, err);
+  return Status::OK();
+}
+
+Status PosixTempFile::Close() {
+  const int fd = fd_;
+  fd_ = -1;
+  if (fd >= 0 && ::close(fd) != 0) return IoError(path() + ": cannot close " + Text(), errno);
+  return Status::OK();
+}
+
+// Links the unnamed temporary file under a fresh hidden name, from which
+// rename() can replace the destination atomically (linkat cannot). The
+// suffix is random, like mkostemp's, so the name cannot be guessed ahead.
+Status PosixTempFile::NameTemporary() {
+  static const char kChars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+  const std::string proc = ProcFdPath(fd_);
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    uint8_t random[6];
+    if (::getrandom(random, sizeof random, 0) != static_cast<ssize_t>(sizeof random)) {
+      return IoError(path() + ": cannot draw a random name for the temporary file", errno);
+    }
+    std::string name = temp_prefix_;
+    for (uint8_t r : random) name += kChars[r % (sizeof kChars - 1)];
+    if (calls_->Linkat(proc.c_str(), name.c_str()) == 0) {
+      temp_ = std::move(name);
+      return Status::OK();
+    }
+    if (errno != EEXIST) break;
+  }
+  return IoError(path() + ": cannot give the finished temporary file a name in " + target_.dir,
+                 errno);
+}
+
+}  // namespace etpack
