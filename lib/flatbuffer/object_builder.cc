@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "flatbuffer/table_builder.h"
+#include "flatbuffer/table_builder_inl.h"
 
 namespace etpack {
 namespace fbs {
@@ -30,7 +30,7 @@ std::string ScalarName(BaseType t) {
   }
 }
 
-class ObjectInput : public TableInput {
+class ObjectInput final : public TableInput {
  public:
   ObjectInput(TableBuilder& b, ObjectReader& reader) : b_(b), d_(b.schema()), reader_(reader) {
     keys_.resize(d_.objects.size());
@@ -60,18 +60,20 @@ class ObjectInput : public TableInput {
 
   Result<bool> Scalar(int obj_index, const FieldInfo& f, size_t id, Node table,
                       uint64_t* bits) override {
+    TableBuilder::Push p(b_, f.name);
     ETPACK_ASSIGN_OR_RETURN(const Object v, Attribute(table, obj_index, id));
     if (v == nullptr) return false;
     ETPACK_ASSIGN_OR_RETURN(*bits, Bits(f.type, f.index, v));
     return true;
   }
 
-  Result<Value> Union(int obj_index, const FieldInfo& f, size_t id, Node table,
-                      uint8_t* code) override {
+  Status Union(int obj_index, const FieldInfo& f, size_t id, Node table, uint8_t* code,
+               Value* out) override {
     *code = 0;
     TableBuilder::Push p(b_, f.name);
     ETPACK_ASSIGN_OR_RETURN(const Object v, Attribute(table, obj_index, id));
-    if (v == nullptr) return Value::Absent();
+    *out = Value::Absent();
+    if (v == nullptr) return Status::OK();
     // The member is named by the class of its object.
     const std::string_view cls = reader_.ClassName(v);
     const EnumValue* member = nullptr;
@@ -80,12 +82,14 @@ class ObjectInput : public TableInput {
     }
     if (member == nullptr) return WrongType(v, Expected(f));
     *code = static_cast<uint8_t>(member->value);
-    return Value::Of(v);
+    *out = Value::Of(v);
+    return Status::OK();
   }
 
-  Result<Value> Field(int obj_index, const FieldInfo&, size_t id, Node table) override {
+  Status Field(int obj_index, const FieldInfo&, size_t id, Node table, Value* out) override {
     ETPACK_ASSIGN_OR_RETURN(const Object v, Attribute(table, obj_index, id));
-    return v != nullptr ? Value::Of(v) : Value::Absent();
+    *out = v != nullptr ? Value::Of(v) : Value::Absent();
+    return Status::OK();
   }
 
   Result<std::string_view> String(Node v) override {

@@ -90,9 +90,10 @@ class TableBuilder;
 // union's type field is answered by Union), then End. A value the builder
 // descends into is a Node, the input's own handle (a json::Value*, a
 // flatbuffers::Table*, an ObjectReader::Object). Errors name the path the
-// builder keeps (TableBuilder::Push, Fail): the builder has pushed the
-// field's name for Scalar, Field and the vector calls, not for Union
-// (whose type and value may fail at different fields).
+// builder keeps (TableBuilder::Push, Fail): it has pushed the field's name
+// for Field and the calls on its value, not for Scalar (the copy's, the
+// hot path, cannot fail) and Union (whose type and value may fail at
+// different fields): an input that fails there pushes what it names.
 class TableInput {
  public:
   using Node = const void*;
@@ -128,10 +129,10 @@ class TableInput {
                               uint64_t* bits) = 0;
   // Union field f: *code, the member's code written to its type field (0:
   // none), and the member's table (Value::Of) or an object built for it.
-  virtual Result<Value> Union(int obj_index, const FieldInfo& f, size_t id, Node table,
-                              uint8_t* code) = 0;
+  virtual Status Union(int obj_index, const FieldInfo& f, size_t id, Node table, uint8_t* code,
+                       Value* value) = 0;
   // String, vector or table field f.
-  virtual Result<Value> Field(int obj_index, const FieldInfo& f, size_t id, Node table) = 0;
+  virtual Status Field(int obj_index, const FieldInfo& f, size_t id, Node table, Value* value) = 0;
 
   virtual Result<std::string_view> String(Node v) = 0;
   virtual Result<Vector> VectorOf(const FieldInfo& f, Node v) = 0;
@@ -159,8 +160,10 @@ class TableBuilder {
   // overriding the schema's force_align.
   Status Configure(const std::string& root_path,
                    const std::vector<std::pair<std::string, uint64_t>>& vector_alignment);
-  // The finished flatbuffer (root + file identifier) of `in` from `root`.
-  Result<std::vector<uint8_t>> Build(TableInput& in, Node root);
+  // The finished flatbuffer (root + file identifier) of `in`, a final
+  // class derived from TableInput, from `root` (table_builder_inl.h).
+  template <typename In>
+  Result<std::vector<uint8_t>> Build(In& in, Node root);
 
   const SchemaData& schema() const { return d_; }
   flatbuffers::FlatBufferBuilder& fbb() { return fbb_; }
@@ -182,7 +185,7 @@ class TableBuilder {
   // every input does), then calls fbb().EndTable(start).
   Result<uoffset_t> StartTable(int obj_index);
   // A table of object obj_index from the input's node (during Build).
-  Result<uoffset_t> Table(int obj_index, Node node);
+  Result<uoffset_t> Table(int obj_index, Node node) { return table_(*this, in_, obj_index, node); }
 
   // Where the build is, for errors (etpack/error_path.h).
   class Push : public ErrorPath::Push {
@@ -199,17 +202,28 @@ class TableBuilder {
 
  private:
   struct PendingScalar {
-    const FieldInfo* field;
-    uint64_t bits;
+    const FieldInfo* field = nullptr;
+    uint64_t bits = 0;
   };
 
-  Result<uoffset_t> Child(const FieldInfo& f, Node node);
-  Result<uoffset_t> Vector(const FieldInfo& f, Node node);
+  // The walk (table_builder_inl.h).
+  template <typename In>
+  Result<uoffset_t> WalkTable(In& in, int obj_index, Node node);
+  template <typename In>
+  Result<uoffset_t> WalkChild(In& in, const FieldInfo& f, Node node);
+  template <typename In>
+  Result<uoffset_t> WalkVector(In& in, const FieldInfo& f, Node node);
   // Union field f of a table of `obj` at `table`; *o: its offset, 0: absent.
-  Status UnionField(int obj_index, const FieldInfo& f, size_t id, Node table, uoffset_t* o);
+  template <typename In>
+  Status WalkUnion(In& in, int obj_index, const FieldInfo& f, size_t id, Node table, uoffset_t* o);
   // Scalar field f as its bits; a value equal to the default is left out,
   // as flatc does.
   void AddScalar(const FieldInfo& f, uint64_t bits);
+  // An integer of type T: the low bytes of `bits`, and of f's default.
+  template <typename T>
+  void AddInt(voffset_t off, uint64_t bits, const FieldInfo& f) {
+    fbb_.AddElement<T>(off, static_cast<T>(bits), static_cast<T>(f.default_integer));
+  }
   Result<std::vector<uint8_t>> Finish(uoffset_t root);
 
   uint64_t VectorAlignment(const FieldInfo& f) const {
@@ -219,7 +233,10 @@ class TableBuilder {
 
   const SchemaData& d_;
   flatbuffers::FlatBufferBuilder fbb_{1024};
-  TableInput* in_ = nullptr;
+  // The input of the Build running, and its walk of a table: Table() for
+  // a CopyEdits, which knows no input's type.
+  void* in_ = nullptr;
+  Result<uoffset_t> (*table_)(TableBuilder&, void*, int, Node) = nullptr;
   ErrorPath path_;  // its fields' names: schema or input text
   // Stacks shared by the recursion, so a table or vector costs no
   // allocation of its own: the tables under construction's scalars and

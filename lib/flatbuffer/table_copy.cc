@@ -6,10 +6,11 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <string_view>
 #include <vector>
 
-#include "flatbuffer/table_builder.h"
+#include "flatbuffer/table_builder_inl.h"
 
 namespace etpack {
 namespace fbs {
@@ -17,7 +18,7 @@ namespace {
 
 using flatbuffers::Offset;
 
-class CopyInput : public TableInput {
+class CopyInput final : public TableInput {
  public:
   CopyInput(TableBuilder& b, CopyEdits* edits) : b_(b), edits_(edits) {
     const SchemaData& d = b.schema();
@@ -49,29 +50,35 @@ class CopyInput : public TableInput {
     return true;
   }
 
-  Result<Value> Union(int obj_index, const FieldInfo& f, size_t id, Node table,
-                      uint8_t* code) override {
+  Status Union(int obj_index, const FieldInfo& f, size_t id, Node table, uint8_t* code,
+               Value* out) override {
     const flatbuffers::Table* t = Of(table);
     const FieldInfo& type_field = b_.schema()
                                       .objects[static_cast<size_t>(obj_index)]
                                       .fields[static_cast<size_t>(f.union_type_id)];
     *code = t != nullptr ? t->GetField<uint8_t>(type_field.offset, 0) : 0;
-    TableBuilder::Push p(b_, f.name);
-    ETPACK_ASSIGN_OR_RETURN(const Value v, Field(obj_index, f, id, table));
+    // Edits may build at the field, and fail there; a copy alone cannot.
+    std::optional<TableBuilder::Push> at;
+    if (edited_[static_cast<size_t>(obj_index)]) at.emplace(b_, f.name);
+    ETPACK_RETURN_IF_ERROR(Field(obj_index, f, id, table, out));
     // A member without a type is left out, as the type says.
-    if (v.kind == Value::Kind::kNode && *code == 0) return Value::Absent();
-    return v;
+    if (out->kind == Value::Kind::kNode && *code == 0) *out = Value::Absent();
+    return Status::OK();
   }
 
-  Result<Value> Field(int obj_index, const FieldInfo& f, size_t, Node table) override {
+  Status Field(int obj_index, const FieldInfo& f, size_t, Node table, Value* out) override {
     const flatbuffers::Table* t = Of(table);
     if (edited_[static_cast<size_t>(obj_index)]) {
       ETPACK_ASSIGN_OR_RETURN(const FieldEdit edit, edits_->Child(obj_index, f, t, b_));
-      if (edit.kind == FieldEdit::Kind::kDrop) return Value::Absent();
-      if (edit.kind == FieldEdit::Kind::kReplace) return Value::Built(edit.offset);
+      if (edit.kind != FieldEdit::Kind::kCopy) {
+        *out = edit.kind == FieldEdit::Kind::kReplace ? Value::Built(edit.offset) : Value::Absent();
+        return Status::OK();
+      }
     }
-    if (t == nullptr || !t->CheckField(f.offset)) return Value::Absent();
-    return Value::Of(t->GetPointer<const uint8_t*>(f.offset));
+    *out = t != nullptr && t->CheckField(f.offset)
+               ? Value::Of(t->GetPointer<const uint8_t*>(f.offset))
+               : Value::Absent();
+    return Status::OK();
   }
 
   Result<std::string_view> String(Node node) override {

@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-#include "flatbuffer/table_builder.h"
+#include "flatbuffer/table_builder_inl.h"
 
 namespace etpack {
 namespace fbs {
@@ -55,7 +55,7 @@ std::string Show(const json::Value& v) {
   }
 }
 
-class TreeInput : public TableInput {
+class TreeInput final : public TableInput {
  public:
   explicit TreeInput(TableBuilder& b) : b_(b), d_(b.schema()) {}
 
@@ -98,11 +98,13 @@ class TreeInput : public TableInput {
   Result<bool> Scalar(int obj_index, const FieldInfo& f, size_t id, Node, uint64_t* bits) override {
     const json::Value* m = Slot(obj_index, id);
     if (m == nullptr) return false;
+    TableBuilder::Push p(b_, f.name);
     ETPACK_ASSIGN_OR_RETURN(*bits, Bits(f.type, f.index, *m));
     return true;
   }
 
-  Result<Value> Union(int obj_index, const FieldInfo& f, size_t id, Node, uint8_t* code) override {
+  Status Union(int obj_index, const FieldInfo& f, size_t id, Node, uint8_t* code,
+               Value* out) override {
     const FieldInfo& type_field =
         d_.objects[static_cast<size_t>(obj_index)].fields[static_cast<size_t>(f.union_type_id)];
     const json::Value* type = Slot(obj_index, static_cast<size_t>(f.union_type_id));
@@ -118,18 +120,21 @@ class TreeInput : public TableInput {
       if (value != nullptr) {
         return b_.Fail("union value without a member type in " + std::string(type_field.name));
       }
-      return Value::Absent();
+      *out = Value::Absent();
+      return Status::OK();
     }
     if (value == nullptr) {
       return b_.Fail("missing, although " + std::string(type_field.name) +
                      " names a member of union " + std::string(e.name));
     }
-    return Value::Of(value);
+    *out = Value::Of(value);
+    return Status::OK();
   }
 
-  Result<Value> Field(int obj_index, const FieldInfo&, size_t id, Node) override {
+  Status Field(int obj_index, const FieldInfo&, size_t id, Node, Value* out) override {
     const json::Value* m = Slot(obj_index, id);
-    return m != nullptr ? Value::Of(m) : Value::Absent();
+    *out = m != nullptr ? Value::Of(m) : Value::Absent();
+    return Status::OK();
   }
 
   Result<std::string_view> String(Node node) override {
