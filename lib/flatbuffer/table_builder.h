@@ -1,11 +1,12 @@
 // flatbuffer/table_builder.h (internal) — the one flatbuffer builder: it
 // walks the reflection schema and emits tables, vectors, unions, strings
-// and scalars, asking a TableInput for each field's value. Its inputs are
-// drivers of a few lines each: a JSON tree (tree_builder.cc), a verified
-// flatbuffer copied with typed edits (table_copy.cc) and the caller's
-// objects read through an ObjectReader (object_builder.cc). What is the
-// same for every input (field order, defaults left out, union types,
-// vector alignment, the 2 GiB limit, error paths) is only here.
+// and scalars, asking a TableInput for each field's value (its walk is in
+// table_builder_inl.h). The inputs are drivers that only answer: a JSON
+// tree (tree_builder.cc), a verified flatbuffer copied with typed edits
+// (table_copy.cc) and the caller's objects read through an ObjectReader
+// (object_builder.cc). What is the same for every input (field order,
+// defaults left out, union types, required fields, vector alignment, the
+// 2 GiB limit, error paths) is only here.
 
 #ifndef ETPACK_FLATBUFFER_TABLE_BUILDER_H_
 #define ETPACK_FLATBUFFER_TABLE_BUILDER_H_
@@ -213,9 +214,15 @@ class TableBuilder {
   Result<uoffset_t> WalkChild(In& in, const FieldInfo& f, Node node);
   template <typename In>
   Result<uoffset_t> WalkVector(In& in, const FieldInfo& f, Node node);
-  // Union field f of a table of `obj` at `table`; *o: its offset, 0: absent.
+  // Union field f of a table of obj_index at `table`: its offset, 0 when
+  // absent.
   template <typename In>
-  Status WalkUnion(In& in, int obj_index, const FieldInfo& f, size_t id, Node table, uoffset_t* o);
+  Result<uoffset_t> WalkUnion(In& in, int obj_index, const FieldInfo& f, size_t id, Node table);
+  // The offset of field f (of table `obj`) holding v, 0 when absent;
+  // `member` >= 0: v is a union's member table of that object.
+  template <typename In>
+  Result<uoffset_t> WalkValue(In& in, const ObjectInfo& obj, const FieldInfo& f,
+                              const TableInput::Value& v, int member);
   // Scalar field f as its bits; a value equal to the default is left out,
   // as flatc does.
   void AddScalar(const FieldInfo& f, uint64_t bits);
@@ -239,8 +246,8 @@ class TableBuilder {
   Result<uoffset_t> (*table_)(TableBuilder&, void*, int, Node) = nullptr;
   ErrorPath path_;  // its fields' names: schema or input text
   // Stacks shared by the recursion, so a table or vector costs no
-  // allocation of its own: the tables under construction's scalars and
-  // children's (vtable offset, offset), and the vectors' item offsets.
+  // allocation of its own: the scalars and the children's (vtable offset,
+  // offset) of the tables under construction, and the vectors' items.
   std::vector<PendingScalar> scalars_;
   std::vector<std::pair<voffset_t, uoffset_t>> pending_;
   std::vector<uoffset_t> items_;

@@ -76,8 +76,21 @@ Result<uoffset_t> TableBuilder::WalkChild(In& in, const FieldInfo& f, Node node)
 }
 
 template <typename In>
-Status TableBuilder::WalkUnion(In& in, int obj_index, const FieldInfo& f, size_t id, Node table,
-                               uoffset_t* o) {
+Result<uoffset_t> TableBuilder::WalkValue(In& in, const ObjectInfo& obj, const FieldInfo& f,
+                                          const TableInput::Value& v, int member) {
+  switch (v.kind) {
+    case TableInput::Value::Kind::kAbsent:
+      if (f.required) return Fail("missing required field of table " + std::string(obj.name));
+      return uoffset_t{0};
+    case TableInput::Value::Kind::kBuilt: return v.built;
+    case TableInput::Value::Kind::kNode: break;
+  }
+  return member >= 0 ? WalkTable(in, member, v.node) : WalkChild(in, f, v.node);
+}
+
+template <typename In>
+Result<uoffset_t> TableBuilder::WalkUnion(In& in, int obj_index, const FieldInfo& f, size_t id,
+                                          Node table) {
   const ObjectInfo& obj = d_.objects[static_cast<size_t>(obj_index)];
   uint8_t code = 0;
   TableInput::Value v;
@@ -85,20 +98,16 @@ Status TableBuilder::WalkUnion(In& in, int obj_index, const FieldInfo& f, size_t
   // The type is a scalar of the table, written with the others.
   scalars_.push_back({&obj.fields[static_cast<size_t>(f.union_type_id)], code});
   Push p(*this, f.name);
-  switch (v.kind) {
-    case TableInput::Value::Kind::kAbsent:
-      if (f.required) return Fail("missing required field of table " + std::string(obj.name));
-      return Status::OK();
-    case TableInput::Value::Kind::kBuilt: *o = v.built; return Status::OK();
-    case TableInput::Value::Kind::kNode: break;
+  int member = -1;
+  if (v.kind == TableInput::Value::Kind::kNode) {
+    const EnumInfo& e = d_.enums[static_cast<size_t>(f.index)];
+    const EnumValue* ev = e.ByValue(code);
+    if (ev == nullptr || ev->object < 0) {
+      return Fail(std::to_string(code) + " is not a member code of union " + std::string(e.name));
+    }
+    member = ev->object;
   }
-  const EnumInfo& e = d_.enums[static_cast<size_t>(f.index)];
-  const EnumValue* member = e.ByValue(code);
-  if (member == nullptr || member->object < 0) {
-    return Fail(std::to_string(code) + " is not a member code of union " + std::string(e.name));
-  }
-  ETPACK_ASSIGN_OR_RETURN(*o, WalkTable(in, member->object, v.node));
-  return Status::OK();
+  return WalkValue(in, obj, f, v, member);
 }
 
 template <typename In>
@@ -114,32 +123,21 @@ Result<uoffset_t> TableBuilder::WalkTable(In& in, int obj_index, Node node) {
     if (!f.present || f.type == BaseType::UType) continue;
     uoffset_t o = 0;
     if (f.type == BaseType::Union) {
-      ETPACK_RETURN_IF_ERROR(WalkUnion(in, obj_index, f, id, node, &o));
-      if (o != 0) pending_.emplace_back(f.offset, o);
-      continue;
-    }
-    if (flatbuffers::IsScalar(f.type)) {
+      ETPACK_ASSIGN_OR_RETURN(o, WalkUnion(in, obj_index, f, id, node));
+    } else if (flatbuffers::IsScalar(f.type)) {
       // Straight into the stack (no copy of a temporary: the hot path).
       PendingScalar& ps = scalars_.emplace_back();
       ps.field = &f;
       ETPACK_ASSIGN_OR_RETURN(const bool present, in.Scalar(obj_index, f, id, node, &ps.bits));
       if (!present) scalars_.pop_back();
       continue;
+    } else {
+      Push p(*this, f.name);
+      TableInput::Value v;
+      ETPACK_RETURN_IF_ERROR(in.Field(obj_index, f, id, node, &v));
+      ETPACK_ASSIGN_OR_RETURN(o, WalkValue(in, obj, f, v, -1));
     }
-    Push p(*this, f.name);
-    TableInput::Value v;
-    ETPACK_RETURN_IF_ERROR(in.Field(obj_index, f, id, node, &v));
-    switch (v.kind) {
-      case TableInput::Value::Kind::kAbsent:
-        if (f.required) return Fail("missing required field of table " + std::string(obj.name));
-        continue;
-      case TableInput::Value::Kind::kBuilt: o = v.built; break;
-      case TableInput::Value::Kind::kNode: {
-        ETPACK_ASSIGN_OR_RETURN(o, WalkChild(in, f, v.node));
-        break;
-      }
-    }
-    pending_.emplace_back(f.offset, o);
+    if (o != 0) pending_.emplace_back(f.offset, o);
   }
   ETPACK_ASSIGN_OR_RETURN(const uoffset_t start, StartTable(obj_index));
   for (size_t i = scalars; i < scalars_.size(); ++i) {
