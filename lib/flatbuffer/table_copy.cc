@@ -22,7 +22,7 @@ class CopyInput final : public TableInput {
  public:
   CopyInput(TableBuilder& b, CopyEdits* edits) : b_(b), edits_(edits) {
     const SchemaData& d = b.schema();
-    edited_.assign(d.objects.size(), false);
+    edited_.assign(d.objects.size(), 0);
     for (size_t i = 0; edits != nullptr && i < d.objects.size(); ++i) {
       edited_[i] = edits->Edits(static_cast<int>(i));
     }
@@ -39,13 +39,14 @@ class CopyInput final : public TableInput {
     if (edited_[static_cast<size_t>(obj_index)] && edits_->Scalar(obj_index, f, t, bits)) {
       return true;
     }
-    if (t == nullptr || !t->CheckField(f.offset)) return false;
+    const uint8_t* p = t != nullptr ? t->GetAddressOf(f.offset) : nullptr;
+    if (p == nullptr) return false;
     // The field's bits as stored (floats too: no conversion to change them).
     switch (flatbuffers::GetTypeSize(f.type)) {
-      case 1: *bits = t->GetField<uint8_t>(f.offset, 0); break;
-      case 2: *bits = t->GetField<uint16_t>(f.offset, 0); break;
-      case 4: *bits = t->GetField<uint32_t>(f.offset, 0); break;
-      default: *bits = t->GetField<uint64_t>(f.offset, 0); break;
+      case 1: *bits = flatbuffers::ReadScalar<uint8_t>(p); break;
+      case 2: *bits = flatbuffers::ReadScalar<uint16_t>(p); break;
+      case 4: *bits = flatbuffers::ReadScalar<uint32_t>(p); break;
+      default: *bits = flatbuffers::ReadScalar<uint64_t>(p); break;
     }
     return true;
   }
@@ -75,9 +76,8 @@ class CopyInput final : public TableInput {
         return Status::OK();
       }
     }
-    *out = t != nullptr && t->CheckField(f.offset)
-               ? Value::Of(t->GetPointer<const uint8_t*>(f.offset))
-               : Value::Absent();
+    const uint8_t* p = t != nullptr ? t->GetAddressOf(f.offset) : nullptr;
+    *out = p != nullptr ? Value::Of(p + flatbuffers::ReadScalar<uoffset_t>(p)) : Value::Absent();
     return Status::OK();
   }
 
@@ -109,7 +109,7 @@ class CopyInput final : public TableInput {
 
   TableBuilder& b_;
   CopyEdits* const edits_;
-  std::vector<bool> edited_;  // by object index: whether the edits edit its tables
+  std::vector<uint8_t> edited_;  // by object index: whether the edits edit its tables
 };
 
 }  // namespace
