@@ -115,17 +115,17 @@ class TreeInput final : public TableInput {
       TableBuilder::Push p(b_, type_field.name);
       ETPACK_ASSIGN_OR_RETURN(*code, UnionCode(e, *type));
     }
-    TableBuilder::Push p(b_, f.name);
-    if (*code == 0) {
-      if (value != nullptr) {
+    if ((*code == 0) != (value == nullptr)) {
+      TableBuilder::Push p(b_, f.name);
+      if (*code == 0) {
         return b_.Fail("union value without a member type in " + std::string(type_field.name));
       }
-      *out = Value::Absent();
-      return Status::OK();
-    }
-    if (value == nullptr) {
       return b_.Fail("missing, although " + std::string(type_field.name) +
                      " names a member of union " + std::string(e.name));
+    }
+    if (*code == 0) {
+      *out = Value::Absent();
+      return Status::OK();
     }
     *out = Value::Of(value);
     return Status::OK();
