@@ -44,7 +44,7 @@ class TensorEdits : public fbs::CopyEdits {
       return fbs::FieldEdit::Drop();
     }
     if (obj == tensor_ && f.offset == efb::Tensor::VT_EXTRA_TENSOR_INFO) {
-      ETPACK_ASSIGN_OR_RETURN(const fbs::uoffset_t o, b.CopyTable(info_, nullptr));
+      ETPACK_ASSIGN_OR_RETURN(const fbs::uoffset_t o, b.Table(info_, nullptr));
       return fbs::FieldEdit::Replace(o);
     }
     if (obj == info_ && f.offset == efb::ExtraTensorInfo::VT_FULLY_QUALIFIED_NAME) {

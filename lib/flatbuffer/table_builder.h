@@ -1,8 +1,12 @@
-// flatbuffer/table_builder.h (internal) — the one flatbuffer builder behind
-// tree_builder.h, object_builder.h and table_copy.h. Its three kinds of input each have a
-// file of their own: a JSON tree (tree_builder.cc, with what every kind
-// shares), a verified flatbuffer copied with typed edits (table_copy.cc)
-// and the caller's objects read through an ObjectReader (object_builder.cc).
+// flatbuffer/table_builder.h (internal) — the one flatbuffer builder: it
+// walks the reflection schema and emits tables, vectors, unions, strings
+// and scalars, asking a TableInput for each field's value (its walk is in
+// table_builder_inl.h). The inputs are drivers that only answer: a JSON
+// tree (tree_builder.cc), a verified flatbuffer copied with typed edits
+// (table_copy.cc) and the caller's objects read through an ObjectReader
+// (object_builder.cc). What is the same for every input (field order,
+// defaults left out, union types, required fields, vector alignment, the
+// 2 GiB limit, error paths) is only here.
 
 #ifndef ETPACK_FLATBUFFER_TABLE_BUILDER_H_
 #define ETPACK_FLATBUFFER_TABLE_BUILDER_H_
@@ -11,6 +15,8 @@
 #include <flatbuffers/reflection.h>
 
 #include <cstdint>
+#include <cstring>
+#include <new>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -18,13 +24,9 @@
 #include <vector>
 
 #include "etpack/error_path.h"
-#include "etpack/json.h"
-#include "etpack/object_reader.h"
 #include "etpack/source.h"
 #include "etpack/status.h"
 #include "flatbuffer/schema_info.h"
-#include "flatbuffer/table_copy.h"
-#include "flatbuffer/tree_builder.h"
 
 namespace etpack::fbs {
 
@@ -57,9 +59,23 @@ inline IntRange RangeOf(BaseType t) {
   }
 }
 
-// Writes the low bytes of `bits` (an integer of type t, two's complement)
-// little-endian at dst.
-inline void WriteInt(BaseType t, uint8_t* dst, uint64_t bits) {
+// Scalars travel from an input to the builder as the bits of their
+// little-endian encoding: two's complement for integers (bool, enum, union
+// type), IEEE for float and double. These are a float's or double's (t).
+inline uint64_t RealBits(BaseType t, double d) {
+  if (t == BaseType::Float) {
+    const float f = static_cast<float>(d);
+    uint32_t u = 0;
+    std::memcpy(&u, &f, sizeof u);
+    return u;
+  }
+  uint64_t u = 0;
+  std::memcpy(&u, &d, sizeof u);
+  return u;
+}
+
+// Writes the low bytes of the scalar bits (of type t) little-endian at dst.
+inline void WriteScalarBits(BaseType t, uint8_t* dst, uint64_t bits) {
   switch (flatbuffers::GetTypeSize(t)) {
     case 1: flatbuffers::WriteScalar<uint8_t>(dst, static_cast<uint8_t>(bits)); break;
     case 2: flatbuffers::WriteScalar<uint16_t>(dst, static_cast<uint16_t>(bits)); break;
@@ -68,46 +84,97 @@ inline void WriteInt(BaseType t, uint8_t* dst, uint64_t bits) {
   }
 }
 
-// Writes `d` as a float or double (t) little-endian at dst.
-inline void WriteReal(BaseType t, uint8_t* dst, double d) {
-  if (t == BaseType::Float) {
-    flatbuffers::WriteScalar<float>(dst, static_cast<float>(d));
-  } else {
-    flatbuffers::WriteScalar<double>(dst, d);
-  }
-}
+class TableBuilder;
 
-// One builder, three kinds of input: a JSON tree (Build), a verified
-// flatbuffer copied with typed edits (Copy) and the caller's
-// objects read through an ObjectReader (BuildFromObjects). Every kind builds
-// a table the same way: its children in field order, then the table, so one
-// structure gives the same bytes whichever way it came.
+// What the builder asks an input, in the order it builds: for a table,
+// Begin, then each present field in id order (Scalar, Union or Field; a
+// union's type field is answered by Union), then End. A value the builder
+// descends into is a Node, the input's own handle (a json::Value*, a
+// flatbuffers::Table*, an ObjectReader::Object). Errors name the path the
+// builder keeps (TableBuilder::Push, Fail): it has pushed the field's name
+// for Field and the calls on its value, not for Scalar (the copy's, the
+// hot path, cannot fail) and Union (whose type and value may fail at
+// different fields): an input that fails there pushes what it names.
+class TableInput {
+ public:
+  using Node = const void*;
+
+  // What a non-scalar field holds.
+  struct Value {
+    enum class Kind : uint8_t { kAbsent, kNode, kBuilt };
+    Kind kind = Kind::kAbsent;
+    Node node = nullptr;  // kNode: built by the builder as the field's type asks
+    uoffset_t built = 0;  // kBuilt: the object the input built for the field
+
+    static Value Absent() { return {}; }
+    static Value Of(Node n) { return {Kind::kNode, n, 0}; }
+    static Value Built(uoffset_t o) { return {Kind::kBuilt, nullptr, o}; }
+  };
+
+  // A vector node: its length and what the input needs to reach the items.
+  struct Vector {
+    Node items = nullptr;
+    size_t size = 0;
+    uint32_t form = 0;  // the input's own
+  };
+
+  virtual ~TableInput() = default;
+
+  // Table obj_index (of SchemaData::objects) at `table` begins; an error
+  // when `table` is not one. End: its fields are done.
+  virtual Status Begin(int obj_index, Node table) = 0;
+  virtual void End(int obj_index) { (void)obj_index; }
+  // Scalar field f (field id `id`, not a union type): true with *bits, or
+  // false when absent (left out, as a value equal to the default is).
+  virtual Result<bool> Scalar(int obj_index, const FieldInfo& f, size_t id, Node table,
+                              uint64_t* bits) = 0;
+  // Union field f: *code, the member's code written to its type field (0:
+  // none), and the member's table (Value::Of) or an object built for it.
+  virtual Status Union(int obj_index, const FieldInfo& f, size_t id, Node table, uint8_t* code,
+                       Value* value) = 0;
+  // String, vector or table field f.
+  virtual Status Field(int obj_index, const FieldInfo& f, size_t id, Node table, Value* value) = 0;
+
+  virtual Result<std::string_view> String(Node v) = 0;
+  virtual Result<Vector> VectorOf(const FieldInfo& f, Node v) = 0;
+  // Vector of scalars: its v.size elements' little-endian bytes at dst.
+  virtual Status ScalarItems(const FieldInfo& f, const Vector& v, uint8_t* dst) = 0;
+  // Vector of strings or tables: item i.
+  virtual Node Item(const FieldInfo& f, const Vector& v, size_t i) = 0;
+};
+
+// Builds one flatbuffer of a schema from a TableInput. A table is built the
+// same way whatever the input: its children in field order, then the table
+// (scalars, then offsets, each in field order), so one structure gives the
+// same bytes whichever way it came. Its checked primitives also serve a
+// CopyEdits building a replacement (flatbuffer/table_copy.h); each checks
+// for room first (the 2 GiB limit), so nothing past it reaches the
+// flatbuffers builder.
 class TableBuilder {
  public:
-  using Object = ObjectReader::Object;
+  using Node = TableInput::Node;
 
   explicit TableBuilder(const SchemaData& data, size_t initial_size = 1024)
       : d_(data), fbb_(initial_size) {}
 
-  Status Configure(const TreeBuildOptions& options);
-  // What every input takes: the errors' root and [ubyte] alignments.
-  Status ConfigureLayout(const std::string& root_path,
-                         const std::vector<std::pair<std::string, uint64_t>>& vector_alignment);
-  Result<std::vector<uint8_t>> Build(const json::Value& root);
-  // `edits` may be nullptr; it must outlive the call.
-  Result<std::vector<uint8_t>> Copy(const uint8_t* verified, CopyEdits* edits);
-  Result<std::vector<uint8_t>> BuildFromObjects(ObjectReader& reader, Object root,
-                                                const std::vector<std::string>& skip_root_fields);
+  // The errors' root and the alignment of [ubyte] vectors by "Table.field",
+  // overriding the schema's force_align.
+  Status Configure(const std::string& root_path,
+                   const std::vector<std::pair<std::string, uint64_t>>& vector_alignment);
+  // The finished flatbuffer (root + file identifier) of `in`, a final
+  // class derived from TableInput, from `root` (table_builder_inl.h).
+  template <typename In>
+  Result<std::vector<uint8_t>> Build(In& in, Node root);
 
-  // The checked primitives, also for a CopyEdits building a replacement.
-  // Each checks for room first (the 2 GiB limit), so nothing past it reaches
-  // the flatbuffers builder.
   const SchemaData& schema() const { return d_; }
   flatbuffers::FlatBufferBuilder& fbb() { return fbb_; }
   Status Room(uint64_t bytes) const;
   // A string of the builder.
   Result<uoffset_t> StringOf(std::string_view s);
-  Result<uoffset_t> OffsetVector(const std::vector<uoffset_t>& offsets);
+  Result<uoffset_t> OffsetVector(const std::vector<uoffset_t>& offsets) {
+    return OffsetVector(offsets.data(), offsets.size());
+  }
+  Result<uoffset_t> OffsetVector(const uoffset_t* offsets, size_t n);
   // A vector of n elements of elem_size bytes, aligned as f asks, for the
   // caller to fill at *dst before anything else is added to the builder.
   Result<uoffset_t> UninitializedVector(const FieldInfo& f, uint64_t n, size_t elem_size,
@@ -118,97 +185,89 @@ class TableBuilder {
   // caller adds its scalars, then its offsets, each in field order (as
   // every input does), then calls fbb().EndTable(start).
   Result<uoffset_t> StartTable(int obj_index);
-  // A table of object obj_index copied from `t` with the edits applied;
-  // t == nullptr: a table with no field of its own, filled by the edits.
-  Result<uoffset_t> CopyTable(int obj_index, const flatbuffers::Table* t);
+  // A table of object obj_index from the input's node (during Build).
+  Result<uoffset_t> Table(int obj_index, Node node) { return table_(*this, in_, obj_index, node); }
+
   // Where the build is, for errors (etpack/error_path.h).
   class Push : public ErrorPath::Push {
    public:
     Push(TableBuilder& b, std::string_view name) : ErrorPath::Push(b.path_, name) {}
     Push(TableBuilder& b, size_t index) : ErrorPath::Push(b.path_, index) {}
   };
+  // The current path's text ("(root)" when empty).
+  std::string Where() const { return PathOf(path_.Text()); }
   // An error at the current path.
   Status Fail(const std::string& message) const {
-    return InvalidArgument(PathOf(Path()) + ": " + message);
+    return InvalidArgument(Where() + ": " + message);
   }
 
  private:
-  // `index` >= 0 names a vector element.
-  Status FailAt(int64_t index, const std::string& message) const {
-    if (index < 0) return Fail(message);
-    return InvalidArgument(PathOf(Path()) + "[" + std::to_string(index) + "]: " + message);
-  }
-
-  Result<uoffset_t> Table(int obj_index, const json::Value& v);
-  Result<uoffset_t> Child(const FieldInfo& f, const json::Value& v);
-  Result<uoffset_t> UnionMember(const FieldInfo& f, const FieldInfo& type_field,
-                                const json::Value* type, const json::Value* value);
-  Status AddScalar(const FieldInfo& f, const json::Value& v);
-  // An integer field (bool, enum, union type) of two's complement `bits`;
-  // a value equal to the default is left out, as flatc does.
-  void AddIntElement(const FieldInfo& f, uint64_t bits);
-  // A float or double field, left out when equal to its default.
-  void AddRealElement(const FieldInfo& f, double d);
-  Result<uoffset_t> String(const json::Value& v);
-  Result<uoffset_t> Vector(const FieldInfo& f, const json::Value& v);
-  Result<uoffset_t> ScalarVector(const FieldInfo& f, const json::Value& v);
-  Result<std::vector<uint8_t>> Finish(uoffset_t root);
-
-  // Copy: a vector or scalar field of the verified buffer, as it is.
-  Result<uoffset_t> CopyVector(const FieldInfo& f, const flatbuffers::Table& t);
-  void CopyScalar(const FieldInfo& f, const flatbuffers::Table& t);
-
-  // BuildFromObjects.
-  struct ObjectScalar {
-    const FieldInfo* field;
-    uint64_t bits;
-    double real;
+  struct PendingScalar {
+    const FieldInfo* field = nullptr;
+    uint64_t bits = 0;
   };
-  Result<uoffset_t> ObjectTable(int obj_index, Object o, bool root = false);
-  Result<uoffset_t> ObjectVector(const FieldInfo& f, Object v);
-  Result<uoffset_t> ObjectString(Object v);
-  // A scalar of type t (enum `enum_index` or -1) as two's complement bits
-  // or, for float and double, a real.
-  Status ObjectScalarValue(BaseType t, int enum_index, Object v, uint64_t* bits, double* real);
-  Result<Object> Attribute(Object o, int obj_index, size_t id);
-  Status WrongType(Object found, const std::string& expected);
-  Status Invalid(const std::string& message) const { return Fail(message); }
-  std::string TypeOf(BaseType t, int index) const;
-  std::string Expected(const FieldInfo& f) const;
 
-  // An integer (or enum) value of type t as two's complement bits.
-  Result<uint64_t> Integer(BaseType t, int enum_index, const json::Value& v,
-                           int64_t index = -1) const;
-  Result<double> Real(BaseType t, const json::Value& v, int64_t index = -1) const;
-  // The union member code named by a "<field>_type" value.
-  Result<uint8_t> UnionCode(const EnumInfo& e, const json::Value& v) const;
+  // The walk (table_builder_inl.h).
+  template <typename In>
+  Result<uoffset_t> WalkTable(In& in, int obj_index, Node node);
+  template <typename In>
+  Result<uoffset_t> WalkChild(In& in, const FieldInfo& f, Node node);
+  template <typename In>
+  Result<uoffset_t> WalkVector(In& in, const FieldInfo& f, Node node);
+  // Union field f of a table of obj_index at `table`: its offset, 0 when
+  // absent.
+  template <typename In>
+  Result<uoffset_t> WalkUnion(In& in, int obj_index, const FieldInfo& f, size_t id, Node table);
+  // The offset of field f (of table `obj`) holding v, 0 when absent;
+  // `member` >= 0: v is a union's member table of that object.
+  template <typename In>
+  Result<uoffset_t> WalkValue(In& in, const ObjectInfo& obj, const FieldInfo& f,
+                              const TableInput::Value& v, int member);
+  // Scalar field f as its bits; a value equal to the default is left out,
+  // as flatc does.
+  void AddScalar(const FieldInfo& f, uint64_t bits);
+  // An integer of type T: the low bytes of `bits`, and of f's default.
+  template <typename T>
+  void AddInt(voffset_t off, uint64_t bits, const FieldInfo& f) {
+    fbb_.AddElement<T>(off, static_cast<T>(bits), static_cast<T>(f.default_integer));
+  }
+  Result<std::vector<uint8_t>> Finish(uoffset_t root);
 
   uint64_t VectorAlignment(const FieldInfo& f) const {
     auto it = alignment_.find(f.field);
     return it != alignment_.end() ? it->second : f.force_align;
   }
 
-  std::string Path() const { return path_.Text(); }
-
   const SchemaData& d_;
   flatbuffers::FlatBufferBuilder fbb_{1024};
-  ErrorPath path_;  // its fields' names: schema or tree text
-  // Stacks shared by the recursion, so a table costs no allocation of its
-  // own: the tree member of each field (by id) of the tables under
-  // construction, and their children's (vtable offset, offset) pairs.
-  std::vector<const json::Value*> slots_;
+  // The input of the Build running, and its walk of a table: Table() for
+  // a CopyEdits, which knows no input's type.
+  void* in_ = nullptr;
+  Result<uoffset_t> (*table_)(TableBuilder&, void*, int, Node) = nullptr;
+  ErrorPath path_;  // its fields' names: schema or input text
+  // Stacks shared by the recursion, so a table or vector costs no
+  // allocation of its own: the scalars and the children's (vtable offset,
+  // offset) of the tables under construction, and the vectors' items.
+  std::vector<PendingScalar> scalars_;
   std::vector<std::pair<voffset_t, uoffset_t>> pending_;
+  std::vector<uoffset_t> items_;
   std::unordered_map<const reflection::Field*, uint64_t> alignment_;
-  // Copy: the edits, and by object index whether they edit its tables.
-  CopyEdits* edits_ = nullptr;
-  std::vector<bool> edited_;
-  // BuildFromObjects: the reader, each field's key (by object, field id;
-  // made on first use) and the scalars of the tables under construction.
-  ObjectReader* reader_ = nullptr;
-  std::vector<std::vector<ObjectReader::Key>> keys_;
-  std::vector<ObjectScalar> scalars_;
-  std::vector<bool> skip_root_;  // by field id of the root table
 };
+
+// Runs make_and_build(builder) on a TableBuilder of `schema` configured
+// with `options` (root_path, vector_alignment), turning running out of
+// memory into an error: what each input's entry point does.
+template <typename Options, typename Fn>
+Result<std::vector<uint8_t>> BuildGuarded(const SchemaData& schema, size_t initial_size,
+                                          const Options& options, Fn make_and_build) {
+  try {
+    TableBuilder builder(schema, initial_size);
+    ETPACK_RETURN_IF_ERROR(builder.Configure(options.root_path, options.vector_alignment));
+    return make_and_build(builder);
+  } catch (const std::bad_alloc&) {
+    return OutOfRange("out of memory while building the flatbuffer");
+  }
+}
 
 }  // namespace etpack::fbs
 

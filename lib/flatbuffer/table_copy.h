@@ -1,5 +1,5 @@
 // flatbuffer/table_copy.h (internal) — a verified flatbuffer copied table by
-// table, in the order every input of the builder is built in, with typed
+// table as an input of the one builder (table_builder.h), with typed
 // edits: a CopyEdits is asked, per field of the tables it edits, whether to
 // copy the field, leave it out or take a replacement it builds at the
 // field's turn with the builder's checked primitives. How a planner fills
@@ -35,19 +35,21 @@ struct FieldEdit {
 
 // The edits a copy applies. Tables of an object for which Edits() is false
 // are copied without asking (a copy costs one check per table then).
-// For a table of an edited object, in this order: Begin, then Child for
-// each non-scalar field of the schema (present in the source or not) at
-// its turn, then Scalar for each scalar field. A replacement is built
-// inside Child with the TableBuilder's primitives (TableBuilder::Room,
-// StringOf, OffsetVector, UninitializedVector, BytesOf, StartTable,
-// CopyTable), which keep the 2 GiB limit and the vector alignment.
+// For a table of an edited object: Begin, then for each field of the
+// schema in id order (present in the source or not), Child for a
+// non-scalar one at its turn and Scalar for a scalar one; a union's type is
+// not asked (it is the source's, so it names the member copied). A
+// replacement is built inside Child with the TableBuilder's primitives
+// (TableBuilder::Room, StringOf, OffsetVector, UninitializedVector,
+// BytesOf, StartTable, Table), which keep the 2 GiB limit and the vector
+// alignment.
 class CopyEdits {
  public:
   virtual ~CopyEdits() = default;
   // `obj_index` indexes SchemaData::objects.
   virtual bool Edits(int obj_index) const = 0;
   // `src` is the table copied; nullptr for a table the edits create
-  // (TableBuilder::CopyTable(obj, nullptr)).
+  // (TableBuilder::Table(obj, nullptr) during the copy).
   virtual Status Begin(int obj_index, const flatbuffers::Table* src) {
     (void)obj_index;
     (void)src;

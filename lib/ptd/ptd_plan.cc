@@ -92,8 +92,8 @@ Status CheckFlatbufferFits(const PtdInput& input, const std::vector<size_t>& sel
   return Status::OK();
 }
 
-// The FlatTensor laid out byte for byte as the schema-driven tree builder
-// (flatbuffer/tree_builder.cc) would: a table's strings, vectors and subtables
+// The FlatTensor laid out byte for byte as the schema-driven builder
+// (flatbuffer/table_builder.cc) would: a table's strings, vectors and subtables
 // first in field order, then its scalars in field order, then its offsets.
 // (The generated Create* functions add fields by size instead.)
 std::vector<uint8_t> BuildFlatTensor(const std::vector<PlannedEntry>& entries,

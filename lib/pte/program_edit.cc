@@ -137,7 +137,7 @@ class ProgramCopyEdits : public fbs::CopyEdits {
       }
       // An ExtraTensorInfo copied (below) or, missing, made from nothing.
       if (src != nullptr && src->CheckField(f.offset)) return FieldEdit::Copy();
-      ETPACK_ASSIGN_OR_RETURN(const fbs::uoffset_t o, b.CopyTable(info_, nullptr));
+      ETPACK_ASSIGN_OR_RETURN(const fbs::uoffset_t o, b.Table(info_, nullptr));
       return FieldEdit::Replace(o);
     }
     // obj == info_: only under a tensor whose edit sets it.
