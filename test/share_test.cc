@@ -264,7 +264,7 @@ void CheckFamily(const std::vector<std::string>& inputs, const SharePlan& plan,
   for (size_t i = 0; i < inputs.size(); ++i) {
     const ShareFileReport& f = r.files[i];
     CHECK(f.input == inputs[i]);
-    if (f.format != "pte") continue;
+    if (f.kind != ArtifactKind::kPte) continue;
     std::vector<std::string> files = {f.output};
     files.insert(files.end(), f.data.begin(), f.data.end());
     Result<VerifyReport> v = Verify(files);
@@ -450,7 +450,7 @@ TEST_CASE("share: a family where one program already uses a .ptd") {
   // x.ptd keeps "own" under its name; x.pte loads with both.
   const ShareFileReport& x = r.files[2];
   const ShareFileReport& xd = r.files[3];
-  CHECK(xd.format == "ptd");
+  CHECK(xd.kind == ArtifactKind::kPtd);
   CHECK(xd.output == dir.File("out") + "/x.ptd");
   CHECK(xd.items_moved == 1);
   CHECK(x.data == std::vector<std::string>{r.shared_files[0], xd.output});

@@ -55,6 +55,9 @@ namespace etpack {
 
 // What a file is, from its identifier at bytes 4..7.
 enum class ArtifactKind { kPte, kPtd, kBpte };
+// "pte", "ptd", "bpte": the "kind" member of every report that names a
+// file's kind (inspect, verify, sizes, share).
+const char* ArtifactKindName(ArtifactKind kind);
 
 // Fails naming the file when it cannot be read (kNotFound, kIoError), or is
 // shorter than 8 bytes or carries none of ET12, FT01, BP08 (kCorrupt).

@@ -50,6 +50,7 @@
 
 #include "etpack/bpte_file.h"
 #include "etpack/env.h"
+#include "etpack/inspect.h"
 #include "etpack/json.h"
 #include "etpack/ptd_file.h"
 #include "etpack/pte_file.h"
@@ -97,7 +98,7 @@ struct SizeRow {
 
 struct SizeReport {
   std::string file;
-  std::string format;  // "pte", "ptd", "bpte"
+  ArtifactKind kind = ArtifactKind::kPte;
   uint64_t file_size = 0;
   std::vector<SizeRow> rows;  // by offset; sizes sum to file_size
 };
@@ -203,7 +204,7 @@ struct FileSizes {
 Result<FileSizes> SizesOfFiles(const std::vector<std::string>& paths,
                                const SharedOptions& options = {}, const Env& env = {});
 
-// JSON: a report as {"file", "format", "file_size", "small_row_bytes",
+// JSON: a report as {"file", "kind", "file_size", "small_row_bytes",
 // "rows": [{"offset", "size", "kind", "name", "key", "method", "backend",
 // "segment", "tensor_layout", "shared_with", "in_program"}] (members that
 // do not apply left out), "grouped": [{"kind", "rows", "size"}],

@@ -85,6 +85,15 @@ std::vector<ByteRange> EntryRanges(const PteFile& file, const std::vector<uint64
 
 }  // namespace
 
+const char* ArtifactKindName(ArtifactKind kind) {
+  switch (kind) {
+    case ArtifactKind::kPte: return "pte";
+    case ArtifactKind::kPtd: return "ptd";
+    case ArtifactKind::kBpte: return "bpte";
+  }
+  return "?";
+}
+
 Result<ArtifactKind> DetectArtifactKind(const std::string& path, const Env& env) {
   // FileSource refuses anything but a regular file before reading it.
   ETPACK_ASSIGN_OR_RETURN(const SourcePtr file, FileSource(env.in(), path));
@@ -279,8 +288,8 @@ Status ReportBpte(const BpteFile& f, InspectSink& sink) {
 namespace {
 
 // The members every report starts with.
-void Top(ReportSink& out, const char* kind, const std::string& file, uint64_t file_size) {
-  out.Member("kind", Value::String(kind));
+void Top(ReportSink& out, ArtifactKind kind, const std::string& file, uint64_t file_size) {
+  out.Member("kind", Value::String(ArtifactKindName(kind)));
   out.Member("file", Value::String(file));
   out.Member("file_size", U(file_size));
 }
@@ -288,7 +297,7 @@ void Top(ReportSink& out, const char* kind, const std::string& file, uint64_t fi
 }  // namespace
 
 void ReportJson::Head(const PteReportHead& h) {
-  Top(out_, "pte", h.file, h.file_size);
+  Top(out_, ArtifactKind::kPte, h.file, h.file_size);
   out_.Member("identifier", Value::String(h.identifier));
   const ExtendedHeader& x = h.extended_header;
   out_.Member("extended_header", Value::Object({{"present", Value::Bool(x.present)},
@@ -299,7 +308,7 @@ void ReportJson::Head(const PteReportHead& h) {
 }
 
 void ReportJson::Head(const PtdReportHead& h) {
-  Top(out_, "ptd", h.file, h.file_size);
+  Top(out_, ArtifactKind::kPtd, h.file, h.file_size);
   out_.Member("identifier", Value::String(h.identifier));
   const FlatTensorHeader& x = h.header;
   out_.Member("header", Value::Object({{"length", U(x.length)},
@@ -310,7 +319,7 @@ void ReportJson::Head(const PtdReportHead& h) {
 }
 
 void ReportJson::Head(const BpteReportHead& h) {
-  Top(out_, "bpte", h.file, h.file_size);
+  Top(out_, ArtifactKind::kBpte, h.file, h.file_size);
   out_.Member("layout", Value::String(LayoutName(h.layout)));
   out_.Member("program_offset", U(h.program_offset));
   out_.Member("program_size", U(h.program_size));

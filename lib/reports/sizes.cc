@@ -305,10 +305,10 @@ Layout PtdLayout(const PtdFile& file) {
 }
 
 // The report of `file` from its claims and regions, checked.
-Result<SizeReport> Finish(const ArtifactFile& file, const char* format, Layout layout) {
+Result<SizeReport> Finish(const ArtifactFile& file, ArtifactKind kind, Layout layout) {
   SizeReport report;
   report.file = file.name();
-  report.format = format;
+  report.kind = kind;
   report.file_size = file.size();
   report.rows = Partition(file.size(), std::move(layout));
   ETPACK_RETURN_IF_ERROR(CheckPartition(report));
@@ -384,10 +384,12 @@ Status CheckPartition(const SizeReport& report) {
 
 Result<SizeReport> SizesOf(const PteFile& file) {
   ETPACK_ASSIGN_OR_RETURN(Layout layout, PteLayout(file));
-  return Finish(file, "pte", std::move(layout));
+  return Finish(file, ArtifactKind::kPte, std::move(layout));
 }
 
-Result<SizeReport> SizesOf(const PtdFile& file) { return Finish(file, "ptd", PtdLayout(file)); }
+Result<SizeReport> SizesOf(const PtdFile& file) {
+  return Finish(file, ArtifactKind::kPtd, PtdLayout(file));
+}
 
 Result<SizeReport> SizesOf(const BpteFile& file) {
   Layout out;
@@ -453,7 +455,7 @@ Result<SizeReport> SizesOf(const BpteFile& file) {
              used[i] ? std::string() : "segment " + std::to_string(i), i);
     }
   }
-  return Finish(file, "bpte", std::move(out));
+  return Finish(file, ArtifactKind::kBpte, std::move(out));
 }
 
 namespace {
@@ -652,7 +654,7 @@ Value SizeReportJson(const SizeReport& report, uint64_t small_row_bytes) {
     rows.push_back(Value::Object(std::move(m)));
   }
   return Value::Object({{"file", Value::String(report.file)},
-                        {"format", Value::String(report.format)},
+                        {"kind", Value::String(ArtifactKindName(report.kind))},
                         {"file_size", Value::UInt(report.file_size)},
                         {"small_row_bytes", Value::UInt(small_row_bytes)},
                         {"rows", Value::Array(std::move(rows))},

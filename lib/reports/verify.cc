@@ -17,14 +17,7 @@
 namespace etpack {
 namespace {
 
-const char* Extension(ArtifactKind kind) {
-  switch (kind) {
-    case ArtifactKind::kPte: return ".pte";
-    case ArtifactKind::kPtd: return ".ptd";
-    case ArtifactKind::kBpte: return ".bpte";
-  }
-  return "";
-}
+std::string Extension(ArtifactKind kind) { return std::string(".") + ArtifactKindName(kind); }
 
 std::string Joined(const std::vector<std::string>& paths) {
   std::string s;
@@ -257,7 +250,7 @@ json::Value VerifyReportJson(const VerifyReport& report) {
   std::vector<Value> files;
   for (const VerifiedFile& f : report.files) {
     Value v = Value::Object({{"file", Value::String(f.path)},
-                             {"kind", Value::String(std::string(Extension(f.kind)).substr(1))},
+                             {"kind", Value::String(ArtifactKindName(f.kind))},
                              {"file_size", Value::UInt(f.size)},
                              {"integrity_table", Value::Bool(f.integrity.has_table)}});
     switch (f.kind) {

@@ -423,7 +423,7 @@ Result<SharePlan> PlanShare(const std::vector<std::string>& paths, const ShareOp
   for (uint32_t f = 0; f < inputs.size(); ++f) {
     ShareFileReport& r = report.files[f];
     r.input = paths[f];
-    r.format = inputs[f].pte ? "pte" : "ptd";
+    r.kind = inputs[f].pte ? ArtifactKind::kPte : ArtifactKind::kPtd;
     r.bytes_before = inputs[f].file->size();
     for (const auto& [offset, size] : moves[f].rows) r.bytes_moved += size;
     r.items_moved = moves[f].tensors.size() + moves[f].named_data.size() + moves[f].entries.size();
@@ -521,7 +521,7 @@ Value ShareReportJson(const ShareReport& report, const WriteStats* written) {
   std::vector<Value> files, entries, stayed, conflicts;
   for (const ShareFileReport& f : report.files) {
     files.push_back(Value::Object({{"input", Value::String(f.input)},
-                                   {"format", Value::String(f.format)},
+                                   {"kind", Value::String(ArtifactKindName(f.kind))},
                                    {"output", Value::String(f.output)},
                                    {"bytes_before", Value::UInt(f.bytes_before)},
                                    {"bytes_after", Value::UInt(f.bytes_after)},
