@@ -94,9 +94,11 @@ const char* ArtifactKindName(ArtifactKind kind) {
   return "?";
 }
 
-Result<ArtifactKind> DetectArtifactKind(const std::string& path, const Env& env) {
+Result<ArtifactKind> DetectArtifactKind(const std::string& path, const Env& env,
+                                        SourcePtr* opened) {
   // FileSource refuses anything but a regular file before reading it.
   ETPACK_ASSIGN_OR_RETURN(const SourcePtr file, FileSource(env.in(), path));
+  if (opened != nullptr) *opened = file;
   uint8_t head[8];
   const size_t got = static_cast<size_t>(std::min<uint64_t>(file->size(), sizeof head));
   ETPACK_RETURN_IF_ERROR(file->ReadAt(0, head, got));
@@ -426,19 +428,20 @@ Status Inspect(const std::string& path, ReportSink& sink, const Env& env) {
 }
 
 Status Inspect(const std::string& path, InspectSink& sink, const Env& env) {
-  ETPACK_ASSIGN_OR_RETURN(ArtifactKind kind, DetectArtifactKind(path, env));
+  SourcePtr opened;
+  ETPACK_ASSIGN_OR_RETURN(ArtifactKind kind, DetectArtifactKind(path, env, &opened));
   switch (kind) {
     case ArtifactKind::kPte: {
-      ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PteFile> file, PteFile::Open(path, env));
+      ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PteFile> file, PteFile::Open(path, opened));
       return ReportPte(*file, sink);
     }
     case ArtifactKind::kPtd: {
-      ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PtdFile> file, PtdFile::Open(path, env));
+      ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PtdFile> file, PtdFile::Open(path, opened));
       ReportPtd(*file, sink);
       return Status::OK();
     }
     case ArtifactKind::kBpte: {
-      ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<BpteFile> file, BpteFile::Open(path, env));
+      ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<BpteFile> file, BpteFile::Open(path, opened));
       return ReportBpte(*file, sink);
     }
   }

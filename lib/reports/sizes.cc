@@ -468,18 +468,19 @@ struct Sized {
 };
 
 template <typename File>
-Result<Sized> OpenAndSize(const std::string& path, const Env& env) {
-  ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<File> file, File::Open(path, env));
+Result<Sized> OpenAndSize(const std::string& path, SourcePtr opened) {
+  ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<File> file, File::Open(path, std::move(opened)));
   ETPACK_ASSIGN_OR_RETURN(SizeReport report, SizesOf(*file));
   return Sized{std::move(file), std::move(report)};
 }
 
 Result<Sized> OpenAndSize(const std::string& path, const Env& env) {
-  ETPACK_ASSIGN_OR_RETURN(ArtifactKind kind, DetectArtifactKind(path, env));
+  SourcePtr opened;
+  ETPACK_ASSIGN_OR_RETURN(ArtifactKind kind, DetectArtifactKind(path, env, &opened));
   switch (kind) {
-    case ArtifactKind::kPte: return OpenAndSize<PteFile>(path, env);
-    case ArtifactKind::kPtd: return OpenAndSize<PtdFile>(path, env);
-    case ArtifactKind::kBpte: return OpenAndSize<BpteFile>(path, env);
+    case ArtifactKind::kPte: return OpenAndSize<PteFile>(path, std::move(opened));
+    case ArtifactKind::kPtd: return OpenAndSize<PtdFile>(path, std::move(opened));
+    case ArtifactKind::kBpte: return OpenAndSize<BpteFile>(path, std::move(opened));
   }
   return InvalidArgument(path + ": unknown artifact kind");
 }

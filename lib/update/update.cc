@@ -391,10 +391,11 @@ Result<UpdateReport> Update(const ArtifactFile& file, const std::vector<Slot>& s
 Result<std::optional<UpdateReport>> UpdateLocked(const std::string& path, const PtdInput& weights,
                                                  const Env& env, const WriteOptions& options,
                                                  const UpdateLock& lock) {
-  ETPACK_ASSIGN_OR_RETURN(ArtifactKind kind, DetectArtifactKind(path, env));
+  SourcePtr opened;
+  ETPACK_ASSIGN_OR_RETURN(ArtifactKind kind, DetectArtifactKind(path, env, &opened));
   switch (kind) {
     case ArtifactKind::kPtd: {
-      ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PtdFile> file, PtdFile::Open(path, env));
+      ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PtdFile> file, PtdFile::Open(path, opened));
       if (!lock.Covers(FdOf(*file))) return std::optional<UpdateReport>();
       ETPACK_ASSIGN_OR_RETURN(std::vector<Slot> slots, SlotsOf(*file));
       ETPACK_ASSIGN_OR_RETURN(UpdateReport r,
@@ -402,7 +403,7 @@ Result<std::optional<UpdateReport>> UpdateLocked(const std::string& path, const 
       return std::optional<UpdateReport>(r);
     }
     case ArtifactKind::kPte: {
-      ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PteFile> file, PteFile::Open(path, env));
+      ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PteFile> file, PteFile::Open(path, opened));
       if (!lock.Covers(FdOf(*file))) return std::optional<UpdateReport>();
       ETPACK_ASSIGN_OR_RETURN(std::vector<Slot> slots, SlotsOf(*file));
       ETPACK_ASSIGN_OR_RETURN(UpdateReport r,
@@ -450,7 +451,8 @@ Result<PtdInput> ReadWeights(const std::vector<std::string>& paths, const Env& e
   };
   std::vector<std::string> checkpoint;
   for (const std::string& p : paths) {
-    Result<ArtifactKind> kind = DetectArtifactKind(p, env);
+    SourcePtr opened;
+    Result<ArtifactKind> kind = DetectArtifactKind(p, env, &opened);
     if (!kind.ok() && kind.status().code() != Code::kCorrupt) return kind.status();
     if (!kind.ok()) {
       checkpoint.push_back(p);  // not an artifact: .safetensors or an index
@@ -461,7 +463,7 @@ Result<PtdInput> ReadWeights(const std::vector<std::string>& paths, const Env& e
                              ": new weights come from .safetensors, *.index.json or .ptd "
                              "files; this is a program");
     }
-    ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PtdFile> file, PtdFile::Open(p, env));
+    ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PtdFile> file, PtdFile::Open(p, opened));
     for (size_t i = 0; i < file->entries().size(); ++i) {
       const PtdFile::Entry& e = file->entries()[i];
       if (IsIntegrityKey(e.key)) continue;
