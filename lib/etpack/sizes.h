@@ -44,6 +44,7 @@
 #define ETPACK_SIZES_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -110,8 +111,16 @@ Result<SizeReport> SizesOf(const PteFile& file);
 Result<SizeReport> SizesOf(const PtdFile& file);
 Result<SizeReport> SizesOf(const BpteFile& file);
 // Detects the kind of `path` (DetectArtifactKind), opens and reports it;
-// the file is opened through `env.input` (etpack/env.h).
+// the file is opened once, through `env.input` (etpack/env.h).
 Result<SizeReport> SizesOf(const std::string& path, const Env& env = {});
+
+// The same, keeping the file open for reading its items: the reader
+// report.kind names (a PteFile, PtdFile or BpteFile).
+struct SizedFile {
+  std::unique_ptr<ArtifactFile> file;
+  SizeReport report;
+};
+Result<SizedFile> OpenSized(const std::string& path, const Env& env = {});
 
 // kInvalidArgument naming the first row that overlaps the previous one,
 // leaves a gap or runs past the end, or rows that do not sum to file_size.

@@ -460,21 +460,16 @@ Result<SizeReport> SizesOf(const BpteFile& file) {
 
 namespace {
 
-// Opens `path` as what its identifier says and reports it; the file stays
-// open for reading its items.
-struct Sized {
-  std::unique_ptr<ArtifactFile> file;
-  SizeReport report;
-};
-
 template <typename File>
-Result<Sized> OpenAndSize(const std::string& path, SourcePtr opened) {
+Result<SizedFile> OpenAndSize(const std::string& path, SourcePtr opened) {
   ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<File> file, File::Open(path, std::move(opened)));
   ETPACK_ASSIGN_OR_RETURN(SizeReport report, SizesOf(*file));
-  return Sized{std::move(file), std::move(report)};
+  return SizedFile{std::move(file), std::move(report)};
 }
 
-Result<Sized> OpenAndSize(const std::string& path, const Env& env) {
+}  // namespace
+
+Result<SizedFile> OpenSized(const std::string& path, const Env& env) {
   SourcePtr opened;
   ETPACK_ASSIGN_OR_RETURN(ArtifactKind kind, DetectArtifactKind(path, env, &opened));
   switch (kind) {
@@ -485,10 +480,8 @@ Result<Sized> OpenAndSize(const std::string& path, const Env& env) {
   return InvalidArgument(path + ": unknown artifact kind");
 }
 
-}  // namespace
-
 Result<SizeReport> SizesOf(const std::string& path, const Env& env) {
-  ETPACK_ASSIGN_OR_RETURN(Sized sized, OpenAndSize(path, env));
+  ETPACK_ASSIGN_OR_RETURN(SizedFile sized, OpenSized(path, env));
   return std::move(sized.report);
 }
 
@@ -498,7 +491,7 @@ Result<FileSizes> SizesOfFiles(const std::vector<std::string>& paths, const Shar
   std::vector<const ArtifactFile*> files;
   FileSizes out;
   for (const std::string& path : paths) {
-    ETPACK_ASSIGN_OR_RETURN(Sized sized, OpenAndSize(path, env));
+    ETPACK_ASSIGN_OR_RETURN(SizedFile sized, OpenSized(path, env));
     files.push_back(sized.file.get());
     open.push_back(std::move(sized.file));
     out.reports.push_back(std::move(sized.report));

@@ -110,22 +110,18 @@ struct SharedKey {
 };
 
 Result<Input> OpenInput(const std::string& path, const Env& env) {
-  ETPACK_ASSIGN_OR_RETURN(const ArtifactKind kind, DetectArtifactKind(path, env));
+  ETPACK_ASSIGN_OR_RETURN(SizedFile sized, OpenSized(path, env));
   Input in;
-  if (kind == ArtifactKind::kPte) {
-    ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PteFile> f, PteFile::Open(path, env));
-    ETPACK_ASSIGN_OR_RETURN(in.sizes, SizesOf(*f));
-    in.pte = f.get();
-    in.file = std::move(f);
-  } else if (kind == ArtifactKind::kPtd) {
-    ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PtdFile> f, PtdFile::Open(path, env));
-    ETPACK_ASSIGN_OR_RETURN(in.sizes, SizesOf(*f));
-    in.ptd = f.get();
-    in.file = std::move(f);
+  if (sized.report.kind == ArtifactKind::kPte) {
+    in.pte = static_cast<const PteFile*>(sized.file.get());
+  } else if (sized.report.kind == ArtifactKind::kPtd) {
+    in.ptd = static_cast<const PtdFile*>(sized.file.get());
   } else {
     return InvalidArgument(path +
                            ": share takes .pte and .ptd files, not a bundled program (.bpte)");
   }
+  in.file = std::move(sized.file);
+  in.sizes = std::move(sized.report);
   return in;
 }
 
