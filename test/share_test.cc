@@ -663,10 +663,7 @@ namespace {
 // can hold that may move does (min_bytes 0), the rest stays, and both thin
 // copies decode to the original. pte_external reads ptd_basic.ptd.
 TEST_CASE("share: every golden program with a copy of itself") {
-  for (const char* name :
-       {"pte_all_kinds", "pte_constants", "pte_constants_align64", "pte_delegates",
-        "pte_delegates_inline", "pte_external", "pte_fat", "pte_multi_method", "pte_mutable",
-        "pte_named_data", "pte_no_segments"}) {
+  for (const std::string& name : testing::GoldenPrograms()) {
     INFO(name);
     TempDir dir;
     std::vector<std::string> in = {dir.File("a.pte"), dir.File("b.pte")};
