@@ -23,21 +23,22 @@ struct Named {
 
 Result<Named> NamesOf(const std::string& path, std::vector<ArtifactPart>* parts_out,
                       std::unique_ptr<ArtifactFile>* file_out) {
-  ETPACK_ASSIGN_OR_RETURN(ArtifactKind kind, DetectArtifactKind(path));
+  SourcePtr opened;
+  ETPACK_ASSIGN_OR_RETURN(ArtifactKind kind, DetectArtifactKind(path, {}, &opened));
   Named n;
   std::vector<ArtifactPart> parts;
   if (kind == ArtifactKind::kPte) {
-    ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PteFile> f, PteFile::Open(path));
+    ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PteFile> f, PteFile::Open(path, opened));
     parts = PartsOf(*f);
     for (const PteNamedData& d : f->named_data()) n.keys.push_back({d.key, d.segment_index + 1});
     if (file_out) *file_out = std::move(f);
   } else if (kind == ArtifactKind::kPtd) {
-    ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PtdFile> f, PtdFile::Open(path));
+    ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PtdFile> f, PtdFile::Open(path, opened));
     parts = PartsOf(*f);
     for (const PtdFile::Entry& e : f->entries()) n.keys.push_back({e.key, e.segment_index + 1});
     if (file_out) *file_out = std::move(f);
   } else {
-    ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<BpteFile> f, BpteFile::Open(path));
+    ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<BpteFile> f, BpteFile::Open(path, opened));
     // The embedded program's parts, at their place in the .bpte.
     parts = PartsOf(f->program());
     for (ArtifactPart& p : parts) {

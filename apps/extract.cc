@@ -33,10 +33,11 @@ int Extract(const std::vector<std::string>& argv) {
   }
   n = std::stoull(*n_text);
 
-  Result<ArtifactKind> kind = DetectArtifactKind(path);
+  SourcePtr opened;
+  Result<ArtifactKind> kind = DetectArtifactKind(path, {}, &opened);
   if (!kind.ok()) return Failure(kind.status());
   if (*kind != ArtifactKind::kPte) return Failure(InvalidArgument(path + ": extract reads a .pte"));
-  Result<std::unique_ptr<PteFile>> file = PteFile::Open(path);
+  Result<std::unique_ptr<PteFile>> file = PteFile::Open(path, opened);
   if (!file.ok()) return Failure(file.status());
   const std::vector<const PteDelegate*> delegates = AllDelegates(**file);
   if (n >= delegates.size()) {

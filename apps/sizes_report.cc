@@ -38,7 +38,8 @@ std::string Percent(uint64_t part, uint64_t whole) {
 
 void PrintReport(const SizeReport& r, bool all) {
   const uint64_t below = all ? 0 : SmallRowBytes(r);
-  std::printf("%s: %s, %s\n", r.file.c_str(), r.format.c_str(), BytesText(r.file_size).c_str());
+  std::printf("%s: %s, %s\n", r.file.c_str(), ArtifactKindName(r.kind),
+              BytesText(r.file_size).c_str());
   std::printf("  %14s %14s  %-15s %s\n", "offset", "size", "kind", "name");
   for (const SizeRow& row : r.rows) {
     if (row.size < below) continue;

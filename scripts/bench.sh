@@ -107,6 +107,7 @@
 # (gnuplot; throughput and peak RSS against size). Default OUT: bench.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/bench_lib.sh
 
 jobs="demo pack ptd bundle"
 sizes="256MiB 1GiB 4GiB 8GiB"
@@ -186,10 +187,6 @@ need_space() {
 }
 need_space "the largest job" "$largest"
 
-drop_caches() {
-  sync
-  if [ -w /proc/sys/vm/drop_caches ]; then echo 3 > /proc/sys/vm/drop_caches; fi
-}
 cached_kib() { awk '/^Cached:/ {print $2}' /proc/meminfo; }
 
 # measure CMD... : runs CMD once on a cold page cache and sets wall (s),

@@ -9,11 +9,11 @@
 set -euo pipefail
 etpack="$1" dir="$2" kills="$3"
 here="$(cd "$(dirname "$0")" && pwd)"
+. "$here/bench_lib.sh"
 w="$dir/shard_kills"
 rm -rf "$w" && mkdir -p "$w/ref" "$w/loop"
 python3 "$here/gen_safetensors.py" "$w/ckpt" --size 256MiB --shards 2 >/dev/null
 write() { "$etpack" ptd "$w/ckpt/model.safetensors.index.json" -o "$1/m.ptd" --max-shard-bytes 96MiB; }
-now() { date +%s.%N; }
 t0=$(now)
 write "$w/ref" >/dev/null
 one=$(awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "%d", (b - a) * 1000 }')

@@ -16,13 +16,7 @@ set -euo pipefail
 etpack="$1" dir="$2" size="$3" kills="$4"
 here="$(cd "$(dirname "$0")" && pwd)"
 fs=$(stat -f -c %T "$dir")
-
-drop_caches() {
-  sync
-  if [ -w /proc/sys/vm/drop_caches ]; then echo 3 > /proc/sys/vm/drop_caches; fi
-}
-used() { sync; sleep 1; df -B1 --output=used "$dir" | tail -1; }
-now() { date +%s.%N; }
+. "$here/bench_lib.sh"
 
 # new_weights CHECKPOINT_DIR OUT FRACTION SEED: a safetensors file with
 # every (1 / FRACTION)-th tensor of the checkpoint (in file order): same
@@ -89,12 +83,12 @@ rm -rf "$w/ckpt"
 # df shows what the new file holds of its own (without it the old file's
 # replaced blocks are freed and the difference is about zero).
 [ "$fs" != xfs ] || cp --reflink=always "$w/m.ptd" "$w/m.keep"
-before=$(used)
+before=$(used "$dir")
 drop_caches
 t0=$(now)
 "$etpack" update "$w/m.ptd" --from "$w/new.safetensors" --json > "$w/report.json"
 upd=$(awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }')
-after=$(used)
+after=$(used "$dir")
 "$etpack" verify "$w/m.ptd" >/dev/null
 rm -f "$w/m.keep"
 rewritten=$(json_field "$w/report.json" bytes_rewritten)

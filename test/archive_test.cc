@@ -15,6 +15,7 @@
 #include "etpack/ptd_file.h"
 #include "etpack/pte_file.h"
 #include "fault_output.h"
+#include "memory_input.h"
 #include "plan/header_insert.h"
 #include "test_files.h"
 
@@ -79,6 +80,45 @@ TEST_CASE("archives of any file round-trip, empty ones included") {
   WriteFile(dir.File("large.bin"), PatternBytes(20 << 20, 8));
   CheckRoundTrip(dir, dir.File("large.bin"), 10 << 20);
   CHECK(OpenArchive(dir.File("a.zst"))->frames().size() == 3);
+}
+
+TEST_CASE("an archive round trip runs entirely on the Env") {
+  // A .ptd that exists only in memory is compressed into a memory output;
+  // the archive, opened from memory, is extracted (whole and one tensor)
+  // into memory again. Nothing touches the disk, and each file is opened
+  // once.
+  const std::string dir = "/nonexistent-etpack-archive-test/";
+  const std::string ptd = dir + "w.ptd", zst = dir + "w.ptd.zst";
+  const std::vector<uint8_t> original = ReadFile(Golden("ptd_shared_blob.ptd"));
+  MemoryInputFs in;
+  in.Add(ptd, original);
+  MemoryOutputFs out;
+  ArchiveOptions options;
+  options.frame_bytes = 64;
+  options.env = Env{&in, &out};
+  Status s = CompressFile(ptd, zst, options);
+  INFO(s.ToString());
+  REQUIRE(s.ok());
+  CHECK(in.opened() == std::vector<std::string>{ptd});
+  REQUIRE(out.files().count(zst) == 1);
+  in.Add(zst, out.files().at(zst));
+
+  Result<std::unique_ptr<Archive>> a = Archive::Open(zst, options.env);
+  INFO(a.status().ToString());
+  REQUIRE(a.ok());
+  CHECK((*a)->size() == original.size());
+  REQUIRE((*a)->ExtractFile(0, (*a)->size(), dir + "back.ptd").ok());
+  CHECK(out.files().at(dir + "back.ptd") == original);
+  REQUIRE(!(*a)->regions().empty());
+  const ArchiveRegion& r = (*a)->regions().back();
+  REQUIRE((*a)->ExtractRegionFile(r, dir + "r.bin").ok());
+  const auto begin = original.begin() + static_cast<std::ptrdiff_t>(r.offset);
+  CHECK(out.files().at(dir + "r.bin") ==
+        std::vector<uint8_t>(begin, begin + static_cast<std::ptrdiff_t>(r.size)));
+  CHECK(in.opened() == std::vector<std::string>{ptd, zst});
+  // Without the Env the default (POSIX) finds neither file.
+  CHECK(CompressPlan(ptd).status().code() == Code::kNotFound);
+  CHECK(Archive::Open(zst).status().code() == Code::kNotFound);
 }
 
 TEST_CASE("a tensor or segment is extracted from its frames alone") {
@@ -245,11 +285,14 @@ TEST_CASE("a failing output leaves nothing behind") {
   std::unique_ptr<OutputFs> fs = NewFaultInjectingOutputFs(&memory, fault);
   const std::vector<uint8_t> bytes = PatternBytes(1 << 20, 9);
   WriteFile(dir.File("in.bin"), bytes);
-  Status s = CompressFile(*fs, dir.File("in.bin"), "out.zst");
+  ArchiveOptions options;
+  options.env.output = fs.get();
+  Status s = CompressFile(dir.File("in.bin"), "out.zst", options);
   CHECK(!s.ok());
   CHECK(memory.files().empty());
   MemoryOutputFs ok;
-  REQUIRE(CompressFile(ok, dir.File("in.bin"), "out.zst").ok());
+  options.env.output = &ok;
+  REQUIRE(CompressFile(dir.File("in.bin"), "out.zst", options).ok());
   CHECK(ok.files().count("out.zst") == 1);
 }
 
@@ -300,7 +343,9 @@ TEST_CASE("a disk without room for zstd's bound is told why compress needs it") 
   Fault fault;
   fault.step = FaultStep::kReserve;
   std::unique_ptr<OutputFs> fs = NewFaultInjectingOutputFs(&memory, fault);
-  Status s = CompressFile(*fs, dir.File("in.bin"), "out.zst");
+  ArchiveOptions options;
+  options.env.output = fs.get();
+  Status s = CompressFile(dir.File("in.bin"), "out.zst", options);
   INFO(s.ToString());
   CHECK(!s.ok());
   CHECK(Contains(s.message(), "compressing " + dir.File("in.bin") + " (1048576 bytes)"));

@@ -86,10 +86,7 @@ TEST_CASE("repack without flags keeps the file's options and is a fixed point") 
   // (its payload's offset is a multiple of 32 but could be by chance), so
   // the default 16 holds.
   TempDir dir;
-  for (const char* name :
-       {"pte_all_kinds", "pte_constants", "pte_constants_align64", "pte_delegates",
-        "pte_delegates_inline", "pte_external", "pte_fat", "pte_multi_method", "pte_mutable",
-        "pte_named_data", "pte_no_segments"}) {
+  for (const std::string& name : etpack::testing::GoldenPrograms()) {
     INFO(name);
     const std::string base = name;
     const std::string golden = Golden(base + ".pte");

@@ -150,6 +150,26 @@ TEST_CASE("env: every reading entry point opens its paths through env.input") {
   }
 }
 
+TEST_CASE("env: an entry point opens each file once") {
+  // Detecting a file's kind hands the opened file to its reader.
+  Files f;
+  const std::string pte = kDir + "model.pte", a = kDir + "a.ptd", b = kDir + "b.ptd";
+  REQUIRE(InspectJson(pte, f.env).ok());
+  CHECK(f.fs.opened() == std::vector<std::string>{pte});
+  REQUIRE(SizesOfFiles({a, b}, {}, f.env).ok());
+  CHECK(f.fs.opened() == std::vector<std::string>{pte, a, b});
+  VerifyOptions options;
+  options.env = f.env;
+  options.data = {a};
+  Result<VerifyReport> v = Verify({pte}, options);
+  REQUIRE(v.ok());
+  INFO(v->verdict.ToString());
+  CHECK(v->ok());
+  CHECK(f.fs.opened() == std::vector<std::string>{pte, a, b, pte, a});
+  REQUIRE(ReadWeights({b}, f.env).ok());
+  CHECK(f.fs.opened() == std::vector<std::string>{pte, a, b, pte, a, b});
+}
+
 TEST_CASE("env: a read error under env.input is a Status naming the file") {
   Files f;
   // Reads past the first 40 bytes of every file fail with EIO (the 8 bytes

@@ -286,15 +286,7 @@ TEST_CASE("ExternalizeConstants moves every constant and keeps its bytes") {
 }
 
 TEST_CASE("ExternalizeConstants: names, shared buffers and generated keys") {
-  // Three constant tensors over two buffers: values 0 and 2 read constant 1
-  // (2 uses only its first half), value 1 reads constant 2.
-  PteInput in = SmallProgram({Pattern(64, 1), Pattern(32, 2)});
-  ProgramBuilder program;
-  MethodBuilder& forward = program.AddMethod("forward");
-  forward.ConstantTensor(ByteShape(64), 1);
-  forward.ConstantTensor(ByteShape(32), 2);
-  forward.ConstantTensor(ByteShape(32), 1);
-  in.program = std::move(program).Build();
+  PteInput in = SharedBufferProgram();
   std::vector<json::Value>& values = Values(in);
   auto name = [&](size_t v, const std::string& fqn) {
     values[v].Find("val")->Set(
@@ -476,10 +468,7 @@ TEST_CASE("ExternalizeConstants of an input splits as that program's file does")
   // it (what save_pte(external_constants=) once did), but for named data:
   // a file does not record the alignments its keys asked for (its input
   // shows what their offsets happen to divide), the input does.
-  for (const char* name :
-       {"pte_all_kinds", "pte_constants", "pte_constants_align64", "pte_delegates",
-        "pte_delegates_inline", "pte_external", "pte_fat", "pte_multi_method", "pte_mutable",
-        "pte_named_data", "pte_no_segments"}) {
+  for (const std::string& name : testing::GoldenPrograms()) {
     INFO(name);
     auto m = LoadPteManifest(GoldenDir() + "/" + name + ".input.json");
     INFO(m.status().ToString());

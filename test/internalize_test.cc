@@ -433,13 +433,7 @@ TEST_CASE("the way back drops only the keys --external-constants made up") {
   // Values 0 and 2 read constant 1, value 1 reads constant 2. Value 2 is
   // named by its exporter as the split would name value 1, so value 1's
   // key becomes "constant.forward.1.1"; value 0 has a name of its own.
-  PteInput in = SmallProgram({Pattern(64, 1), Pattern(32, 2)});
-  ProgramBuilder program;
-  MethodBuilder& forward = program.AddMethod("forward");
-  forward.ConstantTensor(ByteShape(64), 1);
-  forward.ConstantTensor(ByteShape(32), 2);
-  forward.ConstantTensor(ByteShape(32), 1);
-  in.program = std::move(program).Build();
+  PteInput in = SharedBufferProgram();
   auto name = [&](size_t v, const std::string& fqn) {
     Values(in)[v].Find("val")->Set(
         "extra_tensor_info",

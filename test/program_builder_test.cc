@@ -12,14 +12,6 @@ using namespace etpack;
 using namespace etpack::testing;
 namespace fb = etpack::pte_fb;
 
-namespace {
-
-std::unique_ptr<PteFile> ReadBack(std::vector<uint8_t> bytes) {
-  return Read<PteFile>("built.pte", std::move(bytes));
-}
-
-}  // namespace
-
 TEST_CASE("every kind of value, instruction and delegate reads back as given") {
   ProgramBuilder program;
   MethodBuilder& forward = program.AddMethod("forward");
@@ -55,7 +47,7 @@ TEST_CASE("every kind of value, instruction and delegate reads back as given") {
   auto plan = PlanPte(std::move(in));
   INFO(plan.status().ToString());
   REQUIRE(plan.ok());
-  auto f = ReadBack(Materialize(plan->artifact));
+  auto f = ReadPte(Materialize(plan->artifact));
 
   const fb::Program& p = f->program();
   REQUIRE(p.execution_plan()->size() == 2);

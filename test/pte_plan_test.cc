@@ -14,14 +14,6 @@ using namespace etpack;
 using namespace etpack::testing;
 namespace fb = etpack::pte_fb;
 
-namespace {
-
-std::unique_ptr<PteFile> ReadBack(std::vector<uint8_t> bytes) {
-  return Read<PteFile>("mem.pte", std::move(bytes));
-}
-
-}  // namespace
-
 TEST_CASE("no segment bytes: a plain flatbuffer with one empty constant segment") {
   auto plan = PlanPte(SmallProgram({}));
   REQUIRE(plan.ok());
@@ -32,7 +24,7 @@ TEST_CASE("no segment bytes: a plain flatbuffer with one empty constant segment"
   auto bytes = Materialize(plan->artifact);
   CHECK(std::memcmp(bytes.data() + 4, "ET12", 4) == 0);
   CHECK(std::memcmp(bytes.data() + 8, "eh00", 4) != 0);
-  auto f = ReadBack(bytes);
+  auto f = ReadPte(bytes);
   CHECK_FALSE(f->header().present);
   REQUIRE(f->program().segments()->size() == 1);
   CHECK(f->program().segments()->Get(0)->size() == 0);
@@ -53,7 +45,7 @@ TEST_CASE("constants: sub-offsets, header, base and bytes") {
   CHECK(plan->artifact.file_size == l.segment_base_offset + l.segment_data_size);
 
   auto bytes = Materialize(plan->artifact);
-  auto f = ReadBack(bytes);
+  auto f = ReadPte(bytes);
   REQUIRE(f->header().present);
   CHECK(f->header().length == 32);
   CHECK(f->header().program_size == l.program_size);
@@ -76,7 +68,7 @@ TEST_CASE("constant alignment 64 pads the extended header to 64 bytes") {
   auto plan = PlanPte(SmallProgram({Pattern(5, 1), Pattern(5, 2)}), o);
   REQUIRE(plan.ok());
   auto bytes = Materialize(plan->artifact);
-  auto f = ReadBack(bytes);
+  auto f = ReadPte(bytes);
   CHECK(f->header().length == 32);
   CHECK(f->program().constant_segment()->offsets()->Get(2) == 64);
   CHECK(f->layout().segment_base_offset == 4096);
@@ -98,7 +90,7 @@ TEST_CASE("delegates: identical bytes share a segment, empty ones stay inline") 
   CHECK(segs[1].role == SegmentRole::kDelegate);
   CHECK(segs[1].offset == 0);  // after an empty constant segment
   CHECK(segs[2].offset == 384);
-  auto f = ReadBack(Materialize(plan->artifact));
+  auto f = ReadPte(Materialize(plan->artifact));
   const auto* d = f->program().execution_plan()->Get(0)->delegates();
   CHECK(d->Get(0)->processed()->location() == fb::DataLocation::SEGMENT);
   CHECK(d->Get(0)->processed()->index() == 1);
@@ -142,7 +134,7 @@ TEST_CASE("delegates stay inline, aligned, when extraction is off") {
   REQUIRE(plan.ok());
   CHECK(plan->layout.segment_data_size == 0);
   auto bytes = Materialize(plan->artifact);
-  auto f = ReadBack(bytes);
+  auto f = ReadPte(bytes);
   const auto* bdd = f->program().backend_delegate_data();
   REQUIRE(bdd->size() == 2);  // no deduplication inline
   for (uint32_t i = 0; i < 2; ++i) {
@@ -182,7 +174,7 @@ TEST_CASE("mutable data and named data segments") {
   CHECK(s[2].offset == 256);   // blob.a
   CHECK(s[3].offset == 384);   // blob.b: first key's alignment (64), not the alias's 1024
   CHECK(s[4].offset == 1024);  // blob.c: 512-aligned
-  auto f = ReadBack(Materialize(plan->artifact));
+  auto f = ReadPte(Materialize(plan->artifact));
   const auto* nd = f->program().named_data();
   REQUIRE(nd->size() == 4);
   CHECK(nd->Get(1)->segment_index() == nd->Get(2)->segment_index());
@@ -237,7 +229,7 @@ TEST_CASE("without extraction the inline table and references stay as given") {
   auto& ds = Delegates(in);
   ds[0].Find("processed")->Set("index", json::Value::Int(2));  // swapped
   ds[2].Find("processed")->Set("index", json::Value::Int(0));
-  auto f = ReadBack(Materialize(PlanPte(in, o)->artifact));
+  auto f = ReadPte(Materialize(PlanPte(in, o)->artifact));
   const auto* bdd = f->program().backend_delegate_data();
   REQUIRE(bdd->size() == 3);
   CHECK(bdd->Get(0)->data()->size() == 300);
@@ -251,7 +243,7 @@ TEST_CASE("with extraction: one inline entry per empty payload, unreferenced dat
   PteInput in = SmallProgram({}, {Bytes({}), Bytes({})});
   Delegates(in)[1].Find("processed")->Set("index", json::Value::Int(0));  // both use entry 0
   in.delegates.pop_back();
-  auto f = ReadBack(Materialize(PlanPte(in)->artifact));
+  auto f = ReadPte(Materialize(PlanPte(in)->artifact));
   CHECK(f->program().backend_delegate_data()->size() == 2);
 
   PteInput lost = SmallProgram({}, {Pattern(10, 1)});

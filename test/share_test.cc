@@ -264,7 +264,7 @@ void CheckFamily(const std::vector<std::string>& inputs, const SharePlan& plan,
   for (size_t i = 0; i < inputs.size(); ++i) {
     const ShareFileReport& f = r.files[i];
     CHECK(f.input == inputs[i]);
-    if (f.format != "pte") continue;
+    if (f.kind != ArtifactKind::kPte) continue;
     std::vector<std::string> files = {f.output};
     files.insert(files.end(), f.data.begin(), f.data.end());
     Result<VerifyReport> v = Verify(files);
@@ -450,7 +450,7 @@ TEST_CASE("share: a family where one program already uses a .ptd") {
   // x.ptd keeps "own" under its name; x.pte loads with both.
   const ShareFileReport& x = r.files[2];
   const ShareFileReport& xd = r.files[3];
-  CHECK(xd.format == "ptd");
+  CHECK(xd.kind == ArtifactKind::kPtd);
   CHECK(xd.output == dir.File("out") + "/x.ptd");
   CHECK(xd.items_moved == 1);
   CHECK(x.data == std::vector<std::string>{r.shared_files[0], xd.output});
@@ -663,10 +663,7 @@ namespace {
 // can hold that may move does (min_bytes 0), the rest stays, and both thin
 // copies decode to the original. pte_external reads ptd_basic.ptd.
 TEST_CASE("share: every golden program with a copy of itself") {
-  for (const char* name :
-       {"pte_all_kinds", "pte_constants", "pte_constants_align64", "pte_delegates",
-        "pte_delegates_inline", "pte_external", "pte_fat", "pte_multi_method", "pte_mutable",
-        "pte_named_data", "pte_no_segments"}) {
+  for (const std::string& name : testing::GoldenPrograms()) {
     INFO(name);
     TempDir dir;
     std::vector<std::string> in = {dir.File("a.pte"), dir.File("b.pte")};

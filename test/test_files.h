@@ -27,6 +27,16 @@ inline std::string GoldenDir() {
   return dir;
 }
 inline std::string Golden(const std::string& name) { return GoldenDir() + "/" + name; }
+// The golden programs made from an input (CASE.input.json beside CASE.pte),
+// by case name.
+inline const std::vector<std::string>& GoldenPrograms() {
+  static const std::vector<std::string> cases = {
+      "pte_all_kinds",  "pte_constants",        "pte_constants_align64",
+      "pte_delegates",  "pte_delegates_inline", "pte_external",
+      "pte_fat",        "pte_multi_method",     "pte_mutable",
+      "pte_named_data", "pte_no_segments"};
+  return cases;
+}
 
 // A fresh directory under $TMPDIR (or /tmp), removed at scope exit.
 class TempDir {

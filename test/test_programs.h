@@ -13,6 +13,7 @@
 #include "etpack/output.h"
 #include "etpack/program_builder.h"
 #include "etpack/pte.h"
+#include "etpack/pte_file.h"
 #include "etpack/writer.h"
 
 namespace etpack::testing {
@@ -93,6 +94,24 @@ std::unique_ptr<File> Read(const std::string& name, std::vector<uint8_t> bytes) 
   INFO(f.status().ToString());
   REQUIRE(f.ok());
   return std::move(f).value();
+}
+
+// A .pte held in memory, read back (required to succeed).
+inline std::unique_ptr<PteFile> ReadPte(std::vector<uint8_t> bytes) {
+  return Read<PteFile>("mem.pte", std::move(bytes));
+}
+
+// Three constant tensors over two buffers: values 0 and 2 read constant 1
+// (2 only its first 32 bytes), value 1 reads constant 2.
+inline PteInput SharedBufferProgram() {
+  PteInput in = SmallProgram({Pattern(64, 1), Pattern(32, 2)});
+  ProgramBuilder program;
+  MethodBuilder& forward = program.AddMethod("forward");
+  forward.ConstantTensor(ByteShape(64), 1);
+  forward.ConstantTensor(ByteShape(32), 2);
+  forward.ConstantTensor(ByteShape(32), 1);
+  in.program = std::move(program).Build();
+  return in;
 }
 
 }  // namespace etpack::testing

@@ -119,10 +119,11 @@ Status DecodeFrame(const Source& file, const ArchiveFrame& f, const std::string&
 
 Archive::~Archive() = default;
 
-Result<std::unique_ptr<Archive>> Archive::Open(const std::string& path) try {
+Result<std::unique_ptr<Archive>> Archive::Open(const std::string& path, const Env& env) try {
   std::unique_ptr<Archive> a(new Archive());
   a->name_ = path;
-  ETPACK_ASSIGN_OR_RETURN(a->file_, FileSource(path));
+  a->env_ = env;
+  ETPACK_ASSIGN_OR_RETURN(a->file_, FileSource(env.in(), path));
   ETPACK_RETURN_IF_ERROR(a->Load());
   return a;
 } catch (const std::bad_alloc&) {
@@ -203,13 +204,13 @@ Status Archive::ExtractRegion(const ArchiveRegion& region, OutputFile& output,
 Status Archive::ExtractFile(uint64_t offset, uint64_t length, const std::string& path,
                             const WriteOptions& options) const {
   ETPACK_ASSIGN_OR_RETURN(ArtifactPlan plan, ExtractPlan(offset, length));
-  return WriteArtifactFile(path, plan, options);
+  return WriteArtifactFiles(env_, {{path, &plan}}, options);
 }
 
 Status Archive::ExtractRegionFile(const ArchiveRegion& region, const std::string& path,
                                   const WriteOptions& options) const {
   ETPACK_ASSIGN_OR_RETURN(ArtifactPlan plan, RegionPlan(region));
-  return WriteArtifactFile(path, plan, options);
+  return WriteArtifactFiles(env_, {{path, &plan}}, options);
 }
 
 // The range's bytes as the tail of a plan: decoded on a thread of the

@@ -58,20 +58,19 @@ void PtdRegions(const PtdFile& ptd, std::vector<ArchiveRegion>* out) {
 
 }  // namespace
 
-Result<std::vector<ArchiveRegion>> ArtifactRegions(const std::string& path) {
-  ETPACK_ASSIGN_OR_RETURN(SourcePtr file, FileSource(path));
+Result<std::vector<ArchiveRegion>> ArtifactRegions(const std::string& name, const SourcePtr& file) {
   char id[4] = {};
-  if (file->size() >= 8) ETPACK_RETURN_IF_ERROR(file->ReadAt(4, id, 4).WithContext(path));
+  if (file->size() >= 8) ETPACK_RETURN_IF_ERROR(file->ReadAt(4, id, 4).WithContext(name));
   const std::string kind(id, 4);
   std::vector<ArchiveRegion> regions;
   if (kind == "ET12") {
-    ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PteFile> pte, PteFile::Open(path, file));
+    ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PteFile> pte, PteFile::Open(name, file));
     PteRegions(*pte, 0, &regions);
   } else if (kind == "FT01") {
-    ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PtdFile> ptd, PtdFile::Open(path, file));
+    ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PtdFile> ptd, PtdFile::Open(name, file));
     PtdRegions(*ptd, &regions);
   } else if (kind == "BP08") {
-    ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<BpteFile> bpte, BpteFile::Open(path, file));
+    ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<BpteFile> bpte, BpteFile::Open(name, file));
     regions.push_back({RegionKind::kHead, "", 0, bpte->program_offset()});
     PteRegions(bpte->program(), bpte->program_offset(), &regions);
     // The program's own head is a piece of the file, not the file's head.

@@ -181,8 +181,8 @@ Status CheckOptions(const ArchiveOptions& o) {
 // names the input (workers report their own, naming the frame).
 Result<ArtifactPlan> CompressPlan(const std::string& input, const ArchiveOptions& options) try {
   ETPACK_RETURN_IF_ERROR(CheckOptions(options));
-  ETPACK_ASSIGN_OR_RETURN(SourcePtr in, FileSource(input));
-  ETPACK_ASSIGN_OR_RETURN(std::vector<ArchiveRegion> regions, ArtifactRegions(input));
+  ETPACK_ASSIGN_OR_RETURN(SourcePtr in, FileSource(options.env.in(), input));
+  ETPACK_ASSIGN_OR_RETURN(std::vector<ArchiveRegion> regions, ArtifactRegions(input, in));
   const uint64_t size = in->size();
   const std::vector<uint64_t> ends = PlanFrames(size, regions, options.frame_bytes);
   // The index goes last, once every region has been hashed; its size does
@@ -251,16 +251,10 @@ Result<ArtifactPlan> CompressPlan(const std::string& input, const ArchiveOptions
   return OutOfRange(input + ": out of memory planning its archive");
 }
 
-Status CompressFile(OutputFs& fs, const std::string& input, const std::string& output,
-                    const ArchiveOptions& options, const WriteOptions& write) {
-  ETPACK_ASSIGN_OR_RETURN(ArtifactPlan plan, CompressPlan(input, options));
-  return WriteArtifactFiles(fs, {{output, &plan}}, write);
-}
-
 Status CompressFile(const std::string& input, const std::string& output,
                     const ArchiveOptions& options, const WriteOptions& write) {
-  std::unique_ptr<OutputFs> fs = NewPosixOutputFs(write.output);
-  return CompressFile(*fs, input, output, options, write);
+  ETPACK_ASSIGN_OR_RETURN(ArtifactPlan plan, CompressPlan(input, options));
+  return WriteArtifactFiles(options.env, {{output, &plan}}, write);
 }
 
 }  // namespace etpack

@@ -33,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "etpack/env.h"
 #include "etpack/output.h"
 #include "etpack/plan.h"
 #include "etpack/source.h"
@@ -51,6 +52,10 @@ struct ArchiveOptions {
   // Frames compressed in parallel; 0 means one per online core, at most 2
   // (each worker holds up to a compressed frame: docs/archive.md, Memory).
   int threads = 0;
+  // Where the file compressed is read from (env.input) and the archive
+  // written to (env.output; null: the POSIX outputs made with the write's
+  // WriteOptions::output): etpack/env.h.
+  Env env;
 };
 
 enum class RegionKind : uint8_t {
@@ -79,11 +84,11 @@ struct ArchiveFrame {
   uint32_t size = 0;            // its decompressed bytes (0: a skippable frame)
 };
 
-// The regions of the artifact at `path`, for cutting frames: none for a
-// file that is not a .pte, .ptd or .bpte (recognised by its identifier at
-// bytes 4..7); an error (naming the file) for one that claims to be one and
-// does not open.
-Result<std::vector<ArchiveRegion>> ArtifactRegions(const std::string& path);
+// The regions of the artifact `file` (named `name` in errors), for cutting
+// frames: none for a file that is not a .pte, .ptd or .bpte (recognised by
+// its identifier at bytes 4..7); an error (naming the file) for one that
+// claims to be one and does not open.
+Result<std::vector<ArchiveRegion>> ArtifactRegions(const std::string& name, const SourcePtr& file);
 
 // Frame boundaries for a file of `size` bytes with `regions`: every region
 // boundary is a frame boundary unless a neighbouring piece is smaller than
@@ -99,14 +104,13 @@ std::vector<uint64_t> PlanFrames(uint64_t size, const std::vector<ArchiveRegion>
 // bound, which the writer reserves before cutting the file to size.
 // Progress counts the input bytes compressed. kInvalidArgument for options
 // out of range; otherwise the errors of reading the input (naming it). The
-// plan reads `input` (ArtifactPlan::inputs: it cannot be the output).
+// plan reads `input` (ArtifactPlan::inputs: it cannot be the output), opened
+// once through options.env.input.
 Result<ArtifactPlan> CompressPlan(const std::string& input, const ArchiveOptions& options = {});
 
-// Writes CompressPlan(input, options) to `output` through `fs` with `write`
-// (WriteArtifactFiles): progress, cancel and stats as for any write.
-Status CompressFile(OutputFs& fs, const std::string& input, const std::string& output,
-                    const ArchiveOptions& options = {}, const WriteOptions& write = {});
-// The same through NewPosixOutputFs(write.output).
+// Writes CompressPlan(input, options) to `output` through options.env.output
+// with `write` (WriteArtifactFiles): progress, cancel and stats as for any
+// write.
 Status CompressFile(const std::string& input, const std::string& output,
                     const ArchiveOptions& options = {}, const WriteOptions& write = {});
 
@@ -117,8 +121,10 @@ class Archive {
  public:
   // kNotFound for a missing path; kCorrupt naming the file and what is
   // wrong when it is not a seekable zstd archive or its table does not add
-  // up.
-  static Result<std::unique_ptr<Archive>> Open(const std::string& path);
+  // up. The archive is read through env.input; ExtractFile and
+  // ExtractRegionFile write through env.output (etpack/env.h), which must
+  // outlive the archive.
+  static Result<std::unique_ptr<Archive>> Open(const std::string& path, const Env& env = {});
   ~Archive();
 
   const std::string& name() const { return name_; }
@@ -148,8 +154,9 @@ class Archive {
   Result<ArtifactPlan> RegionPlan(const ArchiveRegion& region) const;
 
   // The plans written into `output` (WriteArtifact: publishing is the
-  // caller's) or published at `path` (WriteArtifactFile: nothing is left
-  // there on failure), with `options` as for any write.
+  // caller's) or published at `path` through the Env given to Open()
+  // (WriteArtifactFiles: nothing is left there on failure), with `options`
+  // as for any write.
   Status Extract(uint64_t offset, uint64_t length, OutputFile& output,
                  const WriteOptions& options = {}) const;
   Status ExtractFile(uint64_t offset, uint64_t length, const std::string& path,
@@ -177,6 +184,7 @@ class Archive {
   std::string FrameText(size_t index) const;
 
   std::string name_;
+  Env env_;
   SourcePtr file_;
   uint64_t size_ = 0;
   std::vector<ArchiveFrame> frames_;

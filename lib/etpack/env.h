@@ -6,9 +6,11 @@
 // (a manifest's file references, an index's shards, a case file's .npy
 // files, a program's data files), through `Env::input`, and makes the
 // files it writes through `Env::output`. An entry point that takes
-// options finds its Env in them (VerifyOptions::env, ShareOptions::env);
-// one without options takes `const Env& env` last. A default Env is the
-// POSIX file system both ways.
+// options finds its Env in them (VerifyOptions::env, ShareOptions::env,
+// ArchiveOptions::env); one without options takes `const Env& env` last
+// (Archive::Open keeps it for the files it extracts). A default Env is the
+// POSIX file system both ways; WriteArtifactFiles(env, ...) writes through
+// it.
 //
 // Bytes may still leave an input file without passing through
 // InputFile::Read() (an output's in-kernel copy, etpack/input.h): a test

@@ -54,7 +54,7 @@
 //      through one seam (output.h), with POSIX and in-memory file systems.
 //      Every entry point that opens a path to read it takes the pair of
 //      file systems as one Env (env.h; default: POSIX both ways), and so
-//      does UpdateWeights, which reads and writes.
+//      do UpdateWeights and the archive calls, which read and write.
 //
 //     etpack::PteInput input;
 //     input.program = std::move(builder).Build();

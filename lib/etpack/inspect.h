@@ -55,12 +55,17 @@ namespace etpack {
 
 // What a file is, from its identifier at bytes 4..7.
 enum class ArtifactKind { kPte, kPtd, kBpte };
+// "pte", "ptd", "bpte": the "kind" member of every report that names a
+// file's kind (inspect, verify, sizes, share).
+const char* ArtifactKindName(ArtifactKind kind);
 
 // Fails naming the file when it cannot be read (kNotFound, kIoError), or is
 // shorter than 8 bytes or carries none of ET12, FT01, BP08 (kCorrupt).
 // `path` is opened through `env.input` (etpack/env.h), as by every call
-// below that takes a path.
-Result<ArtifactKind> DetectArtifactKind(const std::string& path, const Env& env = {});
+// below that takes a path. `file`, when not null, receives the file opened,
+// so the kind's reader opens it once: File::Open(path, *file).
+Result<ArtifactKind> DetectArtifactKind(const std::string& path, const Env& env = {},
+                                        SourcePtr* file = nullptr);
 
 // The report, typed: what inspect says of a file, filled once by the
 // library (ReportPte, ReportPtd, ReportBpte below) and printed by each

@@ -101,8 +101,8 @@ struct ShareOptions {
 
 // One input and what becomes of it.
 struct ShareFileReport {
-  std::string input;   // the path given
-  std::string format;  // "pte" or "ptd"
+  std::string input;                       // the path given
+  ArtifactKind kind = ArtifactKind::kPte;  // kPte or kPtd
   // Its output in out_dir; "" for a .ptd none of whose entries remain (not
   // written).
   std::string output;
@@ -166,7 +166,7 @@ struct SharePlan {
 // prefixed with the output's name.
 Result<SharePlan> PlanShare(const std::vector<std::string>& inputs, const ShareOptions& options);
 
-// {"files": [{"input", "format", "output", "bytes_before", "bytes_after",
+// {"files": [{"input", "kind", "output", "bytes_before", "bytes_after",
 // "bytes_moved", "items_moved", "data"}], "shared_files", "shared_bytes",
 // "entries": [{"key", "size", "tensor_layout", "files"}], "bytes_before",
 // "bytes_after", "bytes_saved", "stayed": [{"size", "copies", "files",

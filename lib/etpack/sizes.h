@@ -44,12 +44,14 @@
 #define ETPACK_SIZES_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "etpack/bpte_file.h"
 #include "etpack/env.h"
+#include "etpack/inspect.h"
 #include "etpack/json.h"
 #include "etpack/ptd_file.h"
 #include "etpack/pte_file.h"
@@ -97,7 +99,7 @@ struct SizeRow {
 
 struct SizeReport {
   std::string file;
-  std::string format;  // "pte", "ptd", "bpte"
+  ArtifactKind kind = ArtifactKind::kPte;
   uint64_t file_size = 0;
   std::vector<SizeRow> rows;  // by offset; sizes sum to file_size
 };
@@ -109,8 +111,16 @@ Result<SizeReport> SizesOf(const PteFile& file);
 Result<SizeReport> SizesOf(const PtdFile& file);
 Result<SizeReport> SizesOf(const BpteFile& file);
 // Detects the kind of `path` (DetectArtifactKind), opens and reports it;
-// the file is opened through `env.input` (etpack/env.h).
+// the file is opened once, through `env.input` (etpack/env.h).
 Result<SizeReport> SizesOf(const std::string& path, const Env& env = {});
+
+// The same, keeping the file open for reading its items: the reader
+// report.kind names (a PteFile, PtdFile or BpteFile).
+struct SizedFile {
+  std::unique_ptr<ArtifactFile> file;
+  SizeReport report;
+};
+Result<SizedFile> OpenSized(const std::string& path, const Env& env = {});
 
 // kInvalidArgument naming the first row that overlaps the previous one,
 // leaves a gap or runs past the end, or rows that do not sum to file_size.
@@ -203,7 +213,7 @@ struct FileSizes {
 Result<FileSizes> SizesOfFiles(const std::vector<std::string>& paths,
                                const SharedOptions& options = {}, const Env& env = {});
 
-// JSON: a report as {"file", "format", "file_size", "small_row_bytes",
+// JSON: a report as {"file", "kind", "file_size", "small_row_bytes",
 // "rows": [{"offset", "size", "kind", "name", "key", "method", "backend",
 // "segment", "tensor_layout", "shared_with", "in_program"}] (members that
 // do not apply left out), "grouped": [{"kind", "rows", "size"}],

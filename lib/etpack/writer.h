@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "etpack/env.h"
 #include "etpack/output.h"
 #include "etpack/plan.h"
 #include "etpack/source.h"
@@ -98,7 +99,8 @@ struct WriteOptions {
   // How the POSIX outputs are made (window, copy_file_range, extent
   // sharing, mmap, sync; etpack/output.h). Read only by the calls that open
   // destination paths themselves on the POSIX file system
-  // (WriteArtifactFiles(files, options), WriteArtifactFile); a call given an
+  // (WriteArtifactFiles(files, options), WriteArtifactFile, and an Env
+  // without an output file system); a call given an
   // OutputFs or an OutputFile uses that one as it was made, and
   // WriteArtifactAt writes through the caller's descriptor.
   OutputOptions output;
@@ -132,6 +134,12 @@ using ArtifactFiles = std::vector<std::pair<std::string, const ArtifactPlan*>>;
 // hashed on their way into the output, and nothing is shared with them.
 // `options.output` is not read: `fs` made its outputs as it was told.
 Status WriteArtifactFiles(OutputFs& fs, const ArtifactFiles& files,
+                          const WriteOptions& options = {});
+
+// The same through env.output, or where that is null on the POSIX file
+// system made with `options.output`: how an entry point given an Env
+// (etpack/env.h) writes the paths it was given.
+Status WriteArtifactFiles(const Env& env, const ArtifactFiles& files,
                           const WriteOptions& options = {});
 
 // The same on the POSIX file system, made with `options.output`.

@@ -85,9 +85,20 @@ std::vector<ByteRange> EntryRanges(const PteFile& file, const std::vector<uint64
 
 }  // namespace
 
-Result<ArtifactKind> DetectArtifactKind(const std::string& path, const Env& env) {
+const char* ArtifactKindName(ArtifactKind kind) {
+  switch (kind) {
+    case ArtifactKind::kPte: return "pte";
+    case ArtifactKind::kPtd: return "ptd";
+    case ArtifactKind::kBpte: return "bpte";
+  }
+  return "?";
+}
+
+Result<ArtifactKind> DetectArtifactKind(const std::string& path, const Env& env,
+                                        SourcePtr* opened) {
   // FileSource refuses anything but a regular file before reading it.
   ETPACK_ASSIGN_OR_RETURN(const SourcePtr file, FileSource(env.in(), path));
+  if (opened != nullptr) *opened = file;
   uint8_t head[8];
   const size_t got = static_cast<size_t>(std::min<uint64_t>(file->size(), sizeof head));
   ETPACK_RETURN_IF_ERROR(file->ReadAt(0, head, got));
@@ -279,8 +290,8 @@ Status ReportBpte(const BpteFile& f, InspectSink& sink) {
 namespace {
 
 // The members every report starts with.
-void Top(ReportSink& out, const char* kind, const std::string& file, uint64_t file_size) {
-  out.Member("kind", Value::String(kind));
+void Top(ReportSink& out, ArtifactKind kind, const std::string& file, uint64_t file_size) {
+  out.Member("kind", Value::String(ArtifactKindName(kind)));
   out.Member("file", Value::String(file));
   out.Member("file_size", U(file_size));
 }
@@ -288,7 +299,7 @@ void Top(ReportSink& out, const char* kind, const std::string& file, uint64_t fi
 }  // namespace
 
 void ReportJson::Head(const PteReportHead& h) {
-  Top(out_, "pte", h.file, h.file_size);
+  Top(out_, ArtifactKind::kPte, h.file, h.file_size);
   out_.Member("identifier", Value::String(h.identifier));
   const ExtendedHeader& x = h.extended_header;
   out_.Member("extended_header", Value::Object({{"present", Value::Bool(x.present)},
@@ -299,7 +310,7 @@ void ReportJson::Head(const PteReportHead& h) {
 }
 
 void ReportJson::Head(const PtdReportHead& h) {
-  Top(out_, "ptd", h.file, h.file_size);
+  Top(out_, ArtifactKind::kPtd, h.file, h.file_size);
   out_.Member("identifier", Value::String(h.identifier));
   const FlatTensorHeader& x = h.header;
   out_.Member("header", Value::Object({{"length", U(x.length)},
@@ -310,7 +321,7 @@ void ReportJson::Head(const PtdReportHead& h) {
 }
 
 void ReportJson::Head(const BpteReportHead& h) {
-  Top(out_, "bpte", h.file, h.file_size);
+  Top(out_, ArtifactKind::kBpte, h.file, h.file_size);
   out_.Member("layout", Value::String(LayoutName(h.layout)));
   out_.Member("program_offset", U(h.program_offset));
   out_.Member("program_size", U(h.program_size));
@@ -417,19 +428,20 @@ Status Inspect(const std::string& path, ReportSink& sink, const Env& env) {
 }
 
 Status Inspect(const std::string& path, InspectSink& sink, const Env& env) {
-  ETPACK_ASSIGN_OR_RETURN(ArtifactKind kind, DetectArtifactKind(path, env));
+  SourcePtr opened;
+  ETPACK_ASSIGN_OR_RETURN(ArtifactKind kind, DetectArtifactKind(path, env, &opened));
   switch (kind) {
     case ArtifactKind::kPte: {
-      ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PteFile> file, PteFile::Open(path, env));
+      ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PteFile> file, PteFile::Open(path, opened));
       return ReportPte(*file, sink);
     }
     case ArtifactKind::kPtd: {
-      ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PtdFile> file, PtdFile::Open(path, env));
+      ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PtdFile> file, PtdFile::Open(path, opened));
       ReportPtd(*file, sink);
       return Status::OK();
     }
     case ArtifactKind::kBpte: {
-      ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<BpteFile> file, BpteFile::Open(path, env));
+      ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<BpteFile> file, BpteFile::Open(path, opened));
       return ReportBpte(*file, sink);
     }
   }

@@ -305,10 +305,10 @@ Layout PtdLayout(const PtdFile& file) {
 }
 
 // The report of `file` from its claims and regions, checked.
-Result<SizeReport> Finish(const ArtifactFile& file, const char* format, Layout layout) {
+Result<SizeReport> Finish(const ArtifactFile& file, ArtifactKind kind, Layout layout) {
   SizeReport report;
   report.file = file.name();
-  report.format = format;
+  report.kind = kind;
   report.file_size = file.size();
   report.rows = Partition(file.size(), std::move(layout));
   ETPACK_RETURN_IF_ERROR(CheckPartition(report));
@@ -384,10 +384,12 @@ Status CheckPartition(const SizeReport& report) {
 
 Result<SizeReport> SizesOf(const PteFile& file) {
   ETPACK_ASSIGN_OR_RETURN(Layout layout, PteLayout(file));
-  return Finish(file, "pte", std::move(layout));
+  return Finish(file, ArtifactKind::kPte, std::move(layout));
 }
 
-Result<SizeReport> SizesOf(const PtdFile& file) { return Finish(file, "ptd", PtdLayout(file)); }
+Result<SizeReport> SizesOf(const PtdFile& file) {
+  return Finish(file, ArtifactKind::kPtd, PtdLayout(file));
+}
 
 Result<SizeReport> SizesOf(const BpteFile& file) {
   Layout out;
@@ -453,39 +455,33 @@ Result<SizeReport> SizesOf(const BpteFile& file) {
              used[i] ? std::string() : "segment " + std::to_string(i), i);
     }
   }
-  return Finish(file, "bpte", std::move(out));
+  return Finish(file, ArtifactKind::kBpte, std::move(out));
 }
 
 namespace {
 
-// Opens `path` as what its identifier says and reports it; the file stays
-// open for reading its items.
-struct Sized {
-  std::unique_ptr<ArtifactFile> file;
-  SizeReport report;
-};
-
 template <typename File>
-Result<Sized> OpenAndSize(const std::string& path, const Env& env) {
-  ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<File> file, File::Open(path, env));
+Result<SizedFile> OpenAndSize(const std::string& path, SourcePtr opened) {
+  ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<File> file, File::Open(path, std::move(opened)));
   ETPACK_ASSIGN_OR_RETURN(SizeReport report, SizesOf(*file));
-  return Sized{std::move(file), std::move(report)};
-}
-
-Result<Sized> OpenAndSize(const std::string& path, const Env& env) {
-  ETPACK_ASSIGN_OR_RETURN(ArtifactKind kind, DetectArtifactKind(path, env));
-  switch (kind) {
-    case ArtifactKind::kPte: return OpenAndSize<PteFile>(path, env);
-    case ArtifactKind::kPtd: return OpenAndSize<PtdFile>(path, env);
-    case ArtifactKind::kBpte: return OpenAndSize<BpteFile>(path, env);
-  }
-  return InvalidArgument(path + ": unknown artifact kind");
+  return SizedFile{std::move(file), std::move(report)};
 }
 
 }  // namespace
 
+Result<SizedFile> OpenSized(const std::string& path, const Env& env) {
+  SourcePtr opened;
+  ETPACK_ASSIGN_OR_RETURN(ArtifactKind kind, DetectArtifactKind(path, env, &opened));
+  switch (kind) {
+    case ArtifactKind::kPte: return OpenAndSize<PteFile>(path, std::move(opened));
+    case ArtifactKind::kPtd: return OpenAndSize<PtdFile>(path, std::move(opened));
+    case ArtifactKind::kBpte: return OpenAndSize<BpteFile>(path, std::move(opened));
+  }
+  return InvalidArgument(path + ": unknown artifact kind");
+}
+
 Result<SizeReport> SizesOf(const std::string& path, const Env& env) {
-  ETPACK_ASSIGN_OR_RETURN(Sized sized, OpenAndSize(path, env));
+  ETPACK_ASSIGN_OR_RETURN(SizedFile sized, OpenSized(path, env));
   return std::move(sized.report);
 }
 
@@ -495,7 +491,7 @@ Result<FileSizes> SizesOfFiles(const std::vector<std::string>& paths, const Shar
   std::vector<const ArtifactFile*> files;
   FileSizes out;
   for (const std::string& path : paths) {
-    ETPACK_ASSIGN_OR_RETURN(Sized sized, OpenAndSize(path, env));
+    ETPACK_ASSIGN_OR_RETURN(SizedFile sized, OpenSized(path, env));
     files.push_back(sized.file.get());
     open.push_back(std::move(sized.file));
     out.reports.push_back(std::move(sized.report));
@@ -652,7 +648,7 @@ Value SizeReportJson(const SizeReport& report, uint64_t small_row_bytes) {
     rows.push_back(Value::Object(std::move(m)));
   }
   return Value::Object({{"file", Value::String(report.file)},
-                        {"format", Value::String(report.format)},
+                        {"kind", Value::String(ArtifactKindName(report.kind))},
                         {"file_size", Value::UInt(report.file_size)},
                         {"small_row_bytes", Value::UInt(small_row_bytes)},
                         {"rows", Value::Array(std::move(rows))},

@@ -3,6 +3,7 @@
 
 #include "etpack/verify.h"
 
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -17,14 +18,7 @@
 namespace etpack {
 namespace {
 
-const char* Extension(ArtifactKind kind) {
-  switch (kind) {
-    case ArtifactKind::kPte: return ".pte";
-    case ArtifactKind::kPtd: return ".ptd";
-    case ArtifactKind::kBpte: return ".bpte";
-  }
-  return "";
-}
+std::string Extension(ArtifactKind kind) { return std::string(".") + ArtifactKindName(kind); }
 
 std::string Joined(const std::vector<std::string>& paths) {
   std::string s;
@@ -53,8 +47,17 @@ class Checker {
  public:
   Checker(VerifyReport& r, const VerifyOptions& options) : r_(r), options_(options) {}
 
+  // The kind of `path`; the file opened to learn it is kept, so checking
+  // the file opens it no second time.
+  Result<ArtifactKind> Detect(const std::string& path) {
+    SourcePtr file;
+    Result<ArtifactKind> kind = DetectArtifactKind(path, options_.env, &file);
+    if (kind.ok()) opened_[path] = std::move(file);
+    return kind;
+  }
+
   bool Ptd(const std::string& path, bool deep, std::unique_ptr<PtdFile>* out = nullptr) {
-    Result<std::unique_ptr<PtdFile>> file = PtdFile::Open(path, options_.env);
+    Result<std::unique_ptr<PtdFile>> file = Open<PtdFile>(path);
     if (!file.ok()) return Fail(r_, path, file.status());
     const PtdFile& f = **file;
     VerifiedFile v = Of(path, ArtifactKind::kPtd, f.size());
@@ -67,7 +70,7 @@ class Checker {
   }
 
   bool Bpte(const std::string& path) {
-    Result<std::unique_ptr<BpteFile>> file = BpteFile::Open(path, options_.env);
+    Result<std::unique_ptr<BpteFile>> file = Open<BpteFile>(path);
     if (!file.ok()) return Fail(r_, path, file.status());
     const BpteFile& f = **file;
     Result<std::vector<BundledTestSuite>> suites = f.Suites();
@@ -90,7 +93,7 @@ class Checker {
   }
 
   bool Pte(const std::string& path, const std::vector<std::string>& data_paths) {
-    Result<std::unique_ptr<PteFile>> file = PteFile::Open(path, options_.env);
+    Result<std::unique_ptr<PteFile>> file = Open<PteFile>(path);
     if (!file.ok()) return Fail(r_, path, file.status());
     const PteFile& f = **file;
     VerifiedFile v = Of(path, ArtifactKind::kPte, f.size());
@@ -102,7 +105,7 @@ class Checker {
     std::vector<std::unique_ptr<PtdFile>> data;
     std::vector<const PtdFile*> views;
     for (const std::string& d : data_paths) {
-      Result<ArtifactKind> kind = DetectArtifactKind(d, options_.env);
+      Result<ArtifactKind> kind = Detect(d);
       if (!kind.ok()) return Undetected(r_, d, kind.status());
       if (*kind != ArtifactKind::kPtd) {
         return Fail(r_, d,
@@ -140,6 +143,14 @@ class Checker {
   }
 
  private:
+  // `path` as Detect() opened it (every path is detected first).
+  template <typename File>
+  Result<std::unique_ptr<File>> Open(const std::string& path) {
+    auto it = opened_.find(path);
+    if (it == opened_.end()) return File::Open(path, options_.env);
+    return File::Open(path, it->second);
+  }
+
   static VerifiedFile Of(const std::string& path, ArtifactKind kind, uint64_t size) {
     VerifiedFile v;
     v.path = path;
@@ -198,6 +209,7 @@ class Checker {
 
   VerifyReport& r_;
   const VerifyOptions& options_;
+  std::map<std::string, SourcePtr> opened_;  // by path, from Detect()
 };
 
 }  // namespace
@@ -208,8 +220,9 @@ Result<VerifyReport> Verify(const std::vector<std::string>& files, const VerifyO
   // Only .ptd files are data; any other kind is a program (one at most).
   std::vector<std::string> programs, ptds;
   ArtifactKind program_kind = ArtifactKind::kPte;
+  Checker check(r, options);
   for (const std::string& p : files) {
-    Result<ArtifactKind> kind = DetectArtifactKind(p, options.env);
+    Result<ArtifactKind> kind = check.Detect(p);
     if (!kind.ok()) {
       Undetected(r, p, kind.status());
       return r;
@@ -225,7 +238,6 @@ Result<VerifyReport> Verify(const std::vector<std::string>& files, const VerifyO
     return InvalidArgument("give one program (.pte) with its .ptd files, or .ptd files; got " +
                            programs[0] + " and " + programs[1]);
   }
-  Checker check(r, options);
   if (programs.empty()) {
     if (!options.data.empty()) {
       return InvalidArgument("data goes with a .pte; " + Joined(ptds) +
@@ -257,7 +269,7 @@ json::Value VerifyReportJson(const VerifyReport& report) {
   std::vector<Value> files;
   for (const VerifiedFile& f : report.files) {
     Value v = Value::Object({{"file", Value::String(f.path)},
-                             {"kind", Value::String(std::string(Extension(f.kind)).substr(1))},
+                             {"kind", Value::String(ArtifactKindName(f.kind))},
                              {"file_size", Value::UInt(f.size)},
                              {"integrity_table", Value::Bool(f.integrity.has_table)}});
     switch (f.kind) {

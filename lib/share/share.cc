@@ -110,22 +110,18 @@ struct SharedKey {
 };
 
 Result<Input> OpenInput(const std::string& path, const Env& env) {
-  ETPACK_ASSIGN_OR_RETURN(const ArtifactKind kind, DetectArtifactKind(path, env));
+  ETPACK_ASSIGN_OR_RETURN(SizedFile sized, OpenSized(path, env));
   Input in;
-  if (kind == ArtifactKind::kPte) {
-    ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PteFile> f, PteFile::Open(path, env));
-    ETPACK_ASSIGN_OR_RETURN(in.sizes, SizesOf(*f));
-    in.pte = f.get();
-    in.file = std::move(f);
-  } else if (kind == ArtifactKind::kPtd) {
-    ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PtdFile> f, PtdFile::Open(path, env));
-    ETPACK_ASSIGN_OR_RETURN(in.sizes, SizesOf(*f));
-    in.ptd = f.get();
-    in.file = std::move(f);
+  if (sized.report.kind == ArtifactKind::kPte) {
+    in.pte = static_cast<const PteFile*>(sized.file.get());
+  } else if (sized.report.kind == ArtifactKind::kPtd) {
+    in.ptd = static_cast<const PtdFile*>(sized.file.get());
   } else {
     return InvalidArgument(path +
                            ": share takes .pte and .ptd files, not a bundled program (.bpte)");
   }
+  in.file = std::move(sized.file);
+  in.sizes = std::move(sized.report);
   return in;
 }
 
@@ -423,7 +419,7 @@ Result<SharePlan> PlanShare(const std::vector<std::string>& paths, const ShareOp
   for (uint32_t f = 0; f < inputs.size(); ++f) {
     ShareFileReport& r = report.files[f];
     r.input = paths[f];
-    r.format = inputs[f].pte ? "pte" : "ptd";
+    r.kind = inputs[f].pte ? ArtifactKind::kPte : ArtifactKind::kPtd;
     r.bytes_before = inputs[f].file->size();
     for (const auto& [offset, size] : moves[f].rows) r.bytes_moved += size;
     r.items_moved = moves[f].tensors.size() + moves[f].named_data.size() + moves[f].entries.size();
@@ -521,7 +517,7 @@ Value ShareReportJson(const ShareReport& report, const WriteStats* written) {
   std::vector<Value> files, entries, stayed, conflicts;
   for (const ShareFileReport& f : report.files) {
     files.push_back(Value::Object({{"input", Value::String(f.input)},
-                                   {"format", Value::String(f.format)},
+                                   {"kind", Value::String(ArtifactKindName(f.kind))},
                                    {"output", Value::String(f.output)},
                                    {"bytes_before", Value::UInt(f.bytes_before)},
                                    {"bytes_after", Value::UInt(f.bytes_after)},

@@ -257,7 +257,7 @@ class UpdateLock {
 
 Result<UpdateReport> Update(const ArtifactFile& file, const std::vector<Slot>& slots,
                             const std::vector<ArtifactPart>& parts, const PtdInput& weights,
-                            OutputFs* fs, const WriteOptions& options) {
+                            const Env& env, const WriteOptions& options) {
   const std::string& path = file.name();
   std::map<std::string, size_t> slot_of;
   std::map<uint64_t, std::vector<size_t>> sharing;  // offset -> slots stored there
@@ -378,12 +378,7 @@ Result<UpdateReport> Update(const ArtifactFile& file, const std::vector<Slot>& s
   WriteStats stats;
   WriteOptions write = options;
   write.stats = &stats;
-  std::unique_ptr<OutputFs> posix;
-  if (fs == nullptr) {
-    posix = NewPosixOutputFs(options.output);
-    fs = posix.get();
-  }
-  ETPACK_RETURN_IF_ERROR(WriteArtifactFiles(*fs, {{path, &plan}}, write));
+  ETPACK_RETURN_IF_ERROR(WriteArtifactFiles(env, {{path, &plan}}, write));
   if (options.stats != nullptr) *options.stats = stats;
   report.cloned = stats.bytes_cloned > 0;
   report.bytes_written = stats.bytes - stats.bytes_cloned;
@@ -396,23 +391,23 @@ Result<UpdateReport> Update(const ArtifactFile& file, const std::vector<Slot>& s
 Result<std::optional<UpdateReport>> UpdateLocked(const std::string& path, const PtdInput& weights,
                                                  const Env& env, const WriteOptions& options,
                                                  const UpdateLock& lock) {
-  OutputFs* fs = env.output;
-  ETPACK_ASSIGN_OR_RETURN(ArtifactKind kind, DetectArtifactKind(path, env));
+  SourcePtr opened;
+  ETPACK_ASSIGN_OR_RETURN(ArtifactKind kind, DetectArtifactKind(path, env, &opened));
   switch (kind) {
     case ArtifactKind::kPtd: {
-      ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PtdFile> file, PtdFile::Open(path, env));
+      ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PtdFile> file, PtdFile::Open(path, opened));
       if (!lock.Covers(FdOf(*file))) return std::optional<UpdateReport>();
       ETPACK_ASSIGN_OR_RETURN(std::vector<Slot> slots, SlotsOf(*file));
       ETPACK_ASSIGN_OR_RETURN(UpdateReport r,
-                              Update(*file, slots, PartsOf(*file), weights, fs, options));
+                              Update(*file, slots, PartsOf(*file), weights, env, options));
       return std::optional<UpdateReport>(r);
     }
     case ArtifactKind::kPte: {
-      ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PteFile> file, PteFile::Open(path, env));
+      ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PteFile> file, PteFile::Open(path, opened));
       if (!lock.Covers(FdOf(*file))) return std::optional<UpdateReport>();
       ETPACK_ASSIGN_OR_RETURN(std::vector<Slot> slots, SlotsOf(*file));
       ETPACK_ASSIGN_OR_RETURN(UpdateReport r,
-                              Update(*file, slots, PartsOf(*file), weights, fs, options));
+                              Update(*file, slots, PartsOf(*file), weights, env, options));
       return std::optional<UpdateReport>(r);
     }
     case ArtifactKind::kBpte: break;
@@ -456,7 +451,8 @@ Result<PtdInput> ReadWeights(const std::vector<std::string>& paths, const Env& e
   };
   std::vector<std::string> checkpoint;
   for (const std::string& p : paths) {
-    Result<ArtifactKind> kind = DetectArtifactKind(p, env);
+    SourcePtr opened;
+    Result<ArtifactKind> kind = DetectArtifactKind(p, env, &opened);
     if (!kind.ok() && kind.status().code() != Code::kCorrupt) return kind.status();
     if (!kind.ok()) {
       checkpoint.push_back(p);  // not an artifact: .safetensors or an index
@@ -467,7 +463,7 @@ Result<PtdInput> ReadWeights(const std::vector<std::string>& paths, const Env& e
                              ": new weights come from .safetensors, *.index.json or .ptd "
                              "files; this is a program");
     }
-    ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PtdFile> file, PtdFile::Open(p, env));
+    ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PtdFile> file, PtdFile::Open(p, opened));
     for (size_t i = 0; i < file->entries().size(); ++i) {
       const PtdFile::Entry& e = file->entries()[i];
       if (IsIntegrityKey(e.key)) continue;

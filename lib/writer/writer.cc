@@ -435,8 +435,13 @@ Status WriteArtifactFiles(OutputFs& fs, const ArtifactFiles& files, const WriteO
   return Publish(std::move(outputs), options.cancel);
 }
 
-Status WriteArtifactFiles(const ArtifactFiles& files, const WriteOptions& options) {
+Status WriteArtifactFiles(const Env& env, const ArtifactFiles& files, const WriteOptions& options) {
+  if (env.output != nullptr) return WriteArtifactFiles(*env.output, files, options);
   return WriteArtifactFiles(*NewPosixOutputFs(options.output), files, options);
+}
+
+Status WriteArtifactFiles(const ArtifactFiles& files, const WriteOptions& options) {
+  return WriteArtifactFiles(Env{}, files, options);
 }
 
 Status WriteArtifactFile(const std::string& path, const ArtifactPlan& plan,

@@ -430,10 +430,11 @@ std::string InspectJsonText(const std::string& path) {
 // The flatbuffer of any artifact rendered like flatc --json (for tests that
 // compare with the goldens' CASE.flatc.json).
 std::string FlatcJson(const std::string& path) {
-  switch (Take(DetectArtifactKind(path))) {
-    case ArtifactKind::kPte: return Take(Take(PteFile::Open(path))->ToFlatcJson());
-    case ArtifactKind::kPtd: return Take(Take(PtdFile::Open(path))->ToFlatcJson());
-    case ArtifactKind::kBpte: return Take(Take(BpteFile::Open(path))->ToFlatcJson());
+  SourcePtr opened;
+  switch (Take(DetectArtifactKind(path, {}, &opened))) {
+    case ArtifactKind::kPte: return Take(Take(PteFile::Open(path, opened))->ToFlatcJson());
+    case ArtifactKind::kPtd: return Take(Take(PtdFile::Open(path, opened))->ToFlatcJson());
+    case ArtifactKind::kBpte: return Take(Take(BpteFile::Open(path, opened))->ToFlatcJson());
   }
   return {};
 }
