@@ -181,7 +181,7 @@ int main(int argc, char** argv) {
           {"layers." + std::to_string(l) + "." + names[m], static_cast<uint32_t>(t), 16, layout});
     }
   }
-  Status s = WritePtd(argv[1], input);
+  Status s = WritePtd(argv[1], input).status();
   if (!s.ok()) {
     std::fprintf(stderr, "gen_weights: %s\n", s.message().c_str());
     return 1;

@@ -284,20 +284,21 @@ TEST_CASE("shards are published as one unit: nothing on failure") {
     bad.buffers.back() = GeneratorSource(
         "failing", bad.buffers.back()->size(),
         [](uint64_t, uint8_t*, size_t) { return InvalidArgument("injected read failure"); });
-    Status s = WritePtd(dir.File("m.ptd"), bad, options);
+    Status s = WritePtd(dir.File("m.ptd"), bad, options).status();
     REQUIRE_FALSE(s.ok());
     CHECK(Contains(s.message(), "injected read failure"));
     CHECK(dir.List().empty());
   }
   SECTION("a destination that cannot be replaced") {
     std::filesystem::create_directory((*shards)[1].path);
-    Status s = WritePtd(dir.File("m.ptd"), in, options);
+    Status s = WritePtd(dir.File("m.ptd"), in, options).status();
     REQUIRE_FALSE(s.ok());
     CHECK(dir.List() == std::set<std::string>{Base((*shards)[1].path)});
   }
   SECTION("success writes exactly the shards planned") {
-    std::vector<std::string> paths;
-    REQUIRE(WritePtd(dir.File("m.ptd"), in, options, {}, &paths).ok());
+    Result<std::vector<std::string>> written = WritePtd(dir.File("m.ptd"), in, options);
+    REQUIRE(written.ok());
+    const std::vector<std::string>& paths = *written;
     std::set<std::string> expected;
     for (const PtdFilePlan& s : *shards) expected.insert(Base(s.path));
     CHECK(dir.List() == expected);

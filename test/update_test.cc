@@ -62,7 +62,7 @@ PtdInput Weights(const std::vector<std::pair<std::string, std::vector<uint8_t>>>
 }
 
 void WritePtdFile(const std::string& path, const PtdInput& in, PtdOptions options = {}) {
-  Status s = WritePtd(path, in, options);
+  Status s = WritePtd(path, in, options).status();
   INFO(s.ToString());
   REQUIRE(s.ok());
 }

@@ -216,9 +216,10 @@ struct PtePlan {
 // with the reader's field path and value.
 Result<PtePlan> PlanPte(PteInput input, const PteOptions& options = {});
 
-// Plan and write `path` atomically (see WriteArtifactFile).
+// Plan and write `path` atomically (see WriteArtifactFile), reporting,
+// cancelling and accounting as `write` says (WriteOptions, writer.h).
 Status WritePte(const std::string& path, PteInput input, const PteOptions& options = {},
-                const ProgressFn& progress = {});
+                const WriteOptions& write = {});
 
 }  // namespace etpack
 

@@ -404,17 +404,13 @@ ArtifactFiles PtdFiles(const std::vector<PtdFilePlan>& plans) {
   return files;
 }
 
-Status WritePtd(const std::string& path, const PtdInput& input, const PtdOptions& options,
-                const ProgressFn& progress, std::vector<std::string>* paths) {
+Result<std::vector<std::string>> WritePtd(const std::string& path, const PtdInput& input,
+                                          const PtdOptions& options, const WriteOptions& write) {
   ETPACK_ASSIGN_OR_RETURN(std::vector<PtdFilePlan> plans, PlanPtdFiles(path, input, options));
-  WriteOptions write;
-  write.progress = progress;
   ETPACK_RETURN_IF_ERROR(WriteArtifactFiles(PtdFiles(plans), write));
-  if (paths != nullptr) {
-    paths->clear();
-    for (const PtdFilePlan& p : plans) paths->push_back(p.path);
-  }
-  return Status::OK();
+  std::vector<std::string> paths;
+  for (const PtdFilePlan& p : plans) paths.push_back(p.path);
+  return paths;
 }
 
 }  // namespace etpack

@@ -554,10 +554,8 @@ Result<PtePlan> PlanPte(PteInput input, const PteOptions& options) {
 }
 
 Status WritePte(const std::string& path, PteInput input, const PteOptions& options,
-                const ProgressFn& progress) {
+                const WriteOptions& write) {
   ETPACK_ASSIGN_OR_RETURN(PtePlan plan, PlanPte(std::move(input), options));
-  WriteOptions write;
-  write.progress = progress;
   return WriteArtifactFile(path, plan.artifact, write);
 }
 
