@@ -702,11 +702,12 @@ share_job() {
     sh nice scripts/bench_share.sh "$etpack" "$size")
   echo "$xfs" | sed 's/^/   xfs: /' >&2
   rm -rf "$work/share"
-  # RUN share_s cp_s rss_kib out_bytes variant_bytes inputs_bytes new_disk_bytes
+  # RUN share_s cp_s rss_kib out_bytes variant_bytes inputs_bytes new_disk_bytes cat_s warm_s
   table() {
     grep -v '^ROUNDTRIP' <<<"$1" | awk -v fs="$2" '{
-      printf "| %s | %s | %.2f | %.2f | %.2fx | %.1f | %.1f | %.1f | %.3fx | %.1f |\n",
-        fs, $1, $2, $3, $3 / $2, $4 / 1024, $7 / 1048576, $5 / 1048576, $5 / $6, $8 / 1048576 }'
+      printf "| %s | %s | %.2f | %.2f | %.2fx | %.2f | %.2fx | %.2f | %.1f | %.1f | %.1f | %.3fx | %.1f |\n",
+        fs, $1, $2, $3, $3 / $2, $9, $9 / $2, $10, $4 / 1024, $7 / 1048576, $5 / 1048576, $5 / $6,
+        $8 / 1048576 }'
   }
   share_section=$(
     echo "## One copy of the weights for a family (\`share\` job)"
@@ -717,11 +718,14 @@ share_job() {
     echo "own (scripts/gen_family.py; \`pack --align 4096\`), then \`etpack share v1.pte ... v5.pte -o"
     echo "out --align 4096\` against \`cp -r out copy && sync\` of what it wrote, each on a cold page"
     echo "cache (scripts/bench_share.sh). speed = cp s / share s (above 1: share is faster than"
-    echo "copying its own output); output / variant = all of out/ against one input .pte; new disk ="
+    echo "copying its own output); cat s = \`cat\` of the five inputs to /dev/null, cold (reading"
+    echo "every input once: the floor for a share that compares them byte for byte), and"
+    echo "vs cat = cat s / share s; warm s = the share again with the inputs in the page cache;"
+    echo "output / variant = all of out/ against one input .pte; new disk ="
     echo "\`df\` used after the share minus before (synced)."
     echo
-    echo "| disk | run | share s | cp s of the output | speed vs cp | peak RSS MiB | inputs MiB | output MiB | output / variant | new disk MiB |"
-    echo "|---|---|---|---|---|---|---|---|---|---|"
+    echo "| disk | run | share s | cp s of the output | speed vs cp | cat s of the inputs | speed vs cat | warm share s | peak RSS MiB | inputs MiB | output MiB | output / variant | new disk MiB |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
     table "$disk" "$(df -T "$work" | awk 'NR == 2 {print $2}')"
     if [[ "$xfs" == skipped* ]]; then
       echo
