@@ -693,14 +693,21 @@ fi
 # share_job SIZE: the `share` job (see the top); sets share_section.
 share_section=""
 share_job() {
-  local size=$1 disk xfs image_size table
+  local size=$1 disk xfs xfs_reflinked image_size table
   disk=$(nice scripts/bench_share.sh "$etpack" "$size" "$work/share" "$runs")
   echo "$disk" | sed 's/^/   disk: /' >&2
   image_size=$((8 * $(to_bytes "$size")))
-  xfs=$(ETPACK_XFS_IMAGE_DIR="$work" scripts/with_xfs.sh --size "$image_size" \
-    sh -c 'if [ -z "${ETPACK_XFS_DIR:-}" ]; then echo "skipped $ETPACK_XFS_SKIP"; else exec "$@" "$ETPACK_XFS_DIR" 1; fi' \
-    sh nice scripts/bench_share.sh "$etpack" "$size")
+  # On XFS twice: variants packed each from the checkpoint (no two share a
+  # block), and variants made by reflink copy + update (sharing theirs).
+  xfs_run() {
+    ETPACK_XFS_IMAGE_DIR="$work" scripts/with_xfs.sh --size "$image_size" \
+      sh -c 'if [ -z "${ETPACK_XFS_DIR:-}" ]; then echo "skipped $ETPACK_XFS_SKIP"; else exec "$@" "$ETPACK_XFS_DIR" 1 5 '"$1"'; fi' \
+      sh nice scripts/bench_share.sh "$etpack" "$size"
+  }
+  xfs=$(xfs_run pack)
   echo "$xfs" | sed 's/^/   xfs: /' >&2
+  xfs_reflinked=$(xfs_run reflink)
+  echo "$xfs_reflinked" | sed 's/^/   xfs (reflinked variants): /' >&2
   rm -rf "$work/share"
   # RUN share_s cp_s rss_kib out_bytes variant_bytes inputs_bytes new_disk_bytes cat_s warm_s
   table() {
@@ -722,7 +729,10 @@ share_job() {
     echo "every input once: the floor for a share that compares them byte for byte), and"
     echo "vs cat = cat s / share s; warm s = the share again with the inputs in the page cache;"
     echo "output / variant = all of out/ against one input .pte; new disk ="
-    echo "\`df\` used after the share minus before (synced)."
+    echo "\`df\` used after the share minus before (synced). On XFS, \"variants packed\": each"
+    echo "packed from the checkpoint (whose tensors are not block-aligned, so no two variants share"
+    echo "a block); \"variants reflinked\": the first packed, each other one \`cp --reflink\` of it then"
+    echo "\`etpack update\` of its own constant (the variants share every other block)."
     echo
     echo "| disk | run | share s | cp s of the output | speed vs cp | cat s of the inputs | speed vs cat | warm share s | peak RSS MiB | inputs MiB | output MiB | output / variant | new disk MiB |"
     echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
@@ -731,7 +741,8 @@ share_job() {
       echo
       echo "XFS with reflink: not run: ${xfs#skipped }"
     else
-      table "$xfs" "xfs (reflink)"
+      table "$xfs" "xfs (reflink), variants packed"
+      table "$xfs_reflinked" "xfs (reflink), variants reflinked"
     fi
     echo
     echo "Then \`etpack verify\` of every thin program with the shared file, and the way back:"
@@ -739,6 +750,7 @@ share_job() {
     echo "original with the same options (variants identical / variants):"
     grep '^ROUNDTRIP' <<<"$disk" | awk '{ printf "%s / %s on the disk", $3, $2 }'
     grep '^ROUNDTRIP' <<<"$xfs" | awk '{ printf ", %s / %s on XFS", $3, $2 }'
+    grep '^ROUNDTRIP' <<<"$xfs_reflinked" | awk '{ printf ", %s / %s on XFS (reflinked variants)", $3, $2 }'
     echo "."
   )
 }
