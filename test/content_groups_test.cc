@@ -3,8 +3,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -53,17 +53,17 @@ TEST_CASE("GroupByContent: ids as ContentDedup numbers them, each byte read once
   constexpr size_t kBig = (9 << 20) + 123;  // more than two read chunks
   std::vector<uint8_t> w = PatternBytes(kBig, 3);
   std::vector<uint8_t> tail = w, middle = w, middle2 = w;
-  tail[kBig - 5000] ^= 1;        // differs past the last chunk boundary, not in a sample
-  middle[5 << 20] ^= 1;          // differs in the second chunk
-  middle2[5 << 20] ^= 1;         // ... exactly as `middle` does
-  middle2[(8 << 20) + 7] ^= 2;   // and then once more
+  tail[kBig - 5000] ^= 1;       // differs past the last chunk boundary, not in a sample
+  middle[5 << 20] ^= 1;         // differs in the second chunk
+  middle2[5 << 20] ^= 1;        // ... exactly as `middle` does
+  middle2[(8 << 20) + 7] ^= 2;  // and then once more
   auto read = std::make_shared<uint64_t>(0);
   std::vector<SourcePtr> sources;
   for (const auto* v : {&w, &tail, &w, &middle, &middle2, &w, &middle, &tail}) {
     sources.push_back(Counted(*v, read));
   }
-  sources.push_back(sources[0]);                  // the same object again
-  sources.push_back(Counted({}, read));           // empty items are equal
+  sources.push_back(sources[0]);         // the same object again
+  sources.push_back(Counted({}, read));  // empty items are equal
   sources.push_back(Counted({}, read));
   sources.push_back(Counted(PatternBytes(100, 1), read));  // a lone size: never read
   Result<ContentGroups> g = GroupByContent(sources);
@@ -162,8 +162,8 @@ TEST_CASE("GroupByContent: ranges on the same physical blocks are equal unread")
   auto read = std::make_shared<uint64_t>(0);
   PlacedFs fs;
   fs.Add("a", std::make_shared<PlacedFile>(w, 1 << 30, read));
-  fs.Add("b", std::make_shared<PlacedFile>(w, 1 << 30, read));      // a reflink copy of a
-  fs.Add("c", std::make_shared<PlacedFile>(w, 2u << 30, read));     // a plain copy of a
+  fs.Add("b", std::make_shared<PlacedFile>(w, 1 << 30, read));       // a reflink copy of a
+  fs.Add("c", std::make_shared<PlacedFile>(w, 2u << 30, read));      // a plain copy of a
   fs.Add("d", std::make_shared<PlacedFile>(other, 3u << 30, read));  // other bytes
   std::vector<SourcePtr> sources;
   for (const char* name : {"a", "b", "c", "d"}) {

@@ -320,8 +320,8 @@ TEST_CASE("items on shared blocks are grouped by their maps, unread", "[xfs]") {
   Result<ContentGroups> g = GroupByContent(sources);
   REQUIRE(g.ok());
   CHECK(g->content_of == std::vector<size_t>{0, 0, 1, 0});
-  CHECK(g->bytes_by_extents == size);      // b
-  CHECK(g->bytes_compared == 3 * size);    // a, c and d read once each
+  CHECK(g->bytes_by_extents == size);    // b
+  CHECK(g->bytes_compared == 3 * size);  // a, c and d read once each
 }
 
 }  // namespace

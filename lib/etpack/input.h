@@ -38,9 +38,7 @@ struct PhysicalExtents {
   std::vector<std::pair<uint64_t, uint64_t>> runs;
 
   bool known() const { return !runs.empty(); }
-  bool operator==(const PhysicalExtents& o) const {
-    return device == o.device && runs == o.runs;
-  }
+  bool operator==(const PhysicalExtents& o) const { return device == o.device && runs == o.runs; }
 };
 
 // One open regular file. Thread-safe: Read and Size may run concurrently.

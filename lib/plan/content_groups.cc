@@ -53,10 +53,9 @@ class Grouper {
       for (std::vector<size_t>& g : by_sample) groups.push_back(std::move(g));
     }
     // In the order of their first items, so each file is read front to back.
-    std::sort(groups.begin(), groups.end(),
-              [](const std::vector<size_t>& a, const std::vector<size_t>& b) {
-                return a[0] < b[0];
-              });
+    std::sort(
+        groups.begin(), groups.end(),
+        [](const std::vector<size_t>& a, const std::vector<size_t>& b) { return a[0] < b[0]; });
     for (std::vector<size_t>& g : groups) {
       ETPACK_RETURN_IF_ERROR(CompareInLockstep(SplitByExtents(std::move(g))));
     }
