@@ -690,20 +690,28 @@ fi
 # share_job SIZE: the `share` job (see the top); sets share_section.
 share_section=""
 share_job() {
-  local size=$1 disk xfs image_size table
+  local size=$1 disk xfs xfs_reflinked image_size table
   disk=$(nice scripts/bench_share.sh "$etpack" "$size" "$work/share" "$runs")
   echo "$disk" | sed 's/^/   disk: /' >&2
   image_size=$((8 * $(to_bytes "$size")))
-  xfs=$(ETPACK_XFS_IMAGE_DIR="$work" scripts/with_xfs.sh --size "$image_size" \
-    sh -c 'if [ -z "${ETPACK_XFS_DIR:-}" ]; then echo "skipped $ETPACK_XFS_SKIP"; else exec "$@" "$ETPACK_XFS_DIR" 1; fi' \
-    sh nice scripts/bench_share.sh "$etpack" "$size")
+  # On XFS twice: variants packed each from the checkpoint (no two share a
+  # block), and variants made by reflink copy + update (sharing theirs).
+  xfs_run() {
+    ETPACK_XFS_IMAGE_DIR="$work" scripts/with_xfs.sh --size "$image_size" \
+      sh -c 'if [ -z "${ETPACK_XFS_DIR:-}" ]; then echo "skipped $ETPACK_XFS_SKIP"; else exec "$@" "$ETPACK_XFS_DIR" 1 5 '"$1"'; fi' \
+      sh nice scripts/bench_share.sh "$etpack" "$size"
+  }
+  xfs=$(xfs_run pack)
   echo "$xfs" | sed 's/^/   xfs: /' >&2
+  xfs_reflinked=$(xfs_run reflink)
+  echo "$xfs_reflinked" | sed 's/^/   xfs (reflinked variants): /' >&2
   rm -rf "$work/share"
-  # RUN share_s cp_s rss_kib out_bytes variant_bytes inputs_bytes new_disk_bytes
+  # RUN share_s cp_s rss_kib out_bytes variant_bytes inputs_bytes new_disk_bytes cat_s warm_s
   table() {
     grep -v '^ROUNDTRIP' <<<"$1" | awk -v fs="$2" '{
-      printf "| %s | %s | %.2f | %.2f | %.2fx | %.1f | %.1f | %.1f | %.3fx | %.1f |\n",
-        fs, $1, $2, $3, $3 / $2, $4 / 1024, $7 / 1048576, $5 / 1048576, $5 / $6, $8 / 1048576 }'
+      printf "| %s | %s | %.2f | %.2f | %.2fx | %.2f | %.2fx | %.2f | %.1f | %.1f | %.1f | %.3fx | %.1f |\n",
+        fs, $1, $2, $3, $3 / $2, $9, $9 / $2, $10, $4 / 1024, $7 / 1048576, $5 / 1048576, $5 / $6,
+        $8 / 1048576 }'
   }
   share_section=$(
     echo "## One copy of the weights for a family (\`share\` job)"
@@ -714,17 +722,24 @@ share_job() {
     echo "own (scripts/gen_family.py; \`pack --align 4096\`), then \`etpack share v1.pte ... v5.pte -o"
     echo "out --align 4096\` against \`cp -r out copy && sync\` of what it wrote, each on a cold page"
     echo "cache (scripts/bench_share.sh). speed = cp s / share s (above 1: share is faster than"
-    echo "copying its own output); output / variant = all of out/ against one input .pte; new disk ="
-    echo "\`df\` used after the share minus before (synced)."
+    echo "copying its own output); cat s = \`cat\` of the five inputs to /dev/null, cold (reading"
+    echo "every input once: the floor for a share that compares them byte for byte), and"
+    echo "vs cat = cat s / share s; warm s = the share again with the inputs in the page cache;"
+    echo "output / variant = all of out/ against one input .pte; new disk ="
+    echo "\`df\` used after the share minus before (synced). On XFS, \"variants packed\": each"
+    echo "packed from the checkpoint (whose tensors are not block-aligned, so no two variants share"
+    echo "a block); \"variants reflinked\": the first packed, each other one \`cp --reflink\` of it then"
+    echo "\`etpack update\` of its own constant (the variants share every other block)."
     echo
-    echo "| disk | run | share s | cp s of the output | speed vs cp | peak RSS MiB | inputs MiB | output MiB | output / variant | new disk MiB |"
-    echo "|---|---|---|---|---|---|---|---|---|---|"
+    echo "| disk | run | share s | cp s of the output | speed vs cp | cat s of the inputs | speed vs cat | warm share s | peak RSS MiB | inputs MiB | output MiB | output / variant | new disk MiB |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
     table "$disk" "$(df -T "$work" | awk 'NR == 2 {print $2}')"
     if [[ "$xfs" == skipped* ]]; then
       echo
       echo "XFS with reflink: not run: ${xfs#skipped }"
     else
-      table "$xfs" "xfs (reflink)"
+      table "$xfs" "xfs (reflink), variants packed"
+      table "$xfs_reflinked" "xfs (reflink), variants reflinked"
     fi
     echo
     echo "Then \`etpack verify\` of every thin program with the shared file, and the way back:"
@@ -732,6 +747,7 @@ share_job() {
     echo "original with the same options (variants identical / variants):"
     grep '^ROUNDTRIP' <<<"$disk" | awk '{ printf "%s / %s on the disk", $3, $2 }'
     grep '^ROUNDTRIP' <<<"$xfs" | awk '{ printf ", %s / %s on XFS", $3, $2 }'
+    grep '^ROUNDTRIP' <<<"$xfs_reflinked" | awk '{ printf ", %s / %s on XFS (reflinked variants)", $3, $2 }'
     echo "."
   )
 }

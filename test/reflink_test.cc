@@ -7,7 +7,11 @@
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -16,10 +20,12 @@
 #include <string>
 #include <vector>
 
+#include "etpack/input.h"
 #include "etpack/json.h"
 #include "etpack/output.h"
 #include "etpack/source.h"
 #include "etpack/writer.h"
+#include "plan/content_groups.h"
 #include "test_files.h"
 
 namespace etpack {
@@ -237,6 +243,85 @@ TEST_CASE("the commands share what they can and write the same bytes", "[xfs]") 
   CHECK(xfs.unbundled.shared >= size / kBlock * kBlock);
   // the first repack moves the demo's 16-aligned constants onto blocks
   CHECK(xfs.a.shared < xfs.a.written / 2);
+}
+
+// Where the bytes of [offset, offset + n) of `path` lie.
+PhysicalExtents ExtentsOfFile(const std::string& path, uint64_t offset, uint64_t n) {
+  Result<std::shared_ptr<const InputFile>> f = DefaultInputFs()->Open(path);
+  REQUIRE(f.ok());
+  return (*f)->Extents(offset, n);
+}
+
+// `to` as a copy of `from` that shares all its blocks (FICLONE).
+void Clone(const std::string& from, const std::string& to) {
+  const int src = ::open(from.c_str(), O_RDONLY | O_CLOEXEC);
+  const int dst = ::open(to.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  REQUIRE((src >= 0 && dst >= 0));
+  CHECK(::ioctl(dst, FICLONE, src) == 0);
+  ::close(src);
+  ::close(dst);
+}
+
+TEST_CASE("extents: a range's map is its own, another file's is not, a hole is unknown",
+          "[reflink]") {
+  CaseDir dir(false);
+  WriteFile(dir.File("a.bin"), PatternBytes(8 * kBlock, 1));
+  WriteFile(dir.File("b.bin"), PatternBytes(8 * kBlock, 1));
+  const PhysicalExtents a = ExtentsOfFile(dir.File("a.bin"), kBlock + 5, 3 * kBlock);
+  if (!a.known()) return;  // a file system without an extent map (tmpfs): nothing to check
+  uint64_t mapped = 0;
+  for (const auto& [physical, n] : a.runs) mapped += n;
+  CHECK(mapped == 3 * kBlock);
+  CHECK(ExtentsOfFile(dir.File("a.bin"), kBlock + 5, 3 * kBlock) == a);
+  CHECK_FALSE(ExtentsOfFile(dir.File("b.bin"), kBlock + 5, 3 * kBlock) == a);
+  CHECK_FALSE(ExtentsOfFile(dir.File("a.bin"), kBlock + 6, 3 * kBlock) == a);
+  CHECK_FALSE(ExtentsOfFile(dir.File("a.bin"), 7 * kBlock, 2 * kBlock).known());  // past the end
+  // A file with a hole in the middle.
+  {
+    const int fd = ::open(dir.File("sparse.bin").c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    REQUIRE(fd >= 0);
+    const std::vector<uint8_t> block = PatternBytes(kBlock, 2);
+    CHECK(::pwrite(fd, block.data(), kBlock, 0) == static_cast<ssize_t>(kBlock));
+    CHECK(::pwrite(fd, block.data(), kBlock, 64 * kBlock) == static_cast<ssize_t>(kBlock));
+    ::close(fd);
+  }
+  CHECK(ExtentsOfFile(dir.File("sparse.bin"), 0, kBlock).known());
+  CHECK_FALSE(ExtentsOfFile(dir.File("sparse.bin"), 0, 65 * kBlock).known());
+}
+
+TEST_CASE("items on shared blocks are grouped by their maps, unread", "[xfs]") {
+  CaseDir dir(true);
+  const uint64_t size = 512 * kBlock;  // 2 MiB: large enough to be mapped
+  std::vector<uint8_t> bytes = PatternBytes(size + kBlock, 3);
+  WriteFile(dir.File("a.bin"), bytes);
+  Clone(dir.File("a.bin"), dir.File("b.bin"));  // every block shared
+  bytes[size / 3] ^= 1;
+  WriteFile(dir.File("c.bin"), bytes);  // the same size, other bytes
+  Clone(dir.File("a.bin"), dir.File("d.bin"));
+  {
+    // d: one block rewritten with the same bytes, so its map differs from
+    // a's there: compared by reading.
+    const int fd = ::open(dir.File("d.bin").c_str(), O_WRONLY | O_CLOEXEC);
+    REQUIRE(fd >= 0);
+    const std::vector<uint8_t> same = PatternBytes(size + kBlock, 3);
+    CHECK(::pwrite(fd, same.data() + kBlock, kBlock, kBlock) == static_cast<ssize_t>(kBlock));
+    ::close(fd);
+  }
+  const PhysicalExtents a = ExtentsOfFile(dir.File("a.bin"), kBlock, size);
+  REQUIRE(a.known());
+  CHECK(ExtentsOfFile(dir.File("b.bin"), kBlock, size) == a);
+  CHECK_FALSE(ExtentsOfFile(dir.File("d.bin"), kBlock, size) == a);
+  std::vector<SourcePtr> sources;
+  for (const char* name : {"a.bin", "b.bin", "c.bin", "d.bin"}) {
+    Result<SourcePtr> s = FileSource(dir.File(name), kBlock, size);
+    REQUIRE(s.ok());
+    sources.push_back(*s);
+  }
+  Result<ContentGroups> g = GroupByContent(sources);
+  REQUIRE(g.ok());
+  CHECK(g->content_of == std::vector<size_t>{0, 0, 1, 0});
+  CHECK(g->bytes_by_extents == size);    // b
+  CHECK(g->bytes_compared == 3 * size);  // a, c and d read once each
 }
 
 }  // namespace

@@ -13,6 +13,8 @@
 #include <string>
 #include <utility>
 
+#include "core/extent_map.h"
+
 namespace etpack {
 namespace {
 
@@ -67,6 +69,10 @@ class PosixInputFile final : public InputFile {
       if (got >= 0) return static_cast<size_t>(got);
       if (errno != EINTR) return IoError("pread", errno);
     }
+  }
+
+  PhysicalExtents Extents(uint64_t offset, uint64_t n) const override {
+    return ExtentsOf(fd_, offset, n);
   }
 
  private:
@@ -168,6 +174,8 @@ class PosixInputFs final : public InputFs {
 };
 
 }  // namespace
+
+PhysicalExtents InputFile::Extents(uint64_t, uint64_t) const { return {}; }
 
 InputFileWrapper::InputFileWrapper(std::shared_ptr<const InputFile> target)
     : target_(std::move(target)) {}

@@ -62,6 +62,7 @@ class FileSourceImpl final : public Source {
       : file_(std::move(file)) {
     range_.path = std::move(path);
     range_.fd = file_->fd();
+    range_.file = file_.get();
     range_.offset = offset;
     range_.length = length;
   }

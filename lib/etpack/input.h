@@ -20,10 +20,26 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "etpack/status.h"
 
 namespace etpack {
+
+// Where a byte range of a file lies on its storage: two ranges with the
+// same known map (same device, same physical bytes in the same order) hold
+// the same bytes, so they can be told equal without reading them (files
+// that share extents: reflink copies on XFS or btrfs).
+struct PhysicalExtents {
+  uint64_t device = 0;
+  // (physical byte address, length) in file order, adjacent runs merged.
+  // Empty: unknown.
+  std::vector<std::pair<uint64_t, uint64_t>> runs;
+
+  bool known() const { return !runs.empty(); }
+  bool operator==(const PhysicalExtents& o) const { return device == o.device && runs == o.runs; }
+};
 
 // One open regular file. Thread-safe: Read and Size may run concurrently.
 class InputFile {
@@ -45,6 +61,13 @@ class InputFile {
   // means the file ends at `offset`. A failure is kIoError with the
   // system's reason; the caller adds the file's name and the offset.
   virtual Result<size_t> Read(uint64_t offset, void* dst, size_t n) const = 0;
+
+  // Where bytes [offset, offset + n) lie (n > 0), when the file system
+  // says and every one of them is in an allocated, written block of plain
+  // data (no hole, no delayed allocation, no inline, compressed or
+  // encrypted data); unknown otherwise. Advisory: never an error, and a
+  // caller that gets unknown reads the bytes. The default: unknown.
+  virtual PhysicalExtents Extents(uint64_t offset, uint64_t n) const;
 };
 
 class InputFs {
@@ -72,6 +95,9 @@ class InputFileWrapper : public InputFile {
   int fd() const override;
   Result<uint64_t> Size() const override;
   Result<size_t> Read(uint64_t offset, void* dst, size_t n) const override;
+  // Not forwarded: unknown, since a wrapper may change what Read() gives,
+  // and the bytes are then no longer where the target's blocks are. A
+  // wrapper that reads the target's bytes unchanged may forward it.
 
  private:
   std::shared_ptr<const InputFile> target_;

@@ -46,10 +46,11 @@
 // names them). The same inputs give the same bytes whatever their order;
 // the order only changes the order of the report's lists.
 //
-// Cost: planning reads what SharedAcrossFiles reads (samples, then hashes
-// and byte comparisons of the items whose samples match), the samples of
-// the contents given content keys, and nothing else; memory grows with the
-// number of items, never with their bytes. Writing streams every byte.
+// Cost: planning reads what SharedAcrossFiles reads (samples, then every
+// item whose size and sample another has once, unless it lies on the same
+// blocks as another), the samples of the contents given content keys, and
+// nothing else; memory grows with the number of items, never with their
+// bytes. Writing streams every byte.
 
 #ifndef ETPACK_SHARE_H_
 #define ETPACK_SHARE_H_

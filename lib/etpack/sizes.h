@@ -34,11 +34,12 @@
 // .bpte's first byte).
 //
 // Cost: SizesOf reads nothing beyond what PteFile/PtdFile/BpteFile::Open
-// read (headers and flatbuffers). SharedAcrossFiles reads data the way
-// PteOptions::dedup_constants compares constants: only items whose sizes
-// agree, three 4 KiB samples each, then whole XXH3-128 hashes and a byte
-// comparison in bounded chunks. Memory grows with the number of rows
-// (about 0.7 KB each), never with the bytes of an item.
+// read (headers and flatbuffers). SharedAcrossFiles reads only items whose
+// sizes agree, three 4 KiB samples each, then each item whose sample
+// another has once, all of them compared in lockstep in bounded chunks
+// (plan/content_groups.h), skipping items that lie on the same physical
+// blocks as another. Memory grows with the number of rows (about 0.7 KB
+// each), never with the bytes of an item.
 
 #ifndef ETPACK_SIZES_H_
 #define ETPACK_SIZES_H_
@@ -194,8 +195,8 @@ struct SharedOptions {
 };
 // Data items are the rows of kind constant, named_data, entry, delegate and
 // mutable (test data and the rest are not). Two items hold the same content
-// when their bytes are equal (ContentDedup: size, sample, XXH3-128, then a
-// byte comparison); an item of a tensor (constant, entry) is shared across
+// when their bytes are equal (size, sample, then the same physical blocks
+// or a byte comparison); an item of a tensor (constant, entry) is shared across
 // files only with items of the same tensor layout or none. `files` and
 // `reports` are parallel: reports[i] = SizesOf(*files[i]).
 // REQUIRES: the ArtifactFile behind reports[i] is files[i].

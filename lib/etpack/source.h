@@ -29,12 +29,17 @@
 
 namespace etpack {
 
+class InputFile;
+
 // A file descriptor range a source can hand to the kernel (copy_file_range).
 struct FileRange {
   int fd = -1;          // open for reading; valid while the source lives
   uint64_t offset = 0;  // bytes from the start of the file
   uint64_t length = 0;
   std::string path;  // the file's name, as it was opened (for messages)
+  // The file it reads through (for where the range lies: its Extents());
+  // valid while the source lives. Null when none.
+  const InputFile* file = nullptr;
 };
 
 class Source {

@@ -17,7 +17,7 @@
 #include "etpack/inspect.h"
 #include "etpack/nfat.h"
 #include "integrity/table.h"
-#include "plan/content_dedup.h"
+#include "plan/content_groups.h"
 #include "program_etpack_generated.h"
 
 namespace etpack {
@@ -533,25 +533,33 @@ Result<SharedReport> SharedAcrossFiles(const std::vector<const ArtifactFile*>& f
                            std::to_string(reports.size()) + " reports");
   }
   SharedReport out;
-  ContentDedup dedup;
+  // Every data row, and its bytes: all compared at once (content_groups.h),
+  // so that an item held by k files is read once, not once per match.
+  std::vector<std::pair<uint32_t, size_t>> data_rows;
+  std::vector<SourcePtr> sources;
+  for (uint32_t f = 0; f < files.size(); ++f) {
+    out.files.push_back(reports[f].file);
+    const std::vector<SizeRow>& rows = reports[f].rows;
+    for (size_t i = 0; i < rows.size(); ++i) {
+      if (!IsData(rows[i].kind)) continue;
+      data_rows.push_back({f, i});
+      sources.push_back(files[f]->RangeSource(rows[i].offset, rows[i].size));
+    }
+  }
+  ETPACK_ASSIGN_OR_RETURN(const ContentGroups contents, GroupByContent(sources));
   // Every data row by content: (file, row).
   std::vector<std::vector<std::pair<uint32_t, size_t>>> holders;
   // Keys by (file, content, layout): a key meaning two things is a conflict.
   // Per meaning also whether a .ptd entry holds it.
   std::map<std::string, std::set<std::tuple<uint32_t, size_t, std::string, bool>>> meanings;
-  for (uint32_t f = 0; f < files.size(); ++f) {
-    out.files.push_back(reports[f].file);
-    const std::vector<SizeRow>& rows = reports[f].rows;
-    for (size_t i = 0; i < rows.size(); ++i) {
-      const SizeRow& r = rows[i];
-      if (!IsData(r.kind)) continue;
-      Result<size_t> id = dedup.Add(files[f]->RangeSource(r.offset, r.size));
-      if (!id.ok()) return id.status().WithContext(reports[f].file);
-      if (*id >= holders.size()) holders.resize(*id + 1);
-      holders[*id].push_back({f, i});
-      if (!r.key.empty() && (r.kind == SizeKind::kNamedData || r.kind == SizeKind::kEntry)) {
-        meanings[r.key].insert({f, *id, LayoutText(r.tensor_layout), r.kind == SizeKind::kEntry});
-      }
+  for (size_t d = 0; d < data_rows.size(); ++d) {
+    const auto [f, i] = data_rows[d];
+    const SizeRow& r = reports[f].rows[i];
+    const size_t id = contents.content_of[d];
+    if (id >= holders.size()) holders.resize(id + 1);
+    holders[id].push_back({f, i});
+    if (!r.key.empty() && (r.kind == SizeKind::kNamedData || r.kind == SizeKind::kEntry)) {
+      meanings[r.key].insert({f, id, LayoutText(r.tensor_layout), r.kind == SizeKind::kEntry});
     }
   }
   std::set<std::string> conflicting;
