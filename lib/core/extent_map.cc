@@ -7,8 +7,10 @@
 
 #include <linux/fiemap.h>
 #include <linux/fs.h>
+#include <linux/magic.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -30,12 +32,32 @@ constexpr uint32_t kNotPlain = FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DELALLOC |
                                FIEMAP_EXTENT_NOT_ALIGNED | FIEMAP_EXTENT_DATA_INLINE |
                                FIEMAP_EXTENT_DATA_TAIL | FIEMAP_EXTENT_UNWRITTEN;
 
+// Whether equal (device, physical block) means the same stored bytes on the
+// file system holding `fd`. Only where blocks are shared between files at
+// all (XFS, btrfs) is the shortcut worth anything, and only there is it
+// trusted: other file systems answer FIEMAP in ways that make two files'
+// maps look alike (SMB reports physical = logical; an overlay may give files
+// of two lower file systems one st_dev), and an XFS file on the realtime
+// device has block numbers of another device under the same st_dev.
+bool BlocksIdentifyBytes(int fd) {
+  struct statfs fs;
+  if (::fstatfs(fd, &fs) != 0) return false;
+  const auto type = static_cast<unsigned long>(fs.f_type);
+  if (type == BTRFS_SUPER_MAGIC) return true;
+  if (type != XFS_SUPER_MAGIC) return false;
+  struct fsxattr attr {};
+  return ::ioctl(fd, FS_IOC_FSGETXATTR, &attr) == 0 && (attr.fsx_xflags & FS_XFLAG_REALTIME) == 0;
+}
+
 }  // namespace
 
 PhysicalExtents ExtentsOf(int fd, uint64_t offset, uint64_t n) {
   PhysicalExtents out;
   struct stat st;
-  if (n == 0 || offset + n < offset || ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return out;
+  if (n == 0 || offset + n < offset || ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+      !BlocksIdentifyBytes(fd)) {
+    return out;
+  }
   const size_t bytes = sizeof(struct fiemap) + kBatch * sizeof(struct fiemap_extent);
   std::unique_ptr<struct fiemap, void (*)(void*)> map(
       static_cast<struct fiemap*>(std::calloc(1, bytes)), std::free);

@@ -12,7 +12,9 @@
 namespace etpack {
 
 // The physical runs of bytes [offset, offset + n) of the regular file open
-// as `fd`, or unknown (empty runs) when the file system has no extent map,
+// as `fd`, or unknown (empty runs) when the file system is not one whose
+// block numbers identify stored bytes across files (only XFS, outside its
+// realtime device, and btrfs are trusted), has no extent map,
 // when any byte of the range is in a hole, past the end, in a block not yet
 // allocated or written, or in data the file system stores transformed
 // (inline, compressed, encrypted), or when the map is very fragmented.
