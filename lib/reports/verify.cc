@@ -143,12 +143,14 @@ class Checker {
   }
 
  private:
-  // `path` as Detect() opened it (every path is detected first).
+  // `path` as Detect() opened it (every path is detected first), or
+  // opened again when it was already handed to a reader.
   template <typename File>
   Result<std::unique_ptr<File>> Open(const std::string& path) {
-    auto it = opened_.find(path);
-    if (it == opened_.end()) return File::Open(path, options_.env);
-    return File::Open(path, it->second);
+    // Handed over, not kept: once its reader holds it, the map need not.
+    auto node = opened_.extract(path);
+    if (node.empty()) return File::Open(path, options_.env);
+    return File::Open(path, node.mapped());
   }
 
   static VerifiedFile Of(const std::string& path, ArtifactKind kind, uint64_t size) {
