@@ -45,10 +45,14 @@ Status FeedSample(const Source& source, RunningHash& hash) {
   return Status::OK();
 }
 
-Result<ContentDedup::Digest> ContentDedup::SampleOf(const Source& source) {
+Result<std::vector<uint8_t>> SampleDigest(const Source& source) {
   ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<RunningHash> h, NewRunningHash(HashKind::kXxh3_128));
   ETPACK_RETURN_IF_ERROR(FeedSample(source, *h));
-  const std::vector<uint8_t> digest = h->Finish();
+  return h->Finish();
+}
+
+Result<ContentDedup::Digest> ContentDedup::SampleOf(const Source& source) {
+  ETPACK_ASSIGN_OR_RETURN(const std::vector<uint8_t> digest, SampleDigest(source));
   return Digest{Word(digest, 0), Word(digest, 8)};
 }
 

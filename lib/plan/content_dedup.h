@@ -49,6 +49,9 @@ namespace etpack {
 // what `share` makes content keys from (etpack/share.h).
 Status FeedSample(const Source& source, RunningHash& hash);
 
+// The XXH3-128 digest (16 bytes) of `source`'s sample (FeedSample).
+Result<std::vector<uint8_t>> SampleDigest(const Source& source);
+
 class ContentDedup {
  public:
   // The id of `source`'s content: ids are dense (0, 1, ... in order of

@@ -29,12 +29,6 @@ Result<std::vector<uint8_t>> Digest(const uint8_t* bytes, size_t n, HashKind kin
   return h->Finish();
 }
 
-Result<std::vector<uint8_t>> SampleOf(const Source& source) {
-  ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<RunningHash> h, NewRunningHash(HashKind::kXxh3_128));
-  ETPACK_RETURN_IF_ERROR(FeedSample(source, *h));
-  return h->Finish();
-}
-
 class Grouper {
  public:
   explicit Grouper(const std::vector<SourcePtr>& sources)
@@ -123,7 +117,7 @@ class Grouper {
     std::map<std::vector<uint8_t>, size_t> group_of;
     std::vector<std::vector<size_t>> groups;
     for (const size_t i : items) {
-      Result<std::vector<uint8_t>> sample = SampleOf(*sources_[i]);
+      Result<std::vector<uint8_t>> sample = SampleDigest(*sources_[i]);
       if (!sample.ok()) return sample.status();
       auto [it, fresh] = group_of.emplace(std::move(sample).value(), groups.size());
       if (fresh) groups.emplace_back();
