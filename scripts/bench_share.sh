@@ -26,7 +26,7 @@
 # byte-identical to `repack` of its original (same layout options), printing
 #   ROUNDTRIP variants identical
 set -euo pipefail
-[ $# -ge 3 ] || { echo "usage: $0 ETPACK SIZE DIR [RUNS] [VARIANTS]" >&2; exit 2; }
+[ $# -ge 3 ] || { echo "usage: $0 ETPACK SIZE DIR [RUNS] [VARIANTS] [MADE: pack or reflink]" >&2; exit 2; }
 etpack=$1 size=$2 d=$3 runs=${4:-3} variants=${5:-5} made=${6:-pack}
 here=$(cd "$(dirname "$0")" && pwd)
 

@@ -113,7 +113,7 @@ bool StartsWith(const std::string& s, const std::string& prefix) {
 // files: each destination is then the old file, byte for byte (or still
 // absent), or the new file, complete and accepted by `verify`, and nothing
 // else is in the folder. The one name a kill can leave is documented
-// (posix_output.cc): between linking an output under a hidden name and
+// (posix_temp_file.cc): between linking an output under a hidden name and
 // renaming it over an existing file, a SIGKILL leaves the complete new file
 // as ".NAME.etpack-linked-XXXXXX", removed by a later write to NAME.
 TEST_CASE("writing commands killed at random moments leave each destination old or new") {

@@ -50,7 +50,7 @@ using CancelFn = std::function<bool()>;
 
 // An output is two interfaces that one object implements, so each user
 // sees only its own part: the writer's byte loop a WritableOutput, Publish()
-// (and the checks before writing that a unit is sound) a PublishableOutput.
+// (and the check that no output is one of the plan's inputs) a PublishableOutput.
 // OutputFile is the object that is both, as OutputFs::Create() makes it.
 
 // The writing part: what placing bytes needs (as LevelDB's WritableFile).

@@ -34,7 +34,7 @@ class ExtentSharing {
   ExtentSharing(const PosixTempFile& file, OutputWindow& window, const OutputOptions& options,
                 PosixCalls* calls);
 
-  // OutputFile::ReserveClone (etpack/output.h) of the still empty file:
+  // WritableOutput::ReserveClone (etpack/output.h) of the still empty file:
   // true once every extent of the whole regular file `source` reads is
   // shared; false, changing nothing, where that cannot be done.
   Result<bool> CloneWhole(const Source& source);

@@ -54,7 +54,7 @@ class PosixTempFile {
   // `offset` of the temporary.
   Status WriteError(const std::string& call, uint64_t offset, uint64_t n, int err) const;
 
-  // OutputFile::Replaces and ReplaceOnly (etpack/output.h).
+  // PublishableOutput::Replaces and ReplaceOnly (etpack/output.h).
   bool Replaces(int fd) const;
   Status ReplaceOnly(int fd);
 

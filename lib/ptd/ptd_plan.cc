@@ -93,7 +93,7 @@ Status CheckFlatbufferFits(const PtdInput& input, const std::vector<size_t>& sel
 }
 
 // The FlatTensor laid out byte for byte as the schema-driven builder
-// (flatbuffer/table_builder.cc) would: a table's strings, vectors and subtables
+// (flatbuffer/table_builder_inl.h) would: a table's strings, vectors and subtables
 // first in field order, then its scalars in field order, then its offsets.
 // (The generated Create* functions add fields by size instead.)
 std::vector<uint8_t> BuildFlatTensor(const std::vector<PlannedEntry>& entries,
