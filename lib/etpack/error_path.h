@@ -44,8 +44,8 @@ class ErrorPath {
   // index on the path for the life of the object.
   class Push {
    public:
-    Push(ErrorPath& p, std::string_view name) : p_(p) { p.frames_.emplace_back(name, kName); }
-    Push(ErrorPath& p, size_t index) : p_(p) { p.frames_.emplace_back(std::string_view(), index); }
+    Push(ErrorPath& p, std::string_view name) : p_(p) { p.Add(name.data(), name.size(), kName); }
+    Push(ErrorPath& p, size_t index) : p_(p) { p.Add(nullptr, 0, index); }
     ~Push() { p_.frames_.pop_back(); }
     Push(const Push&) = delete;
     Push& operator=(const Push&) = delete;
@@ -57,11 +57,11 @@ class ErrorPath {
   // The root, then ".name" for each field and "[i]" for each index.
   std::string Text() const {
     std::string text = root_;
-    for (const auto& [name, index] : frames_) {
-      if (index == kName) {
-        AppendPathName(text, name);
+    for (const Frame& f : frames_) {
+      if (f.index == kName) {
+        AppendPathName(text, std::string_view(f.name, f.name_size));
       } else {
-        AppendPathIndex(text, index);
+        AppendPathIndex(text, f.index);
       }
     }
     return text;
@@ -69,8 +69,22 @@ class ErrorPath {
 
  private:
   static constexpr size_t kName = SIZE_MAX;  // a frame that is a field
+  // Three words stored one by one: a walk pushes one per field it enters,
+  // and a string_view copied as one 16-byte unit right after it was
+  // stored as two words stalls the store buffer on every push.
+  struct Frame {
+    const char* name;
+    size_t name_size;
+    size_t index;
+  };
+  void Add(const char* name, size_t name_size, size_t index) {
+    Frame& f = frames_.emplace_back();
+    f.name = name;
+    f.name_size = name_size;
+    f.index = index;
+  }
   std::string root_;
-  std::vector<std::pair<std::string_view, size_t>> frames_;
+  std::vector<Frame> frames_;
 };
 
 }  // namespace etpack

@@ -23,7 +23,8 @@
 //                  default is stored as absent, as flatbuffers does
 //
 // Lifetime: every Object a reader hands out stays valid until the reader is
-// destroyed (a reader keeps what it made alive); the library never frees one.
+// destroyed (a reader keeps what it made alive) or the library releases it
+// (ReleaseTo); the library never frees one.
 // A reader is used by one thread at a time; the calls need whatever the
 // object model needs (for Python, the GIL).
 
@@ -67,6 +68,15 @@ class ObjectReader {
   // of the object model itself (an exception raised by a property) is a
   // non-OK status; the library passes it on unchanged.
   virtual Status Get(Object object, Key key, Object* value, bool* found) = 0;
+
+  // A mark of what has been handed out so far. ReleaseTo(mark) says the
+  // library is done with everything handed out since (Get's values,
+  // ItemsOf's items, BytesOf's bytes): a reader that keeps what it hands out
+  // may let it go then, while it is still in the cache, instead of all at
+  // its end. The library releases a table's fields once it has built the
+  // table; marks are released last made, first.
+  virtual size_t Mark() { return 0; }
+  virtual void ReleaseTo(size_t mark) { (void)mark; }
 
   // What `object` is. kOther: none of the others (a table, a union member).
   virtual Kind KindOf(Object object) = 0;

@@ -52,11 +52,15 @@ class ObjectInput final : public TableInput {
     if (table == nullptr || reader_.KindOf(table) != ObjectReader::Kind::kOther) {
       return WrongType(table, std::string(d_.objects[static_cast<size_t>(obj_index)].name));
     }
-    ++depth_;
+    marks_.push_back(reader_.Mark());
     return Status::OK();
   }
 
-  void End(int) override { --depth_; }
+  // The table is built: what its fields handed out is not needed again.
+  void End(int) override {
+    reader_.ReleaseTo(marks_.back());
+    marks_.pop_back();
+  }
 
   Result<bool> Scalar(int obj_index, const FieldInfo& f, size_t id, Node table,
                       uint64_t* bits) override {
@@ -172,7 +176,7 @@ class ObjectInput final : public TableInput {
   // missing attribute is an error naming the object's class and the type
   // expected. A field of the root that is skipped is none.
   Result<Object> Attribute(Object o, int obj_index, size_t id) {
-    if (depth_ == 1 && skip_root_[id]) return Object{nullptr};
+    if (marks_.size() == 1 && skip_root_[id]) return Object{nullptr};
     const ObjectInfo& obj = d_.objects[static_cast<size_t>(obj_index)];
     std::vector<ObjectReader::Key>& keys = keys_[static_cast<size_t>(obj_index)];
     if (keys.empty()) keys.assign(obj.fields.size(), nullptr);
@@ -241,7 +245,8 @@ class ObjectInput final : public TableInput {
   // Each field's key, by object and field id (made on first use).
   std::vector<std::vector<ObjectReader::Key>> keys_;
   std::vector<bool> skip_root_;  // by field id of the root table
-  int depth_ = 0;                // tables begun and not ended: 1 is the root
+  // The reader's mark at each table begun and not ended: one is the root.
+  std::vector<size_t> marks_;
 };
 
 }  // namespace

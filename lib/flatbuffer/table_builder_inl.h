@@ -96,7 +96,9 @@ Result<uoffset_t> TableBuilder::WalkUnion(In& in, int obj_index, const FieldInfo
   TableInput::Value v;
   ETPACK_RETURN_IF_ERROR(in.Union(obj_index, f, id, table, &code, &v));
   // The type is a scalar of the table, written with the others.
-  scalars_.push_back({&obj.fields[static_cast<size_t>(f.union_type_id)], code});
+  PendingScalar& type = scalars_.emplace_back();  // field by field: see WalkTable
+  type.field = &obj.fields[static_cast<size_t>(f.union_type_id)];
+  type.bits = code;
   Push p(*this, f.name);
   int member = -1;
   if (v.kind == TableInput::Value::Kind::kNode) {

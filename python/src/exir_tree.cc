@@ -37,15 +37,14 @@ PyObject* Py(ObjectReader::Object o) {
 
 // Python objects as the library reads a program from them
 // (etpack/object_reader.h). Everything it hands out stays referenced until
-// it is destroyed, so no Python code run by an attribute read can free an
-// object the library still walks. A Python exception other than a missing
-// attribute is kept and raised again by Check().
+// it is destroyed or the library releases it, so no Python code run by an
+// attribute read can free an object the library still walks. A Python exception other than a
+// missing attribute is kept and raised again by Check().
 class PyObjectReader final : public ObjectReader {
  public:
   explicit PyObjectReader(python::Items& items) : items_(items) {}
   ~PyObjectReader() override {
-    for (Py_buffer& view : views_) PyBuffer_Release(&view);
-    for (PyObject* o : held_) Py_DECREF(o);
+    ReleaseTo(0);
     for (PyObject* k : keys_) Py_DECREF(k);
   }
   PyObjectReader(const PyObjectReader&) = delete;
@@ -89,6 +88,21 @@ class PyObjectReader final : public ObjectReader {
     *found = true;
     if (v != Py_None) *value = v;
     return Status::OK();
+  }
+
+  // A table's fields are dropped when it is built, while they are cached;
+  // dropping a million objects at the end would miss the cache on each.
+  size_t Mark() override { return held_.size(); }
+  void ReleaseTo(size_t mark) override {
+    while (!snapshots_.empty() && snapshots_.back().first >= mark) snapshots_.pop_back();
+    while (!views_.empty() && views_.back().first >= mark) {
+      PyBuffer_Release(&views_.back().second);
+      views_.pop_back();
+    }
+    while (held_.size() > mark) {
+      Py_DECREF(held_.back());
+      held_.pop_back();
+    }
   }
 
   Kind KindOf(Object object) override {
@@ -179,9 +193,10 @@ class PyObjectReader final : public ObjectReader {
     // A snapshot, with None as nullptr.
     PyObject* tuple = PySequence_Tuple(l);
     if (tuple == nullptr) return Pending();
-    held_.push_back(tuple);
     const Py_ssize_t n = PyTuple_GET_SIZE(tuple);
-    std::vector<Object>& copy = snapshots_.emplace_back(static_cast<size_t>(n));
+    std::vector<Object>& copy =
+        snapshots_.emplace_back(held_.size(), std::vector<Object>(static_cast<size_t>(n))).second;
+    held_.push_back(tuple);
     for (Py_ssize_t k = 0; k < n; ++k) {
       PyObject* item = PyTuple_GET_ITEM(tuple, k);
       copy[static_cast<size_t>(k)] = item == Py_None ? nullptr : item;
@@ -198,7 +213,7 @@ class PyObjectReader final : public ObjectReader {
       return WrongType("a " + std::string(ClassName(object)) +
                        " whose buffer is not C-contiguous bytes");
     }
-    views_.push_back(view);
+    views_.emplace_back(held_.size(), view);
     *data = static_cast<const uint8_t*>(view.buf);
     *size = static_cast<size_t>(view.len);
     return Status::OK();
@@ -255,8 +270,9 @@ class PyObjectReader final : public ObjectReader {
   python::Items& items_;
   std::vector<PyObject*> keys_;
   std::deque<PyObject*> held_;
-  std::deque<std::vector<Object>> snapshots_;
-  std::deque<Py_buffer> views_;
+  // Each with the size of held_ when it was made (the mark it goes with).
+  std::deque<std::pair<size_t, std::vector<Object>>> snapshots_;
+  std::deque<std::pair<size_t, Py_buffer>> views_;
   std::optional<py::error_already_set> exception_;
   bool type_error_ = false;
 };
