@@ -1,7 +1,9 @@
 #include "write.h"
 
+#include <time.h>
+
 #include <atomic>
-#include <chrono>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -14,19 +16,32 @@ namespace py = pybind11;
 
 namespace etpack::python {
 
+namespace {
+
+// Milliseconds of CLOCK_MONOTONIC_COARSE: a read of what the kernel last
+// stored (a few ns), where steady_clock reads the time stamp counter (about
+// 25 ns). The cancel callback reads it after every item written, and a
+// 100 ms poll needs no better than its few milliseconds.
+int64_t CoarseMilliseconds() {
+  timespec t;
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &t);
+  return int64_t{t.tv_sec} * 1000 + t.tv_nsec / 1000000;
+}
+
+}  // namespace
+
 void RunCancellable(const std::function<Status(const ProgressFn&, const CancelFn&)>& work,
                     py::handle progress) {
-  using Clock = std::chrono::steady_clock;
   // How often, at most, the cancel callback takes the GIL to look for a
   // signal: it is asked after every item written, which may be every few
   // bytes, and inside lock waits, where it is the only way out. Each look
   // may wait a switch interval (5 ms) for a busy Python thread, so a few
   // looks a second: a Ctrl-C stops within a tenth of a second, and the
   // writing thread never spends more than a few percent waiting.
-  constexpr auto kSignalPoll = std::chrono::milliseconds(100);
+  constexpr int64_t kSignalPollMs = 100;
   std::atomic<bool> cancelled{false};
   std::optional<py::error_already_set> raised;
-  Clock::time_point polled = Clock::now();
+  int64_t polled = CoarseMilliseconds();
   // Takes the GIL and calls `f`; an exception it raises cancels.
   auto with_gil = [&](const std::function<void()>& f) {
     py::gil_scoped_acquire gil;
@@ -51,9 +66,9 @@ void RunCancellable(const std::function<Status(const ProgressFn&, const CancelFn
   // A signal is looked for here too, so a wait for a lock (which reports no
   // progress) stops at Ctrl-C.
   CancelFn cancel = [&] {
-    if (!cancelled && Clock::now() - polled >= kSignalPoll) {
+    if (!cancelled && CoarseMilliseconds() - polled >= kSignalPollMs) {
       with_gil([] {});
-      polled = Clock::now();
+      polled = CoarseMilliseconds();
     }
     return cancelled.load();
   };
