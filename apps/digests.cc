@@ -5,11 +5,8 @@
 #include <utility>
 #include <vector>
 
-#include "etpack/bpte_file.h"
-#include "etpack/inspect.h"
+#include "etpack/artifact_kind.h"
 #include "etpack/integrity.h"
-#include "etpack/ptd_file.h"
-#include "etpack/pte_file.h"
 
 namespace etpack::cli {
 namespace {
@@ -21,34 +18,35 @@ struct Named {
   std::vector<std::pair<std::string, size_t>> keys;  // key, index into parts
 };
 
-Result<Named> NamesOf(const std::string& path, std::vector<ArtifactPart>* parts_out,
-                      std::unique_ptr<ArtifactFile>* file_out) {
-  SourcePtr opened;
-  ETPACK_ASSIGN_OR_RETURN(ArtifactKind kind, DetectArtifactKind(path, {}, &opened));
+Named NamesOf(const OpenedArtifact& file, std::vector<ArtifactPart>* parts_out) {
   Named n;
   std::vector<ArtifactPart> parts;
-  if (kind == ArtifactKind::kPte) {
-    ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PteFile> f, PteFile::Open(path, opened));
-    parts = PartsOf(*f);
-    for (const PteNamedData& d : f->named_data()) n.keys.push_back({d.key, d.segment_index + 1});
-    if (file_out) *file_out = std::move(f);
-  } else if (kind == ArtifactKind::kPtd) {
-    ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PtdFile> f, PtdFile::Open(path, opened));
-    parts = PartsOf(*f);
-    for (const PtdFile::Entry& e : f->entries()) n.keys.push_back({e.key, e.segment_index + 1});
-    if (file_out) *file_out = std::move(f);
-  } else {
-    ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<BpteFile> f, BpteFile::Open(path, opened));
-    // The embedded program's parts, at their place in the .bpte.
-    parts = PartsOf(f->program());
-    for (ArtifactPart& p : parts) {
-      p.name = "program " + p.name;
-      p.offset += f->program_offset();
+  switch (file.kind) {
+    case ArtifactKind::kPte:
+      parts = PartsOf(*file.pte);
+      for (const PteNamedData& d : file.pte->named_data()) {
+        n.keys.push_back({d.key, d.segment_index + 1});
+      }
+      break;
+    case ArtifactKind::kPtd:
+      parts = PartsOf(*file.ptd);
+      for (const PtdFile::Entry& e : file.ptd->entries()) {
+        n.keys.push_back({e.key, e.segment_index + 1});
+      }
+      break;
+    case ArtifactKind::kBpte: {
+      const BpteFile& f = *file.bpte;
+      // The embedded program's parts, at their place in the .bpte.
+      parts = PartsOf(f.program());
+      for (ArtifactPart& p : parts) {
+        p.name = "program " + p.name;
+        p.offset += f.program_offset();
+      }
+      for (const PteNamedData& d : f.program().named_data()) {
+        n.keys.push_back({d.key, d.segment_index + 1});
+      }
+      break;
     }
-    for (const PteNamedData& d : f->program().named_data()) {
-      n.keys.push_back({d.key, d.segment_index + 1});
-    }
-    if (file_out) *file_out = std::move(f);
   }
   for (const ArtifactPart& p : parts) n.parts.push_back(p.name);
   if (parts_out) *parts_out = std::move(parts);
@@ -86,12 +84,13 @@ void PrintWrittenDigests(const ArtifactFiles& files, const std::vector<ArtifactS
     // were hashed on their way in.
     // A .bpte's plan has the .bpte's own segments, not its program's.
     Named n;
-    Result<ArtifactKind> kind = DetectArtifactKind(path);
-    Result<Named> r = kind.ok() && *kind != ArtifactKind::kBpte ? NamesOf(path, nullptr, nullptr)
-                                                                : Result<Named>(Named{});
-    if (r.ok() && !r->parts.empty()) {
-      n = std::move(*r);
-    } else {
+    SourcePtr file;
+    Result<ArtifactKind> kind = DetectArtifactKind(path, {}, &file);
+    if (kind.ok() && *kind != ArtifactKind::kBpte) {
+      Result<OpenedArtifact> opened = OpenArtifact(*kind, path, std::move(file));
+      if (opened.ok()) n = NamesOf(*opened, nullptr);  // parts: at least the head
+    }
+    if (n.parts.empty()) {
       n.parts.push_back("head");
       for (size_t j = 0; j < digests[i].segments.size(); ++j) {
         n.parts.push_back("segment " + std::to_string(j));
@@ -104,10 +103,10 @@ void PrintWrittenDigests(const ArtifactFiles& files, const std::vector<ArtifactS
 }
 
 Status PrintFileDigests(const std::string& path) {
+  ETPACK_ASSIGN_OR_RETURN(const OpenedArtifact file, OpenArtifact(path));
   std::vector<ArtifactPart> parts;
-  std::unique_ptr<ArtifactFile> file;
-  ETPACK_ASSIGN_OR_RETURN(Named n, NamesOf(path, &parts, &file));
-  ETPACK_ASSIGN_OR_RETURN(std::vector<std::string> hex, Sha256OfParts(*file, parts));
+  const Named n = NamesOf(file, &parts);
+  ETPACK_ASSIGN_OR_RETURN(std::vector<std::string> hex, Sha256OfParts(file.file(), parts));
   Print(n, hex, "");
   return Status::OK();
 }

@@ -10,7 +10,9 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "etpack/bpte_file.h"
@@ -122,6 +124,49 @@ TEST_CASE("malformed bytes are kCorrupt, from a file and from memory") {
     const Aligned mem(good);
     CHECK(o.from_memory("mem", mem.data(), good.size()).ok());
   }
+}
+
+TEST_CASE("OpenArtifact opens each kind as its reader; no artifact is kCorrupt") {
+  const std::vector<std::pair<std::string, ArtifactKind>> goldens = {
+      {"pte_constants.pte", ArtifactKind::kPte},
+      {"ptd_basic.ptd", ArtifactKind::kPtd},
+      {"bpte_basic.bpte", ArtifactKind::kBpte}};
+  for (const auto& [name, kind] : goldens) {
+    INFO(name);
+    Result<OpenedArtifact> a = OpenArtifact(Golden(name));
+    INFO(a.status().ToString());
+    REQUIRE(a.ok());
+    CHECK(a->kind == kind);
+    CHECK((a->pte != nullptr) == (kind == ArtifactKind::kPte));
+    CHECK((a->ptd != nullptr) == (kind == ArtifactKind::kPtd));
+    CHECK((a->bpte != nullptr) == (kind == ArtifactKind::kBpte));
+    CHECK(a->file().name() == Golden(name));
+    CHECK(a->file().size() == ReadFile(Golden(name)).size());
+  }
+  // Opened as a kind it is not: the reader of that kind refuses it.
+  Result<SourcePtr> pte = FileSource(Golden("pte_constants.pte"));
+  REQUIRE(pte.ok());
+  CHECK(OpenArtifact(ArtifactKind::kPtd, "x.pte", *pte).status().code() == Code::kCorrupt);
+
+  TempDir dir;
+  const std::string short_file = dir.File("short");
+  const std::string other = dir.File("other");
+  testing::WriteFile(short_file, std::vector<uint8_t>{1, 2, 3});
+  testing::WriteFile(other, std::vector<uint8_t>(64, 'x'));
+  for (const std::string& path : {short_file, other}) {
+    INFO(path);
+    const Status s = OpenArtifact(path).status();
+    CHECK(s.code() == Code::kCorrupt);
+    CHECK(s.message().rfind(path + ": ", 0) == 0);
+    Result<SourcePtr> file = FileSource(path);
+    REQUIRE(file.ok());
+    Result<std::optional<ArtifactKind>> none = ArtifactKindOrNone(path, **file);
+    REQUIRE(none.ok());
+    CHECK(!none->has_value());
+  }
+  CHECK_THAT(OpenArtifact(other).status().message(),
+             Catch::Contains("'xxxx' at bytes 4..7 is none of ET12"));
+  CHECK(OpenArtifact(dir.File("nope")).status().code() == Code::kNotFound);
 }
 
 TEST_CASE("memory that is not 16-byte aligned is kInvalidArgument") {

@@ -2,6 +2,7 @@
 // is read to apply them, and the errors.
 #include <catch2/catch.hpp>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -9,6 +10,7 @@
 
 #include "plan/content_dedup.h"
 #include "plan/named_store.h"
+#include "plan/same_source.h"
 #include "test_files.h"
 #include "test_programs.h"
 
@@ -90,6 +92,26 @@ TEST_CASE("ContentDedup: one range of one file named twice is one content, unrea
   CHECK(*d.Add(*b) == 0);
   CHECK(*d.Add(*c) == 1);  // same size, other bytes: hashed and told apart
   CHECK(d.contents() == 2);
+}
+
+TEST_CASE("SameSourceIndex: the same object or the same file range is an earlier item") {
+  testing::TempDir dir;
+  testing::WriteFile(dir.File("w.bin"), testing::PatternBytes(4096, 1));
+  Result<SourcePtr> a = FileSource(dir.File("w.bin"), 0, 1024);
+  Result<SourcePtr> b = FileSource(dir.File("w.bin"), 0, 1024);  // another object
+  Result<SourcePtr> c = FileSource(dir.File("w.bin"), 0, 1023);  // another range
+  REQUIRE((a.ok() && b.ok() && c.ok()));
+  const SourcePtr m = Pattern(1024, 1);  // no file range
+  const SourcePtr n = Pattern(1024, 1);  // equal bytes, another object
+  SameSourceIndex index;
+  CHECK(!index.FindOrAdd(**a, 0).has_value());
+  CHECK(index.FindOrAdd(**a, 1) == std::optional<size_t>(0));
+  CHECK(index.FindOrAdd(**b, 2) == std::optional<size_t>(0));
+  CHECK(index.FindOrAdd(**b, 3) == std::optional<size_t>(0));
+  CHECK(!index.FindOrAdd(**c, 4).has_value());
+  CHECK(!index.FindOrAdd(*m, 5).has_value());
+  CHECK(index.FindOrAdd(*m, 6) == std::optional<size_t>(5));
+  CHECK(!index.FindOrAdd(*n, 7).has_value());  // equal bytes are for reading to find
 }
 
 TEST_CASE("ContentDedup: read errors are returned") {

@@ -154,6 +154,18 @@ class PlacedFs final : public InputFs {
 
 }  // namespace
 
+TEST_CASE("GroupByContent: one object or one file range named twice is equal unread") {
+  TempDir dir;
+  WriteFile(dir.File("w.bin"), PatternBytes(8192, 3));
+  Result<SourcePtr> a = FileSource(dir.File("w.bin"), 0, 4096);
+  Result<SourcePtr> b = FileSource(dir.File("w.bin"), 0, 4096);  // another object
+  REQUIRE((a.ok() && b.ok()));
+  Result<ContentGroups> g = GroupByContent({*a, *b, *a, *b});
+  REQUIRE(g.ok());
+  CHECK(g->content_of == std::vector<size_t>{0, 0, 0, 0});
+  CHECK(g->bytes_compared == 0);
+}
+
 TEST_CASE("GroupByContent: ranges on the same physical blocks are equal unread") {
   constexpr size_t kSize = 3 << 20;
   const std::vector<uint8_t> w = PatternBytes(kSize, 9);

@@ -4,13 +4,12 @@
 #include <algorithm>
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "etpack/archive.h"
-#include "etpack/bpte_file.h"
-#include "etpack/ptd_file.h"
-#include "etpack/pte_file.h"
+#include "etpack/artifact_kind.h"
 
 namespace etpack {
 namespace {
@@ -59,24 +58,24 @@ void PtdRegions(const PtdFile& ptd, std::vector<ArchiveRegion>* out) {
 }  // namespace
 
 Result<std::vector<ArchiveRegion>> ArtifactRegions(const std::string& name, const SourcePtr& file) {
-  char id[4] = {};
-  if (file->size() >= 8) ETPACK_RETURN_IF_ERROR(file->ReadAt(4, id, 4).WithContext(name));
-  const std::string kind(id, 4);
   std::vector<ArchiveRegion> regions;
-  if (kind == "ET12") {
-    ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PteFile> pte, PteFile::Open(name, file));
-    PteRegions(*pte, 0, &regions);
-  } else if (kind == "FT01") {
-    ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PtdFile> ptd, PtdFile::Open(name, file));
-    PtdRegions(*ptd, &regions);
-  } else if (kind == "BP08") {
-    ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<BpteFile> bpte, BpteFile::Open(name, file));
-    regions.push_back({RegionKind::kHead, "", 0, bpte->program_offset()});
-    PteRegions(bpte->program(), bpte->program_offset(), &regions);
-    // The program's own head is a piece of the file, not the file's head.
-    regions[1].kind = RegionKind::kSegment;
-    regions[1].name = "program";
-    regions[1].size = bpte->program_size();
+  Result<std::optional<ArtifactKind>> kind = ArtifactKindOrNone(name, *file);
+  if (!kind.ok()) return kind.status().WithContext(name);
+  if (!*kind) return regions;
+  ETPACK_ASSIGN_OR_RETURN(const OpenedArtifact opened, OpenArtifact(**kind, name, file));
+  switch (opened.kind) {
+    case ArtifactKind::kPte: PteRegions(*opened.pte, 0, &regions); break;
+    case ArtifactKind::kPtd: PtdRegions(*opened.ptd, &regions); break;
+    case ArtifactKind::kBpte: {
+      const BpteFile& bpte = *opened.bpte;
+      regions.push_back({RegionKind::kHead, "", 0, bpte.program_offset()});
+      PteRegions(bpte.program(), bpte.program_offset(), &regions);
+      // The program's own head is a piece of the file, not the file's head.
+      regions[1].kind = RegionKind::kSegment;
+      regions[1].name = "program";
+      regions[1].size = bpte.program_size();
+      break;
+    }
   }
   return regions;
 }

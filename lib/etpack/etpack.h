@@ -71,8 +71,9 @@
 //   values (methods(), Tensors(), layout(), named_data()) and hands out
 //   the bytes as sources (TensorSource, SegmentSource, RangeSource), which
 //   can feed a new plan directly: PteFile::ToInput() is a repack's input.
-//   Inspect(path, sink) (inspect.h) reports any of the three as typed
-//   structs (InspectSink), which ReportJson prints as the document
+//   OpenArtifact(path) (artifact_kind.h) opens any of the three as the
+//   reader of its kind. Inspect(path, sink) (inspect.h) reports any of
+//   them as typed structs (InspectSink), which ReportJson prints as the document
 //   `etpack inspect --json` prints (InspectJson(path): as one tree); Verify(paths)
 //   (verify.h) gives the verdict `etpack verify` prints, on a file, a
 //   program with its .ptd files or a set of .ptd files.
@@ -139,6 +140,7 @@
 #define ETPACK_ETPACK_H_
 
 #include "etpack/artifact_file.h"
+#include "etpack/artifact_kind.h"
 #include "etpack/artifact_source.h"
 #include "etpack/bpte.h"
 #include "etpack/bpte_file.h"

@@ -41,6 +41,7 @@
 #include <string_view>
 #include <vector>
 
+#include "etpack/artifact_kind.h"
 #include "etpack/bpte.h"
 #include "etpack/bpte_file.h"
 #include "etpack/env.h"
@@ -52,20 +53,6 @@
 #include "etpack/tensor_layout.h"
 
 namespace etpack {
-
-// What a file is, from its identifier at bytes 4..7.
-enum class ArtifactKind { kPte, kPtd, kBpte };
-// "pte", "ptd", "bpte": the "kind" member of every report that names a
-// file's kind (inspect, verify, sizes, share).
-const char* ArtifactKindName(ArtifactKind kind);
-
-// Fails naming the file when it cannot be read (kNotFound, kIoError), or is
-// shorter than 8 bytes or carries none of ET12, FT01, BP08 (kCorrupt).
-// `path` is opened through `env.input` (etpack/env.h), as by every call
-// below that takes a path. `file`, when not null, receives the file opened,
-// so the kind's reader opens it once: File::Open(path, *file).
-Result<ArtifactKind> DetectArtifactKind(const std::string& path, const Env& env = {},
-                                        SourcePtr* file = nullptr);
 
 // The report, typed: what inspect says of a file, filled once by the
 // library (ReportPte, ReportPtd, ReportBpte below) and printed by each
@@ -278,8 +265,9 @@ class ReportJson : public InspectSink {
 Status ReportPte(const PteFile& file, InspectSink& sink);
 void ReportPtd(const PtdFile& file, InspectSink& sink);
 Status ReportBpte(const BpteFile& file, InspectSink& sink);
-// Detects the kind of `path`, opens (validating) and reports it; nothing
-// reaches `sink` when the file cannot be opened.
+// Opens `path` as its kind (OpenArtifact, etpack/artifact_kind.h: through
+// env.input, validating) and reports it; nothing reaches `sink` when the
+// file cannot be opened.
 Status Inspect(const std::string& path, InspectSink& sink, const Env& env = {});
 // The same as JSON, through ReportJson.
 Status Inspect(const std::string& path, ReportSink& sink, const Env& env = {});
@@ -322,7 +310,7 @@ Result<std::vector<FatDelegateReport>> FatDelegates(const PteFile& file);
 json::Value FatDelegatesJson(const std::vector<FatDelegateReport>& fat);
 Result<json::Value> FatDelegatesJson(const PteFile& file);
 
-// Detects the kind of `path`, opens (validating) and reports it.
+// Opens `path` as Inspect() does and reports it.
 Result<json::Value> InspectJson(const std::string& path, const Env& env = {});
 
 // {"scalar_type", "sizes", "dim_order", "text": DescribeLayout(...)}.

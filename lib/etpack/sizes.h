@@ -111,8 +111,8 @@ struct SizeReport {
 Result<SizeReport> SizesOf(const PteFile& file);
 Result<SizeReport> SizesOf(const PtdFile& file);
 Result<SizeReport> SizesOf(const BpteFile& file);
-// Detects the kind of `path` (DetectArtifactKind), opens and reports it;
-// the file is opened once, through `env.input` (etpack/env.h).
+// Opens `path` as its kind (OpenArtifact, etpack/artifact_kind.h: once,
+// through `env.input`) and reports it.
 Result<SizeReport> SizesOf(const std::string& path, const Env& env = {});
 
 // The same, keeping the file open for reading its items: the reader

@@ -84,7 +84,7 @@ Result<ContentDedup::SampleGroup*> ContentDedup::GroupOf(size_t item) {
 void ContentDedup::Reserve(size_t items) {
   items_.reserve(items_.size() + items);
   content_of_.reserve(content_of_.size() + items);
-  item_of_object_.reserve(item_of_object_.size() + items);
+  same_source_.Reserve(items);
   groups_.reserve(groups_.size() + items);
 }
 
@@ -95,16 +95,11 @@ size_t ContentDedup::NewContent(size_t item) {
 }
 
 Result<size_t> ContentDedup::Add(const SourcePtr& source) {
-  if (auto it = item_of_object_.find(source.get()); it != item_of_object_.end()) {
-    return content_of_[it->second];
-  }
   const size_t self = items_.size();
-  if (const FileRange* r = source->file_range()) {
-    auto [it, fresh] = item_of_range_.emplace(std::tuple{r->fd, r->offset, r->length}, self);
-    if (!fresh) return content_of_[it->second];
+  if (std::optional<size_t> same = same_source_.FindOrAdd(*source, self)) {
+    return content_of_[*same];
   }
   items_.push_back({source, std::nullopt, std::nullopt});
-  item_of_object_.emplace(source.get(), self);
   auto same_as = [&](size_t other) {
     content_of_.push_back(content_of_[other]);
     return content_of_[other];

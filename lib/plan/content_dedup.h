@@ -3,9 +3,8 @@
 //
 // Items are added one at a time; each is told the first item added with
 // identical bytes (itself when none). The cost model, for items of many GB:
-//   - the same Source object, or the same range of the same file (file
-//     sources of one file share a descriptor), is the same item without
-//     reading anything;
+//   - the same Source object, or the same range of the same file, is the
+//     same item without reading anything (same_source.h);
 //   - items are candidates for each other only when their sizes agree, so
 //     an item whose size no other item has is never read;
 //   - on its first meeting with another item of its size, an item is
@@ -30,9 +29,7 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <map>
 #include <optional>
-#include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -40,6 +37,7 @@
 #include "etpack/source.h"
 #include "etpack/status.h"
 #include "integrity/hash.h"
+#include "plan/same_source.h"
 
 namespace etpack {
 
@@ -119,9 +117,7 @@ class ContentDedup {
   std::unordered_map<SizedDigest, SampleGroup, SizedDigestHash> groups_;
   // Whole hashes of the members of groups in hashed mode -> their first items.
   std::unordered_multimap<SizedDigest, size_t, SizedDigestHash> hashes_;
-  std::unordered_map<const Source*, size_t> item_of_object_;
-  // File ranges (fd, offset, length) -> item: one range named twice.
-  std::map<std::tuple<int, uint64_t, uint64_t>, size_t> item_of_range_;
+  SameSourceIndex same_source_;  // item by object and by file range
 };
 
 }  // namespace etpack

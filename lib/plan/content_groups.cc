@@ -4,14 +4,15 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
-#include <tuple>
 #include <unordered_map>
 #include <utility>
 
 #include "etpack/input.h"
 #include "integrity/hash.h"
 #include "plan/content_dedup.h"
+#include "plan/same_source.h"
 
 namespace etpack {
 namespace {
@@ -79,22 +80,12 @@ class Grouper {
 
   // The items that are not the same object or file range as an earlier one.
   std::vector<size_t> Distinct() {
-    std::unordered_map<const Source*, size_t> by_object;
-    std::map<std::tuple<int, uint64_t, uint64_t>, size_t> by_range;
+    SameSourceIndex same;
     std::vector<size_t> out;
     for (size_t i = 0; i < sources_.size(); ++i) {
-      const Source* s = sources_[i].get();
-      auto [it, fresh] = by_object.emplace(s, i);
-      if (!fresh) {
-        same_as_[i] = it->second;
+      if (std::optional<size_t> earlier = same.FindOrAdd(*sources_[i], i)) {
+        same_as_[i] = *earlier;
         continue;
-      }
-      if (const FileRange* r = s->file_range()) {
-        auto [at, new_range] = by_range.emplace(std::tuple{r->fd, r->offset, r->length}, i);
-        if (!new_range) {
-          same_as_[i] = at->second;
-          continue;
-        }
       }
       out.push_back(i);
     }

@@ -6,7 +6,7 @@
 // files), where ContentDedup would read an item that matches k others
 // once per match. The cost model:
 //   - the same Source object, or the same range of the same file, is the
-//     same item without reading anything;
+//     same item without reading anything (same_source.h);
 //   - an item whose size no other item has is never read; items of one
 //     size are sampled (FeedSample: 12 KiB each), and an item whose sample
 //     no other item of its size has is not read further;

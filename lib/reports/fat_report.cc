@@ -2,8 +2,8 @@
 // delegates hold a container, where each entry is, and for a program entry
 // its methods and EXTERNAL keys. verify checks the same report.
 
-#include <cstring>
 #include <memory>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -16,12 +16,11 @@ namespace {
 
 using json::Value;
 
-// A program entry opened as a program: bytes 4..7 are its identifier.
+// A program entry opened as a program: its identifier says .pte.
 Result<bool> IsProgram(const Source& bytes) {
-  if (bytes.size() < 8) return false;
-  char id[4];
-  ETPACK_RETURN_IF_ERROR(bytes.ReadAt(4, id, sizeof(id)));
-  return std::memcmp(id, "ET12", 4) == 0;
+  ETPACK_ASSIGN_OR_RETURN(const std::optional<ArtifactKind> kind,
+                          ArtifactKindOrNone("entry", bytes));
+  return kind == ArtifactKind::kPte;
 }
 
 // The entry as a program: through the file when it is a file range, else

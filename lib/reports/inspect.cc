@@ -1,9 +1,7 @@
 #include "etpack/inspect.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdint>
-#include <cstring>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -18,16 +16,6 @@ namespace {
 using json::Value;
 
 Value U(uint64_t v) { return Value::UInt(v); }
-
-// Bytes 4..7, printable.
-std::string Identifier(const uint8_t* head, uint64_t size) {
-  std::string id;
-  for (uint64_t i = 4; i < 8 && i < size; ++i) {
-    const char c = static_cast<char>(head[i]);
-    id += (c >= 0x20 && c < 0x7f) ? c : '?';
-  }
-  return id;
-}
 
 const char* LayoutName(BpteLayout layout) {
   return layout == BpteLayout::kStandard ? "standard" : "segmented";
@@ -84,34 +72,6 @@ std::vector<ByteRange> EntryRanges(const PteFile& file, const std::vector<uint64
 }
 
 }  // namespace
-
-const char* ArtifactKindName(ArtifactKind kind) {
-  switch (kind) {
-    case ArtifactKind::kPte: return "pte";
-    case ArtifactKind::kPtd: return "ptd";
-    case ArtifactKind::kBpte: return "bpte";
-  }
-  return "?";
-}
-
-Result<ArtifactKind> DetectArtifactKind(const std::string& path, const Env& env,
-                                        SourcePtr* opened) {
-  // FileSource refuses anything but a regular file before reading it.
-  ETPACK_ASSIGN_OR_RETURN(const SourcePtr file, FileSource(env.in(), path));
-  if (opened != nullptr) *opened = file;
-  uint8_t head[8];
-  const size_t got = static_cast<size_t>(std::min<uint64_t>(file->size(), sizeof head));
-  ETPACK_RETURN_IF_ERROR(file->ReadAt(0, head, got));
-  if (got < sizeof head) {
-    return Corrupt(path + ": " + std::to_string(got) +
-                   " bytes is too short for a .pte, .ptd or .bpte file");
-  }
-  if (std::memcmp(head + 4, "ET12", 4) == 0) return ArtifactKind::kPte;
-  if (std::memcmp(head + 4, "FT01", 4) == 0) return ArtifactKind::kPtd;
-  if (std::memcmp(head + 4, "BP08", 4) == 0) return ArtifactKind::kBpte;
-  return Corrupt(path + ": file identifier '" + Identifier(head, sizeof head) +
-                 "' at bytes 4..7 is none of ET12 (.pte), FT01 (.ptd), BP08 (.bpte)");
-}
 
 TreeSink::TreeSink() { open_.emplace_back(std::string(), Value::Object()); }
 
@@ -180,8 +140,8 @@ Status ReportPte(const PteFile& file, InspectSink& sink) {
   ETPACK_ASSIGN_OR_RETURN(std::vector<FatDelegateReport> fat, FatDelegates(file));
   const ExtendedHeader& header = file.header();
   const PteSegmentMap& layout = file.layout();
-  sink.Head(
-      PteReportHead{file.name(), file.size(), Identifier(file.head(), file.head_size()), header});
+  sink.Head(PteReportHead{file.name(), file.size(),
+                          ArtifactIdentifier(file.head(), file.head_size()), header});
   size_t delegate_count = 0;
   sink.BeginList(ReportList::kMethods, file.methods().size());
   for (const PteMethod& m : file.methods()) {
@@ -252,7 +212,8 @@ Status ReportPte(const PteFile& file, InspectSink& sink) {
 
 void ReportPtd(const PtdFile& f, InspectSink& sink) {
   const PtdSegmentMap& l = f.layout();
-  sink.Head(PtdReportHead{f.name(), f.size(), Identifier(f.head(), f.head_size()), f.header()});
+  sink.Head(
+      PtdReportHead{f.name(), f.size(), ArtifactIdentifier(f.head(), f.head_size()), f.header()});
   sink.BeginList(ReportList::kSegments, l.segments.size());
   for (size_t i = 0; i < l.segments.size(); ++i) {
     const uint64_t absolute = l.segment_base_offset + l.segments[i].offset;
@@ -428,22 +389,11 @@ Status Inspect(const std::string& path, ReportSink& sink, const Env& env) {
 }
 
 Status Inspect(const std::string& path, InspectSink& sink, const Env& env) {
-  SourcePtr opened;
-  ETPACK_ASSIGN_OR_RETURN(ArtifactKind kind, DetectArtifactKind(path, env, &opened));
-  switch (kind) {
-    case ArtifactKind::kPte: {
-      ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PteFile> file, PteFile::Open(path, opened));
-      return ReportPte(*file, sink);
-    }
-    case ArtifactKind::kPtd: {
-      ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PtdFile> file, PtdFile::Open(path, opened));
-      ReportPtd(*file, sink);
-      return Status::OK();
-    }
-    case ArtifactKind::kBpte: {
-      ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<BpteFile> file, BpteFile::Open(path, opened));
-      return ReportBpte(*file, sink);
-    }
+  ETPACK_ASSIGN_OR_RETURN(const OpenedArtifact file, OpenArtifact(path, env));
+  switch (file.kind) {
+    case ArtifactKind::kPte: return ReportPte(*file.pte, sink);
+    case ArtifactKind::kPtd: ReportPtd(*file.ptd, sink); return Status::OK();
+    case ArtifactKind::kBpte: return ReportBpte(*file.bpte, sink);
   }
   return InvalidArgument(path + ": unknown artifact kind");
 }

@@ -14,6 +14,7 @@
 
 #include "bpte/bpte_header.h"
 #include "bpte/bpte_values.h"
+#include "etpack/artifact_kind.h"
 #include "etpack/inspect.h"
 #include "etpack/nfat.h"
 #include "integrity/table.h"
@@ -461,8 +462,7 @@ Result<SizeReport> SizesOf(const BpteFile& file) {
 namespace {
 
 template <typename File>
-Result<SizedFile> OpenAndSize(const std::string& path, SourcePtr opened) {
-  ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<File> file, File::Open(path, std::move(opened)));
+Result<SizedFile> Sized(std::unique_ptr<File> file) {
   ETPACK_ASSIGN_OR_RETURN(SizeReport report, SizesOf(*file));
   return SizedFile{std::move(file), std::move(report)};
 }
@@ -470,12 +470,11 @@ Result<SizedFile> OpenAndSize(const std::string& path, SourcePtr opened) {
 }  // namespace
 
 Result<SizedFile> OpenSized(const std::string& path, const Env& env) {
-  SourcePtr opened;
-  ETPACK_ASSIGN_OR_RETURN(ArtifactKind kind, DetectArtifactKind(path, env, &opened));
-  switch (kind) {
-    case ArtifactKind::kPte: return OpenAndSize<PteFile>(path, std::move(opened));
-    case ArtifactKind::kPtd: return OpenAndSize<PtdFile>(path, std::move(opened));
-    case ArtifactKind::kBpte: return OpenAndSize<BpteFile>(path, std::move(opened));
+  ETPACK_ASSIGN_OR_RETURN(OpenedArtifact file, OpenArtifact(path, env));
+  switch (file.kind) {
+    case ArtifactKind::kPte: return Sized(std::move(file.pte));
+    case ArtifactKind::kPtd: return Sized(std::move(file.ptd));
+    case ArtifactKind::kBpte: return Sized(std::move(file.bpte));
   }
   return InvalidArgument(path + ": unknown artifact kind");
 }

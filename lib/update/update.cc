@@ -25,8 +25,8 @@
 #include <utility>
 #include <vector>
 
+#include "etpack/artifact_kind.h"
 #include "etpack/external_data.h"
-#include "etpack/inspect.h"
 #include "etpack/integrity.h"
 #include "etpack/ptd_file.h"
 #include "etpack/pte_file.h"
@@ -391,30 +391,24 @@ Result<UpdateReport> Update(const ArtifactFile& file, const std::vector<Slot>& s
 Result<std::optional<UpdateReport>> UpdateLocked(const std::string& path, const PtdInput& weights,
                                                  const Env& env, const WriteOptions& options,
                                                  const UpdateLock& lock) {
-  SourcePtr opened;
-  ETPACK_ASSIGN_OR_RETURN(ArtifactKind kind, DetectArtifactKind(path, env, &opened));
-  switch (kind) {
-    case ArtifactKind::kPtd: {
-      ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PtdFile> file, PtdFile::Open(path, opened));
-      if (!lock.Covers(FdOf(*file))) return std::optional<UpdateReport>();
-      ETPACK_ASSIGN_OR_RETURN(std::vector<Slot> slots, SlotsOf(*file));
-      ETPACK_ASSIGN_OR_RETURN(UpdateReport r,
-                              Update(*file, slots, PartsOf(*file), weights, env, options));
-      return std::optional<UpdateReport>(r);
-    }
-    case ArtifactKind::kPte: {
-      ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PteFile> file, PteFile::Open(path, opened));
-      if (!lock.Covers(FdOf(*file))) return std::optional<UpdateReport>();
-      ETPACK_ASSIGN_OR_RETURN(std::vector<Slot> slots, SlotsOf(*file));
-      ETPACK_ASSIGN_OR_RETURN(UpdateReport r,
-                              Update(*file, slots, PartsOf(*file), weights, env, options));
-      return std::optional<UpdateReport>(r);
-    }
-    case ArtifactKind::kBpte: break;
+  // A .bpte is refused by its kind, before its reader validates it whole.
+  SourcePtr file;
+  ETPACK_ASSIGN_OR_RETURN(const ArtifactKind kind, DetectArtifactKind(path, env, &file));
+  if (kind == ArtifactKind::kBpte) {
+    return InvalidArgument(path +
+                           ": a bundled program (.bpte) cannot be updated; update its .pte "
+                           "and bundle it again");
   }
-  return InvalidArgument(path +
-                         ": a bundled program (.bpte) cannot be updated; update its .pte "
-                         "and bundle it again");
+  ETPACK_ASSIGN_OR_RETURN(const OpenedArtifact opened, OpenArtifact(kind, path, std::move(file)));
+  auto update = [&](const auto& artifact) -> Result<std::optional<UpdateReport>> {
+    if (!lock.Covers(FdOf(artifact))) return std::optional<UpdateReport>();
+    ETPACK_ASSIGN_OR_RETURN(std::vector<Slot> slots, SlotsOf(artifact));
+    ETPACK_ASSIGN_OR_RETURN(UpdateReport r,
+                            Update(artifact, slots, PartsOf(artifact), weights, env, options));
+    return std::optional<UpdateReport>(r);
+  };
+  if (kind == ArtifactKind::kPte) return update(*opened.pte);
+  return update(*opened.ptd);
 }
 
 }  // namespace
@@ -451,10 +445,9 @@ Result<PtdInput> ReadWeights(const std::vector<std::string>& paths, const Env& e
   };
   std::vector<std::string> checkpoint;
   for (const std::string& p : paths) {
-    SourcePtr opened;
-    Result<ArtifactKind> kind = DetectArtifactKind(p, env, &opened);
-    if (!kind.ok() && kind.status().code() != Code::kCorrupt) return kind.status();
-    if (!kind.ok()) {
+    ETPACK_ASSIGN_OR_RETURN(const SourcePtr opened, FileSource(env.in(), p));
+    ETPACK_ASSIGN_OR_RETURN(const std::optional<ArtifactKind> kind, ArtifactKindOrNone(p, *opened));
+    if (!kind) {
       checkpoint.push_back(p);  // not an artifact: .safetensors or an index
       continue;
     }

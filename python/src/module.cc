@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "errors.h"
+#include "etpack/artifact_kind.h"
 #include "etpack/bpte.h"
-#include "etpack/bpte_file.h"
 #include "etpack/bundle_cases.h"
 #include "etpack/external_data.h"
 #include "etpack/inspect.h"
@@ -430,11 +430,11 @@ std::string InspectJsonText(const std::string& path) {
 // The flatbuffer of any artifact rendered like flatc --json (for tests that
 // compare with the goldens' CASE.flatc.json).
 std::string FlatcJson(const std::string& path) {
-  SourcePtr opened;
-  switch (Take(DetectArtifactKind(path, {}, &opened))) {
-    case ArtifactKind::kPte: return Take(Take(PteFile::Open(path, opened))->ToFlatcJson());
-    case ArtifactKind::kPtd: return Take(Take(PtdFile::Open(path, opened))->ToFlatcJson());
-    case ArtifactKind::kBpte: return Take(Take(BpteFile::Open(path, opened))->ToFlatcJson());
+  const OpenedArtifact file = Take(OpenArtifact(path));
+  switch (file.kind) {
+    case ArtifactKind::kPte: return Take(file.pte->ToFlatcJson());
+    case ArtifactKind::kPtd: return Take(file.ptd->ToFlatcJson());
+    case ArtifactKind::kBpte: return Take(file.bpte->ToFlatcJson());
   }
   return {};
 }
