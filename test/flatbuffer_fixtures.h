@@ -80,15 +80,14 @@ inline json::Value ParseJson(const std::string& text) {
   return std::move(v).value();
 }
 
-inline TreeBuildOptions Alignments(uint64_t storage, uint64_t delegate_data) {
-  TreeBuildOptions o;
+inline BuildOptions Alignments(uint64_t storage, uint64_t delegate_data) {
+  BuildOptions o;
   o.vector_alignment = {{"Buffer.storage", storage},
                         {"BackendDelegateInlineData.data", delegate_data}};
   return o;
 }
 
-inline std::vector<uint8_t> MustBuild(const json::Value& tree,
-                                      const TreeBuildOptions& options = {}) {
+inline std::vector<uint8_t> MustBuild(const json::Value& tree, const BuildOptions& options = {}) {
   Result<std::vector<uint8_t>> b = BuildFlatbuffer(SchemaId::kProgram, tree, options);
   INFO(b.status().ToString());
   REQUIRE(b.ok());
@@ -96,7 +95,7 @@ inline std::vector<uint8_t> MustBuild(const json::Value& tree,
   return std::move(b).value();
 }
 
-inline std::string BuildError(const json::Value& tree, const TreeBuildOptions& options = {}) {
+inline std::string BuildError(const json::Value& tree, const BuildOptions& options = {}) {
   Result<std::vector<uint8_t>> b = BuildFlatbuffer(SchemaId::kProgram, tree, options);
   REQUIRE_FALSE(b.ok());
   return b.status().message();

@@ -140,7 +140,7 @@ TEST_CASE("build errors name the path and the value") {
                                                 "expected a number"));
   }
   SECTION("bad vector_alignment option") {
-    TreeBuildOptions o;
+    BuildOptions o;
     o.vector_alignment = {{"Buffer.storage", 48}};
     CHECK_THAT(BuildError(SmallProgram(), o), Catch::Contains("Buffer.storage = 48"));
     o.vector_alignment = {{"Buffer.nothing", 16}};

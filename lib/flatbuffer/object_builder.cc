@@ -261,7 +261,7 @@ Status MissingAttribute(ObjectReader& reader, const std::string& path, const std
 
 Result<std::vector<uint8_t>> BuildFlatbufferFromObjects(
     SchemaId schema, ObjectReader& reader, ObjectReader::Object root,
-    const std::vector<std::string>& skip_root_fields, const TreeBuildOptions& options) {
+    const std::vector<std::string>& skip_root_fields, const BuildOptions& options) {
   return fbs::BuildGuarded(fbs::Decoded(schema), size_t{16} << 20, options,
                            [&](fbs::TableBuilder& b) -> Result<std::vector<uint8_t>> {
                              fbs::ObjectInput in(b, reader);

@@ -14,8 +14,8 @@
 
 #include "etpack/object_reader.h"
 #include "etpack/status.h"
+#include "flatbuffer/build_options.h"
 #include "flatbuffer/schema_info.h"
-#include "flatbuffer/tree_builder.h"  // TreeBuildOptions: the options every input takes
 
 namespace etpack {
 
@@ -32,7 +32,7 @@ Status MissingAttribute(ObjectReader& reader, const std::string& path, const std
 // reader.WrongType(). Built as BuildFlatbuffer builds the same structure.
 Result<std::vector<uint8_t>> BuildFlatbufferFromObjects(
     SchemaId schema, ObjectReader& reader, ObjectReader::Object root,
-    const std::vector<std::string>& skip_root_fields, const TreeBuildOptions& options = {});
+    const std::vector<std::string>& skip_root_fields, const BuildOptions& options = {});
 
 }  // namespace etpack
 

@@ -10,11 +10,9 @@
 
 namespace etpack::fbs {
 
-Status TableBuilder::Configure(
-    const std::string& root_path,
-    const std::vector<std::pair<std::string, uint64_t>>& vector_alignment) {
-  path_.root() = root_path;
-  for (const auto& [name, align] : vector_alignment) {
+Status TableBuilder::Configure(const BuildOptions& options) {
+  path_.root() = options.root_path;
+  for (const auto& [name, align] : options.vector_alignment) {
     const FieldInfo* found = FindField(d_, name);
     if (found == nullptr || found->type != BaseType::Vector) {
       return InvalidArgument("vector_alignment: \"" + name +

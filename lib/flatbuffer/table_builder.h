@@ -26,6 +26,7 @@
 #include "etpack/error_path.h"
 #include "etpack/source.h"
 #include "etpack/status.h"
+#include "flatbuffer/build_options.h"
 #include "flatbuffer/schema_info.h"
 
 namespace etpack::fbs {
@@ -159,8 +160,7 @@ class TableBuilder {
 
   // The errors' root and the alignment of [ubyte] vectors by "Table.field",
   // overriding the schema's force_align.
-  Status Configure(const std::string& root_path,
-                   const std::vector<std::pair<std::string, uint64_t>>& vector_alignment);
+  Status Configure(const BuildOptions& options);
   // The finished flatbuffer (root + file identifier) of `in`, a final
   // class derived from TableInput, from `root` (table_builder_inl.h).
   template <typename In>
@@ -255,14 +255,14 @@ class TableBuilder {
 };
 
 // Runs make_and_build(builder) on a TableBuilder of `schema` configured
-// with `options` (root_path, vector_alignment), turning running out of
-// memory into an error: what each input's entry point does.
-template <typename Options, typename Fn>
+// with `options`, turning running out of memory into an error: what each
+// input's entry point does.
+template <typename Fn>
 Result<std::vector<uint8_t>> BuildGuarded(const SchemaData& schema, size_t initial_size,
-                                          const Options& options, Fn make_and_build) {
+                                          const BuildOptions& options, Fn make_and_build) {
   try {
     TableBuilder builder(schema, initial_size);
-    ETPACK_RETURN_IF_ERROR(builder.Configure(options.root_path, options.vector_alignment));
+    ETPACK_RETURN_IF_ERROR(builder.Configure(options));
     return make_and_build(builder);
   } catch (const std::bad_alloc&) {
     return OutOfRange("out of memory while building the flatbuffer");

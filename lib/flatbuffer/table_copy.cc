@@ -115,7 +115,7 @@ class CopyInput final : public TableInput {
 }  // namespace
 
 Result<std::vector<uint8_t>> CopyFlatbuffer(SchemaId schema, const uint8_t* verified, uint64_t size,
-                                            CopyEdits* edits, const CopyOptions& options) {
+                                            CopyEdits* edits, const BuildOptions& options) {
   return BuildGuarded(Decoded(schema),
                       static_cast<size_t>(std::min<uint64_t>(size + 1024, kMaxFlatbufferSize)),
                       options, [&](TableBuilder& b) -> Result<std::vector<uint8_t>> {

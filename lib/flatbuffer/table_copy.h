@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "etpack/status.h"
+#include "flatbuffer/build_options.h"
 #include "flatbuffer/schema_info.h"
 
 namespace etpack::fbs {
@@ -76,19 +77,13 @@ class CopyEdits {
   }
 };
 
-struct CopyOptions {
-  // As TreeBuildOptions: errors' root and [ubyte] alignment by "Table.field".
-  std::string root_path;
-  std::vector<std::pair<std::string, uint64_t>> vector_alignment;
-};
-
 // A copy of `verified` (a flatbuffer of `schema` that passed its verifier,
 // `size` bytes) with `edits` applied (nullptr: none). Tables are built in
 // the order BuildFlatbuffer builds them, so a copy without edits gives the
 // bytes a build of the same structure gives. The result is below 2 GiB or
 // an error naming the path.
 Result<std::vector<uint8_t>> CopyFlatbuffer(SchemaId schema, const uint8_t* verified, uint64_t size,
-                                            CopyEdits* edits, const CopyOptions& options = {});
+                                            CopyEdits* edits, const BuildOptions& options = {});
 
 }  // namespace etpack::fbs
 

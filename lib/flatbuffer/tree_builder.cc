@@ -279,7 +279,7 @@ class TreeInput final : public TableInput {
 }  // namespace fbs
 
 Result<std::vector<uint8_t>> BuildFlatbuffer(SchemaId schema, const json::Value& root,
-                                             const TreeBuildOptions& options) {
+                                             const BuildOptions& options) {
   return fbs::BuildGuarded(fbs::Decoded(schema), 1024, options,
                            [&](fbs::TableBuilder& b) -> Result<std::vector<uint8_t>> {
                              fbs::TreeInput in(b);

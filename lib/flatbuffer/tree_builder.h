@@ -18,19 +18,10 @@
 
 #include "etpack/json.h"
 #include "etpack/status.h"
+#include "flatbuffer/build_options.h"
 #include "flatbuffer/schema_info.h"
 
 namespace etpack {
-
-struct TreeBuildOptions {
-  // Data alignment of [ubyte] vectors, by "Table.field" (e.g.
-  // "Buffer.storage"), overriding the schema's force_align. This is how
-  // constant_tensor_alignment and delegate_alignment take effect.
-  std::vector<std::pair<std::string, uint64_t>> vector_alignment;
-  // What errors call the root: paths read "<root_path>.execution_plan[0]..."
-  // ("program" for a .pte, the member of PteInput the tree came from).
-  std::string root_path;
-};
 
 // Builds a finished flatbuffer (root + file identifier) from `root`, a tree
 // in flatc form for the schema's root table. Accepted forms:
@@ -44,7 +35,7 @@ struct TreeBuildOptions {
 // after options.root_path.
 // Unknown members are errors. The result is below 2 GiB or an error.
 Result<std::vector<uint8_t>> BuildFlatbuffer(SchemaId schema, const json::Value& root,
-                                             const TreeBuildOptions& options = {});
+                                             const BuildOptions& options = {});
 
 }  // namespace etpack
 

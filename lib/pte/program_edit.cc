@@ -183,7 +183,7 @@ Result<ProgramStructure> EditProgram(const uint8_t* verified, uint64_t size,
                                      const ProgramEdits& edits, const std::string& root_path) {
   ProgramCopyEdits e(edits);
   ETPACK_RETURN_IF_ERROR(e.Index(*fb::GetProgram(verified)));
-  fbs::CopyOptions options;
+  BuildOptions options;
   options.root_path = root_path;
   ETPACK_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes,
                           fbs::CopyFlatbuffer(SchemaId::kProgram, verified, size, &e, options));

@@ -66,7 +66,7 @@ Status ReadData(ObjectReader& r, Object program, const std::string& path, const 
 Status ReadProgramObjects(ObjectReader& reader, Object program, const std::string& path,
                           PteInput* input) {
   if (program == nullptr) return reader.WrongType(path + ": expected Program, found None");
-  TreeBuildOptions options;
+  BuildOptions options;
   options.root_path = path;
   ETPACK_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes,
                           BuildFlatbufferFromObjects(SchemaId::kProgram, reader, program,

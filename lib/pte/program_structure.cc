@@ -104,7 +104,7 @@ Result<json::Value> ProgramStructure::TakeTree() && {
 
 Result<SourcePtr> ProgramStructure::TakeFlatbuffer() && {
   if (flatbuffer_ != nullptr) return verified_ ? flatbuffer_ : Verified(flatbuffer_);
-  TreeBuildOptions build;
+  BuildOptions build;
   build.root_path = "program";
   ETPACK_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes,
                           BuildFlatbuffer(SchemaId::kProgram, tree_, build));

@@ -477,7 +477,7 @@ class PtePlanner {
       layout_.segments.emplace_back(seg_layout.offsets[j], segments_[j].size);
     }
 
-    fbs::CopyOptions copy;
+    BuildOptions copy;
     copy.root_path = "program";
     copy.vector_alignment = {{"Buffer.storage", options_.constant_tensor_alignment},
                              {"BackendDelegateInlineData.data", options_.delegate_alignment}};
