@@ -37,9 +37,10 @@ PyObject* Py(ObjectReader::Object o) {
 
 // Python objects as the library reads a program from them
 // (etpack/object_reader.h). Everything it hands out stays referenced until
-// it is destroyed or the library releases it, so no Python code run by an
-// attribute read can free an object the library still walks. A Python exception other than a
-// missing attribute is kept and raised again by Check().
+// the library releases it or the reader is destroyed, so no Python code run
+// by an attribute read can free an object the library still walks. A Python
+// exception other than a missing attribute is kept and raised again by
+// Check().
 class PyObjectReader final : public ObjectReader {
  public:
   explicit PyObjectReader(python::Items& items) : items_(items) {}
