@@ -7,6 +7,12 @@
 #             UB report fatal (scripts/test.sh runs the suite in build-san).
 #   KIND fuzz: clang, the library instrumented for libFuzzer under ASan+UBSan,
 #             plus the targets in test/fuzz (-Dfuzz=true; see scripts/fuzz.sh).
+#   KIND exir: no build; BUILD_DIR/venv (BUILD_DIR defaults to build-exir) is a
+#             virtual environment of CPython 3.11 with the real exporter and
+#             runtime pinned in scripts/exir-requirements.txt (torch==2.13.0,
+#             executorch, torchao, safetensors, pytest), for scripts/test_exir.sh.
+#             Made once: BUILD_DIR/venv/etpack-requirements.txt records what it
+#             holds, and a venv holding exactly that is reused as it is.
 # san and fuzz also install clang, libclang-rt-14-dev (the sanitizer and
 # libFuzzer runtimes for clang 14) and llvm (llvm-symbolizer for reports).
 # SETUP_EXTRA_PACKAGES="pkg ..." installs those too (if missing).
@@ -23,12 +29,13 @@ pkgs=(flatbuffers-compiler libflatbuffers-dev libzstd-dev libxxhash-dev libssl-d
       python3-dev pybind11-dev python3-pybind11 python3-pytest python3-numpy python3-torch zstd
       python3-mesonpy python3-build python3-pip python3-venv patchelf python3-exceptiongroup
       xfsprogs)
-build="${1:-build}"
 kind="${2:-plain}"
+build="${1:-build}"
+[ -n "${1:-}" ] || [ "$kind" != exir ] || build=build-exir
 case "$kind" in
-  plain) ;;
+  plain|exir) ;;
   san|fuzz) pkgs+=(clang libclang-rt-14-dev llvm) ;;
-  *) echo "setup: unknown build kind '$kind' (plain, san or fuzz)" >&2; exit 2 ;;
+  *) echo "setup: unknown build kind '$kind' (plain, san, fuzz or exir)" >&2; exit 2 ;;
 esac
 read -r -a extra <<<"${SETUP_EXTRA_PACKAGES:-}"
 pkgs+=("${extra[@]}")
@@ -46,6 +53,39 @@ if ((${#missing[@]})); then
     echo "setup: installing ${missing[*]} failed (output above)" >&2
     exit 1
   fi
+fi
+
+# The exir venv: CPython 3.11, since the one torch 2.13.0 wheel on the
+# machine's disk is for 3.11 (any other interpreter would make pip download
+# torch). Debian 12's python3.11 or pyenv's; Debian 13 has only pyenv's.
+exir_venv() {
+  local venv="$1/venv" req=scripts/exir-requirements.txt py="" c
+  if [ -f "$venv/etpack-requirements.txt" ] && cmp -s "$req" "$venv/etpack-requirements.txt"; then
+    return 0
+  fi
+  for c in "$(pyenv root 2>/dev/null || echo "${PYENV_ROOT:-$HOME/.pyenv}")"/versions/3.11.*/bin/python3.11 \
+           /usr/bin/python3.11; do
+    [ -x "$c" ] && "$c" -c 'import venv, ensurepip' 2>/dev/null && { py="$c"; break; }
+  done
+  [ -n "$py" ] || { echo "setup: no CPython 3.11 with venv (pyenv's or Debian's python3.11-venv)" >&2; exit 1; }
+  echo "setup: making $venv ($py, $req)"
+  rm -rf "$venv"
+  "$py" -m venv "$venv"
+  # torch first and alone, exactly pinned: it is taken from the disk.
+  if ! log=$("$venv/bin/python" -m pip install -q --disable-pip-version-check \
+                 "$(grep '^torch==' "$req")" 2>&1) ||
+     ! log=$("$venv/bin/python" -m pip install -q --disable-pip-version-check -r "$req" 2>&1); then
+    printf '%s\n' "$log" >&2
+    echo "setup: installing $req into $venv failed (output above)" >&2
+    exit 1
+  fi
+  "$venv/bin/python" -c 'import torch; assert torch.__version__.startswith("2.13.0"), torch.__version__' ||
+    { echo "setup: $venv has torch $("$venv/bin/python" -c 'import torch; print(torch.__version__)'), not 2.13.0" >&2; exit 1; }
+  cp "$req" "$venv/etpack-requirements.txt"
+}
+if [ "$kind" = exir ]; then
+  exir_venv "$build"
+  exit 0
 fi
 
 # Sanitized builds: every UB report is fatal, so it fails the test that
