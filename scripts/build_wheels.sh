@@ -11,7 +11,8 @@
 #      cpXY-cpXY-manylinux_2_N_<arch> by the glibc its extension needs.
 # Usage: scripts/build_wheels.sh [OUTDIR]      (default: dist)
 #        scripts/build_wheels.sh --pythons    prints the interpreters, one a line
-# Interpreters: the newest pyenv CPython of each of 3.10 to 3.13
+# Interpreters: the newest pyenv CPython of each of 3.10 to 3.13 that the
+# machine has (each found or skipped is named on stderr; none is an error)
 # ($(pyenv root)/versions/3.1X.*); ETPACK_WHEEL_PYTHONS="PATH ..." names
 # others instead. Needs what scripts/setup.sh installs.
 set -euo pipefail
@@ -23,7 +24,7 @@ pythons() {
     tr ' ' '\n' <<<"$ETPACK_WHEEL_PYTHONS" | grep .
     return
   fi
-  local root p found
+  local root p found any=""
   root="$(pyenv root 2>/dev/null || echo "${PYENV_ROOT:-$HOME/.pyenv}")"
   for minor in 10 11 12 13; do
     found=""
@@ -36,10 +37,16 @@ pythons() {
         break
       fi
     done
-    [ -n "$found" ] || fail "no CPython 3.$minor under $root/versions (pyenv install 3.$minor," \
-                            "or name the interpreters in ETPACK_WHEEL_PYTHONS)"
+    if [ -z "$found" ]; then
+      echo "build_wheels: skipped CPython 3.$minor: none under $root/versions" >&2
+      continue
+    fi
+    echo "build_wheels: found CPython 3.$minor: $found" >&2
     echo "$found"
+    any=1
   done
+  [ -n "$any" ] || fail "no CPython 3.10 to 3.13 under $root/versions (pyenv install 3.1X," \
+                        "or name the interpreters in ETPACK_WHEEL_PYTHONS)"
 }
 
 if [ "${1:-}" = --pythons ]; then

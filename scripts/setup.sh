@@ -26,7 +26,7 @@ cd "$(dirname "$0")/.."
 # xfsprogs: scripts/with_xfs.sh makes the scratch XFS image the reflink tests run on.
 pkgs=(flatbuffers-compiler libflatbuffers-dev libzstd-dev libxxhash-dev libssl-dev catch2
       libbenchmark-dev meson ninja-build pkg-config g++ python3 time clang-format
-      python3-dev pybind11-dev python3-pybind11 python3-pytest python3-numpy python3-torch zstd
+      python3-dev pybind11-dev python3-pybind11 python3-pytest python3-numpy zstd
       python3-mesonpy python3-build python3-pip python3-venv patchelf python3-exceptiongroup
       xfsprogs)
 kind="${2:-plain}"

@@ -20,6 +20,8 @@ case "${1:-}" in
   --build) pythonpath="$(cd "$2" && pwd)/python"; shift 2 ;;
   *.whl)
     "$py" -m pip install -q --no-index --no-deps --force-reinstall "$1"
+    # The installed wheel beside torch in one process, torch imported first.
+    (cd / && env -u PYTHONPATH "$src/$py" "$src/python/tests/torch_wheel.py")
     shift ;;
   *) echo "test_exir: give etpack's cp311 wheel or --build BUILD_DIR" >&2; exit 2 ;;
 esac

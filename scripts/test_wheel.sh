@@ -10,9 +10,7 @@
 #     C library objects; with LD_LIBRARY_PATH empty and no numpy:
 #     python/tests/smoke_wheel.py, then the golden and etpack.exir tests
 #     (test_golden.py, test_exir.py) under Debian's pytest;
-#   - the cp311 wheel in a venv of Debian's python3 with
-#     --system-site-packages: python/tests/torch_wheel.py (torch imported
-#     before etpack, a state_dict saved and read back).
+#   (the cp311 wheel beside the real torch and executorch: scripts/test_exir.sh).
 # With ETPACK_TEST_SDIST=1 also `pip install --no-build-isolation --no-index`
 # of the sdist into a venv of Debian's python3 (meson-python compiles the
 # whole library once more), then the smoke test there.
@@ -83,12 +81,6 @@ while read -r python; do
   n=$((n + 1))
 done < <("$src/scripts/build_wheels.sh" --pythons)
 ((n > 0)) || fail "no interpreters"
-
-# ---- beside torch: Debian's CPython 3.11 with its site-packages -----------------
-whl="$(find "$dist" -name 'etpack-*-cp311-cp311-manylinux_*.whl')"
-venv "$tmp/venv-torch" /usr/bin/python3 "$whl" --system-site-packages
-clean "$tmp/venv-torch/bin/python" "$src/python/tests/torch_wheel.py" ||
-  fail "torch and etpack in one venv of /usr/bin/python3 failed"
 
 # ---- the sdist, built by pip (ETPACK_TEST_SDIST=1) ------------------------------
 if [ "${ETPACK_TEST_SDIST:-0}" = 1 ]; then

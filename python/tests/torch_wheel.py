@@ -1,7 +1,7 @@
 """An installed etpack wheel beside torch in one process, as in an exporter's
-venv: scripts/test_wheel.sh runs it with the python of a venv of Debian's
-CPython 3.11 made with --system-site-packages (Debian's python3-torch and
-python3-numpy), the wheel pip-installed into it. torch is imported first, so
+venv: scripts/test_exir.sh runs it with the python of the exir venv
+(torch 2.13.0, executorch; scripts/setup.sh exir), the cp311 wheel
+pip-installed into it. torch is imported first, so
 its C++ runtime (the system's libstdc++) is loaded before the extension's
 own, static and local one; then a state_dict is saved as a .ptd and in a
 .pte, read back and compared, and an error crosses the extension as an
