@@ -61,7 +61,8 @@ void PrintReport(const SharePlan& plan, bool dry_run) {
   } else {
     // Many small items each aligned in the shared file and referenced by
     // name from every program can cost more than they save: say so.
-    std::printf("grew:    %" PRIu64 " bytes (%s): the outputs are larger than the inputs; "
+    std::printf("grew:    %" PRIu64
+                " bytes (%s): the outputs are larger than the inputs; "
                 "a larger --min-bytes keeps small items where they are\n",
                 r.bytes_after - r.bytes_before, HumanBytes(r.bytes_after - r.bytes_before).c_str());
   }

@@ -538,8 +538,9 @@ void WriteDataVariant(const TempDir& dir, int v, std::vector<std::string>* paths
   REQUIRE(WritePtd(paths->back(), data).ok());
 }
 
-TEST_CASE("share: a family with a .ptd per variant: each thin program loads with the shared file "
-          "alone") {
+TEST_CASE(
+    "share: a family with a .ptd per variant: each thin program loads with the shared file "
+    "alone") {
   TempDir dir;
   std::vector<std::string> in;
   for (int v = 0; v < 3; ++v) WriteDataVariant(dir, v, &in);
@@ -619,7 +620,8 @@ TEST_CASE("share: a 0-byte constant at its neighbour's offset stays; share and i
   const SharePlan plan = Share(in, options);
   CheckFamily(in, plan);
   for (const ShareEntry& e : plan.report.entries) {
-    INFO(e.key << " " << e.size << " " << (e.tensor_layout ? DescribeLayout(*e.tensor_layout) : ""));
+    INFO(e.key << " " << e.size << " "
+               << (e.tensor_layout ? DescribeLayout(*e.tensor_layout) : ""));
   }
   std::string listed;
   for (const ShareEntry& e : plan.report.entries) {

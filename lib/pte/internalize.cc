@@ -103,11 +103,10 @@ Result<PteInput> InternalizeData(const PteFile& thin, const std::vector<const Pt
                                  InternalizeStats* stats, const std::set<std::string>* only) {
   ETPACK_ASSIGN_OR_RETURN(std::vector<ExternalRef> refs, ResolveExternalTensors(thin, data));
   auto taken = [&](const std::string& key) { return only == nullptr || only->count(key) != 0; };
-  refs.erase(std::remove_if(refs.begin(), refs.end(),
-                            [&](const ExternalRef& r) {
-                              return !taken(r.file->entries()[r.entry].key);
-                            }),
-             refs.end());
+  refs.erase(
+      std::remove_if(refs.begin(), refs.end(),
+                     [&](const ExternalRef& r) { return !taken(r.file->entries()[r.entry].key); }),
+      refs.end());
   ETPACK_ASSIGN_OR_RETURN(PteInput in, thin.ToInput());
   const fb::Program& prog = thin.program();
 

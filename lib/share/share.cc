@@ -223,8 +223,8 @@ class Planner {
       inputs_.push_back(std::move(in));
     }
     if (programs < 2) {
-      return InvalidArgument("share: give two or more .pte files (got " +
-                             std::to_string(programs) + ")");
+      return InvalidArgument("share: give two or more .pte files (got " + std::to_string(programs) +
+                             ")");
     }
     if (output_of_.count(options_.data_name)) {
       return InvalidArgument("share: the shared data file " +
@@ -443,8 +443,8 @@ class Planner {
     for (auto& [key, ids] : by_content_key) {
       for (size_t i = 1; i < ids.size(); ++i) {
         for (size_t j = i; j > 0; --j) {
-          ETPACK_ASSIGN_OR_RETURN(const bool before,
-                                  BytesBefore(*SourceOf(ids[j].first), *SourceOf(ids[j - 1].first)));
+          ETPACK_ASSIGN_OR_RETURN(
+              const bool before, BytesBefore(*SourceOf(ids[j].first), *SourceOf(ids[j - 1].first)));
           if (!before) break;
           std::swap(ids[j], ids[j - 1]);
         }
@@ -595,8 +595,7 @@ class Planner {
       for (const uint32_t d : inputs_[f].pairs) data.push_back(inputs_[d].ptd);
       ETPACK_ASSIGN_OR_RETURN(in, InternalizeData(pte, data, nullptr, &m.taken));
       if (!tensor_keys_[f].empty()) {
-        ETPACK_ASSIGN_OR_RETURN(in,
-                                ExternalizeTensors(std::move(in), tensor_keys_[f], pte.name()));
+        ETPACK_ASSIGN_OR_RETURN(in, ExternalizeTensors(std::move(in), tensor_keys_[f], pte.name()));
       }
     }
     in.named_data.erase(
@@ -648,8 +647,8 @@ class Planner {
     }
     report.bytes_after += report.shared_bytes;
     report.analysis = std::move(analysis_);
-    ArtifactPlan& first =
-        plan->data.empty() ? plan->programs.front().second.artifact : plan->data.front().plan.artifact;
+    ArtifactPlan& first = plan->data.empty() ? plan->programs.front().second.artifact
+                                             : plan->data.front().plan.artifact;
     for (const Input& in : inputs_) first.inputs.push_back(in.whole);
   }
 
