@@ -197,9 +197,22 @@ TEST_CASE("NamedDataStore: bad entries name themselves") {
   auto null = t.Add("k", nullptr, 1, "named_data[3]");
   REQUIRE_FALSE(null.ok());
   CHECK(null.status().message() == "named_data[3]: the data source is null");
-  auto align = t.Add("k", Pattern(4, 1), 24, "named_data[4]");
+  auto align = t.Add("k", Pattern(4, 1), 0, "named_data[4]");
   REQUIRE_FALSE(align.ok());
-  CHECK(align.status().message() == "named_data[4]: alignment = 24 is not a power of two");
+  CHECK(align.status().message() == "named_data[4]: alignment = 0 is not a positive alignment");
+}
+
+TEST_CASE("NamedDataStore: kStrictest combines alignments that are not powers of two by lcm") {
+  TestStore t(SharedAlignment::kStrictest);
+  auto w = Pattern(64, 1);
+  REQUIRE(t.Add("a", w, 3, "a").ok());
+  REQUIRE(t.Add("b", Pattern(64, 1), 8, "b").ok());
+  REQUIRE(t.store.buffers().size() == 1);
+  CHECK(t.store.buffers()[0].alignment == 24);
+  TestStore first;  // the reference's rule: the first key's, even 3
+  REQUIRE(first.Add("a", w, 3, "a").ok());
+  REQUIRE(first.Add("b", Pattern(64, 1), 8, "b").ok());
+  CHECK(first.store.buffers()[0].alignment == 3);
 }
 
 TEST_CASE("ContentDedup: many items of one size cost a bounded number of comparisons each") {

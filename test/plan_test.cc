@@ -16,9 +16,9 @@
 
 using namespace etpack;
 
-TEST_CASE("AlignUp rounds up to powers of two and refuses to wrap") {
-  for (uint64_t a = 1; a <= 4096; a <<= 1) {
-    for (uint64_t off = 0; off < 3 * a; ++off) {
+TEST_CASE("AlignUp rounds up to any positive alignment and refuses to wrap") {
+  for (uint64_t a = 1; a <= 4100; a += (a < 40 ? 1 : 97)) {
+    for (uint64_t off = 0; off < 3 * a; off += (a < 40 ? 1 : 13)) {
       auto r = AlignUp(off, a);
       REQUIRE(r.ok());
       CHECK(*r % a == 0);
@@ -27,27 +27,57 @@ TEST_CASE("AlignUp rounds up to powers of two and refuses to wrap") {
     }
   }
   CHECK(*AlignUp(UINT64_MAX, 1) == UINT64_MAX);
-  auto r = AlignUp(UINT64_MAX - 5, 16);
-  REQUIRE_FALSE(r.ok());
-  CHECK(r.status().code() == Code::kOutOfRange);
+  CHECK(*AlignUp(UINT64_MAX - UINT64_MAX % 12, 12) == UINT64_MAX - UINT64_MAX % 12);
+  for (uint64_t a : {uint64_t{16}, uint64_t{12}}) {
+    auto r = AlignUp(UINT64_MAX - 1, a);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().code() == Code::kOutOfRange);
+  }
 }
 
-TEST_CASE("CheckAlignment accepts only powers of two up to kMaxAlignment") {
-  CHECK(CheckAlignment(1, "a").ok());
-  CHECK(CheckAlignment(kMaxAlignment, "a").ok());
-  for (uint64_t big : {kMaxAlignment * 2, uint64_t{1} << 33, uint64_t{1} << 63}) {
+TEST_CASE("CheckAlignment accepts any positive alignment up to kMaxAlignment") {
+  for (uint64_t good : {uint64_t{1}, uint64_t{3}, uint64_t{12}, uint64_t{48}, uint64_t{100},
+                        kMaxAlignment - 1, kMaxAlignment}) {
+    CHECK(CheckAlignment(good, "a").ok());
+  }
+  for (uint64_t big : {kMaxAlignment + 1, kMaxAlignment * 2, uint64_t{1} << 33, UINT64_MAX}) {
     Status s = CheckAlignment(big, "segment_alignment");
     REQUIRE_FALSE(s.ok());
     CHECK(s.code() == Code::kInvalidArgument);
     CHECK(s.message() == "segment_alignment = " + std::to_string(big) +
                              " exceeds the maximum of 1073741824 (1 GiB)");
   }
+  Status zero = CheckAlignment(0, "segment_alignment");
+  REQUIRE_FALSE(zero.ok());
+  CHECK(zero.message() == "segment_alignment = 0 is not a positive alignment");
+}
+
+TEST_CASE("CheckPowerOfTwo accepts only powers of two up to its maximum") {
+  CHECK(CheckPowerOfTwo(1, "a").ok());
+  CHECK(CheckPowerOfTwo(kMaxAlignment, "a").ok());
+  CHECK(CheckPowerOfTwo(65536, "a", 65536).ok());
+  CHECK(CheckPowerOfTwo(131072, "a", 65536).message() ==
+        "a = 131072 exceeds the maximum of 65536 (64 KiB)");
   for (uint64_t bad : {uint64_t{0}, uint64_t{3}, uint64_t{48}, uint64_t{100}, UINT64_MAX}) {
-    Status s = CheckAlignment(bad, "segment_alignment");
+    Status s = CheckPowerOfTwo(bad, "constant_tensor_alignment");
     REQUIRE_FALSE(s.ok());
     CHECK(s.code() == Code::kInvalidArgument);
-    CHECK(s.message() == "segment_alignment = " + std::to_string(bad) + " is not a power of two");
+    CHECK(s.message() ==
+          "constant_tensor_alignment = " + std::to_string(bad) + " is not a power of two");
   }
+}
+
+TEST_CASE("Lcm of requested alignments, checked against 2^64") {
+  CHECK(*Lcm(12, 8, "x") == 24);
+  CHECK(*Lcm(3, 128, "x") == 384);
+  CHECK(*Lcm(256, 128, "x") == 256);
+  CHECK(*Lcm(1, 1, "x") == 1);
+  CHECK(*Lcm(kMaxAlignment - 1, kMaxAlignment, "x") == (kMaxAlignment - 1) * kMaxAlignment);
+  auto r = Lcm(UINT64_MAX, UINT64_MAX - 1, "segment 2");
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().code() == Code::kOutOfRange);
+  CHECK(r.status().message() == "segment 2: lcm(18446744073709551615, 18446744073709551614) "
+                                "exceeds 2^64");
 }
 
 namespace {
@@ -89,7 +119,11 @@ TEST_CASE("PackSegment pads between sources, never after the last") {
   REQUIRE(e.ok());
   CHECK(e->pieces.empty());
   CHECK(e->size == 0);
-  CHECK_FALSE(PackSegment(Sized({1, 2}), 24).ok());
+  CHECK_FALSE(PackSegment(Sized({1, 2}), 0).ok());
+  auto twelve = PackSegment(Sized({1, 2, 3}), 12);  // any positive alignment
+  REQUIRE(twelve.ok());
+  CHECK(Offsets(*twelve) == std::vector<uint64_t>{0, 12, 24});
+  CHECK(twelve->pieces[1].alignment == 4);  // achieved: a power of two
 }
 
 TEST_CASE("PackSegment overflow is an error near 2^64") {
@@ -122,12 +156,33 @@ TEST_CASE("LayoutSegments follows the reference cases") {
 }
 
 TEST_CASE("LayoutSegments rejects bad alignments, naming them") {
-  auto r = LayoutSegments(Specs({{1, 1}}), 100);
+  auto r = LayoutSegments(Specs({{1, 1}}), 0);
   REQUIRE_FALSE(r.ok());
-  CHECK(r.status().message().find("segment_alignment = 100") != std::string::npos);
-  auto r2 = LayoutSegments(Specs({{1, 1}, {1, 3}}), 128);
+  CHECK(r.status().message().find("segment_alignment = 0 is not a positive") != std::string::npos);
+  auto r2 = LayoutSegments(Specs({{1, 1}, {1, 0}}), 128);
   REQUIRE_FALSE(r2.ok());
-  CHECK(r2.status().message().find("segment 1 alignment = 3") != std::string::npos);
+  CHECK(r2.status().message().find("segment 1 alignment = 0") != std::string::npos);
+}
+
+TEST_CASE("LayoutSegments: alignments that are not powers of two combine by lcm") {
+  // Upstream's test_named_data_segments: segment_alignment 12, buffers of 8,
+  // 16, 24 bytes asking 8, 16, 24: starts at multiples of 24, 48, 24.
+  auto l = LayoutSegments(Specs({{8, 8}, {16, 16}, {24, 24}}), 12);
+  REQUIRE(l.ok());
+  CHECK(l->offsets == std::vector<uint64_t>{0, 48, 72});
+  CHECK(l->data_size == 96);
+  // What each start achieves is a power of two, never the request itself.
+  CHECK(l->alignments == std::vector<uint64_t>{8, 16, 8});
+  // Named data asking 3 after a 24-byte constant segment, segment alignment
+  // 128: lcm 384.
+  auto n = LayoutSegments(Specs({{24, 1}, {8, 3}, {16, 256}}), 128);
+  REQUIRE(n.ok());
+  CHECK(n->offsets == std::vector<uint64_t>{0, 384, 512});
+  CHECK(n->alignments == std::vector<uint64_t>{128, 128, 256});
+  // Rounding up to an lcm near 2^64 is an error, never a wrap.
+  auto big = LayoutSegments(Specs({{UINT64_MAX - 10, 1}, {1, 3}}), 128);
+  REQUIRE_FALSE(big.ok());
+  CHECK(big.status().code() == Code::kOutOfRange);
 }
 
 TEST_CASE("LayoutSegments beyond 4 GiB and near 2^64") {

@@ -187,9 +187,12 @@ TEST_CASE("invalid options and inputs are errors, not layouts") {
   for (uint64_t bad : {uint64_t{0}, uint64_t{3}, uint64_t{48}}) {
     PteOptions o;
     o.segment_alignment = bad;
+    CHECK(PlanPte(SmallProgram({}), o).ok() == (bad != 0));  // any positive alignment
+    o = PteOptions();
+    o.constant_tensor_alignment = bad;  // a force_align: powers of two only
     CHECK_FALSE(PlanPte(SmallProgram({}), o).ok());
     o = PteOptions();
-    o.constant_tensor_alignment = bad;
+    o.delegate_alignment = bad;
     CHECK_FALSE(PlanPte(SmallProgram({}), o).ok());
   }
   PteInput in = SmallProgram({});
@@ -197,10 +200,76 @@ TEST_CASE("invalid options and inputs are errors, not layouts") {
   auto r = PlanPte(in);
   REQUIRE_FALSE(r.ok());
   CHECK(r.status().message() == "named_data[1]: the data source is null");
-  in.named_data = {{"k", Pattern(1, 1), 48}};
+  in.named_data = {{"k", Pattern(1, 1), 0}};
   r = PlanPte(in);
   REQUIRE_FALSE(r.ok());
-  CHECK(r.status().message().find("named_data[0]: alignment") != std::string::npos);
+  CHECK(r.status().message() == "named_data[0]: alignment = 0 is not a positive alignment");
+}
+
+TEST_CASE("named data asking an alignment that is no power of two: the lcm rule") {
+  // The reference's test_constant_delegate_and_named_data_segments: a key
+  // asking 3 starts at a multiple of lcm(3, 128) = 384 from the base.
+  PteInput in = SmallProgram({Pattern(24, 1)});
+  in.named_data = {{"three", Pattern(8, 2), 3}, {"many", Pattern(16, 3), 256}};
+  auto plan = PlanPte(in);
+  REQUIRE(plan.ok());
+  const auto& s = plan->layout.segments;
+  REQUIRE(s.size() == 3);
+  CHECK(s[1].offset == 384);
+  CHECK(s[1].alignment == 128);  // achieved: a power of two
+  CHECK(s[2].offset == 512);
+  // segment_alignment 12: the base is a multiple of 12, segments of lcm(12, own).
+  PteOptions o;
+  o.segment_alignment = 12;
+  in = SmallProgram({Pattern(5, 1)});
+  in.named_data = {{"a", Pattern(8, 2), 8}, {"b", Pattern(16, 3), 16}};
+  plan = PlanPte(in, o);
+  REQUIRE(plan.ok());
+  CHECK(plan->layout.segment_base_offset % 12 == 0);
+  CHECK(plan->layout.segments[1].offset == 24);
+  CHECK(plan->layout.segments[2].offset == 48);
+  auto f = ReadPte(Materialize(plan->artifact));
+  auto b = ReadAll(*f->SegmentSource(2));
+  REQUIRE(b.ok());
+  CHECK(*b == *ReadAll(*Pattern(16, 3)));
+  for (const Placement& p : plan->artifact.placements) CHECK(p.offset % p.alignment == 0);
+}
+
+TEST_CASE("no constant_buffer entry at all: no constant segment, constant_segment as given") {
+  PteInput in = SmallProgram({});
+  in.constants.clear();  // not even the placeholder
+  auto plan = PlanPte(in);
+  REQUIRE(plan.ok());
+  CHECK(plan->layout.segments.empty());
+  auto f = ReadPte(Materialize(plan->artifact));
+  CHECK(f->program().segments()->size() == 0);
+  const auto* cs = f->program().constant_segment();  // as the tree had it, not made up
+  CHECK((cs == nullptr || cs->offsets() == nullptr || cs->offsets()->size() == 0));
+  // Named data alone then starts at segment 0.
+  in = SmallProgram({});
+  in.constants.clear();
+  in.named_data = {{"k", Pattern(8, 1), 1}};
+  plan = PlanPte(in);
+  REQUIRE(plan.ok());
+  REQUIRE(plan->layout.segments.size() == 1);
+  CHECK(plan->layout.segments[0].role == SegmentRole::kNamedData);
+  f = ReadPte(Materialize(plan->artifact));
+  CHECK(f->program().named_data()->Get(0)->segment_index() == 0);
+}
+
+TEST_CASE("only empty delegate payloads: kept inline, no segment, no header") {
+  auto plan = PlanPte(SmallProgram({}, {Bytes({}), Bytes({})}));
+  REQUIRE(plan.ok());
+  REQUIRE(plan->layout.segments.size() == 1);  // the empty constant segment
+  CHECK(plan->layout.segment_data_size == 0);
+  auto f = ReadPte(Materialize(plan->artifact));
+  CHECK_FALSE(f->header().present);
+  const auto* d = f->program().execution_plan()->Get(0)->delegates();
+  for (flatbuffers::uoffset_t i = 0; i < d->size(); ++i) {
+    CHECK(d->Get(i)->processed()->location() == fb::DataLocation::INLINE);
+    CHECK(d->Get(i)->processed()->index() == i);
+  }
+  CHECK(f->program().backend_delegate_data()->size() == 2);
 }
 
 TEST_CASE("beyond 4 GiB: planned without reading a byte; near 2^64: an error") {

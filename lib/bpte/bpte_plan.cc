@@ -59,7 +59,7 @@ class BptePlanner {
 
   Result<BptePlan> Plan() {
     if (segmented_) {
-      ETPACK_RETURN_IF_ERROR(CheckAlignment(opt_.program_alignment, "program_alignment"));
+      ETPACK_RETURN_IF_ERROR(CheckPowerOfTwo(opt_.program_alignment, "program_alignment"));
       if (opt_.program_alignment < bpte::kMinProgramAlignmentOption) {
         return InvalidArgument("program_alignment = " + std::to_string(opt_.program_alignment) +
                                " is below " + std::to_string(bpte::kMinProgramAlignmentOption) +

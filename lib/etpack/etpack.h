@@ -131,9 +131,11 @@
 // UNITS AND LIMITS
 //
 //   Every size and offset is a uint64_t count of bytes, and every addition
-//   that could overflow is checked. Alignments are powers of two, at most
-//   kMaxAlignment (1 GiB, writer.h); constant and delegate alignments,
-//   which also pad inside the flatbuffer, at most kMaxInlineAlignment
+//   that could overflow is checked. Segment and named-data alignments are
+//   any positive value up to kMaxAlignment (1 GiB, plan.h), combined by
+//   least common multiple as the reference serializer does; constant and
+//   delegate alignments, which also pad inside the flatbuffer (a
+//   force_align), are powers of two of at most kMaxInlineAlignment
 //   (64 KiB, pte.h).
 
 #ifndef ETPACK_ETPACK_H_

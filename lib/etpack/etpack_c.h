@@ -259,8 +259,9 @@ ETPACK_C_API etpack_status etpack_pte_add_delegate(etpack_pte* pte, const etpack
 
 /* Named data stored in the .pte, looked up by key; segments follow the
  * order of these calls. Keys given the same source handle share one
- * segment, aligned as the first of them asks. `alignment`: a power of two
- * (1 = none). */
+ * segment, aligned as the first of them asks. `alignment`: any positive
+ * value (1 = none); the segment starts at a multiple of lcm(alignment,
+ * segment alignment) from the segment base. */
 ETPACK_C_API etpack_status etpack_pte_add_named_data(etpack_pte* pte, const char* key,
                                                      const etpack_source* data, uint64_t alignment);
 
@@ -295,7 +296,8 @@ ETPACK_C_API etpack_status etpack_ptd_create(etpack_ptd** out);
 /* A tensor under `key`: its bytes, in dim_order, are `data`, which must
  * hold at least the layout's byte count. Entries keep the order of these
  * calls (their segments too); keys given the same source handle share one
- * segment, aligned as the first of them asks. `alignment`: a power of two. */
+ * segment, aligned as the first of them asks. `alignment`: any positive
+ * value, combined with the segment alignment by lcm. */
 ETPACK_C_API etpack_status etpack_ptd_add_tensor(etpack_ptd* ptd, const char* key,
                                                  const etpack_source* data, int32_t dtype,
                                                  size_t rank, const int32_t* sizes,

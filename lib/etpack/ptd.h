@@ -16,7 +16,7 @@
 //   [48, ...)     the rest of the FlatTensor flatbuffer
 //   base          = align_up(48 + flatbuffer_size, segment_alignment)
 //   segments      one per distinct content in entry order, segment j at
-//                 align_up(end of j-1, max(segment_alignment, alignment of
+//                 align_up(end of j-1, lcm(segment_alignment, alignment of
 //                 the first entry using the buffer)); none after the last.
 
 #ifndef ETPACK_PTD_H_
@@ -38,7 +38,7 @@ namespace etpack {
 struct PtdEntry {
   std::string key;
   uint32_t buffer_index = 0;  // into PtdInput::buffers
-  uint64_t alignment = 1;     // power of two; see PtdOptions::strictest_shared_alignment
+  uint64_t alignment = 1;     // positive; see PtdOptions::strictest_shared_alignment
   // Present for tensors, absent for opaque blobs. When present the buffer
   // must hold at least LayoutNbytes(layout) bytes.
   std::optional<TensorLayout> layout;
@@ -63,7 +63,8 @@ struct PtdInput {
 };
 
 struct PtdOptions {
-  // Alignment of the segment base in the file and of every segment start.
+  // Alignment of the segment base in the file and of every segment start:
+  // any positive value up to kMaxAlignment (combined with an entry's by lcm).
   uint64_t segment_alignment = 128;
   // Append an integrity table as a last entry (a blob, no tensor layout);
   // see PteOptions::integrity_table.
@@ -96,8 +97,8 @@ struct PtdPlan {
 };
 
 // Pass one. Errors (kInvalidArgument) name the entry and the value: empty
-// keys, a key repeated with different bytes or layout, buffer_index out of range, alignment not a
-// power of two, an invalid layout (negative size, dim_order not a permutation, unknown dtype), a
+// keys, a key repeated with different bytes or layout, buffer_index out of range, alignment 0
+// or above 1 GiB, an invalid layout (negative size, dim_order not a permutation, unknown dtype), a
 // buffer smaller than its tensor layout. kOutOfRange when the layout does not fit in 64 bits or the
 // flatbuffer exceeds 2 GiB.
 Result<PtdPlan> PlanPtd(const PtdInput& input, const PtdOptions& options = {});

@@ -12,14 +12,15 @@
 // returns the plan. WriteArtifactFile (etpack/writer.h) is pass two.
 //
 // The layout follows the reference serializer exactly (docs/formats.md §2.2-§2.7):
-//   - segment order: constants (always, even when empty), mutable initial
+//   - segment order: constants (whenever constant_buffer has an entry, even
+//     the empty placeholder alone; none without any), mutable initial
 //     values (when they hold bytes), delegate blobs (plan order; identical
 //     bytes share a segment; empty ones stay inline), named data (entry
 //     order; one segment per distinct content);
 //   - constants padded to constant_tensor_alignment after every buffer but
 //     the last (PteOptions::dedup_constants: identical ones stored once);
 //     mutable values packed without padding;
-//   - segment j at align_up(end of j-1, max(segment_alignment, its own
+//   - segment j at align_up(end of j-1, lcm(segment_alignment, its own
 //     alignment)), zero padding between, none after the last;
 //   - no segment bytes at all: a plain flatbuffer, no extended header.
 
@@ -45,11 +46,13 @@ inline constexpr uint64_t kMaxInlineAlignment = 65536;
 
 struct PteOptions {
   // Alignment of every segment's start, relative to the segment base
-  // (which itself is aligned to it in the file). Power of two, at most
-  // kMaxAlignment.
+  // (which itself is aligned to it in the file). Any positive value up to
+  // kMaxAlignment: 12 puts the base at a multiple of 12 and a segment that
+  // asks 8 at a multiple of lcm(12, 8) = 24 from it.
   uint64_t segment_alignment = 128;
   // Alignment of each constant inside the constant segment, and of inline
-  // Buffer data. Power of two, at most kMaxInlineAlignment.
+  // Buffer data. Power of two (a flatbuffer force_align), at most
+  // kMaxInlineAlignment.
   uint64_t constant_tensor_alignment = 16;
   // Alignment of inline delegate data. Power of two, at most
   // kMaxInlineAlignment.
@@ -95,7 +98,7 @@ struct PteOptions {
 struct NamedData {
   std::string key;
   SourcePtr source;
-  uint64_t alignment = 1;  // power of two, at most kMaxAlignment
+  uint64_t alignment = 1;  // positive, at most kMaxAlignment; lcm with segment_alignment
   // How errors name it, where its front end found it (an exporter's object
   // path); empty: "named_data[i]". As PtdEntry::what.
   std::string what = {};
@@ -157,8 +160,10 @@ struct PteInput {
   // constant_segment, mutable_data_segments and named_data.
   ProgramStructure program;
   // Constant tensor data: a tensor with data_buffer_idx = i (and no
-  // allocation_info) reads constants[i]. Entry 0 is the empty placeholder;
-  // an empty list means just that placeholder.
+  // allocation_info) reads constants[i]. Entry 0 is the empty placeholder.
+  // An empty list (not even the placeholder) means no constant segment at
+  // all, and the program's constant_segment kept as given, as the
+  // reference writes such a program.
   std::vector<SourcePtr> constants;
   // Initial values of memory-planned tensors by data_buffer_idx; entry 0 is
   // the placeholder. Empty: none.

@@ -6,6 +6,7 @@
 
 #include "flatbuffer/object_builder.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -114,6 +115,9 @@ class ObjectInput final : public TableInput {
       return Vector{data, n, kBytes};
     }
     if (kind != ObjectReader::Kind::kList) return WrongType(v, Expected(f));
+    if (marks_.size() == 1 && std::find(emptied_.begin(), emptied_.end(), &f) != emptied_.end()) {
+      return Vector{nullptr, 0, kList};
+    }
     // Reading a table's attributes runs the caller's code, which could
     // change the list while it is walked: the reader hands out a snapshot.
     ObjectReader::ItemSpan items;
@@ -174,9 +178,10 @@ class ObjectInput final : public TableInput {
 
   // getattr for field `id` of a table (the builder is at the field); a
   // missing attribute is an error naming the object's class and the type
-  // expected. A field of the root that is skipped is none.
+  // expected. A field of the root that is skipped is none, except that a
+  // list there is an empty vector (see BuildFlatbufferFromObjects).
   Result<Object> Attribute(Object o, int obj_index, size_t id) {
-    if (marks_.size() == 1 && skip_root_[id]) return Object{nullptr};
+    if (marks_.size() == 1 && skip_root_[id]) return Skipped(o, obj_index, id);
     const ObjectInfo& obj = d_.objects[static_cast<size_t>(obj_index)];
     std::vector<ObjectReader::Key>& keys = keys_[static_cast<size_t>(obj_index)];
     if (keys.empty()) keys.assign(obj.fields.size(), nullptr);
@@ -186,6 +191,21 @@ class ObjectInput final : public TableInput {
     bool found = false;
     ETPACK_RETURN_IF_ERROR(reader_.Get(o, keys[id], &value, &found));
     if (!found) return MissingAttribute(reader_, b_.Where(), Expected(f), o, f.name);
+    return value;
+  }
+
+  // A skipped root field: a list (its items unread) when the object has
+  // one there, to be built empty; else none, a missing attribute included.
+  Result<Object> Skipped(Object o, int obj_index, size_t id) {
+    const FieldInfo& f = d_.objects[static_cast<size_t>(obj_index)].fields[id];
+    if (f.type != BaseType::Vector) return Object{nullptr};
+    Object value = nullptr;
+    bool found = false;
+    ETPACK_RETURN_IF_ERROR(reader_.Get(o, reader_.KeyOf(f.name), &value, &found));
+    if (value == nullptr || reader_.KindOf(value) != ObjectReader::Kind::kList) {
+      return Object{nullptr};
+    }
+    emptied_.push_back(&f);
     return value;
   }
 
@@ -245,6 +265,8 @@ class ObjectInput final : public TableInput {
   // Each field's key, by object and field id (made on first use).
   std::vector<std::vector<ObjectReader::Key>> keys_;
   std::vector<bool> skip_root_;  // by field id of the root table
+  // The skipped root fields that hold a list (a few).
+  std::vector<const FieldInfo*> emptied_;
   // The reader's mark at each table begun and not ended: one is the root.
   std::vector<size_t> marks_;
 };

@@ -27,7 +27,11 @@ Status MissingAttribute(ObjectReader& reader, const std::string& path, const std
 
 // A flatbuffer of `schema` built from the caller's objects (etpack/object_reader.h
 // says how values are expected), leaving out the root's fields named in
-// `skip_root_fields` (not even read). Errors name options.root_path and the
+// `skip_root_fields`: their values are not read, but a vector field that
+// the object holds as a list (present, even if not empty) is built as an
+// empty vector, so that "present" survives for the caller to fill in, as
+// the reference serializer writes [] where its object has []. None, a
+// missing attribute and a skipped table are left out. Errors name options.root_path and the
 // path below it; a wrong type or missing attribute comes from
 // reader.WrongType(). Built as BuildFlatbuffer builds the same structure.
 Result<std::vector<uint8_t>> BuildFlatbufferFromObjects(

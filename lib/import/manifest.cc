@@ -33,7 +33,7 @@ Result<uint64_t> GetAlignmentOr(const JsonDocument& cx, const json::Value& obj,
                                 const std::string& obj_path, std::string_view key,
                                 uint64_t fallback, uint64_t max = kMaxAlignment) {
   ETPACK_ASSIGN_OR_RETURN(uint64_t a, GetUIntOr(cx, obj, obj_path, key, fallback));
-  ETPACK_RETURN_IF_ERROR(CheckAlignment(a, cx.origin() + ": " + JoinPath(obj_path, key), max));
+  ETPACK_RETURN_IF_ERROR(CheckPowerOfTwo(a, cx.origin() + ": " + JoinPath(obj_path, key), max));
   return a;
 }
 

@@ -26,7 +26,7 @@ NfatEntryInput NfatBytes(std::string backend_id, SourcePtr bytes) {
 
 Result<NfatPlan> PlanNfat(const std::vector<NfatEntryInput>& entries, const NfatOptions& options) {
   const uint64_t align = options.payload_alignment;
-  ETPACK_RETURN_IF_ERROR(CheckAlignment(align, "NFAT payload_alignment"));
+  ETPACK_RETURN_IF_ERROR(CheckPowerOfTwo(align, "NFAT payload_alignment"));
   if (entries.empty()) {
     return InvalidArgument(
         "NFAT container: no entries (a delegate without specializations is its bare "

@@ -21,7 +21,7 @@ Status PlaceSegment(const Segment& s, size_t j, uint64_t start, uint64_t align,
     // Built only on the way out: a segment can hold 10^5 pieces.
     auto what = [&] { return "segment " + std::to_string(j) + " piece " + std::to_string(i); };
     if (p.source == nullptr) return InvalidArgument(what() + ": source is null");
-    if (!IsPowerOfTwo(p.alignment)) return CheckAlignment(p.alignment, what() + " alignment");
+    if (!IsPowerOfTwo(p.alignment)) return CheckPowerOfTwo(p.alignment, what() + " alignment");
     const uint64_t size = p.source->size();
     if (p.offset < prev_end || p.offset > s.size || size > s.size - p.offset) {
       return InvalidArgument(what() + " [" + std::to_string(p.offset) + ", +" +
@@ -77,7 +77,9 @@ Result<Assembly> Assemble(std::vector<uint8_t> flatbuffer, const HeaderCodec* co
                              " lies outside the layout's " + std::to_string(layout.data_size) +
                              " bytes");
     }
-    const uint64_t align = std::min(base_alignment, layout.alignments[j]);
+    // Achieved: the base is at a multiple of base_alignment, which may be
+    // no power of two (12 guarantees 4).
+    const uint64_t align = std::min(AlignmentOf(base_alignment), layout.alignments[j]);
     ETPACK_RETURN_IF_ERROR(
         PlaceSegment(s, j, h.segment_base_offset + layout.offsets[j], align, placements));
     out.artifact.segments.push_back({h.segment_base_offset + layout.offsets[j], s.size});
@@ -99,7 +101,7 @@ Status ValidateArtifactPlan(const ArtifactPlan& plan) {
     // Built only on the way out: plans can hold many thousands of items.
     auto field = [i] { return "artifact plan: placements[" + std::to_string(i) + "]"; };
     if (p.source == nullptr) return InvalidArgument(field() + ".source is null");
-    if (!IsPowerOfTwo(p.alignment)) return CheckAlignment(p.alignment, field() + ".alignment");
+    if (!IsPowerOfTwo(p.alignment)) return CheckPowerOfTwo(p.alignment, field() + ".alignment");
     if (p.offset % p.alignment != 0) {
       return InvalidArgument(field() + ".offset = " + std::to_string(p.offset) +
                              " is not a multiple of its alignment " + std::to_string(p.alignment));

@@ -60,8 +60,9 @@ struct Assembly {
 // ends at the end of the segment data; without a header and without segment
 // data it is the bare flatbuffer.
 //
-// A piece's placement promises min(base_alignment, layout.alignments[j],
-// piece.alignment) (a piece at offset 0 needs no alignment of its own).
+// A piece's placement promises min(AlignmentOf(base_alignment),
+// layout.alignments[j], piece.alignment), a power of two (a piece at offset
+// 0 needs no alignment of its own). base_alignment is any positive value.
 // Empty pieces take no placement.
 //
 // REQUIRES: layout = LayoutSegments(segments, ...). Fails with

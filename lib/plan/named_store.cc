@@ -29,14 +29,15 @@ Status CheckDataKey(std::string_view key, const std::string& what) {
 Result<NamedDataStore::Added> NamedDataStore::Add(std::string_view key, const SourcePtr& source,
                                                   uint64_t alignment, size_t tag) {
   if (source == nullptr) return InvalidArgument(what_(tag) + ": the data source is null");
-  if (!IsPowerOfTwo(alignment) || alignment > kMaxAlignment) {  // named only on failure
+  if (alignment == 0 || alignment > kMaxAlignment) {  // named only on failure
     return CheckAlignment(alignment, what_(tag) + ": alignment");
   }
   ETPACK_ASSIGN_OR_RETURN(const size_t content, dedup_.Add(source));
   if (content == buffers_.size()) {
     buffers_.push_back({source, alignment});
   } else if (rule_ == SharedAlignment::kStrictest) {
-    buffers_[content].alignment = std::max(buffers_[content].alignment, alignment);
+    uint64_t& shared = buffers_[content].alignment;
+    ETPACK_ASSIGN_OR_RETURN(shared, Lcm(shared, alignment, what_(tag) + ": alignment"));
   }
   if (auto it = key_index_.find(key); it != key_index_.end()) {
     const Key& first = keys_[it->second];

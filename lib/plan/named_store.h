@@ -13,8 +13,8 @@
 // Alignment of a shared buffer: the reference keeps the alignment of the
 // first key that brought the content and silently ignores a stricter one
 // asked for by a later key (kFirstKey, the default, so output matches it
-// byte for byte). kStrictest gives the buffer the largest alignment any of
-// its keys asked for, so every key gets what it asked.
+// byte for byte). kStrictest gives the buffer the least common multiple of
+// the alignments its keys asked for, so every key gets what it asked.
 
 #ifndef ETPACK_PLAN_NAMED_STORE_H_
 #define ETPACK_PLAN_NAMED_STORE_H_
@@ -59,7 +59,7 @@ class NamedDataStore {
   // Adds `key` -> `source`. Returns the index into keys() and whether the
   // key is new (false: the same key with the same bytes was there). Fails
   // with kInvalidArgument naming the entry (what(tag)) for a null source or
-  // an alignment that is not a power of two, and naming both entries when
+  // an alignment of 0 or above kMaxAlignment, and naming both entries when
   // the key already holds different bytes. REQUIRES: the characters of
   // `key` stay where they are while the store lives (keys are not copied:
   // a planner of many entries would hold each key three times).

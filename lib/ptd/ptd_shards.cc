@@ -79,7 +79,7 @@ class ShardBound {
   }
   void Take(size_t i) {
     Add(i, &now_);
-    max_align_ = std::max(max_align_, input_.entries[i].alignment);
+    max_align_ = LcmOf(max_align_, input_.entries[i].alignment);
     if (content_[i] != kNoContent) contents_.insert(content_[i]);
   }
   // What entry `i` adds to the file at least: its content when the shard
@@ -104,10 +104,17 @@ class ShardBound {
   };
 
   static uint64_t Sum(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
+  // What a segment of both alignments is placed at a multiple of
+  // (saturating, as Sum). A 0 (refused when the shard is planned) counts as 1.
+  static uint64_t LcmOf(uint64_t a, uint64_t b) {
+    if (a == 0 || b == 0) return std::max(a, b);
+    Result<uint64_t> l = Lcm(a, b, "");
+    return l.ok() ? *l : UINT64_MAX;
+  }
 
   void Add(size_t i, Sums* s) const {
     const PtdEntry& e = input_.entries[i];
-    const uint64_t align = std::max(options_.segment_alignment, e.alignment);
+    const uint64_t align = LcmOf(options_.segment_alignment, e.alignment);
     // An invalid buffer counts no bytes here: planning the shard reports it.
     const size_t content = content_[i];
     const bool fresh = content != kNoContent && contents_.count(content) == 0;
@@ -122,7 +129,7 @@ class ShardBound {
       // This entry may raise its segment's alignment, which moves the
       // segment by up to that alignment - 1 and every later one by up to
       // the largest alignment in the shard.
-      s->data = Sum(s->data, std::max(max_align_, align));
+      s->data = Sum(s->data, LcmOf(max_align_, align));
     }
   }
 
@@ -162,7 +169,7 @@ class ShardBound {
   const std::vector<size_t>& content_;
   Sums now_, at_plan_;
   uint64_t exact_ = 0;  // 0: no exact plan yet
-  uint64_t max_align_ = 1;
+  uint64_t max_align_ = 1;  // lcm of every alignment in the shard
   std::unordered_set<size_t> contents_;
 };
 

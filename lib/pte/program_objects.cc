@@ -72,9 +72,11 @@ Status ReadProgramObjects(ObjectReader& reader, Object program, const std::strin
                           BuildFlatbufferFromObjects(SchemaId::kProgram, reader, program,
                                                      {// Bytes beside the structure, read below.
                                                       "constant_buffer", "backend_delegate_data",
-                                                      // What the planner lays out.
-                                                      "segments", "constant_segment",
-                                                      "mutable_data_segments", "named_data"},
+                                                      // What the planner lays out
+                                                      // (constant_segment is kept
+                                                      // when there are no constants).
+                                                      "segments", "mutable_data_segments",
+                                                      "named_data"},
                                                      options));
   ETPACK_RETURN_IF_ERROR(
       ReadData(reader, program, path, "constant_buffer", "Buffer", "storage", &input->constants));

@@ -249,6 +249,10 @@ Result<PteInput> PteFile::ToInputImpl() const {
   if (cs && cs->offsets() && cs->offsets()->size() > 1) {
     ETPACK_ASSIGN_OR_RETURN(auto need, NeededBytes(prog, cs->offsets()->size(), IsConstantTensor));
     in.constants = split(*cs, need);
+  } else if (cs && cs->offsets() && cs->offsets()->size() == 1) {
+    // The placeholder alone: planned again as the empty constant segment it
+    // was (no entry at all would plan no constant segment).
+    in.constants.push_back(OwnedSource({}));
   } else if (const auto* cb = prog.constant_buffer()) {
     // Constants kept inline (a file without a constant segment).
     for (const fb::Buffer* b : *cb) in.constants.push_back(inline_bytes(b->storage()));

@@ -17,7 +17,7 @@ void EncodeExtendedHeader(const HeadPlacement& l, uint8_t* header) {
 }  // namespace
 
 Result<HeaderCodec> ExtendedHeaderCodec(uint64_t max_force_align) {
-  ETPACK_RETURN_IF_ERROR(CheckAlignment(max_force_align, "eh00 header padding"));
+  ETPACK_RETURN_IF_ERROR(CheckPowerOfTwo(max_force_align, "eh00 header padding"));
   ETPACK_ASSIGN_OR_RETURN(uint64_t padded, AlignUp(kHeaderLength, max_force_align));
   return HeaderCodec{padded, &EncodeExtendedHeader};
 }

@@ -87,8 +87,9 @@ struct DataReference {
 // What the planner decides of the Program; every other field is copied as
 // the exporter gave it.
 struct ProgramLayout {
-  // constant_buffer becomes [] (the constants are in this segment).
-  SubBuffers constant_segment;
+  // constant_buffer becomes [] (the constants are in this segment);
+  // absent: there are no constants, constant_segment is kept as given.
+  std::optional<SubBuffers> constant_segment;
   // mutable_data_segments: [this], or absent.
   std::optional<SubBuffers> mutable_data;
   // backend_delegate_data: one entry holding each source's bytes (an empty
@@ -125,7 +126,7 @@ class LayoutEdits : public fbs::CopyEdits {
     return obj == program_ || (obj == delegate_ && !layout_.processed.empty());
   }
 
-  Result<fbs::FieldEdit> Child(int obj, const fbs::FieldInfo& f, const flatbuffers::Table*,
+  Result<fbs::FieldEdit> Child(int obj, const fbs::FieldInfo& f, const flatbuffers::Table* src,
                                fbs::TableBuilder& b) override {
     using fbs::FieldEdit;
     if (obj == delegate_) {
@@ -176,17 +177,18 @@ class LayoutEdits : public fbs::CopyEdits {
         return FieldEdit::Replace(o);
       }
       case fb::Program::VT_CONSTANT_SEGMENT: {
-        ETPACK_ASSIGN_OR_RETURN(const fbs::uoffset_t o, Sub(b, layout_.constant_segment));
+        if (!layout_.constant_segment) return FieldEdit::Copy();
+        ETPACK_ASSIGN_OR_RETURN(const fbs::uoffset_t o, Sub(b, *layout_.constant_segment));
         return FieldEdit::Replace(o);
       }
       case fb::Program::VT_MUTABLE_DATA_SEGMENTS: {
-        if (!layout_.mutable_data) return FieldEdit::Drop();
+        if (!layout_.mutable_data) return KeptIfEmpty(src, f);
         ETPACK_ASSIGN_OR_RETURN(const fbs::uoffset_t sub, Sub(b, *layout_.mutable_data));
         ETPACK_ASSIGN_OR_RETURN(const fbs::uoffset_t o, b.OffsetVector({sub}));
         return FieldEdit::Replace(o);
       }
       case fb::Program::VT_NAMED_DATA: {
-        if (!layout_.named_data) return FieldEdit::Drop();
+        if (!layout_.named_data) return KeptIfEmpty(src, f);
         std::vector<fbs::uoffset_t> entries;
         entries.reserve(layout_.named_data->size());
         for (const NamedDataEntry& e : *layout_.named_data) {
@@ -205,6 +207,15 @@ class LayoutEdits : public fbs::CopyEdits {
   }
 
  private:
+  // A list the planner did not fill: [] stays [] (the reference writes the
+  // empty list its object holds; a reader tells [] from absent), absent
+  // stays absent, and entries the planner did not make are dropped.
+  static fbs::FieldEdit KeptIfEmpty(const flatbuffers::Table* src, const fbs::FieldInfo& f) {
+    const auto* v = src != nullptr ? src->GetPointer<const flatbuffers::VectorOfAny*>(f.offset)
+                                   : nullptr;
+    return v != nullptr && v->size() == 0 ? fbs::FieldEdit::Copy() : fbs::FieldEdit::Drop();
+  }
+
   Result<fbs::uoffset_t> Sub(fbs::TableBuilder& b, const SubBuffers& sub) {
     uint8_t* dst = nullptr;
     ETPACK_ASSIGN_OR_RETURN(const fbs::uoffset_t offsets,
@@ -268,10 +279,11 @@ class PtePlanner {
 
   Result<PtePlan> Plan() {
     ETPACK_RETURN_IF_ERROR(CheckAlignment(options_.segment_alignment, "segment_alignment"));
-    ETPACK_RETURN_IF_ERROR(CheckAlignment(options_.constant_tensor_alignment,
-                                          "constant_tensor_alignment", kMaxInlineAlignment));
+    // These two become a flatbuffer force_align, which only powers of two can be.
+    ETPACK_RETURN_IF_ERROR(CheckPowerOfTwo(options_.constant_tensor_alignment,
+                                           "constant_tensor_alignment", kMaxInlineAlignment));
     ETPACK_RETURN_IF_ERROR(
-        CheckAlignment(options_.delegate_alignment, "delegate_alignment", kMaxInlineAlignment));
+        CheckPowerOfTwo(options_.delegate_alignment, "delegate_alignment", kMaxInlineAlignment));
     // Before planning moves any of them away.
     inputs_.Add(input_.constants);
     inputs_.Add(input_.mutable_data);
@@ -299,9 +311,10 @@ class PtePlanner {
         return InvalidArgument("constants[" + std::to_string(i) + "]: null source");
       }
     }
-    // Index 0 is the runtime's "no data" placeholder; a program without it
-    // still gets one so constant_segment.offsets is never empty.
-    if (sources.empty()) sources.push_back(OwnedSource({}));
+    // No constant_buffer entry at all, not even index 0's placeholder: the
+    // reference writes no constant segment and keeps the program's
+    // constant_segment as given.
+    if (sources.empty()) return Status::OK();
 
     Segment seg;
     std::vector<uint64_t> offsets;
@@ -313,7 +326,7 @@ class PtePlanner {
                               PackSegment(std::move(sources), options_.constant_tensor_alignment));
       offsets = PieceOffsets(seg);
     }
-    layout_.constant_segment = {segments_.size(), std::move(offsets)};
+    layout_.constant_segment = SubBuffers{segments_.size(), std::move(offsets)};
     AddSegment(SegmentRole::kConstants, std::move(seg));
     return Status::OK();
   }

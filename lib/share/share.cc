@@ -167,7 +167,7 @@ Status CheckOptions(const ShareOptions& o) {
   ETPACK_RETURN_IF_ERROR(CheckPathText(n, "the shared data file's name"));
   ETPACK_RETURN_IF_ERROR(CheckPathText(o.out_dir, "the output folder"));
   if (o.alignment != 0) {
-    ETPACK_RETURN_IF_ERROR(CheckAlignment(o.alignment, "share alignment", kMaxInlineAlignment));
+    ETPACK_RETURN_IF_ERROR(CheckPowerOfTwo(o.alignment, "share alignment", kMaxInlineAlignment));
   }
   return Status::OK();
 }

@@ -71,13 +71,80 @@ def serialize_for_executorch(emitter_output, config, data_serializer=None,
     layout) and the store's ``external_data`` of that tag. ``data_serializer``
     is accepted for the signature; the .ptd files are ExecuTorch's flat tensor
     format, segment-aligned as ``config.segment_alignment`` says. ``named_data``
-    is the store's keyword in older upstream code."""
-    del data_serializer
+    is the store's keyword in older upstream code.
+
+    A ``data_serializer`` other than upstream's ``FlatTensorSerializer`` (or
+    None) is honoured as upstream honours it: the .pte is etpack's, and each
+    tag's data is handed to ``data_serializer.serialize`` as a ``DataPayload``
+    (upstream's class) whose result is returned as it is."""
     if named_data_store is None:
         named_data_store = named_data
+    if not _is_flat_tensor(data_serializer):
+        return _with_serializer(emitter_output, config, data_serializer, named_data_store)
     pte, ptds = _etpack._exir_for_executorch(emitter_output, named_data_store,
                                              *_options(config))
     return pte, dict(ptds)
+
+
+def _is_flat_tensor(data_serializer):
+    return data_serializer is None or type(data_serializer).__name__ == "FlatTensorSerializer"
+
+
+class _PteFile:
+    def __init__(self, program, mutable_data, named_data):
+        self.program, self.mutable_data, self.named_data = program, mutable_data, named_data
+
+
+def _with_serializer(emitter_output, config, data_serializer, store):
+    extract, segment, constant, delegate = _options(config)
+    pte = serialize_pte_binary(
+        _PteFile(emitter_output.program, emitter_output.mutable_data, store),
+        extract_delegate_segments=extract, segment_alignment=segment,
+        constant_tensor_alignment=constant, delegate_alignment=delegate)
+    external = store.external_data if store is not None else {}
+    constant_map = emitter_output.external_constant_map or {}
+    if not constant_map and not external:
+        return pte, {}
+    # The serializer's own package has the payload classes (no executorch
+    # import unless a caller brought one of its serializers).
+    from executorch.exir._serialize.data_serializer import DataEntry, DataPayload
+    if not constant_map:
+        return pte, {tag: data_serializer.serialize(DataPayload(buffers=store.buffers,
+                                                                named_data=entries))
+                     for tag, entries in external.items()}
+    buffers, index_of, tags = [], {}, {}
+
+    def add(tag, key, data, alignment, layout):
+        # Equal bytes share a buffer; file-backed data is compared by object.
+        same = bytes(data) if isinstance(data, (bytes, bytearray, memoryview)) else id(data)
+        index = index_of.setdefault(same, len(buffers))
+        if index == len(buffers):
+            buffers.append(data)
+        tags.setdefault(tag, {})[key] = DataEntry(buffer_index=index, alignment=alignment,
+                                                  tensor_layout=layout)
+
+    layouts = _external_layouts(emitter_output.program)
+    for tag, fqns in constant_map.items():
+        for fqn, i in fqns.items():
+            add(tag, fqn, emitter_output.external_constant_buffer[i], 1, layouts.get(fqn))
+    for tag, entries in external.items():
+        for key, e in entries.items():
+            add(tag, key, store.buffers[e.buffer_index], e.alignment, e.tensor_layout)
+    return pte, {tag: data_serializer.serialize(DataPayload(buffers=buffers, named_data=entries))
+                 for tag, entries in tags.items()}
+
+
+def _external_layouts(program):
+    """fqn -> TensorLayout of the program's EXTERNAL tensors."""
+    from executorch.exir.tensor_layout import TensorLayout
+    out = {}
+    for plan in program.execution_plan:
+        for value in plan.values:
+            t = value.val
+            info = getattr(t, "extra_tensor_info", None)
+            if info is not None and info.fully_qualified_name is not None and int(info.location) == 1:
+                out[info.fully_qualified_name] = TensorLayout(t.scalar_type, t.sizes, t.dim_order)
+    return out
 
 
 def save(pte_path, emitter_output, *, config=None, named_data_store=None, ptd_dir=None,

@@ -632,7 +632,7 @@ def test_path_lookup_raises_what_the_property_raises():
 
 def test_planner_errors_name_the_object_path(tmp_path):
     payload, _ = payload_of("ptd_basic")
-    next(iter(payload.named_data.values())).alignment = 3
+    next(iter(payload.named_data.values())).alignment = 1 << 31  # above 1 GiB; any smaller positive one is taken
     raises_naming(etpack.InvalidArgumentError, lambda: ex.serialize_ptd(payload),
                   "data_payload.named_data['linear.weight']")
     payload, _ = payload_of("ptd_basic")
@@ -645,12 +645,12 @@ def test_planner_errors_name_the_object_path(tmp_path):
     # The same for a .pte's named data and a tag's .ptd.
     pte_file, options = pte_file_of("pte_named_data")
     key = next(iter(pte_file.named_data.pte_data))
-    pte_file.named_data.pte_data[key].alignment = 3
+    pte_file.named_data.pte_data[key].alignment = 1 << 31
     raises_naming(etpack.InvalidArgumentError,
                   lambda: ex.serialize_pte_binary(pte_file, **options),
                   f"pte_file.named_data.pte_data['{key}']")
     emitted, options = external_emitter_output()
-    store = C.NamedDataStoreOutput([b"abc"], {}, {"model": {"blob": C.DataEntry(0, 3, None)}})
+    store = C.NamedDataStoreOutput([b"abc"], {}, {"model": {"blob": C.DataEntry(0, 1 << 31, None)}})
     raises_naming(etpack.InvalidArgumentError,
                   lambda: ex.serialize_for_executorch(emitted, config_of(options), None, store),
                   "named_data_store.external_data['model']['blob']")
