@@ -17,23 +17,12 @@ import realmodels
 # that with autograd on.
 torch.set_grad_enabled(False)
 
-CONTEXTS = (128, 256, 512)
+from realmodels import CONTEXTS, TIMES as _TIMES, timed
 
 
 @pytest.fixture(scope="session")
 def root(tmp_path_factory):
     return tmp_path_factory.mktemp("exir_real")
-
-
-_TIMES = {}
-
-
-def timed(name, fn):
-    t = time.monotonic()
-    try:
-        return fn()
-    finally:
-        _TIMES[name] = time.monotonic() - t
 
 
 def _llama_case(root, name, context, quantized, tag=None):

@@ -9,6 +9,7 @@ import copy
 import dataclasses
 import os
 import pathlib
+import time
 
 import pytest
 import torch
@@ -19,6 +20,19 @@ from executorch.exir import ExecutorchBackendConfig, to_edge, to_edge_transform_
 from executorch.exir.program import _program
 
 SEED = 0
+# The family's context windows; the first is also models 1 and 2's.
+CONTEXTS = (128, 256, 512)
+# Seconds each export took (export, lower, serializations), for the summary.
+TIMES = {}
+
+
+def timed(name, fn):
+    t = time.monotonic()
+    try:
+        return fn()
+    finally:
+        TIMES[name] = time.monotonic() - t
+
 DIM, LAYERS, HEADS, KV_HEADS, VOCAB, HIDDEN = 64, 2, 4, 2, 128, 128
 
 

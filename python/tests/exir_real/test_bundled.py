@@ -36,9 +36,11 @@ def bundled(root):
     pte = d / "etpack.pte"
     pte.write_bytes(ours.buffer)
     files["etpack.save_bpte"] = d / "etpack-native.bpte"
+    # Upstream's BundledProgram sorts the suites by method name; etpack keeps
+    # the order it is given, so it is given that order.
     etpack.save_bpte(files["etpack.save_bpte"], str(pte), {
         m: [{"inputs": list(c), "expected_outputs": list(expected[m][i])}
-            for i, c in enumerate(seq)] for m, seq in calls.items()})
+            for i, c in enumerate(calls[m])] for m in sorted(calls)})
     return files, calls, expected
 
 
