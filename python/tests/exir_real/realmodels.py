@@ -61,13 +61,18 @@ class Case:
     llama: bool = False
 
 
-def llama_model(context, quantized):
+# LoRA as torchtune's adapter_config.json names its targets.
+LORA = dict(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj", "o_proj"])
+
+
+def llama_model(context, quantized, lora=False):
     from executorch.examples.models.llama.llama_transformer import construct_transformer
     from executorch.examples.models.llama.model_args import ModelArgs
     torch.manual_seed(SEED)
     args = ModelArgs(dim=DIM, n_layers=LAYERS, n_heads=HEADS, n_kv_heads=KV_HEADS,
                      vocab_size=VOCAB, hidden_dim=HIDDEN, max_seq_len=context,
-                     max_context_len=context, use_kv_cache=True, max_batch_size=1)
+                     max_context_len=context, use_kv_cache=True, max_batch_size=1,
+                     **(LORA if lora else {}))
     model = construct_transformer(args).eval()
     if quantized:
         from executorch.examples.models.llama.source_transformation.quantize import (
@@ -88,23 +93,27 @@ def llama_inputs(token=1, pos=0):
     return [torch.tensor([[token]], dtype=torch.long), torch.tensor([pos], dtype=torch.long)]
 
 
-def export_llama(context, quantized, tag=None):
+def export_llama(context, quantized, tag=None, lora=False):
     """The lowered EdgeProgramManager and the ExecutorchBackendConfig to use;
-    with `tag`, every constant and XNNPACK weight goes to `{tag}.ptd`."""
+    with `tag`, every constant and XNNPACK weight goes to `{tag}.ptd`; with
+    `lora` too, only the foundation's: the adapter's stay in the .pte."""
     from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
     from executorch.exir.passes.external_constants_pass import (
         delegate_external_constants_pass_unlifted)
-    model = llama_model(context, quantized)
+    model = llama_model(context, quantized, lora)
     tokens, pos = llama_inputs()
     example = (tokens, {"input_pos": pos})
     ep = torch.export.export(model, example, strict=False)
     config = None
     if tag is not None:
         # Upstream's recipe: tag the unlifted module's weights, export again.
+        # export_llama's rule for its foundation and LoRA files: by node name.
+        def gen_tag(node):
+            return None if lora and "lora" in node.name else tag
         module = ep.module()
-        delegate_external_constants_pass_unlifted(module=module, gen_tag_fn=lambda _: tag)
+        delegate_external_constants_pass_unlifted(module=module, gen_tag_fn=gen_tag)
         ep = torch.export.export(module, example, strict=False)
-        config = ExecutorchBackendConfig(external_constants=lambda _: tag)
+        config = ExecutorchBackendConfig(external_constants=gen_tag)
     return to_edge_transform_and_lower(ep, partitioner=[XnnpackPartitioner()]), config
 
 
