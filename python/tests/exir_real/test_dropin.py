@@ -165,9 +165,13 @@ def run_bundled(bpte, ptd, methods):
     if ptd is None:
         return {m: [[rc.clone(v) for v in bundle.verify_result_with_bundled_expected_output(
             m, 0, rtol=0.0, atol=0.0)]] for m in methods}
-    module = rt._load_for_executorch_from_bundled_program(bundle, data_map_buffer=rc.read(ptd))
-    return {m: [[rc.clone(v) for v in module.run_method(m, list(inputs[0]))]]
-            for m, inputs in methods.items()}
+    # Named: the module points into these bytes without keeping them alive.
+    data = rc.read(ptd)
+    module = rt._load_for_executorch_from_bundled_program(bundle, data_map_buffer=data)
+    out = {m: [[rc.clone(v) for v in module.run_method(m, list(inputs[0]))]]
+           for m, inputs in methods.items()}
+    del module
+    return out
 
 
 def test_bundle_runs_the_same(case, tmp_path):
