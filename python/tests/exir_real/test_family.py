@@ -62,6 +62,16 @@ def test_family_shared(family, tmp_path):
     form, variants = family
     inputs = [f.pte for f in variants.values()] + [p for f in variants.values() for p in f.ptds]
     out = tmp_path / "shared"
+    # XNNPACK's named-data keys (SHA-256 of the packed weights) of each variant.
+    keys = {}
+    for context, files in variants.items():
+        rows = [r for p in (files.pte, *files.ptds) for r in _items(p)]
+        keys[context] = sorted(n for k, n, _, _ in rows
+                               if k in ("named_data", "entry") and XNNPACK_KEY.match(n))
+    equal = all(k == keys[CONTEXTS[0]] for k in keys.values())
+    rc.NOTES.append(f"family {form}: XNNPACK named-data keys equal across "
+                    f"{list(variants)}: {equal} ({len(keys[CONTEXTS[0]])} keys)")
+    assert equal, keys
     # --min-bytes 0: at these tiny dims most weights are under the 4 KiB default.
     r = rc.cli("share", *inputs, "-o", out, "--min-bytes", "0", "--json", check=False)
     if r.returncode != 0 and "holds different data in" in r.stderr:
@@ -74,20 +84,9 @@ def test_family_shared(family, tmp_path):
     report = json.loads(r.stdout)
     shared = out / "shared.ptd"
     assert shared.exists()
-
-    # XNNPACK's named-data keys (SHA-256 of the packed weights) of each variant.
-    keys = {}
-    for context, files in variants.items():
-        rows = [r for p in (files.pte, *files.ptds) for r in _items(p)]
-        keys[context] = sorted(n for k, n, _, _ in rows
-                               if k in ("named_data", "entry") and XNNPACK_KEY.match(n))
-    equal = all(k == keys[CONTEXTS[0]] for k in keys.values())
-    rc.NOTES.append(f"family {form}: XNNPACK named-data keys equal across "
-                    f"{list(variants)}: {equal} ({len(keys[CONTEXTS[0]])} keys)")
     for s in report["stayed"]:
         rc.NOTES.append(f"family {form}: stayed {s['size']} B x{s['copies']}: {s['reason']}: "
                         + ", ".join(i["name"] for i in s["items"][:3]))
-    assert equal
 
     # The family's size: one whole variant, plus for each other variant what
     # is truly its own (every byte but the data items all variants hold alike).
