@@ -106,6 +106,43 @@ def serialize(edge, path):
     return seconds, peak - start_rss, peak, os.path.getsize(path)
 
 
+def section(r):
+    """The RESULTS.md section of one run's figures."""
+    p = r["params"]
+    up, ours = r["sides"]["upstream"], r["sides"]["etpack"]
+    lines = [
+        "## A real export's serialization step",
+        "",
+        f"`scripts/bench.sh --jobs export` (bench/export_bench.py): executorch's Llama at "
+        f"{r['config']} (dim {p['dim']}, {p['n_layers']} layers, {p['n_heads']} heads, "
+        f"{p['n_kv_heads']} KV heads, hidden {p['hidden_dim']}, vocab {p['vocab_size']}, "
+        f"context {p['max_context_len']}; random weights), 8da4w (group 32) with int8 "
+        "embeddings, XNNPACK. The export's steps ran once; the serialization step "
+        "(`to_executorch()` through the written, fsynced `.pte`) ran "
+        f"{r['runs']} times a side, alternated, each on a cold page cache and a copy of the "
+        "lowered program; medians. Peak RSS is the process's (it holds the lowered "
+        "program) and its rise during the step. The two `.pte` files decode to the same "
+        f"program: {'yes' if r['same_program'] else 'NO'}.",
+        "",
+        "| step | seconds | share of the export |",
+        "|---|---|---|",
+    ]
+    total = r["export_s"] + up["serialize_s"]
+    for name, sec in r["steps_s"].items():
+        lines.append(f"| {name} | {sec:.1f} | {sec / total:.0%} |")
+    lines += ["", "| serializer | serialization s (runs) | share of the export | "
+              "peak RSS MiB | rise MiB | .pte bytes |", "|---|---|---|---|---|---|"]
+    for name, side in (("upstream", up), ("etpack", ours)):
+        runs = ", ".join(f"{x:.2f}" for x in side["serialize_s_all"])
+        lines.append(f"| {name} | {side['serialize_s']:.2f} ({runs}) | "
+                     f"{side['share_of_export']:.1%} | {side['process_peak_mib']:.0f} | "
+                     f"{side['peak_above_start_mib']:.0f} | {side['file_bytes']:,} |")
+    lines += ["", f"etpack / upstream, serialization time: "
+              f"{ours['serialize_s'] / up['serialize_s']:.2f}; rise in RSS: "
+              f"{ours['peak_above_start_mib']:.0f} against {up['peak_above_start_mib']:.0f} MiB."]
+    return "\n".join(lines)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--config", choices=sorted(CONFIGS), default="1b")
@@ -150,6 +187,7 @@ def main():
     out["wall_s"] = time.monotonic() - t
     with open(a.out, "w") as f:
         json.dump(out, f, indent=1)
+    print(section(out))
     if not same:
         sys.exit("export_bench: etpack's .pte does not decode to upstream's program")
 

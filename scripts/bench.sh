@@ -83,6 +83,14 @@
 #           compared with its original; once more on a reflink XFS image
 #           (new disk). scripts/bench_share.sh. Its own section of
 #           RESULTS.md, which `--jobs share` alone replaces in place.
+#   export  (not in the default list; not --sizes) a real export: executorch's
+#           Llama at the 1B configuration (EXPORT_CONFIG=small for a trial),
+#           8da4w, XNNPACK, random weights; the serialization step
+#           (to_executorch() through the written .pte) with upstream's
+#           serializer and with etpack installed, --runs times each,
+#           alternated, cold cache (bench/export_bench.py, in the venv of
+#           scripts/setup.sh exir, with build-release/python, which is for
+#           Debian 12's CPython 3.11). Its own section of RESULTS.md.
 #   sharemany (not in the default list) share of 100, 200 and 400 small
 #           programs into a fresh and into an existing OUTDIR
 #           (scripts/bench_share_many.sh; issue 37 item 4: existing within
@@ -140,8 +148,8 @@ while (($#)); do
 done
 [[ "$runs" =~ ^[1-9][0-9]*$ ]] || { echo "bench: --runs $runs is not a positive integer" >&2; exit 2; }
 for job in $jobs; do
-  case "$job" in demo | pack | ptd | bundle | python | exir | checksum | fat | compress | plan | shard | reflink | update | share | sharemany) ;;
-    *) echo "bench: unknown job '$job' (jobs: demo pack ptd bundle python exir checksum fat compress plan shard reflink update share sharemany)" >&2; exit 2 ;;
+  case "$job" in demo | pack | ptd | bundle | python | exir | export | checksum | fat | compress | plan | shard | reflink | update | share | sharemany) ;;
+    *) echo "bench: unknown job '$job' (jobs: demo pack ptd bundle python exir export checksum fat compress plan shard reflink update share sharemany)" >&2; exit 2 ;;
   esac
 done
 
@@ -168,7 +176,7 @@ ninja -C build-release apps/etpack bench/etpack_bench bench/gen_weights >/dev/nu
 etpack="$PWD/build-release/apps/etpack"
 python_section=""
 exir_section=""
-if [[ -n "$against" || " $jobs " == *" python "* || " $jobs " == *" exir "* || " $jobs " == *" plan "* ]]; then
+if [[ -n "$against" || " $jobs " == *" python "* || " $jobs " == *" exir "* || " $jobs " == *" export "* || " $jobs " == *" plan "* ]]; then
   ninja -C build-release python/etpack/_etpack$(/usr/bin/python3 -c \
     'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))') >/dev/null
 fi
@@ -762,6 +770,20 @@ if [[ " $jobs " == *" share "* ]]; then
   jobs=$(tr ' ' '\n' <<<"$jobs" | { grep -vx share || true; } | tr '\n' ' ' | xargs)
 fi
 
+export_section=""
+if [[ " $jobs " == *" export "* ]]; then
+  echo "== export ($(date +%T))" >&2
+  need_space "the export job" 8GiB
+  scripts/setup.sh build-exir exir >&2
+  mkdir -p "$work/export"
+  export_section=$(PYTHONPATH="$PWD/build-release/python" build-exir/venv/bin/python \
+    bench/export_bench.py --config "${EXPORT_CONFIG:-1b}" --dir "$work/export" \
+    --out "$work/export/result.json" --runs "$runs" 2>"$work/export/log") || { tail -20 "$work/export/log" >&2; exit 1; }
+  cp "$work/export/result.json" "$out/export_result.json"
+  rm -rf "$work/export"
+  jobs=$(tr ' ' '\n' <<<"$jobs" | { grep -vx export || true; } | tr '\n' ' ' | xargs)
+fi
+
 if [[ " $jobs " == *" sharemany "* ]]; then
   echo "== sharemany ($(date +%T))" >&2
   nice scripts/bench_share_many.sh "$etpack" "$work/sharemany" "100 200 400" "$runs" >&2
@@ -820,7 +842,7 @@ if [ -z "$jobs" ]; then
   for pair in "plan_section:Planning many tensors" "python_section:Python module" \
               "reflink_section:Shared extents" "shard_section:Sharded .ptd" \
               "update_section:In-place update" "share_section:One copy of the weights" \
-              "against_section:Against" \
+              "against_section:Against" "export_section:A real export's serialization step" \
               "exir_section:ExecuTorch exporter objects"; do
     var="${pair%%:*}"
     [ -n "${!var}" ] || continue
