@@ -74,12 +74,6 @@ def test_family_shared(family, tmp_path):
     assert equal, keys
     # --min-bytes 0: at these tiny dims most weights are under the 4 KiB default.
     r = rc.cli("share", *inputs, "-o", out, "--min-bytes", "0", "--json", check=False)
-    if r.returncode != 0 and "holds different data in" in r.stderr:
-        # Each variant's .ptd has its own causal mask and rope tables under
-        # the same keys; share refuses to put both files before one program.
-        pytest.xfail("share refuses .ptd files whose keys (the mask, the rope tables) "
-                     "differ per variant; pending the shareplan change that puts such "
-                     "leftovers back into each thin program: " + r.stderr.strip())
     assert r.returncode == 0, r.stderr
     report = json.loads(r.stdout)
     shared = out / "shared.ptd"
@@ -109,13 +103,6 @@ def test_family_shared(family, tmp_path):
         expected = rc.greedy(rc.load(files.pte, files.data_path), rc.PROMPT, 16)
         thin = out / files.pte.name
         rc.cli("verify", thin, shared)
-        try:
-            got = rc.greedy(rc.load(thin, shared), rc.PROMPT, 16)
-        except Exception as e:
-            if leftovers:
-                pytest.xfail(f"share left per-variant data in {leftovers}, so a thin program "
-                             f"does not load with shared.ptd alone (pending the shareplan "
-                             f"change that puts it back into each thin program): {e}")
-            raise
+        got = rc.greedy(rc.load(thin, shared), rc.PROMPT, 16)
         assert got == expected, context
     assert leftovers == []
