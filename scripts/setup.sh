@@ -13,8 +13,9 @@
 #             executorch, torchao, safetensors, pytest), for scripts/test_exir.sh.
 #             Made once: BUILD_DIR/venv/etpack-requirements.txt records what it
 #             holds, and a venv holding exactly that is reused as it is.
-# san and fuzz also install clang, libclang-rt-14-dev (the sanitizer and
-# libFuzzer runtimes for clang 14) and llvm (llvm-symbolizer for reports).
+# san and fuzz also install clang, libclang-rt-dev (the sanitizer and
+# libFuzzer runtimes of the distribution's default clang: 14 on Debian 12, 19 on
+# Debian 13) and llvm (llvm-symbolizer for reports).
 # SETUP_EXTRA_PACKAGES="pkg ..." installs those too (if missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,7 +35,7 @@ build="${1:-build}"
 [ -n "${1:-}" ] || [ "$kind" != exir ] || build=build-exir
 case "$kind" in
   plain|exir) ;;
-  san|fuzz) pkgs+=(clang libclang-rt-14-dev llvm) ;;
+  san|fuzz) pkgs+=(clang libclang-rt-dev llvm) ;;
   *) echo "setup: unknown build kind '$kind' (plain, san, fuzz or exir)" >&2; exit 2 ;;
 esac
 read -r -a extra <<<"${SETUP_EXTRA_PACKAGES:-}"
