@@ -21,15 +21,31 @@ constexpr char kDataOption[] = "--data";
 constexpr char kMinBytesOption[] = "--min-bytes";
 constexpr char kDryRunFlag[] = "--dry-run";
 
+// Where an input went: a thin program's file and what moved out of and
+// into it, or for a .ptd input the outputs that now hold its entries.
+std::string Fate(const ShareFileReport& f) {
+  if (f.kind == ArtifactKind::kPtd) {
+    std::string into;
+    for (const std::string& o : f.into) into += (into.empty() ? "" : ", ") + o;
+    return "not written: its entries are in " + (into.empty() ? std::string("no output") : into);
+  }
+  std::string s = f.output + " (" + Count(f.items_moved, "item") + " moved";
+  if (f.items_taken > 0) {
+    std::string from;
+    for (const std::string& d : f.taken_from) from += (from.empty() ? "" : ", ") + d;
+    s += ", " + Count(f.items_taken, "item") + " of its own (" + HumanBytes(f.bytes_taken) +
+         ") taken in from " + from;
+  }
+  return s + ")";
+}
+
 void PrintReport(const SharePlan& plan, bool dry_run) {
   const ShareReport& r = plan.report;
   std::printf("%s:\n", dry_run ? "would write (--dry-run: nothing written)" : "share");
   std::printf("  %-32s %14s %14s %14s  %s\n", "input", "before", "after", "moved", "output");
   for (const ShareFileReport& f : r.files) {
-    std::printf("  %-32s %14" PRIu64 " %14" PRIu64 " %14" PRIu64 "  %s (%s moved)\n",
-                f.input.c_str(), f.bytes_before, f.bytes_after, f.bytes_moved,
-                f.output.empty() ? "not written: every entry moved" : f.output.c_str(),
-                Count(f.items_moved, "item").c_str());
+    std::printf("  %-32s %14" PRIu64 " %14" PRIu64 " %14" PRIu64 "  %s\n", f.input.c_str(),
+                f.bytes_before, f.bytes_after, f.bytes_moved, Fate(f).c_str());
   }
   // The shared file(s) lead the plan's data files.
   for (size_t i = 0; i < r.shared_files.size(); ++i) {
@@ -42,6 +58,13 @@ void PrintReport(const SharePlan& plan, bool dry_run) {
   if (r.bytes_before >= r.bytes_after) {
     std::printf("saved:   %" PRIu64 " bytes (%s)\n", r.bytes_before - r.bytes_after,
                 HumanBytes(r.bytes_before - r.bytes_after).c_str());
+  } else {
+    // Many small items each aligned in the shared file and referenced by
+    // name from every program can cost more than they save: say so.
+    std::printf("grew:    %" PRIu64
+                " bytes (%s): the outputs are larger than the inputs; "
+                "a larger --min-bytes keeps small items where they are\n",
+                r.bytes_after - r.bytes_before, HumanBytes(r.bytes_after - r.bytes_before).c_str());
   }
   // The largest first (as analysis lists them); the rest summed.
   constexpr size_t kListed = 10;

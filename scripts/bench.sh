@@ -83,6 +83,10 @@
 #           compared with its original; once more on a reflink XFS image
 #           (new disk). scripts/bench_share.sh. Its own section of
 #           RESULTS.md, which `--jobs share` alone replaces in place.
+#   sharemany (not in the default list) share of 100, 200 and 400 small
+#           programs into a fresh and into an existing OUTDIR
+#           (scripts/bench_share_many.sh; issue 37 item 4: existing within
+#           2x of fresh, linear in the count). Prints its RUN lines.
 #
 # --against REV (alone, no other job): REV (a commit of this repository) is
 # checked out beside the tree and built the same way, then the default jobs
@@ -136,8 +140,8 @@ while (($#)); do
 done
 [[ "$runs" =~ ^[1-9][0-9]*$ ]] || { echo "bench: --runs $runs is not a positive integer" >&2; exit 2; }
 for job in $jobs; do
-  case "$job" in demo | pack | ptd | bundle | python | exir | checksum | fat | compress | plan | shard | reflink | update | share) ;;
-    *) echo "bench: unknown job '$job' (jobs: demo pack ptd bundle python exir checksum fat compress plan shard reflink update share)" >&2; exit 2 ;;
+  case "$job" in demo | pack | ptd | bundle | python | exir | checksum | fat | compress | plan | shard | reflink | update | share | sharemany) ;;
+    *) echo "bench: unknown job '$job' (jobs: demo pack ptd bundle python exir checksum fat compress plan shard reflink update share sharemany)" >&2; exit 2 ;;
   esac
 done
 
@@ -756,6 +760,12 @@ if [[ " $jobs " == *" share "* ]]; then
   echo "== share $largest ($(date +%T))" >&2
   share_job "$largest"
   jobs=$(tr ' ' '\n' <<<"$jobs" | { grep -vx share || true; } | tr '\n' ' ' | xargs)
+fi
+
+if [[ " $jobs " == *" sharemany "* ]]; then
+  echo "== sharemany ($(date +%T))" >&2
+  nice scripts/bench_share_many.sh "$etpack" "$work/sharemany" "100 200 400" "$runs" >&2
+  jobs=$(tr ' ' '\n' <<<"$jobs" | { grep -vx sharemany || true; } | tr '\n' ' ' | xargs)
 fi
 
 if [[ " $jobs " == *" plan "* ]]; then

@@ -127,17 +127,28 @@ bool Same(const SourcePtr& a, const SourcePtr& b) {
 // moved named-data keys and the layout fields (segments, constant_segment,
 // constant_buffer, named_data segment indices); every key it looks up in
 // `data` holds the original's bytes. Returns the keys it looks up.
-std::set<std::string> CheckThin(const std::string& original, const std::string& thin,
-                                const std::vector<std::string>& data_paths) {
-  INFO(thin);
-  auto o = OpenPte(original);
-  auto t = OpenPte(thin);
+std::vector<std::unique_ptr<PtdFile>> OpenAll(const std::vector<std::string>& paths) {
   std::vector<std::unique_ptr<PtdFile>> data;
-  for (const std::string& p : data_paths) {
+  for (const std::string& p : paths) {
     Result<std::unique_ptr<PtdFile>> f = PtdFile::Open(p);
     REQUIRE(f.ok());
     data.push_back(std::move(f).value());
   }
+  return data;
+}
+
+// `own_paths`: the original's own .ptd files whose entries its thin
+// program took in (ShareFileReport::taken_from): an EXTERNAL tensor of the
+// original may now be a constant holding its entry's bytes, and their
+// blobs may be the thin program's named data.
+std::set<std::string> CheckThin(const std::string& original, const std::string& thin,
+                                const std::vector<std::string>& data_paths,
+                                const std::vector<std::string>& own_paths = {}) {
+  INFO(thin);
+  auto o = OpenPte(original);
+  auto t = OpenPte(thin);
+  std::vector<std::unique_ptr<PtdFile>> data = OpenAll(data_paths);
+  std::vector<std::unique_ptr<PtdFile>> own = OpenAll(own_paths);
   Value expected = Decoded(*o), actual = Decoded(*t);
   std::set<std::string> keys;
 
@@ -148,6 +159,23 @@ std::set<std::string> CheckThin(const std::string& original, const std::string& 
   const auto& thin_plans = actual.Find("execution_plan")->items();
   for (size_t i = 0; i < before.size(); ++i) {
     const PteTensor &b = before[i], &a = after[i];
+    if (b.data == TensorData::kExternal && a.data == TensorData::kConstant) {
+      // Taken in: the bytes of its own .ptd's entry, its name kept.
+      INFO("taken in: execution_plan[" << a.method << "].values[" << a.value << "] " << b.key);
+      CHECK(a.key == b.key);
+      const Found found = Lookup(own, b.key);
+      REQUIRE(found.file != nullptr);
+      Result<SourcePtr> bytes = t->TensorSource(a);
+      REQUIRE(bytes.ok());
+      CHECK(Same(SliceSource(found.file->EntrySource(found.entry), 0, *a.nbytes), *bytes));
+      Value& val = *plans[a.method].Find("values")->items()[a.value].Find("val");
+      const Value& thin_val = *thin_plans[a.method].Find("values")->items()[a.value].Find("val");
+      for (const char* field : {"extra_tensor_info", "data_buffer_idx"}) {
+        const Value* v = thin_val.Find(field);
+        val.Set(field, v ? *v : Value::Null());
+      }
+      continue;
+    }
     if (a.data != TensorData::kExternal || b.data == TensorData::kExternal) {
       CHECK(a.data == b.data);
       continue;
@@ -180,8 +208,19 @@ std::set<std::string> CheckThin(const std::string& original, const std::string& 
     keys.insert(a.key);
   }
   // Named data: the keys gone hold their bytes in `data`.
-  std::set<std::string> thin_named;
-  for (const PteNamedData& n : t->named_data()) thin_named.insert(n.key);
+  std::set<std::string> thin_named, original_named;
+  for (const PteNamedData& n : o->named_data()) original_named.insert(n.key);
+  for (const PteNamedData& n : t->named_data()) {
+    if (original_named.count(n.key)) {
+      thin_named.insert(n.key);
+      continue;
+    }
+    // Taken in from its own .ptd: the entry's bytes.
+    INFO("named data taken in " << n.key);
+    const Found found = Lookup(own, n.key);
+    REQUIRE(found.file != nullptr);
+    CHECK(Same(found.file->EntrySource(found.entry), t->SegmentSource(n.segment_index)));
+  }
   for (const PteNamedData& n : o->named_data()) {
     if (thin_named.count(n.key)) continue;
     INFO("named data " << n.key);
@@ -264,7 +303,15 @@ void CheckFamily(const std::vector<std::string>& inputs, const SharePlan& plan,
   for (size_t i = 0; i < inputs.size(); ++i) {
     const ShareFileReport& f = r.files[i];
     CHECK(f.input == inputs[i]);
-    if (f.kind != ArtifactKind::kPte) continue;
+    if (f.kind != ArtifactKind::kPte) {
+      CHECK(f.output.empty());  // a .ptd input is never written
+      continue;
+    }
+    // One data file set for every program: the shared file(s), nothing of
+    // its own (a loader taking one data file loads it).
+    for (const std::string& d : f.data) {
+      CHECK(std::count(r.shared_files.begin(), r.shared_files.end(), d) == 1);
+    }
     std::vector<std::string> files = {f.output};
     files.insert(files.end(), f.data.begin(), f.data.end());
     Result<VerifyReport> v = Verify(files);
@@ -272,7 +319,7 @@ void CheckFamily(const std::vector<std::string>& inputs, const SharePlan& plan,
     INFO(v->verdict.ToString());
     CHECK(v->ok());
     if (!f.data.empty()) CHECK(v->external_resolved);
-    CheckThin(f.input, f.output, f.data);
+    CheckThin(f.input, f.output, f.data, f.taken_from);
     if (way_back) CheckWayBack(f.input, f.output, f.data);
   }
   std::vector<std::string> keys;
@@ -447,17 +494,169 @@ TEST_CASE("share: a family where one program already uses a .ptd") {
   CHECK(keys.count("w2"));
   CHECK(keys.count("xnn.weight"));
   CHECK(keys.begin()->rfind(kContentKeyPrefix, 0) == 0);
-  // x.ptd keeps "own" under its name; x.pte loads with both.
+  // x.ptd is not written: "own" (x's alone) is inside x.pte, which loads
+  // with the shared file alone.
   const ShareFileReport& x = r.files[2];
   const ShareFileReport& xd = r.files[3];
   CHECK(xd.kind == ArtifactKind::kPtd);
-  CHECK(xd.output == dir.File("out") + "/x.ptd");
+  CHECK(xd.output.empty());
+  CHECK_FALSE(std::filesystem::exists(dir.File("out/x.ptd")));
   CHECK(xd.items_moved == 1);
-  CHECK(x.data == std::vector<std::string>{r.shared_files[0], xd.output});
-  auto rest = PtdFile::Open(xd.output);
-  REQUIRE(rest.ok());
-  REQUIRE((*rest)->entries().size() == 1);
-  CHECK((*rest)->entries()[0].key == "own");
+  CHECK(xd.into == std::vector<std::string>{r.shared_files[0], x.output});
+  CHECK(x.data == r.shared_files);
+  CHECK(x.items_taken == 1);
+  CHECK(x.bytes_taken == 5000);
+  CHECK(x.taken_from == std::vector<std::string>{in[3]});
+  bool own_inside = false;
+  for (const PteTensor& t : OpenPte(x.output)->Tensors()) {
+    if (t.key == "own") own_inside = t.data == TensorData::kConstant;
+  }
+  CHECK(own_inside);
+}
+
+// A variant exported with its weights in a .ptd of its own: w (the same in
+// every variant), a rope table of the variant's size under one name in all
+// (different bytes each), and a delegate's blob of its own.
+void WriteDataVariant(const TempDir& dir, int v, std::vector<std::string>* paths) {
+  const std::string stem = "ctx" + std::to_string(v);
+  PteInput in;
+  ProgramBuilder program;
+  MethodBuilder& forward = program.AddMethod("forward");
+  forward.ExternalTensor({0, {8192}, {}}, "w");
+  forward.ExternalTensor({0, {static_cast<int32_t>(1000 * (v + 1))}, {}}, "rope");
+  in.program = std::move(program).Build();
+  paths->push_back(dir.File(stem + ".pte"));
+  REQUIRE(WritePte(paths->back(), in).ok());
+  PtdInput data;
+  data.buffers = {Pattern(8192, 1), Pattern(1000 * (v + 1), static_cast<uint8_t>(60 + v)),
+                  Pattern(6000, static_cast<uint8_t>(80 + v)), Pattern(7000, 5)};
+  data.entries = {{"w", 0, 16, TensorLayout{0, {8192}, {0}}},
+                  {"rope", 1, 16, TensorLayout{0, {1000 * (v + 1)}, {0}}},
+                  {"xnn.own", 2, 16, std::nullopt},
+                  {"xnn.same", 3, 16, std::nullopt}};
+  paths->push_back(dir.File(stem + ".ptd"));
+  REQUIRE(WritePtd(paths->back(), data).ok());
+}
+
+TEST_CASE(
+    "share: a family with a .ptd per variant: each thin program loads with the shared file "
+    "alone") {
+  TempDir dir;
+  std::vector<std::string> in;
+  for (int v = 0; v < 3; ++v) WriteDataVariant(dir, v, &in);
+  ShareOptions options;
+  options.out_dir = dir.File("out");
+  const SharePlan plan = Share(in, options);
+  CheckFamily(in, plan);
+  const ShareReport& r = plan.report;
+  std::set<std::string> keys;
+  for (const ShareEntry& e : r.entries) keys.insert(e.key);
+  CHECK(keys == std::set<std::string>{"w", "xnn.same"});
+  // Only the thin programs and the shared file are written.
+  std::set<std::string> written;
+  for (const auto& e : std::filesystem::directory_iterator(dir.File("out"))) {
+    written.insert(e.path().filename().string());
+  }
+  CHECK(written == std::set<std::string>{"ctx0.pte", "ctx1.pte", "ctx2.pte", "shared.ptd"});
+  for (int v = 0; v < 3; ++v) {
+    const ShareFileReport& p = r.files[2 * v];
+    INFO(p.input);
+    CHECK(p.data == r.shared_files);
+    CHECK(p.items_taken == 2);  // rope and xnn.own
+    CHECK(p.bytes_taken == 1000u * (v + 1) + 6000);
+    // With the shared file alone: every EXTERNAL tensor resolves.
+    Result<VerifyReport> verified = Verify({p.output, r.shared_files[0]});
+    REQUIRE(verified.ok());
+    CHECK(verified->ok());
+    auto thin = OpenPte(p.output);
+    std::set<std::string> named;
+    for (const PteNamedData& n : thin->named_data()) named.insert(n.key);
+    CHECK(named == std::set<std::string>{"xnn.own"});
+    CHECK(r.files[2 * v + 1].into == std::vector<std::string>{r.shared_files[0], p.output});
+  }
+}
+
+TEST_CASE("share: a program whose EXTERNAL keys no input holds is refused up front") {
+  TempDir dir;
+  std::vector<std::string> in = WriteFamily(dir, 2, true);
+  in.push_back(dir.File("x.pte"));
+  REQUIRE(WritePte(in.back(), ExternalVariant()).ok());  // reads w1 and own: no .ptd given
+  ShareOptions options;
+  options.out_dir = dir.File("out");
+  Result<SharePlan> plan = PlanShare(in, options);
+  REQUIRE_FALSE(plan.ok());
+  CHECK(plan.status().code() == Code::kInvalidArgument);
+  const std::string& m = plan.status().message();
+  CHECK(m.find(in[2]) != std::string::npos);
+  CHECK(m.find("'w1'") != std::string::npos);
+  CHECK(m.find("'own'") != std::string::npos);
+}
+
+TEST_CASE("share: an input whose name lacks its kind's suffix is refused, not written nameless") {
+  TempDir dir;
+  std::vector<std::string> in = WriteFamily(dir, 2, false);
+  std::filesystem::rename(in[1], dir.File("7"));
+  in[1] = dir.File("7");
+  ShareOptions options;
+  options.out_dir = dir.File("out");
+  Result<SharePlan> plan = PlanShare(in, options);
+  REQUIRE_FALSE(plan.ok());
+  CHECK(plan.status().message().find(in[1]) != std::string::npos);
+  CHECK(plan.status().message().find("ending in .pte") != std::string::npos);
+}
+
+TEST_CASE("share: a 0-byte constant at its neighbour's offset stays; share and inspect agree") {
+  TempDir dir;
+  std::vector<std::string> in;
+  for (int v = 0; v < 2; ++v) {
+    // e0 BYTE[0] first: it lies at the offset of w BYTE[8192].
+    in.push_back(dir.File("z" + std::to_string(v) + ".pte"));
+    REQUIRE(WritePte(in.back(), SmallProgram({OwnedSource({}), Pattern(8192, 1)})).ok());
+  }
+  auto first = OpenPte(in[0]);
+  REQUIRE(first->constant_buffers()[1].offset == first->constant_buffers()[2].offset);
+  ShareOptions options;
+  options.out_dir = dir.File("out");
+  const SharePlan plan = Share(in, options);
+  CheckFamily(in, plan);
+  for (const ShareEntry& e : plan.report.entries) {
+    INFO(e.key << " " << e.size << " "
+               << (e.tensor_layout ? DescribeLayout(*e.tensor_layout) : ""));
+  }
+  std::string listed;
+  for (const ShareEntry& e : plan.report.entries) {
+    listed += e.key + " " + std::to_string(e.size) + " " +
+              (e.tensor_layout ? DescribeLayout(*e.tensor_layout) : std::string()) + "; ";
+  }
+  INFO(listed);
+  REQUIRE(plan.report.entries.size() == 1);
+  CHECK(plan.report.entries[0].size == 8192);
+  CHECK(plan.report.entries[0].tensor_layout == TensorLayout{0, {8192}, {0}});
+  CHECK(plan.report.files[0].items_moved == 1);
+  for (const ShareFileReport& f : plan.report.files) {
+    const std::vector<PteTensor> tensors = OpenPte(f.output)->Tensors();
+    REQUIRE(tensors.size() == 2);
+    CHECK(tensors[0].data == TensorData::kConstant);  // e0 stays
+    CHECK(tensors[1].data == TensorData::kExternal);
+  }
+  Result<FileSizes> sizes = SizesOfFiles(in);
+  REQUIRE(sizes.ok());
+  uint64_t shareable = 0;
+  for (const SharedContent& c : sizes->shared.contents) shareable += c.shareable;
+  CHECK(shareable == plan.report.entries.size());
+}
+
+TEST_CASE("share: each plan lists what it reads; every input is listed once for the unit") {
+  // The writer checks every output against what every plan lists: listing
+  // every input in every plan made that outputs x plans x inputs.
+  TempDir dir;
+  const std::vector<std::string> in = WriteFamily(dir, 6, false);
+  ShareOptions options;
+  options.out_dir = dir.File("out");
+  const SharePlan plan = Plan(in, options);
+  size_t listed = 0;
+  for (const auto& [path, artifact] : plan.files()) listed += artifact->inputs.size();
+  CHECK(listed <= 3 * in.size());  // was in.size() + 1 per plan
 }
 
 TEST_CASE("share: a .ptd input whose every entry moves is not written") {

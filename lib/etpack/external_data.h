@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -87,6 +88,10 @@ using TensorKeys = std::map<std::pair<uint32_t, uint32_t>, std::string>;
 // ExternalizeConstants); a (plan, value) that is not a constant tensor is
 // kInvalidArgument naming it. The sources read from `pte`'s file.
 Result<PteInput> ExternalizeTensors(const PteFile& pte, const TensorKeys& keys);
+// The same for a program not written yet: `input` as InternalizeData gives
+// it (move it in); errors start with `name`.
+Result<PteInput> ExternalizeTensors(PteInput input, const TensorKeys& keys,
+                                    const std::string& name);
 
 // A key etpack makes up from a tensor's content (`etpack share`, for a
 // constant without a name meaning the same bytes and layout in every
@@ -137,8 +142,14 @@ struct InternalizeStats {
 // replaces none of them. A program without EXTERNAL tensors and without
 // blobs to take comes back as ToInput() gives it. `stats`, when given,
 // receives the counts. The sources keep what they read alive.
+// `only`, when given, limits what comes inside to the keys it holds: an
+// EXTERNAL tensor whose key it lacks stays EXTERNAL as it is (it must still
+// resolve in `data`), and a blob whose key it lacks is not taken (`etpack
+// share` brings a variant's own data back into its thin program so,
+// etpack/share.h).
 Result<PteInput> InternalizeData(const PteFile& thin, const std::vector<const PtdFile*>& data,
-                                 InternalizeStats* stats = nullptr);
+                                 InternalizeStats* stats = nullptr,
+                                 const std::set<std::string>* only = nullptr);
 
 // A program and the .ptd files that hold its external data, planned
 // together so that they are written as one unit: every front end that

@@ -38,12 +38,22 @@
 // key is dropped from the thin program (the runtime looks it up in the
 // program's data files too).
 //
-// Outputs, in out_dir: each input's base name (a thin .pte; a .ptd input's
-// remaining entries, not written when none remain; an input nothing moves
-// out of is copied as it is unless alignment or integrity_table ask for
-// another layout), and the shared file
+// Each thin program loads with the shared file(s) alone (a loader taking
+// one data file, as executorch.runtime's load_program, can load it): what
+// stays per variant goes back inside it. A .ptd input goes with the
+// program of its stem (A.ptd with A.pte) and with every program whose
+// EXTERNAL keys only it holds; one no program is paired with so goes with
+// every program. Its entries that do not move go into the one program it
+// goes with (EXTERNAL tensors reading them become constants, blobs join the
+// named data, as InternalizeData brings them in), or to the shared file
+// when it goes with several programs (or no tensor of its one program reads
+// the entry). A program whose EXTERNAL keys no .ptd input holds is refused.
+//
+// Outputs, in out_dir: each .pte input's base name (its thin program; one
+// nothing moves out of nor into is copied as it is unless alignment or
+// integrity_table ask for another layout), and the shared file
 // `data_name`, or its shards with max_shard_bytes (named as PlanPtdFiles
-// names them). The same inputs give the same bytes whatever their order;
+// names them). No .ptd input is written. The same inputs give the same bytes whatever their order;
 // the order only changes the order of the report's lists.
 //
 // Cost: planning reads what SharedAcrossFiles reads (samples, then every
@@ -104,8 +114,8 @@ struct ShareOptions {
 struct ShareFileReport {
   std::string input;                       // the path given
   ArtifactKind kind = ArtifactKind::kPte;  // kPte or kPtd
-  // Its output in out_dir; "" for a .ptd none of whose entries remain (not
-  // written).
+  // A .pte: its thin program in out_dir. A .ptd: "" (a .ptd input is never
+  // written; `into` says where its entries went).
   std::string output;
   uint64_t bytes_before = 0;  // the input's size
   uint64_t bytes_after = 0;   // the output's size; 0 when not written
@@ -113,10 +123,20 @@ struct ShareFileReport {
   // the items: constant tensors, named-data keys, entries.
   uint64_t bytes_moved = 0;
   uint64_t items_moved = 0;
-  // A .pte: the data files it loads with, out_dir paths: the shared
-  // file(s) when it uses a moved item, then the outputs of the .ptd inputs
-  // holding its other EXTERNAL tensors. What `etpack verify` takes with it.
+  // A .pte: the entries of its own .ptd inputs now inside its thin program
+  // (its per-variant data: held by no other input alike, or below
+  // min_bytes, or under a key meaning other bytes elsewhere), their bytes,
+  // and the .ptd inputs they came from.
+  uint64_t items_taken = 0;
+  uint64_t bytes_taken = 0;
+  std::vector<std::string> taken_from;
+  // A .pte: the data files it loads with: the shared file(s) when it reads
+  // any of their keys, else none. Never more: what `etpack verify` takes
+  // with it, and what a loader taking one data file gives it.
   std::vector<std::string> data;
+  // A .ptd: the outputs holding its entries now (the shared file(s), then
+  // the thin programs that took some in).
+  std::vector<std::string> into;
 };
 
 // A key of the shared file.
@@ -160,15 +180,18 @@ struct SharePlan {
 
 // Plans `etpack share` for `inputs` (.pte and .ptd paths; two or more .pte)
 // with `options`. Fails, before anything is written, with kInvalidArgument
-// for fewer than two .pte, another kind of file, two inputs or outputs of
-// one name, bad options, or two .ptd inputs whose entries of one key hold
-// different bytes or layouts (naming the key and both files); with the
+// for fewer than two .pte, another kind of file, an input whose name does
+// not end in its kind's suffix (.pte, .ptd), two inputs or outputs of one
+// name, bad options, a program whose EXTERNAL keys no .ptd input holds
+// (naming it and the keys), or two items for the shared file under one key
+// with different bytes or layouts (naming the key and both files); with the
 // opening error of an input that does not open; with a planner's error
 // prefixed with the output's name.
 Result<SharePlan> PlanShare(const std::vector<std::string>& inputs, const ShareOptions& options);
 
 // {"files": [{"input", "kind", "output", "bytes_before", "bytes_after",
-// "bytes_moved", "items_moved", "data"}], "shared_files", "shared_bytes",
+// "bytes_moved", "items_moved", "items_taken", "bytes_taken", "taken_from",
+// "data", "into"}], "shared_files", "shared_bytes",
 // "entries": [{"key", "size", "tensor_layout", "files"}], "bytes_before",
 // "bytes_after", "bytes_saved", "stayed": [{"size", "copies", "files",
 // "reason", "items"}] (the contents held alike that do not move, items by

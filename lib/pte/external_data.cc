@@ -276,6 +276,15 @@ Result<PteInput> ExternalizeTensors(const PteFile& pte, const TensorKeys& keys) 
   return std::move(split.first);
 }
 
+Result<PteInput> ExternalizeTensors(PteInput input, const TensorKeys& keys,
+                                    const std::string& name) {
+  ETPACK_ASSIGN_OR_RETURN(SourcePtr bytes, std::move(input.program).TakeFlatbuffer());
+  input.program = VerifiedPrograms::Of(bytes);
+  ETPACK_ASSIGN_OR_RETURN(auto split, Externalize(*pte_fb::GetProgram(bytes->contiguous()), name,
+                                                  std::move(input), 1, &keys));
+  return std::move(split.first);
+}
+
 Result<std::pair<PteInput, PtdInput>> ExternalizeConstants(PteInput input, uint64_t alignment) {
   ETPACK_RETURN_IF_ERROR(CheckAlignment(alignment, "external constant alignment"));
   // Verified (or built from the tree form, valid by construction) once.

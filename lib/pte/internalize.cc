@@ -2,6 +2,7 @@
 // puts the bytes of every EXTERNAL tensor, and the data files' blobs, back
 // inside the program.
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -99,8 +100,13 @@ TensorEdit MakeInternal(const fb::Tensor& t, uint32_t p, uint32_t v, uint32_t id
 }  // namespace
 
 Result<PteInput> InternalizeData(const PteFile& thin, const std::vector<const PtdFile*>& data,
-                                 InternalizeStats* stats) {
-  ETPACK_ASSIGN_OR_RETURN(const std::vector<ExternalRef> refs, ResolveExternalTensors(thin, data));
+                                 InternalizeStats* stats, const std::set<std::string>* only) {
+  ETPACK_ASSIGN_OR_RETURN(std::vector<ExternalRef> refs, ResolveExternalTensors(thin, data));
+  auto taken = [&](const std::string& key) { return only == nullptr || only->count(key) != 0; };
+  refs.erase(
+      std::remove_if(refs.begin(), refs.end(),
+                     [&](const ExternalRef& r) { return !taken(r.file->entries()[r.entry].key); }),
+      refs.end());
   ETPACK_ASSIGN_OR_RETURN(PteInput in, thin.ToInput());
   const fb::Program& prog = thin.program();
 
@@ -153,7 +159,7 @@ Result<PteInput> InternalizeData(const PteFile& thin, const std::vector<const Pt
   for (const PtdFile* f : data) {
     for (size_t i = 0; i < f->entries().size(); ++i) {
       const PtdFile::Entry& e = f->entries()[i];
-      if (e.layout || IsIntegrityKey(e.key)) continue;
+      if (e.layout || IsIntegrityKey(e.key) || !taken(e.key)) continue;
       if (own.count(e.key) != 0) {
         return InvalidArgument(thin.name() + ": named-data key " + Quote(e.key) +
                                " is both the program's own and in " + f->name() +

@@ -261,8 +261,30 @@ def save_pte(path, program, *, constants=(), mutable=(), delegates=(), named_dat
         named, _alignment(segment_alignment, "segment_alignment"),
         _alignment(constant_alignment, "constant_alignment"),
         _alignment(delegate_alignment, "delegate_alignment"),
-        bool(extract_delegate_segments), bool(dedup_constants), progress, external_constants,
+        _flag(extract_delegate_segments, "extract_delegate_segments"),
+        _flag(dedup_constants, "dedup_constants"), progress, external_constants,
         _max_shard_bytes(max_shard_bytes))
+
+
+def _flag(value, what):
+    """A bool argument: True or False only (as an int argument refuses a
+    bool, a flag refuses anything else: "yes" is not taken as true)."""
+    if not isinstance(value, bool):
+        raise TypeError(f"{what} must be True or False, not {value!r}")
+    return value
+
+
+def _uint64(value, what):
+    """An int argument of 0 .. 2**64 - 1, naming `what` and the value
+    otherwise (never pybind11's "incompatible function arguments")."""
+    if isinstance(value, bool) or not hasattr(type(value), "__index__"):
+        raise TypeError(f"{what} must be an int, not {value!r}")
+    value = operator.index(value)
+    if value < 0:
+        raise ValueError(f"{what} must be an int >= 0, not {value!r}")
+    if value >= 1 << 64:
+        raise OutOfRangeError(f"{what} = {value} does not fit in 64 bits")
+    return value
 
 
 def _max_shard_bytes(value):
@@ -429,8 +451,9 @@ def share(inputs, out_dir, *, data="shared.ptd", max_shard_bytes=None, align=Non
     share` (docs/share.md): every constant, named-data key and .ptd entry
     two or more of `inputs` (.pte paths, and the .ptd files they use) hold
     moves once into out_dir/`data`; each program is written thin under its
-    own name in out_dir (made if missing), each .ptd's remaining entries
-    under its name. All files appear together, or none.
+    own name in out_dir (made if missing), with what stays its own (its .ptd's
+    other entries) inside it, so that it loads with the shared file alone.
+    All files appear together, or none.
 
     max_shard_bytes  the shared file as shards of at most this many bytes
     align            every segment and constant of every output at a
@@ -443,12 +466,12 @@ def share(inputs, out_dir, *, data="shared.ptd", max_shard_bytes=None, align=Non
     import json
     if isinstance(inputs, (str, bytes, os.PathLike)):
         raise TypeError("inputs must be a list of paths (two or more .pte files)")
-    if isinstance(min_bytes, bool) or not isinstance(min_bytes, int) or min_bytes < 0:
-        raise ValueError(f"min_bytes must be an int >= 0, not {min_bytes!r}")
+    min_bytes = _uint64(min_bytes, "min_bytes")
     alignment = 0 if align is None else _alignment(align, "align")
     return json.loads(_etpack._share(list(inputs), out_dir, data,
                                      _max_shard_bytes(max_shard_bytes), alignment, min_bytes,
-                                     bool(integrity), bool(dry_run), progress))
+                                     _flag(integrity, "integrity"), _flag(dry_run, "dry_run"),
+                                     progress))
 
 
 def inspect(path):

@@ -95,3 +95,59 @@ def test_share_refuses_bad_arguments(tmp_path):
     with pytest.raises(etpack.InvalidArgumentError):
         etpack.share(inputs, tmp_path / "out", align=3)
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("name, value, error", [
+    ("min_bytes", 2 ** 64, etpack.OutOfRangeError),
+    ("min_bytes", -1, ValueError),
+    ("min_bytes", 1.5, TypeError),
+    ("min_bytes", True, TypeError),
+    ("max_shard_bytes", 2 ** 64, etpack.OutOfRangeError),
+    ("align", 2 ** 64, etpack.OutOfRangeError),
+    ("integrity", "yes", TypeError),
+    ("integrity", 1, TypeError),
+    ("dry_run", "no", TypeError),
+])
+def test_share_arguments_are_checked_by_name(tmp_path, name, value, error):
+    # A clear error naming the argument and its value, never pybind11's
+    # "incompatible function arguments"; flags are bools, as `align` is an int.
+    inputs = _family(tmp_path, 2)
+    with pytest.raises(error) as e:
+        etpack.share(inputs, tmp_path / "out", **{name: value})
+    message = str(e.value)
+    assert name in message and (repr(value) in message or str(value) in message)
+    assert "incompatible function arguments" not in str(e.value)
+    assert not (tmp_path / "out").exists()
+
+
+def test_save_pte_flags_are_bools(tmp_path):
+    with pytest.raises(TypeError, match="dedup_constants"):
+        etpack.save_pte(str(tmp_path / "a.pte"), _program([4]), constants=[b"", b"0123" * 4],
+                        dedup_constants="yes")
+
+
+def test_share_ptd_per_variant_loads_with_the_shared_file_alone(tmp_path):
+    # A variant exported with its weights in a .ptd of its own (A.ptd with
+    # A.pte): what stays its own goes back inside its thin program.
+    paths = []
+    weight = np.arange(4096, dtype=np.float32)
+    for v in range(2):
+        program = _program([4096, 1024 * (v + 1)])
+        for i, key in enumerate(["w", "rope"]):
+            program["execution_plan"][0]["values"][i]["val"]["extra_tensor_info"] = {
+                "location": "EXTERNAL", "fully_qualified_name": key}
+            program["execution_plan"][0]["values"][i]["val"]["data_buffer_idx"] = 0
+        program["constant_buffer"] = [{}]
+        pte = str(tmp_path / f"ctx{v}.pte")
+        etpack.save_pte(pte, program, constants=[b""])
+        etpack.save_ptd(str(tmp_path / f"ctx{v}.ptd"),
+                        {"w": weight, "rope": np.full(1024 * (v + 1), v, dtype=np.float32)})
+        paths += [pte, str(tmp_path / f"ctx{v}.ptd")]
+    out = tmp_path / "out"
+    r = etpack.share(paths, out)
+    assert sorted(os.listdir(out)) == ["ctx0.pte", "ctx1.pte", "shared.ptd"]
+    assert [e["key"] for e in r["entries"]] == ["w"]
+    for f in r["files"][::2]:
+        assert f["data"] == [str(out / "shared.ptd")]
+        assert f["items_taken"] == 1
+        etpack.verify([f["output"], str(out / "shared.ptd")])
