@@ -13,28 +13,28 @@
 #             executorch, torchao, safetensors, pytest), for scripts/test_exir.sh.
 #             Made once: BUILD_DIR/venv/etpack-requirements.txt records what it
 #             holds, and a venv holding exactly that is reused as it is.
-# san and fuzz also install clang, libclang-rt-14-dev (the sanitizer and
-# libFuzzer runtimes for clang 14) and llvm (llvm-symbolizer for reports).
+# san and fuzz also install clang, libclang-rt-dev (the sanitizer and
+# libFuzzer runtimes of the distribution's default clang: 14 on Debian 12, 19 on
+# Debian 13) and llvm (llvm-symbolizer for reports).
 # SETUP_EXTRA_PACKAGES="pkg ..." installs those too (if missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # python3-mesonpy .. patchelf: the Python sdist and wheels (docs/python.md,
 # scripts/build_wheels.sh, scripts/test_wheel.sh); meson-python names patchelf among
-# its requirements, which `python3 -m build` checks. python3-exceptiongroup: Debian's
-# pytest on CPython 3.10 (scripts/test_wheel.sh runs it in a venv of each CPython).
+# its requirements, which `python3 -m build` checks.
 # xfsprogs: scripts/with_xfs.sh makes the scratch XFS image the reflink tests run on.
 pkgs=(flatbuffers-compiler libflatbuffers-dev libzstd-dev libxxhash-dev libssl-dev catch2
       libbenchmark-dev meson ninja-build pkg-config g++ python3 time clang-format
       python3-dev pybind11-dev python3-pybind11 python3-pytest python3-numpy zstd
-      python3-mesonpy python3-build python3-pip python3-venv patchelf python3-exceptiongroup
+      python3-mesonpy python3-build python3-pip python3-venv patchelf
       xfsprogs)
 kind="${2:-plain}"
 build="${1:-build}"
 [ -n "${1:-}" ] || [ "$kind" != exir ] || build=build-exir
 case "$kind" in
   plain|exir) ;;
-  san|fuzz) pkgs+=(clang libclang-rt-14-dev llvm) ;;
+  san|fuzz) pkgs+=(clang libclang-rt-dev llvm) ;;
   *) echo "setup: unknown build kind '$kind' (plain, san, fuzz or exir)" >&2; exit 2 ;;
 esac
 read -r -a extra <<<"${SETUP_EXTRA_PACKAGES:-}"

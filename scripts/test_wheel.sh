@@ -9,7 +9,8 @@
 #     venv of its interpreter; `ldd` of the installed extension resolves only
 #     C library objects; with LD_LIBRARY_PATH empty and no numpy:
 #     python/tests/smoke_wheel.py, then the golden and etpack.exir tests
-#     (test_golden.py, test_exir.py) under Debian's pytest;
+#     (test_golden.py, test_exir.py) under pytest (pinned in
+#     scripts/exir-requirements.txt, installed after the wheel);
 #   (the cp311 wheel beside the real torch and executorch: scripts/test_exir.sh).
 # With ETPACK_TEST_SDIST=1 also `pip install --no-build-isolation --no-index`
 # of the sdist into a venv of Debian's python3 (meson-python compiles the
@@ -27,16 +28,6 @@ dist="${1:-$tmp/dist}"
 "$src/scripts/build_wheels.sh" "$dist" || fail "scripts/build_wheels.sh failed"
 "$src/scripts/dist.py" check "$dist"/etpack-*.whl || fail "a wheel failed its check"
 
-# Debian's pytest (pure Python) and what it imports, for interpreters that
-# have no pytest (no PyPI here): only these modules, so nothing else of
-# Debian's site-packages (numpy, torch, etpack) is on their path.
-pytest_path="$tmp/pytest-path"
-mkdir "$pytest_path"
-for m in pytest _pytest py.py pluggy iniconfig packaging attr exceptiongroup tomli; do
-  [ -e "/usr/lib/python3/dist-packages/$m" ] || fail "Debian's pytest needs $m: scripts/setup.sh"
-  ln -s "/usr/lib/python3/dist-packages/$m" "$pytest_path/$m"
-done
-
 # venv DIR PYTHON WHEEL [VENV_ARGS...]: DIR/bin/python with WHEEL installed.
 venv() {
   local dir="$1" python="$2" whl="$3"
@@ -49,6 +40,11 @@ venv() {
                "$dir.wheel/$(basename "$whl")" 2>&1); then
     printf '%s\n' "$log" >&2
     fail "pip install --no-index $(basename "$whl") into a venv of $python failed (output above)"
+  fi
+  # Then the tests' runner, pinned where the exir venv's is.
+  if ! log=$("$dir/bin/python" -m pip install -q "$(grep '^pytest==' "$src/scripts/exir-requirements.txt")" 2>&1); then
+    printf '%s\n' "$log" >&2
+    fail "pip install pytest into a venv of $python failed (output above)"
   fi
 }
 
@@ -72,9 +68,7 @@ while read -r python; do
   [ -z "$others" ] || fail "$so loads more than the C library: $others ($(ldd "$so"))"
   clean "$py" -c 'import numpy' 2>/dev/null && fail "the $abi venv has numpy: it must not"
   clean "$py" "$src/python/tests/smoke_wheel.py" || fail "the smoke test failed in the $abi venv"
-  # pytest 7.2's assertion rewriting uses ast names CPython 3.12 deprecates.
-  clean env PYTHONPATH="$pytest_path" "$py" -m pytest -q -p no:cacheprovider \
-      -W 'ignore::DeprecationWarning:_pytest.assertion.rewrite' \
+  clean "$py" -m pytest -q -p no:cacheprovider \
       "$src/python/tests/test_golden.py" "$src/python/tests/test_exir.py" ||
     fail "the golden and etpack.exir tests failed in the $abi venv"
   echo "test_wheel: $(basename "$whl") in a venv of $python: smoke, golden and exir tests passed"

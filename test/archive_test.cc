@@ -1,7 +1,7 @@
 #include "etpack/archive.h"
 
 #include <algorithm>
-#include <catch2/catch.hpp>
+#include "catch.h"
 #include <cstddef>
 #include <cstdlib>
 #include <filesystem>

@@ -4,7 +4,7 @@
 
 #include "etpack/etpack.h"  // first: the umbrella compiles on its own
 
-#include <catch2/catch.hpp>
+#include "catch.h"
 
 #include <cstdint>
 #include <cstring>
@@ -76,7 +76,7 @@ TEST_CASE("a missing file is kNotFound, naming it") {
     INFO(o.format);
     const Status s = o.open(path);
     CHECK(s.code() == Code::kNotFound);
-    CHECK_THAT(s.message(), Catch::Contains(path));
+    CHECK_THAT(s.message(), catch_text::Contains(path));
   }
 }
 
@@ -165,7 +165,7 @@ TEST_CASE("OpenArtifact opens each kind as its reader; no artifact is kCorrupt")
     CHECK(!none->has_value());
   }
   CHECK_THAT(OpenArtifact(other).status().message(),
-             Catch::Contains("'xxxx' at bytes 4..7 is none of ET12"));
+             catch_text::Contains("'xxxx' at bytes 4..7 is none of ET12"));
   CHECK(OpenArtifact(dir.File("nope")).status().code() == Code::kNotFound);
 }
 
@@ -184,7 +184,7 @@ TEST_CASE("memory that is not 16-byte aligned is kInvalidArgument") {
 TEST_CASE("Open(name, source) wants a file source") {
   auto r = PteFile::Open("mem", Pattern(100, 1));
   CHECK(r.status().code() == Code::kInvalidArgument);
-  CHECK_THAT(r.status().message(), Catch::Contains("FromMemory"));
+  CHECK_THAT(r.status().message(), catch_text::Contains("FromMemory"));
 }
 
 TEST_CASE("a file holds only its head; RangeSource reads any byte") {

@@ -3,7 +3,7 @@
 
 #include "etpack/artifact_source.h"
 
-#include <catch2/catch.hpp>
+#include "catch.h"
 #include <cstring>
 #include <random>
 #include <vector>

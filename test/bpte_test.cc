@@ -3,7 +3,7 @@
 // every program alignment and beyond 4 GiB, and malformed files and cases
 // are refused with messages that name them.
 #include <stdlib.h>
-#include <catch2/catch.hpp>
+#include "catch.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -24,7 +24,7 @@
 using namespace etpack;
 using namespace etpack::testing;
 namespace bfb = etpack::bpte_fb;
-using Catch::Matchers::Contains;
+using catch_text::Contains;
 
 namespace {
 

@@ -1,6 +1,6 @@
 #include "etpack/bundle_cases.h"
 
-#include <catch2/catch.hpp>
+#include "catch.h"
 
 #include "test_files.h"
 
@@ -22,7 +22,7 @@ using testing::TempDir;
 using testing::WriteFile;
 
 namespace fs = std::filesystem;
-using Catch::Matchers::Contains;
+using catch_text::Contains;
 
 std::vector<uint8_t> Iota(size_t n, uint8_t seed) {
   std::vector<uint8_t> v(n);

@@ -1,7 +1,7 @@
 // End-to-end tests of `etpack bundle` and `unbundle`, and of verify and
 // inspect on bundled programs (.bpte).
 
-#include <catch2/catch.hpp>
+#include "catch.h"
 #include <fstream>
 #include <string>
 #include <vector>

@@ -1,7 +1,7 @@
 // End-to-end tests of `etpack demo`: the file it writes, which verify and
 // inspect accept, and the folder it makes.
 
-#include <catch2/catch.hpp>
+#include "catch.h"
 #include <cstdint>
 #include <filesystem>
 #include <string>

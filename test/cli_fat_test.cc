@@ -2,7 +2,7 @@
 // .pte, and verify on every malformed-container class.
 
 #include <algorithm>
-#include <catch2/catch.hpp>
+#include "catch.h"
 #include <cstdint>
 #include <filesystem>
 #include <fstream>

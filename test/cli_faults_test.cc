@@ -8,7 +8,7 @@
 // temporary is left in the folder.
 
 #include <unistd.h>
-#include <catch2/catch.hpp>
+#include "catch.h"
 
 #include <cerrno>
 #include <cstdint>

@@ -3,7 +3,7 @@
 // hang a reader), and never the file a job writes (an output that is one of
 // its inputs is refused before anything is written, as `cp` refuses it).
 
-#include <catch2/catch.hpp>
+#include "catch.h"
 
 #include <sys/stat.h>
 #include <sys/wait.h>

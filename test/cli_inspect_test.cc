@@ -3,7 +3,7 @@
 
 #include <sys/wait.h>
 
-#include <catch2/catch.hpp>
+#include "catch.h"
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>

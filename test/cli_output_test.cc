@@ -2,7 +2,7 @@
 // output: a writing command killed at any moment leaves nothing half-done
 // behind, and a destination that is not a regular file is never replaced.
 
-#include <catch2/catch.hpp>
+#include "catch.h"
 
 #include <fcntl.h>
 #include <signal.h>

@@ -1,7 +1,7 @@
 // End-to-end tests of `etpack pack`: manifests to .pte and .ptd, the
 // errors naming the manifest and the field, and nothing written on failure.
 
-#include <catch2/catch.hpp>
+#include "catch.h"
 #include <cstdint>
 #include <filesystem>
 #include <fstream>

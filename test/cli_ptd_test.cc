@@ -1,7 +1,7 @@
 // End-to-end tests of `etpack ptd`: safetensors checkpoints to .ptd, in one
 // file or in shards under --max-shard-bytes.
 
-#include <catch2/catch.hpp>
+#include "catch.h"
 #include <cstdint>
 #include <filesystem>
 #include <fstream>

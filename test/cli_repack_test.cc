@@ -2,7 +2,7 @@
 // keeps, --external-constants (sharded too) and --dedup.
 
 #include <algorithm>
-#include <catch2/catch.hpp>
+#include "catch.h"
 #include <filesystem>
 #include <fstream>
 #include <string>

@@ -2,7 +2,7 @@
 // the report, --json, --dry-run, the files written and what verify says of
 // them, and the refusals.
 
-#include <catch2/catch.hpp>
+#include "catch.h"
 #include <cstdint>
 #include <filesystem>
 #include <string>

@@ -7,7 +7,7 @@
 #include <sys/wait.h>
 
 #include <algorithm>
-#include <catch2/catch.hpp>
+#include "catch.h"
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>

@@ -3,7 +3,7 @@
 // each command's help, -o, and the bounds of the alignment options.
 
 #include <algorithm>
-#include <catch2/catch.hpp>
+#include "catch.h"
 #include <cstdint>
 #include <filesystem>
 #include <string>

@@ -1,7 +1,7 @@
 // End-to-end tests of `etpack verify`: what it accepts and what it refuses,
 // naming the file, the field and the value; --data for external tensors.
 
-#include <catch2/catch.hpp>
+#include "catch.h"
 #include <cstdint>
 #include <fstream>
 #include <initializer_list>

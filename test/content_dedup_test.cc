@@ -1,6 +1,6 @@
 // ContentDedup and the named-data store built on it: the dedup rules, what
 // is read to apply them, and the errors.
-#include <catch2/catch.hpp>
+#include "catch.h"
 #include <memory>
 #include <optional>
 #include <string>

@@ -4,7 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <catch2/catch.hpp>
+#include "catch.h"
 #include <cstring>
 #include <map>
 #include <memory>

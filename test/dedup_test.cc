@@ -2,7 +2,7 @@
 // PteOptions::dedup_constants, .ptd tensors always stored once, and what
 // inspect reports as saved. Files are planned, written to memory and read
 // back with the validating readers.
-#include <catch2/catch.hpp>
+#include "catch.h"
 #include <cstring>
 #include <memory>
 

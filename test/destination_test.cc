@@ -1,7 +1,7 @@
 // Where output goes: what an existing destination may be, who may replace
 // it, and how symbolic links are followed (README.md, "Where output goes").
 
-#include <catch2/catch.hpp>
+#include "catch.h"
 
 #include <fcntl.h>
 #include <grp.h>

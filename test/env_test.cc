@@ -3,7 +3,7 @@
 // system (so nothing could have come from the disk), and a read failure
 // injected under it is a Status naming the file.
 
-#include <catch2/catch.hpp>
+#include "catch.h"
 
 #include <cerrno>
 #include <cstdint>

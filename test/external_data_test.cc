@@ -1,7 +1,7 @@
 // External data: .pte tensors marked EXTERNAL resolve against .ptd files
 // exactly as the runtime would resolve them, and a program's constants can
 // be moved out into a .ptd and back in again without losing a byte.
-#include <catch2/catch.hpp>
+#include "catch.h"
 #include <cstdlib>
 #include <cstring>
 #include <map>

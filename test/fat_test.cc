@@ -5,7 +5,7 @@
 
 #include "etpack/fat_delegate.h"
 
-#include <catch2/catch.hpp>
+#include "catch.h"
 #include <memory>
 #include <string>
 #include <utility>

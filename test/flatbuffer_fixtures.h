@@ -5,7 +5,7 @@
 #define ETPACK_TEST_FLATBUFFER_FIXTURES_H_
 
 #include <flatbuffers/reflection_generated.h>
-#include <catch2/catch.hpp>
+#include "catch.h"
 
 #include <algorithm>
 #include <filesystem>

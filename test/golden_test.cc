@@ -2,7 +2,7 @@
 // writing each case's logical input must give the same decoded structure
 // (flatc text rendering) and byte-identical segment data; every reference
 // binary must validate, and repacking it must keep every byte of data.
-#include <catch2/catch.hpp>
+#include "catch.h"
 #include <cstdlib>
 #include <cstring>
 #include <fstream>

@@ -5,7 +5,7 @@
 // never dies of SIGBUS.
 
 #include <unistd.h>
-#include <catch2/catch.hpp>
+#include "catch.h"
 
 #include <atomic>
 #include <cerrno>

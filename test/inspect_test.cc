@@ -2,7 +2,7 @@
 // fills each struct once and the JSON report is one way of printing it, so
 // a front end reads fields, never members by key.
 
-#include <catch2/catch.hpp>
+#include "catch.h"
 
 #include <optional>
 #include <string>

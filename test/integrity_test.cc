@@ -4,7 +4,7 @@
 
 #include <sys/wait.h>
 
-#include <catch2/catch.hpp>
+#include "catch.h"
 #include <cstdio>
 #include <cstdlib>
 #include <string>

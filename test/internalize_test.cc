@@ -1,7 +1,7 @@
 // The way back (InternalizeData, `etpack repack --data`): a program split
 // into a thin .pte and .ptd files comes back as the self-contained program
 // it was, byte for byte where the split kept what it takes.
-#include <catch2/catch.hpp>
+#include "catch.h"
 #include <filesystem>
 #include <memory>
 #include <string>

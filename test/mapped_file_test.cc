@@ -6,7 +6,7 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <catch2/catch.hpp>
+#include "catch.h"
 
 #include <cstdint>
 #include <cstdio>
@@ -225,7 +225,7 @@ TEST_CASE("a header that changes between the first read and validation is refuse
   for (const Status& s : results) {
     INFO(s.ToString());
     CHECK(s.code() == Code::kCorrupt);
-    CHECK_THAT(s.message(), Catch::Contains("changed while being opened"));
+    CHECK_THAT(s.message(), catch_text::Contains("changed while being opened"));
   }
   // Told the truth, the same files open.
   CHECK(PteFile::Open(pte_path).ok());

@@ -1,7 +1,7 @@
 // The in-memory outputs, the call-order rules every output shares, and the
 // fault-injecting wrapper's own behaviour.
 
-#include <catch2/catch.hpp>
+#include "catch.h"
 
 #include <memory>
 #include <set>

@@ -5,7 +5,7 @@
 
 #include "etpack/nfat.h"
 
-#include <catch2/catch.hpp>
+#include "catch.h"
 #include <cstring>
 #include <memory>
 #include <string>

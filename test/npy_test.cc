@@ -1,6 +1,6 @@
 #include "etpack/npy.h"
 
-#include <catch2/catch.hpp>
+#include "catch.h"
 
 #include "test_files.h"
 
@@ -72,7 +72,7 @@ std::string ErrorOf(const TempDir& dir, const std::string& name,
   return m;
 }
 
-using Catch::Matchers::Contains;
+using catch_text::Contains;
 
 TEST_CASE("npy: v1.0 float32 (2, 3) in C order") {
   TempDir dir;

@@ -4,7 +4,7 @@
 #define ETPACK_TEST_OUTPUT_TEST_UTIL_H_
 
 #include <unistd.h>
-#include <catch2/catch.hpp>
+#include "catch.h"
 
 #include <cstdint>
 #include <cstring>

@@ -2,7 +2,7 @@
 // small cases and by invariants over random ones. No files involved.
 #include "plan/segments.h"
 
-#include <catch2/catch.hpp>
+#include "catch.h"
 #include <cstring>
 #include <random>
 #include <utility>

@@ -3,7 +3,7 @@
 // kernel failure is reported. The kernel misbehaves through PosixCalls, the
 // seam the output makes its system calls through.
 
-#include <catch2/catch.hpp>
+#include "catch.h"
 
 #include <fcntl.h>
 #include <limits.h>

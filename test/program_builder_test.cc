@@ -1,6 +1,6 @@
 // The typed program builder: what it builds plans, and reads back as the
 // fields it was given.
-#include <catch2/catch.hpp>
+#include "catch.h"
 
 #include "etpack/program_builder.h"
 #include "etpack/pte.h"

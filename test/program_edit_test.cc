@@ -3,7 +3,7 @@
 // value or delegate an edit names.
 #include "pte/program_edit.h"
 
-#include <catch2/catch.hpp>
+#include "catch.h"
 
 #include <string>
 #include <vector>

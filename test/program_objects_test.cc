@@ -1,7 +1,7 @@
 // ReadProgramObjects through an ObjectReader of this test's own: JSON
 // values standing in for an exporter's objects (a table is an object whose
 // "__class__" member names its class, as a Python object's type does).
-#include <catch2/catch.hpp>
+#include "catch.h"
 #include <deque>
 #include <memory>
 #include <string>
@@ -230,20 +230,20 @@ TEST_CASE("objects of the wrong kind are refused naming the path, found and expe
   tensor->Set("sizes", sizes);
 
   tensor->Set("shape_dynamism", json::Value::Int(7));
-  CHECK_THAT(message(), Catch::StartsWith(path + ".shape_dynamism: 7 is not a value of enum "
+  CHECK_THAT(message(), catch_text::StartsWith(path + ".shape_dynamism: 7 is not a value of enum "
                                                  "TensorShapeDynamism (found int 7"));
   tensor->Set("shape_dynamism", json::Value::Int(0));
   tensor->Set("scalar_type", json::Value::Int(300));
-  CHECK_THAT(message(), Catch::Contains(path + ".scalar_type: 300 is out of range"));
+  CHECK_THAT(message(), catch_text::Contains(path + ".scalar_type: 300 is out of range"));
   tensor->Set("scalar_type", json::Value::Int(0));
 
   json::Value saved = std::move(*tensor);
   *tensor = json::Value::Object({{"__class__", json::Value::String("Operator")}});
-  CHECK_THAT(message(), Catch::StartsWith(path + ": expected one of Null, Int") &&
-                            Catch::EndsWith(", found Operator"));
+  CHECK_THAT(message(), catch_text::StartsWith(path + ": expected one of Null, Int") &&
+                            catch_text::EndsWith(", found Operator"));
   *tensor = json::Value::Object({{"__class__", json::Value::String("Tensor")}});
-  CHECK_THAT(message(), Catch::StartsWith(path + ".") && Catch::Contains(": expected ") &&
-                            Catch::Contains("found a Tensor without attribute"));
+  CHECK_THAT(message(), catch_text::StartsWith(path + ".") && catch_text::Contains(": expected ") &&
+                            catch_text::Contains("found a Tensor without attribute"));
   *tensor = std::move(saved);
 
   c.objects.Find("constant_buffer")->items()[0] = json::Value::Null();

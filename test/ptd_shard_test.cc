@@ -2,7 +2,7 @@
 // packing, content-keyed names, the set loadable together, and all shards
 // published as one unit.
 #include <algorithm>
-#include <catch2/catch.hpp>
+#include "catch.h"
 #include <filesystem>
 #include <regex>
 #include <set>

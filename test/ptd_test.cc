@@ -1,7 +1,7 @@
 // .ptd planning and reading, with no files: layouts follow the reference
 // rules and every malformed file is refused with a message that names it.
 #include <algorithm>
-#include <catch2/catch.hpp>
+#include "catch.h"
 #include <cstring>
 
 #include "etpack/json.h"

@@ -1,6 +1,6 @@
 // Pass one for .pte, checked through the plan (no files) and the bytes it
 // produces in memory, read back with the validating reader.
-#include <catch2/catch.hpp>
+#include "catch.h"
 #include <cstring>
 #include <functional>
 
@@ -349,7 +349,7 @@ TEST_CASE("bytes inside the tree are refused, naming the field and where they go
   REQUIRE_FALSE(plan.ok());
   CHECK_THAT(
       plan.status().message(),
-      Catch::StartsWith("program.backend_delegate_data[0].data: expected an array of bytes"));
+      catch_text::StartsWith("program.backend_delegate_data[0].data: expected an array of bytes"));
 
   PteInput null_source = SmallProgram({Pattern(4, 1)});
   null_source.constants[1] = nullptr;

@@ -1,6 +1,6 @@
 // The validating reader: every class of malformed .pte is refused with a
 // message naming the field and the value.
-#include <catch2/catch.hpp>
+#include "catch.h"
 #include <cstring>
 #include <fstream>
 #include <iterator>

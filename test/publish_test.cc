@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <catch2/catch.hpp>
+#include "catch.h"
 
 #include <cerrno>
 #include <chrono>

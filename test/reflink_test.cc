@@ -5,7 +5,7 @@
 // run where the tests run ($TMPDIR: ext4 or tmpfs), where nothing is shared
 // and the bytes are the same.
 #define CATCH_CONFIG_RUNNER
-#include <catch2/catch.hpp>
+#include "catch.h"
 
 #include <fcntl.h>
 #include <linux/fs.h>

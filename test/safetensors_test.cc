@@ -1,4 +1,4 @@
-#include <catch2/catch.hpp>
+#include "catch.h"
 
 #include "test_files.h"
 
@@ -21,7 +21,7 @@ using testing::TempDir;
 using testing::WriteFile;
 
 namespace fs = std::filesystem;
-using Catch::Matchers::Contains;
+using catch_text::Contains;
 
 std::string LittleEndian64(uint64_t v) {
   std::string out(8, '\0');

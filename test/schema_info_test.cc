@@ -1,5 +1,5 @@
 // The embedded schemas as the library decodes them.
-#include <catch2/catch.hpp>
+#include "catch.h"
 
 #include <algorithm>
 #include <chrono>

@@ -6,7 +6,7 @@
 
 #include "etpack/share.h"
 
-#include <catch2/catch.hpp>
+#include "catch.h"
 #include <filesystem>
 #include <map>
 #include <memory>

@@ -5,7 +5,7 @@
 
 #include "etpack/sizes.h"
 
-#include <catch2/catch.hpp>
+#include "catch.h"
 #include <filesystem>
 #include <fstream>
 #include <iterator>

@@ -3,7 +3,7 @@
 
 #include "writer/stream_hash.h"
 
-#include <catch2/catch.hpp>
+#include "catch.h"
 
 #include <cstdint>
 #include <vector>
@@ -81,7 +81,7 @@ TEST_CASE("a stream that goes backwards is an error, and it sticks on the thread
   thread.Feed(0, bytes.data(), 5);
   Status s = thread.Drain();
   CHECK(s.code() == Code::kInvalidArgument);
-  CHECK_THAT(s.message(), Catch::Contains("hashed after bytes up to 10"));
+  CHECK_THAT(s.message(), catch_text::Contains("hashed after bytes up to 10"));
   thread.Feed(10, bytes.data(), 0);
   CHECK(thread.Drain().code() == Code::kInvalidArgument);
 }

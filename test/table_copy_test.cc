@@ -2,7 +2,7 @@
 // the bytes a build of the edited structure gives, and the builder's limits.
 #include "flatbuffer/table_copy.h"
 
-#include <catch2/catch.hpp>
+#include "catch.h"
 
 #include <cstdint>
 #include <string>
@@ -100,8 +100,8 @@ TEST_CASE("bytes a plan puts inline: a failed read names the field") {
   options.extract_delegate_segments = false;
   Result<PtePlan> plan = PlanPte(std::move(in), options);
   REQUIRE_FALSE(plan.ok());
-  CHECK_THAT(plan.status().message(), Catch::StartsWith("program.backend_delegate_data[0].data: "));
-  CHECK_THAT(plan.status().message(), Catch::Contains("broken read"));
+  CHECK_THAT(plan.status().message(), catch_text::StartsWith("program.backend_delegate_data[0].data: "));
+  CHECK_THAT(plan.status().message(), catch_text::Contains("broken read"));
 }
 
 TEST_CASE("bytes a plan puts inline are checked against 2 GiB before they are read") {
@@ -120,8 +120,8 @@ TEST_CASE("bytes a plan puts inline are checked against 2 GiB before they are re
   REQUIRE_FALSE(plan.ok());
   CHECK(plan.status().code() == Code::kOutOfRange);
   CHECK_THAT(plan.status().message(),
-             Catch::StartsWith("program.backend_delegate_data[0].data: adding "));
-  CHECK_THAT(plan.status().message(), Catch::Contains("2 GiB"));
+             catch_text::StartsWith("program.backend_delegate_data[0].data: adding "));
+  CHECK_THAT(plan.status().message(), catch_text::Contains("2 GiB"));
 }
 
 }  // namespace

@@ -5,7 +5,7 @@
 
 #include <sys/mount.h>
 
-#include <catch2/catch.hpp>
+#include "catch.h"
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>

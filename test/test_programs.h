@@ -2,7 +2,7 @@
 #ifndef ETPACK_TEST_PROGRAMS_H_
 #define ETPACK_TEST_PROGRAMS_H_
 
-#include <catch2/catch.hpp>
+#include "catch.h"
 #include <cstdint>
 #include <memory>
 #include <string>

@@ -1,6 +1,6 @@
 // Tree -> flatbuffer: accepted forms, errors that name the path and vector
 // alignment.
-#include <catch2/catch.hpp>
+#include "catch.h"
 
 #include <algorithm>
 #include <chrono>
@@ -51,31 +51,31 @@ TEST_CASE("build errors name the path and the value") {
     json::Value p = SmallProgram();
     Plan0(p).Set("valuez", json::Value::Array());
     std::string m = BuildError(p);
-    CHECK_THAT(m, Catch::Contains("execution_plan[0].valuez"));
-    CHECK_THAT(m, Catch::Contains("unknown member of table ExecutionPlan"));
+    CHECK_THAT(m, catch_text::Contains("execution_plan[0].valuez"));
+    CHECK_THAT(m, catch_text::Contains("unknown member of table ExecutionPlan"));
   }
   SECTION("unknown top-level member") {
     json::Value p = SmallProgram();
     p.Set("bogus", json::Value::Int(1));
-    CHECK_THAT(BuildError(p), Catch::StartsWith("bogus: unknown member of table Program"));
+    CHECK_THAT(BuildError(p), catch_text::StartsWith("bogus: unknown member of table Program"));
   }
   SECTION("wrong type") {
     json::Value p = SmallProgram();
     Plan0(p).Set("name", json::Value::Int(5));
-    CHECK_THAT(BuildError(p), Catch::StartsWith("execution_plan[0].name: expected a string"));
+    CHECK_THAT(BuildError(p), catch_text::StartsWith("execution_plan[0].name: expected a string"));
     json::Value q = SmallProgram();
     Value1(q).Set("sizes", json::Value::Object());
     CHECK_THAT(BuildError(q),
-               Catch::StartsWith("execution_plan[0].values[1].val.sizes: expected an array"));
+               catch_text::StartsWith("execution_plan[0].values[1].val.sizes: expected an array"));
     json::Value r = SmallProgram();
     Value1(r).Set("requires_grad", json::Value::String("yes"));
     CHECK_THAT(
         BuildError(r),
-        Catch::StartsWith("execution_plan[0].values[1].val.requires_grad: expected a boolean"));
+        catch_text::StartsWith("execution_plan[0].values[1].val.requires_grad: expected a boolean"));
     json::Value s = SmallProgram();
     s.Set("execution_plan", json::Value::Array({json::Value::Int(1)}));
     CHECK_THAT(BuildError(s),
-               Catch::StartsWith("execution_plan[0]: expected an object (table ExecutionPlan)"));
+               catch_text::StartsWith("execution_plan[0]: expected an object (table ExecutionPlan)"));
   }
   SECTION("integer out of range") {
     json::Value p = SmallProgram();
@@ -86,20 +86,20 @@ TEST_CASE("build errors name the path and the value") {
     json::Value q = SmallProgram();
     Value1(q).Find("allocation_info")->Set("memory_id", json::Value::Int(-3));
     CHECK_THAT(BuildError(q),
-               Catch::StartsWith("execution_plan[0].values[1].val.allocation_info.memory_id: -3 "
+               catch_text::StartsWith("execution_plan[0].values[1].val.allocation_info.memory_id: -3 "
                                  "out of range for uint"));
     json::Value r = SmallProgram();
     Value1(r).Find("dim_order")->items()[0] = json::Value::Int(256);
-    CHECK_THAT(BuildError(r), Catch::StartsWith("execution_plan[0].values[1].val.dim_order[0]: "
+    CHECK_THAT(BuildError(r), catch_text::StartsWith("execution_plan[0].values[1].val.dim_order[0]: "
                                                 "256 out of range for ubyte"));
     json::Value s = SmallProgram();
     Value1(s).Set("scalar_type", json::Value::Int(128));
     CHECK_THAT(BuildError(s),
-               Catch::StartsWith("execution_plan[0].values[1].val.scalar_type: 128 out of range "
+               catch_text::StartsWith("execution_plan[0].values[1].val.scalar_type: 128 out of range "
                                  "for ScalarType (byte)"));
     json::Value t = SmallProgram();
     Plan0(t).Find("non_const_buffer_sizes")->items()[1] = json::Value::UInt(UINT64_MAX);
-    CHECK_THAT(BuildError(t), Catch::StartsWith("execution_plan[0].non_const_buffer_sizes[1]: "
+    CHECK_THAT(BuildError(t), catch_text::StartsWith("execution_plan[0].non_const_buffer_sizes[1]: "
                                                 "18446744073709551615 out of range for long"));
   }
   SECTION("bad enum name") {
@@ -117,34 +117,34 @@ TEST_CASE("build errors name the path and the value") {
           "KernelTypes");
     json::Value q = SmallProgram();
     Plan0(q).Find("values")->items()[1].Set("val_type", json::Value::Int(99));
-    CHECK_THAT(BuildError(q), Catch::StartsWith("execution_plan[0].values[1].val_type: 99"));
+    CHECK_THAT(BuildError(q), catch_text::StartsWith("execution_plan[0].values[1].val_type: 99"));
     json::Value r = SmallProgram();
     Plan0(r).Find("values")->items()[1].Set("val_type", json::Value::Null());
-    CHECK_THAT(BuildError(r), Catch::StartsWith("execution_plan[0].values[1].val: union value "
+    CHECK_THAT(BuildError(r), catch_text::StartsWith("execution_plan[0].values[1].val: union value "
                                                 "without a member type"));
     json::Value s = SmallProgram();
     Plan0(s).Find("values")->items()[1].Set("val", json::Value::Null());
-    CHECK_THAT(BuildError(s), Catch::StartsWith("execution_plan[0].values[1].val: missing"));
+    CHECK_THAT(BuildError(s), catch_text::StartsWith("execution_plan[0].values[1].val: missing"));
     // The member table is checked against the named type.
     json::Value t = SmallProgram();
     Plan0(t).Find("values")->items()[1].Set("val_type", json::Value::String("Int"));
     CHECK_THAT(BuildError(t),
-               Catch::StartsWith("execution_plan[0].values[1].val.scalar_type: unknown member "
+               catch_text::StartsWith("execution_plan[0].values[1].val.scalar_type: unknown member "
                                  "of table Int"));
   }
   SECTION("bad double") {
     json::Value p = SmallProgram();
     Plan0(p).Find("values")->items()[0] =
         ParseJson(R"({"val_type": "Double", "val": {"double_val": "infinity"}})");
-    CHECK_THAT(BuildError(p), Catch::StartsWith("execution_plan[0].values[0].val.double_val: "
+    CHECK_THAT(BuildError(p), catch_text::StartsWith("execution_plan[0].values[0].val.double_val: "
                                                 "expected a number"));
   }
   SECTION("bad vector_alignment option") {
     BuildOptions o;
     o.vector_alignment = {{"Buffer.storage", 48}};
-    CHECK_THAT(BuildError(SmallProgram(), o), Catch::Contains("Buffer.storage = 48"));
+    CHECK_THAT(BuildError(SmallProgram(), o), catch_text::Contains("Buffer.storage = 48"));
     o.vector_alignment = {{"Buffer.nothing", 16}};
-    CHECK_THAT(BuildError(SmallProgram(), o), Catch::Contains("Buffer.nothing"));
+    CHECK_THAT(BuildError(SmallProgram(), o), catch_text::Contains("Buffer.nothing"));
   }
 }
 
@@ -168,8 +168,8 @@ TEST_CASE("doubles accept inf, -inf and nan") {
   std::vector<uint8_t> all_kinds = ReadBytes(GoldenDir() + "/pte_all_kinds.pte");
   std::vector<uint8_t> rebuilt = MustBuild(Tree(all_kinds));
   std::string text = FlatcJson(rebuilt);
-  CHECK_THAT(text, Catch::Contains("\"double_val\": inf\n"));
-  CHECK_THAT(text, Catch::Contains("\"double_val\": -inf\n"));
+  CHECK_THAT(text, catch_text::Contains("\"double_val\": inf\n"));
+  CHECK_THAT(text, catch_text::Contains("\"double_val\": -inf\n"));
   CHECK(text == ReadText(GoldenDir() + "/pte_all_kinds.flatc.json"));
 }
 

@@ -12,7 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <catch2/catch.hpp>
+#include "catch.h"
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>

@@ -6,7 +6,7 @@
 // renamed back (test/upstream_schema.py).
 
 #include <algorithm>
-#include <catch2/catch.hpp>
+#include "catch.h"
 #include <cstring>
 #include <memory>
 #include <vector>

@@ -44,7 +44,11 @@ Result<uoffset_t> TableBuilder::StringOf(std::string_view s) {
 
 Result<uoffset_t> TableBuilder::OffsetVector(const uoffset_t* offsets, size_t n) {
   ETPACK_RETURN_IF_ERROR(Room(uint64_t{n} * sizeof(uoffset_t) + 8));
+#if FLATBUFFERS_VERSION_MAJOR >= 23  // names the alignment 2.0 took to be the element size
+  fbb_.StartVector(n, sizeof(uoffset_t), sizeof(uoffset_t));
+#else
   fbb_.StartVector(n, sizeof(uoffset_t));
+#endif
   for (size_t i = n; i > 0; --i) fbb_.PushElement(flatbuffers::Offset<void>(offsets[i - 1]));
   return fbb_.EndVector(n);
 }
@@ -58,7 +62,12 @@ Result<uoffset_t> TableBuilder::UninitializedVector(const FieldInfo& f, uint64_t
   if (align > elem_size) {
     fbb_.PreAlign(static_cast<size_t>(n * elem_size), static_cast<size_t>(align));
   }
+#if FLATBUFFERS_VERSION_MAJOR >= 23  // as in OffsetVector
+  const uoffset_t off =
+      fbb_.CreateUninitializedVector(static_cast<size_t>(n), elem_size, elem_size, dst);
+#else
   const uoffset_t off = fbb_.CreateUninitializedVector(static_cast<size_t>(n), elem_size, dst);
+#endif
   // The data's distance from the buffer end is a multiple of the
   // alignment, and Finish pads the whole buffer to the largest one.
   assert(n == 0 || (fbb_.GetSize() - sizeof(uoffset_t)) % align == 0);

@@ -292,7 +292,14 @@ Result<std::string> FlatbufferToFlatcJson(SchemaId schema, const uint8_t* data, 
   ETPACK_RETURN_IF_ERROR(CheckBuffer(data, size));
   try {
     std::string text;
-    if (!flatbuffers::GenerateText(TextParser(schema), data, &text)) {
+    // FlatBuffers 23 on (Debian 13) returns an error text where 2.0 (Debian 12)
+    // returned false.
+#if FLATBUFFERS_VERSION_MAJOR >= 23
+    const bool rendered = flatbuffers::GenText(TextParser(schema), data, &text) == nullptr;
+#else
+    const bool rendered = flatbuffers::GenerateText(TextParser(schema), data, &text);
+#endif
+    if (!rendered) {
       return Corrupt("flatbuffer could not be rendered as JSON with the schema");
     }
     return text;

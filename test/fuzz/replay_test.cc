@@ -4,7 +4,7 @@
 // and seeds, so a fixed finding stays fixed; the sanitizer suite (build-san)
 // is where undefined behaviour in them fails loudly.
 #include <algorithm>
-#include <catch2/catch.hpp>
+#include "../catch.h"
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
