@@ -1,7 +1,6 @@
 #include "etpack/archive.h"
 
 #include <algorithm>
-#include "catch.h"
 #include <cstddef>
 #include <cstdlib>
 #include <filesystem>
@@ -10,6 +9,7 @@
 #include <set>
 #include <string>
 #include <vector>
+#include "catch.h"
 
 #include "archive/ordered_jobs.h"
 #include "etpack/ptd_file.h"

@@ -3,10 +3,10 @@
 
 #include "etpack/artifact_source.h"
 
-#include "catch.h"
 #include <cstring>
 #include <random>
 #include <vector>
+#include "catch.h"
 
 #include "test_files.h"
 #include "test_programs.h"

@@ -7,13 +7,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "catch.h"
 #include <deque>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <string>
 #include <vector>
+#include "catch.h"
 
 #include "capi_cases.h"
 #include "etpack/bpte_file.h"

@@ -1,10 +1,10 @@
 // End-to-end tests of `etpack bundle` and `unbundle`, and of verify and
 // inspect on bundled programs (.bpte).
 
-#include "catch.h"
 #include <fstream>
 #include <string>
 #include <vector>
+#include "catch.h"
 
 #include "cli_test_util.h"
 #include "etpack/json.h"

@@ -1,10 +1,10 @@
 // End-to-end tests of `etpack demo`: the file it writes, which verify and
 // inspect accept, and the folder it makes.
 
-#include "catch.h"
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include "catch.h"
 
 #include "cli_test_util.h"
 #include "etpack/json.h"

@@ -2,13 +2,13 @@
 // .pte, and verify on every malformed-container class.
 
 #include <algorithm>
-#include "catch.h"
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <utility>
 #include <vector>
+#include "catch.h"
 
 #include "cli_test_util.h"
 #include "etpack/json.h"

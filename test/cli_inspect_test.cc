@@ -3,13 +3,13 @@
 
 #include <sys/wait.h>
 
-#include "catch.h"
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
+#include "catch.h"
 
 #include "cli_test_util.h"
 #include "etpack/json.h"

@@ -1,7 +1,6 @@
 // End-to-end tests of `etpack pack`: manifests to .pte and .ptd, the
 // errors naming the manifest and the field, and nothing written on failure.
 
-#include "catch.h"
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -9,6 +8,7 @@
 #include <iterator>
 #include <string>
 #include <vector>
+#include "catch.h"
 
 #include "cli_test_util.h"
 #include "etpack/json.h"

@@ -1,13 +1,13 @@
 // End-to-end tests of `etpack ptd`: safetensors checkpoints to .ptd, in one
 // file or in shards under --max-shard-bytes.
 
-#include "catch.h"
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <regex>
 #include <string>
 #include <vector>
+#include "catch.h"
 
 #include "cli_test_util.h"
 #include "etpack/json.h"

@@ -2,11 +2,11 @@
 // keeps, --external-constants (sharded too) and --dedup.
 
 #include <algorithm>
-#include "catch.h"
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
+#include "catch.h"
 
 #include "cli_test_util.h"
 #include "etpack/json.h"

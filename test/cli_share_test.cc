@@ -2,11 +2,11 @@
 // the report, --json, --dry-run, the files written and what verify says of
 // them, and the refusals.
 
-#include "catch.h"
 #include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
+#include "catch.h"
 
 #include "cli_test_util.h"
 #include "etpack/json.h"

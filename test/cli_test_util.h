@@ -7,7 +7,6 @@
 #include <sys/wait.h>
 
 #include <algorithm>
-#include "catch.h"
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -17,6 +16,7 @@
 #include <string>
 #include <utility>
 #include <vector>
+#include "catch.h"
 
 #include "etpack/json.h"
 #include "test_files.h"

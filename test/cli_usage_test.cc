@@ -3,12 +3,12 @@
 // each command's help, -o, and the bounds of the alignment options.
 
 #include <algorithm>
-#include "catch.h"
 #include <cstdint>
 #include <filesystem>
 #include <string>
 #include <utility>
 #include <vector>
+#include "catch.h"
 
 #include "cli_test_util.h"
 #include "etpack/json.h"

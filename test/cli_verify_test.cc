@@ -1,12 +1,12 @@
 // End-to-end tests of `etpack verify`: what it accepts and what it refuses,
 // naming the file, the field and the value; --data for external tensors.
 
-#include "catch.h"
 #include <cstdint>
 #include <fstream>
 #include <initializer_list>
 #include <string>
 #include <vector>
+#include "catch.h"
 
 #include "cli_test_util.h"
 

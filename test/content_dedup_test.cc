@@ -1,12 +1,12 @@
 // ContentDedup and the named-data store built on it: the dedup rules, what
 // is read to apply them, and the errors.
-#include "catch.h"
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+#include "catch.h"
 
 #include "plan/content_dedup.h"
 #include "plan/named_store.h"

@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include "catch.h"
 #include <cstring>
 #include <map>
 #include <memory>
@@ -12,6 +11,7 @@
 #include <string>
 #include <utility>
 #include <vector>
+#include "catch.h"
 
 #include "etpack/input.h"
 #include "plan/content_dedup.h"

@@ -2,9 +2,9 @@
 // PteOptions::dedup_constants, .ptd tensors always stored once, and what
 // inspect reports as saved. Files are planned, written to memory and read
 // back with the validating readers.
-#include "catch.h"
 #include <cstring>
 #include <memory>
+#include "catch.h"
 
 #include "etpack/inspect.h"
 #include "etpack/manifest.h"

@@ -1,12 +1,12 @@
 // External data: .pte tensors marked EXTERNAL resolve against .ptd files
 // exactly as the runtime would resolve them, and a program's constants can
 // be moved out into a .ptd and back in again without losing a byte.
-#include "catch.h"
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <string>
 #include <vector>
+#include "catch.h"
 
 #include "etpack/external_data.h"
 #include "etpack/manifest.h"

@@ -5,11 +5,11 @@
 
 #include "etpack/fat_delegate.h"
 
-#include "catch.h"
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
+#include "catch.h"
 
 #include "core/base64.h"
 #include "etpack/json.h"

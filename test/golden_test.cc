@@ -2,12 +2,12 @@
 // writing each case's logical input must give the same decoded structure
 // (flatc text rendering) and byte-identical segment data; every reference
 // binary must validate, and repacking it must keep every byte of data.
-#include "catch.h"
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <map>
 #include <sstream>
+#include "catch.h"
 
 #include "etpack/external_data.h"
 #include "etpack/manifest.h"

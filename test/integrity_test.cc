@@ -4,11 +4,11 @@
 
 #include <sys/wait.h>
 
-#include "catch.h"
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
+#include "catch.h"
 
 #include "etpack/bpte.h"
 #include "etpack/bpte_file.h"

@@ -1,12 +1,12 @@
 // The way back (InternalizeData, `etpack repack --data`): a program split
 // into a thin .pte and .ptd files comes back as the self-contained program
 // it was, byte for byte where the split kept what it takes.
-#include "catch.h"
 #include <filesystem>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
+#include "catch.h"
 
 #include "etpack/external_data.h"
 #include "etpack/ptd.h"

@@ -5,12 +5,12 @@
 
 #include "etpack/nfat.h"
 
-#include "catch.h"
 #include <cstring>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
+#include "catch.h"
 
 #include "core/base64.h"
 #include "etpack/artifact_source.h"

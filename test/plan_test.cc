@@ -2,10 +2,10 @@
 // small cases and by invariants over random ones. No files involved.
 #include "plan/segments.h"
 
-#include "catch.h"
 #include <cstring>
 #include <random>
 #include <utility>
+#include "catch.h"
 
 #include "bpte/bpte_header.h"
 #include "etpack/pte_file.h"
@@ -76,8 +76,9 @@ TEST_CASE("Lcm of requested alignments, checked against 2^64") {
   auto r = Lcm(UINT64_MAX, UINT64_MAX - 1, "segment 2");
   REQUIRE_FALSE(r.ok());
   CHECK(r.status().code() == Code::kOutOfRange);
-  CHECK(r.status().message() == "segment 2: lcm(18446744073709551615, 18446744073709551614) "
-                                "exceeds 2^64");
+  CHECK(r.status().message() ==
+        "segment 2: lcm(18446744073709551615, 18446744073709551614) "
+        "exceeds 2^64");
 }
 
 namespace {

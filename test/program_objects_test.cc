@@ -1,12 +1,12 @@
 // ReadProgramObjects through an ObjectReader of this test's own: JSON
 // values standing in for an exporter's objects (a table is an object whose
 // "__class__" member names its class, as a Python object's type does).
-#include "catch.h"
 #include <deque>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
+#include "catch.h"
 
 #include "etpack/json.h"
 #include "etpack/manifest.h"
@@ -231,7 +231,7 @@ TEST_CASE("objects of the wrong kind are refused naming the path, found and expe
 
   tensor->Set("shape_dynamism", json::Value::Int(7));
   CHECK_THAT(message(), catch_text::StartsWith(path + ".shape_dynamism: 7 is not a value of enum "
-                                                 "TensorShapeDynamism (found int 7"));
+                                                      "TensorShapeDynamism (found int 7"));
   tensor->Set("shape_dynamism", json::Value::Int(0));
   tensor->Set("scalar_type", json::Value::Int(300));
   CHECK_THAT(message(), catch_text::Contains(path + ".scalar_type: 300 is out of range"));

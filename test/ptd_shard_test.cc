@@ -2,12 +2,12 @@
 // packing, content-keyed names, the set loadable together, and all shards
 // published as one unit.
 #include <algorithm>
-#include "catch.h"
 #include <filesystem>
 #include <regex>
 #include <set>
 #include <string>
 #include <vector>
+#include "catch.h"
 
 #include "etpack/external_data.h"
 #include "etpack/ptd.h"

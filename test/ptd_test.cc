@@ -1,8 +1,8 @@
 // .ptd planning and reading, with no files: layouts follow the reference
 // rules and every malformed file is refused with a message that names it.
 #include <algorithm>
-#include "catch.h"
 #include <cstring>
+#include "catch.h"
 
 #include "etpack/json.h"
 #include "etpack/ptd_file.h"

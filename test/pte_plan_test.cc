@@ -1,8 +1,8 @@
 // Pass one for .pte, checked through the plan (no files) and the bytes it
 // produces in memory, read back with the validating reader.
-#include "catch.h"
 #include <cstring>
 #include <functional>
+#include "catch.h"
 
 #include "etpack/pte.h"
 #include "etpack/pte_file.h"

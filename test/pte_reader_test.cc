@@ -1,11 +1,11 @@
 // The validating reader: every class of malformed .pte is refused with a
 // message naming the field and the value.
-#include "catch.h"
 #include <cstring>
 #include <fstream>
 #include <iterator>
 #include <string>
 #include <utility>
+#include "catch.h"
 
 #include "etpack/pte.h"
 #include "etpack/pte_file.h"

@@ -6,7 +6,6 @@
 
 #include "etpack/share.h"
 
-#include "catch.h"
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -14,6 +13,7 @@
 #include <set>
 #include <string>
 #include <vector>
+#include "catch.h"
 
 #include "etpack/external_data.h"
 #include "etpack/json.h"

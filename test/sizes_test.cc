@@ -5,13 +5,13 @@
 
 #include "etpack/sizes.h"
 
-#include "catch.h"
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
 #include <string>
 #include <vector>
+#include "catch.h"
 
 #include "etpack/bpte.h"
 #include "etpack/bpte_file.h"

@@ -100,7 +100,8 @@ TEST_CASE("bytes a plan puts inline: a failed read names the field") {
   options.extract_delegate_segments = false;
   Result<PtePlan> plan = PlanPte(std::move(in), options);
   REQUIRE_FALSE(plan.ok());
-  CHECK_THAT(plan.status().message(), catch_text::StartsWith("program.backend_delegate_data[0].data: "));
+  CHECK_THAT(plan.status().message(),
+             catch_text::StartsWith("program.backend_delegate_data[0].data: "));
   CHECK_THAT(plan.status().message(), catch_text::Contains("broken read"));
 }
 

@@ -5,7 +5,6 @@
 
 #include <sys/mount.h>
 
-#include "catch.h"
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
@@ -16,6 +15,7 @@
 #include <set>
 #include <string>
 #include <vector>
+#include "catch.h"
 
 namespace etpack::testing {
 

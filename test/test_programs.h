@@ -2,12 +2,12 @@
 #ifndef ETPACK_TEST_PROGRAMS_H_
 #define ETPACK_TEST_PROGRAMS_H_
 
-#include "catch.h"
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
+#include "catch.h"
 
 #include "etpack/json.h"
 #include "etpack/output.h"

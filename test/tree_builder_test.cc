@@ -69,13 +69,13 @@ TEST_CASE("build errors name the path and the value") {
                catch_text::StartsWith("execution_plan[0].values[1].val.sizes: expected an array"));
     json::Value r = SmallProgram();
     Value1(r).Set("requires_grad", json::Value::String("yes"));
-    CHECK_THAT(
-        BuildError(r),
-        catch_text::StartsWith("execution_plan[0].values[1].val.requires_grad: expected a boolean"));
+    CHECK_THAT(BuildError(r),
+               catch_text::StartsWith(
+                   "execution_plan[0].values[1].val.requires_grad: expected a boolean"));
     json::Value s = SmallProgram();
     s.Set("execution_plan", json::Value::Array({json::Value::Int(1)}));
-    CHECK_THAT(BuildError(s),
-               catch_text::StartsWith("execution_plan[0]: expected an object (table ExecutionPlan)"));
+    CHECK_THAT(BuildError(s), catch_text::StartsWith(
+                                  "execution_plan[0]: expected an object (table ExecutionPlan)"));
   }
   SECTION("integer out of range") {
     json::Value p = SmallProgram();
@@ -85,22 +85,23 @@ TEST_CASE("build errors name the path and the value") {
           "(-2147483648..2147483647)");
     json::Value q = SmallProgram();
     Value1(q).Find("allocation_info")->Set("memory_id", json::Value::Int(-3));
-    CHECK_THAT(BuildError(q),
-               catch_text::StartsWith("execution_plan[0].values[1].val.allocation_info.memory_id: -3 "
-                                 "out of range for uint"));
+    CHECK_THAT(BuildError(q), catch_text::StartsWith(
+                                  "execution_plan[0].values[1].val.allocation_info.memory_id: -3 "
+                                  "out of range for uint"));
     json::Value r = SmallProgram();
     Value1(r).Find("dim_order")->items()[0] = json::Value::Int(256);
-    CHECK_THAT(BuildError(r), catch_text::StartsWith("execution_plan[0].values[1].val.dim_order[0]: "
-                                                "256 out of range for ubyte"));
+    CHECK_THAT(BuildError(r),
+               catch_text::StartsWith("execution_plan[0].values[1].val.dim_order[0]: "
+                                      "256 out of range for ubyte"));
     json::Value s = SmallProgram();
     Value1(s).Set("scalar_type", json::Value::Int(128));
-    CHECK_THAT(BuildError(s),
-               catch_text::StartsWith("execution_plan[0].values[1].val.scalar_type: 128 out of range "
-                                 "for ScalarType (byte)"));
+    CHECK_THAT(BuildError(s), catch_text::StartsWith(
+                                  "execution_plan[0].values[1].val.scalar_type: 128 out of range "
+                                  "for ScalarType (byte)"));
     json::Value t = SmallProgram();
     Plan0(t).Find("non_const_buffer_sizes")->items()[1] = json::Value::UInt(UINT64_MAX);
     CHECK_THAT(BuildError(t), catch_text::StartsWith("execution_plan[0].non_const_buffer_sizes[1]: "
-                                                "18446744073709551615 out of range for long"));
+                                                     "18446744073709551615 out of range for long"));
   }
   SECTION("bad enum name") {
     json::Value p = SmallProgram();
@@ -121,7 +122,7 @@ TEST_CASE("build errors name the path and the value") {
     json::Value r = SmallProgram();
     Plan0(r).Find("values")->items()[1].Set("val_type", json::Value::Null());
     CHECK_THAT(BuildError(r), catch_text::StartsWith("execution_plan[0].values[1].val: union value "
-                                                "without a member type"));
+                                                     "without a member type"));
     json::Value s = SmallProgram();
     Plan0(s).Find("values")->items()[1].Set("val", json::Value::Null());
     CHECK_THAT(BuildError(s), catch_text::StartsWith("execution_plan[0].values[1].val: missing"));
@@ -130,14 +131,14 @@ TEST_CASE("build errors name the path and the value") {
     Plan0(t).Find("values")->items()[1].Set("val_type", json::Value::String("Int"));
     CHECK_THAT(BuildError(t),
                catch_text::StartsWith("execution_plan[0].values[1].val.scalar_type: unknown member "
-                                 "of table Int"));
+                                      "of table Int"));
   }
   SECTION("bad double") {
     json::Value p = SmallProgram();
     Plan0(p).Find("values")->items()[0] =
         ParseJson(R"({"val_type": "Double", "val": {"double_val": "infinity"}})");
     CHECK_THAT(BuildError(p), catch_text::StartsWith("execution_plan[0].values[0].val.double_val: "
-                                                "expected a number"));
+                                                     "expected a number"));
   }
   SECTION("bad vector_alignment option") {
     BuildOptions o;

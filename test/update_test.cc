@@ -12,7 +12,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "catch.h"
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
@@ -24,6 +23,7 @@
 #include <string>
 #include <thread>
 #include <vector>
+#include "catch.h"
 
 #include "etpack/external_data.h"
 #include "etpack/integrity.h"

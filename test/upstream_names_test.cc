@@ -6,10 +6,10 @@
 // renamed back (test/upstream_schema.py).
 
 #include <algorithm>
-#include "catch.h"
 #include <cstring>
 #include <memory>
 #include <vector>
+#include "catch.h"
 
 #include "bundled_program_generated.h"
 #include "flat_tensor_generated.h"

@@ -4,7 +4,6 @@
 // and seeds, so a fixed finding stays fixed; the sanitizer suite (build-san)
 // is where undefined behaviour in them fails loudly.
 #include <algorithm>
-#include "../catch.h"
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +11,7 @@
 #include <sstream>
 #include <string>
 #include <vector>
+#include "../catch.h"
 
 #include "fuzz_input.h"
 
