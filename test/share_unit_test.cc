@@ -9,6 +9,7 @@
 
 #include <catch2/catch.hpp>
 #include <cerrno>
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -303,6 +304,31 @@ TEST_CASE("share unit: a failed share leaves nothing it made") {
   CHECK_FALSE(WriteShare(Plan(in, out), cancelled).ok());
   CHECK(Take(out) == before);
   CHECK(Names(work.File("p/q")) == std::set<std::string>{"out"});
+}
+
+TEST_CASE("share unit: an input changed in place while share runs: nothing is published") {
+  TempDir a, work;
+  const std::vector<std::string> in = Family(a, 3, 1);
+  const std::string out = work.File("out");
+  Write(Plan(in, out));
+  const Snapshot before = Take(out);
+  // Planned from the old bytes; then v0's constants change, size kept.
+  const SharePlan plan = Plan(in, out);
+  ::usleep(20000);
+  std::vector<uint8_t> bytes = testing::ReadFile(in[0]);
+  for (size_t i = bytes.size() / 2; i < bytes.size(); ++i) bytes[i] ^= 0x5a;
+  {
+    std::FILE* f = std::fopen(in[0].c_str(), "r+b");
+    REQUIRE(f != nullptr);
+    REQUIRE(std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size());
+    std::fclose(f);
+  }
+  const Status s = WriteShare(plan);
+  INFO(s.ToString());
+  CHECK(s.code() == Code::kIoError);
+  CHECK(s.message().find(in[0] + ": it was written to while it was read") != std::string::npos);
+  CHECK(Take(out) == before);
+  CHECK(Names(work.path()) == std::set<std::string>{"out"});
 }
 
 }  // namespace
