@@ -12,6 +12,7 @@
 #include "etpack/ptd.h"
 #include "etpack/share.h"
 #include "etpack/writer.h"
+#include "progress.h"
 #include "write_job.h"
 
 namespace etpack::cli {
@@ -142,10 +143,15 @@ int Share(const std::vector<std::string>& argv) {
     }
     return kExitOk;
   }
-  if (Status s = plan->MakeOutDir(); !s.ok()) return Failure(s);
   const ArtifactFiles files = plan->files();
   WriteStats stats;
-  if (Status s = WriteFilesWithProgress(files, &stats); !s.ok()) return Failure(s);
+  {
+    ProgressLine progress("writing " + options.out_dir);
+    WriteOptions write;
+    write.progress = progress.callback();
+    write.stats = &stats;
+    if (Status s = WriteShare(*plan, write, CommandOutputFs()); !s.ok()) return Failure(s);
+  }
   if (JsonReport()) {
     json::Value report = ShareReportJson(plan->report, &stats);
     AddWriteStats(files, stats, &report);  // and "written", as every writing command

@@ -2,6 +2,9 @@
 // the report, --json, --dry-run, the files written and what verify says of
 // them, and the refusals.
 
+#include <sys/wait.h>
+
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -70,8 +73,9 @@ TEST_CASE("share: writes thin programs and one shared file that verify together"
     CHECK(verify.exit_code == 0);
     CHECK(fs::file_size(thin) < fs::file_size(in[v]));
   }
-  // The inputs are untouched and the outputs are exactly these.
-  CHECK(Listing(out).size() == 4);
+  // The inputs are untouched and the outputs are exactly these, with the
+  // marker that makes OUTDIR share's own.
+  CHECK(Listing(out).size() == 5);
 }
 
 TEST_CASE("share --json: one object, the report and what was written") {
@@ -166,4 +170,61 @@ TEST_CASE("share: usage errors") {
   CHECK(help.exit_code == 0);
   CHECK(Contains(help.output, "--min-bytes"));
   CHECK_FALSE(fs::exists(dir / "out"));
+}
+
+TEST_CASE("share: a re-share leaves exactly the new unit, which verifies") {
+  TempDir dir;
+  const std::vector<std::string> in = WriteFamily(dir, 3);
+  const std::string out = dir / "out";
+  REQUIRE(Etpack(Args({"share"}, in, {"-o", out, "--max-shard-bytes", "20000"})).exit_code == 0);
+  REQUIRE(Listing(out).size() > 5);
+  // Other shards, v2 dropped from the family: nothing of the first unit stays.
+  const Run again = Etpack(Args({"share"}, {in[0], in[1]}, {"-o", out}));
+  INFO(again.output);
+  REQUIRE(again.exit_code == 0);
+  std::vector<std::string> names = Listing(out);
+  std::sort(names.begin(), names.end());
+  CHECK(names == std::vector<std::string>{".etpack-unit", "shared.ptd", "v0.pte", "v1.pte"});
+  std::vector<std::string> hidden = Listing(dir.path());
+  CHECK(std::count_if(hidden.begin(), hidden.end(),
+                      [](const std::string& n) { return n.rfind(".out.", 0) == 0; }) == 0);
+  // The documented check: every program with OUTDIR/*.ptd.
+  for (const char* p : {"v0.pte", "v1.pte"}) {
+    const Run verify = Etpack({"verify", out + "/" + p, out + "/shared.ptd"});
+    INFO(verify.output);
+    CHECK(verify.exit_code == 0);
+  }
+}
+
+TEST_CASE("share: a failed share leaves neither OUTDIR nor the parents it made") {
+  TempDir dir;
+  const std::vector<std::string> in = WriteFamily(dir, 2);
+  const std::string out = dir / "p/q/out";
+  // A full disk: the files may not grow past 4 KiB.
+  std::string cmd = "ulimit -f 4; exec " + Quote(Bin()) + " share";
+  for (const std::string& p : in) cmd += " " + Quote(p);
+  cmd += " -o " + Quote(out) + " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::string output;
+  char buf[4096];
+  for (size_t n; (n = std::fread(buf, 1, sizeof buf, pipe)) > 0;) output.append(buf, n);
+  const int status = pclose(pipe);
+  INFO(output);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) != 0);
+  CHECK_FALSE(fs::exists(dir / "p"));
+}
+
+TEST_CASE("share: a folder share did not write is refused, untouched") {
+  TempDir dir;
+  const std::vector<std::string> in = WriteFamily(dir, 2);
+  const std::string out = dir / "out";
+  fs::create_directories(out);
+  WriteFileText(out + "/README", "mine");
+  const Run run = Etpack(Args({"share"}, in, {"-o", out}));
+  INFO(run.output);
+  CHECK(run.exit_code != 0);
+  CHECK(Contains(run.output, "README"));
+  CHECK(Listing(out) == std::vector<std::string>{"README"});
 }

@@ -75,9 +75,8 @@ SharePlan Plan(const std::vector<std::string>& paths, const ShareOptions& option
 }
 
 SharePlan Share(const std::vector<std::string>& paths, const ShareOptions& options) {
-  std::filesystem::create_directories(options.out_dir);
   SharePlan plan = Plan(paths, options);
-  Status s = WriteArtifactFiles(plan.files());
+  Status s = WriteShare(plan);
   INFO(s.ToString());
   REQUIRE(s.ok());
   return plan;
@@ -742,7 +741,7 @@ TEST_CASE("share: the same bytes whatever the order of the inputs") {
   for (const auto& e : std::filesystem::directory_iterator(dir.File("a"))) {
     names.insert(e.path().filename().string());
   }
-  CHECK(names.size() == 4);  // v0, v1, v2, shared (w.ptd moved whole)
+  CHECK(names.size() == 5);  // v0, v1, v2, shared (w.ptd moved whole), the marker
   for (const std::string& n : names) {
     INFO(n);
     CHECK(testing::ReadFile(dir.File("a/" + n)) == testing::ReadFile(dir.File("b/" + n)));
@@ -802,7 +801,7 @@ void CheckRefusedInPlace(const TempDir& dir, const std::vector<std::string>& in)
   ShareOptions options;
   options.out_dir = dir.path();  // OUTDIR/v0.pte is v0.pte
   SharePlan plan = Plan(in, options);
-  Status s = WriteArtifactFiles(plan.files());
+  Status s = WriteShare(plan);
   REQUIRE_FALSE(s.ok());
   CHECK(s.message().find("refusing to overwrite an input") != std::string::npos);
   for (size_t i = 0; i < in.size(); ++i) CHECK(testing::ReadFile(in[i]) == before[i]);

@@ -530,3 +530,54 @@ TEST_CASE("a plan's tail is written after the rest and the file ends with it") {
 
 }  // namespace
 }  // namespace etpack
+
+namespace etpack {
+namespace {
+
+// Overwrites [offset, +n) of `path` in place, keeping its size, once the
+// clock has moved on (so the change shows in its times whatever their
+// granularity).
+void OverwriteInPlace(const std::string& path, uint64_t offset, const std::string& bytes) {
+  ::usleep(20000);
+  const int fd = ::open(path.c_str(), O_WRONLY);
+  REQUIRE(fd >= 0);
+  REQUIRE(::pwrite(fd, bytes.data(), bytes.size(), static_cast<off_t>(offset)) ==
+          static_cast<ssize_t>(bytes.size()));
+  ::close(fd);
+}
+
+TEST_CASE("an input written to between planning and writing: nothing is published") {
+  TempDir dir;
+  const std::string in = dir.File("in.bin");
+  testing::WriteFile(in, PatternBytes(100000, 3));
+  const std::string out = dir.File("out.bin");
+  {
+    Result<SourcePtr> src = FileSource(in);
+    REQUIRE(src.ok());
+    const ArtifactPlan plan = WholeSourcePlan(*src);
+    // The plan was decided from these bytes; the file then changes in place.
+    OverwriteInPlace(in, 5000, "changed");
+    for (bool copy_file_range : {true, false}) {
+      WriteOptions options;
+      options.output.copy_file_range = copy_file_range;
+      const Status s = WriteArtifactFile(out, plan, options);
+      CHECK(s.code() == Code::kIoError);
+      CHECK(Contains(s.message(), in + ": it was written to while it was read"));
+      CHECK_FALSE(std::filesystem::exists(out));
+    }
+    CHECK(dir.List() == std::set<std::string>{"in.bin"});
+  }
+  // Truncated and grown back to its size: the times still tell.
+  Result<SourcePtr> again = FileSource(in);
+  REQUIRE(again.ok());
+  const ArtifactPlan plan = WholeSourcePlan(*again);
+  REQUIRE(WriteArtifactFile(out, plan).ok());  // unchanged: written
+  ::usleep(20000);
+  std::filesystem::resize_file(in, 10);
+  std::filesystem::resize_file(in, 100000);
+  CHECK(Contains(WriteArtifactFile(dir.File("o2.bin"), plan).message(), "while it was read"));
+  CHECK_FALSE(std::filesystem::exists(dir.File("o2.bin")));
+}
+
+}  // namespace
+}  // namespace etpack

@@ -732,10 +732,9 @@ etpack_status etpack_share(size_t count, const char* const* inputs, const char* 
     etpack::WriteStats stats;
     const bool dry_run = (flags & ETPACK_SHARE_DRY_RUN) != 0;
     if (!dry_run) {
-      ETPACK_RETURN_IF_ERROR(plan.MakeOutDir());
       etpack::WriteOptions write = WithProgress(progress, user);
       write.stats = &stats;
-      ETPACK_RETURN_IF_ERROR(etpack::WriteArtifactFiles(plan.files(), write));
+      ETPACK_RETURN_IF_ERROR(etpack::WriteShare(plan, write));
     }
     if (report != nullptr) {
       const std::string text =

@@ -42,7 +42,8 @@ FdCache& Fds() {
 
 class PosixInputFile final : public InputFile {
  public:
-  PosixInputFile(int fd, FileId id) : fd_(fd), id_(id) {}
+  PosixInputFile(int fd, FileId id, const struct stat& opened)
+      : fd_(fd), id_(id), opened_(opened) {}
   ~PosixInputFile() override {
     {
       // The entry may already belong to a newer descriptor for the same file
@@ -75,9 +76,25 @@ class PosixInputFile final : public InputFile {
     return ExtentsOf(fd_, offset, n);
   }
 
+  Status CheckUnchanged() const override {
+    struct stat now;
+    if (::fstat(fd_, &now) != 0) return IoError("fstat", errno);
+    if (now.st_size != opened_.st_size) {
+      return Status(Code::kIoError, "its size changed from " + std::to_string(opened_.st_size) +
+                                        " to " + std::to_string(now.st_size) +
+                                        " bytes while it was read");
+    }
+    const timespec& was = opened_.st_mtim;
+    if (now.st_mtim.tv_sec != was.tv_sec || now.st_mtim.tv_nsec != was.tv_nsec) {
+      return Status(Code::kIoError, "it was written to while it was read");
+    }
+    return Status::OK();
+  }
+
  private:
   int fd_;
   FileId id_;
+  struct stat opened_;  // when opened: what CheckUnchanged compares with
 };
 
 std::shared_ptr<const PosixInputFile> CachedFile(FileId id) {
@@ -89,7 +106,7 @@ std::shared_ptr<const PosixInputFile> CachedFile(FileId id) {
 
 // Publishes a freshly opened descriptor, or hands back the file another
 // thread published for the same file in the meantime.
-std::shared_ptr<const PosixInputFile> ShareFd(int fd, FileId id) {
+std::shared_ptr<const PosixInputFile> ShareFd(int fd, FileId id, const struct stat& opened) {
   FdCache& cache = Fds();
   std::unique_lock<std::mutex> lock(cache.mu);
   std::weak_ptr<const PosixInputFile>& slot = cache.files[id];
@@ -98,7 +115,7 @@ std::shared_ptr<const PosixInputFile> ShareFd(int fd, FileId id) {
     ::close(fd);
     return existing;
   }
-  auto owned = std::make_shared<const PosixInputFile>(fd, id);
+  auto owned = std::make_shared<const PosixInputFile>(fd, id, opened);
   slot = owned;
   return owned;
 }
@@ -169,13 +186,14 @@ class PosixInputFs final : public InputFs {
       ::close(fd);
       return IoError("cannot set up " + path + " for reading", err);
     }
-    return std::shared_ptr<const InputFile>(ShareFd(fd, {st.st_dev, st.st_ino}));
+    return std::shared_ptr<const InputFile>(ShareFd(fd, {st.st_dev, st.st_ino}, st));
   }
 };
 
 }  // namespace
 
 PhysicalExtents InputFile::Extents(uint64_t, uint64_t) const { return {}; }
+Status InputFile::CheckUnchanged() const { return Status::OK(); }
 
 InputFileWrapper::InputFileWrapper(std::shared_ptr<const InputFile> target)
     : target_(std::move(target)) {}
@@ -185,6 +203,8 @@ Result<uint64_t> InputFileWrapper::Size() const { return target_->Size(); }
 Result<size_t> InputFileWrapper::Read(uint64_t offset, void* dst, size_t n) const {
   return target_->Read(offset, dst, n);
 }
+
+Status InputFileWrapper::CheckUnchanged() const { return target_->CheckUnchanged(); }
 
 Result<std::shared_ptr<const InputFile>> InputFsWrapper::Open(const std::string& path) {
   return target_->Open(path);

@@ -68,6 +68,19 @@ class InputFile {
   // encrypted data); unknown otherwise. Advisory: never an error, and a
   // caller that gets unknown reads the bytes. The default: unknown.
   virtual PhysicalExtents Extents(uint64_t offset, uint64_t n) const;
+
+  // OK while the file is as it was when opened: the same size and
+  // modification time. Any write or truncation since moves one of them, and
+  // then bytes read before and after it may disagree (a plan decided from
+  // the old bytes, a copy made of the new): kIoError saying what moved; the
+  // caller adds the file's name. The writer asks it of every input file
+  // once all bytes are copied, before anything is published. Renaming,
+  // removing or replacing the file's name changes none of its bytes and is
+  // not a change. What it cannot see: a write that keeps the size and sets
+  // the modification time back (touch -d, utimensat), or one that lands
+  // within the file system's timestamp granularity of the last write before
+  // the open. The default (files that are no file system's): OK.
+  virtual Status CheckUnchanged() const;
 };
 
 class InputFs {
@@ -95,6 +108,7 @@ class InputFileWrapper : public InputFile {
   int fd() const override;
   Result<uint64_t> Size() const override;
   Result<size_t> Read(uint64_t offset, void* dst, size_t n) const override;
+  Status CheckUnchanged() const override;
   // Not forwarded: unknown, since a wrapper may change what Read() gives,
   // and the bytes are then no longer where the target's blocks are. A
   // wrapper that reads the target's bytes unchanged may forward it.

@@ -106,7 +106,7 @@ struct ShareOptions {
   // Every output with an integrity table (docs/integrity.md).
   bool integrity_table = false;
   // Where the inputs are read from (etpack/env.h); writing the plan is the
-  // caller's (WriteArtifactFiles with env.output, when set).
+  // caller's (WriteShare).
   Env env;
 };
 
@@ -168,13 +168,8 @@ struct SharePlan {
   std::vector<std::shared_ptr<const ArtifactFile>> inputs;
   std::string out_dir;  // ShareOptions::out_dir
 
-  // Makes out_dir (and its parents) when missing; kIoError naming it when
-  // it cannot. Call it before writing files() (nothing else is made).
-  Status MakeOutDir() const;
-
-  // Every output, data files first: WriteArtifactFiles publishes them as one
-  // unit (all or none). Each plan lists every input among the files it
-  // reads, so an output that is an input is refused. Pointers into this plan.
+  // Every output at its path in out_dir, data files first (pointers into
+  // this plan): what WriteShare writes, and what a report lists.
   ArtifactFiles files() const;
 };
 
@@ -188,6 +183,32 @@ struct SharePlan {
 // opening error of an input that does not open; with a planner's error
 // prefixed with the output's name.
 Result<SharePlan> PlanShare(const std::vector<std::string>& inputs, const ShareOptions& options);
+
+// Writes `plan` as one unit: out_dir afterwards holds exactly the plan's
+// files and the marker ".etpack-unit" (listing them), or, on any failure,
+// is as it was. Every output is built in a hidden folder beside out_dir
+// (".<name>.etpack-unit-XXXXXX") and then one renameat2() puts that folder
+// in place: a new out_dir is renamed into place, an existing one is
+// exchanged with it and then removed, so the files of an earlier share
+// (other shards, programs no longer in the family) go with it. A process
+// killed at any point (SIGKILL, the OOM killer) or a power loss leaves
+// out_dir all old or all new, never mixed (docs/share.md, "What holds when
+// share fails"); the hidden folder it may leave is removed by the next
+// share beside it.
+//
+// out_dir may be new (its missing parents are made, and removed again when
+// the share fails), empty, or a folder an earlier share wrote that holds
+// nothing else (its marker lists its files). Anything else is refused,
+// naming the file, before anything is written (kInvalidArgument): share
+// never removes a file that is not its own. An input that is a file of
+// out_dir is refused too ("refusing to overwrite an input").
+//
+// `options` as for WriteArtifactFiles (progress, cancel, digests, stats;
+// `options.output` makes the files when `fs` is null). `fs` not null: the
+// files are made through it, at their paths in the hidden folder (a test's
+// fault-injecting output); the folder itself is always a POSIX folder.
+// Errors name the files by their paths in out_dir.
+Status WriteShare(const SharePlan& plan, const WriteOptions& options = {}, OutputFs* fs = nullptr);
 
 // {"files": [{"input", "kind", "output", "bytes_before", "bytes_after",
 // "bytes_moved", "items_moved", "items_taken", "bytes_taken", "taken_from",

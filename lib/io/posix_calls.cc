@@ -3,6 +3,7 @@
 #include <linux/fs.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -45,6 +46,13 @@ int PosixCalls::Linkat(const char* from, const char* to) {
 }
 int PosixCalls::Rename(const char* from, const char* to) { return std::rename(from, to); }
 int PosixCalls::FsyncDirectory(int dir_fd) { return ::fsync(dir_fd); }
+int PosixCalls::Renameat2(const char* from, const char* to, unsigned flags) {
+  return ::renameat2(AT_FDCWD, from, AT_FDCWD, to, flags);
+}
+int PosixCalls::Mkdir(const char* path, mode_t mode) { return ::mkdir(path, mode); }
+int PosixCalls::Unlinkat(int dir_fd, const char* name, int flags) {
+  return ::unlinkat(dir_fd, name, flags);
+}
 
 PosixCalls* DefaultPosixCalls() {
   static PosixCalls* const calls = new PosixCalls();

@@ -37,6 +37,14 @@ class PosixCalls {
   virtual int Linkat(const char* from, const char* to);  // AT_SYMLINK_FOLLOW, both AT_FDCWD
   virtual int Rename(const char* from, const char* to);
   virtual int FsyncDirectory(int dir_fd);
+  // For folders published as one unit (folder_unit.h).
+  // renameat2(AT_FDCWD, from, AT_FDCWD, to, flags): RENAME_EXCHANGE swaps
+  // two existing names in one step, RENAME_NOREPLACE fails with EEXIST
+  // rather than replace `to`.
+  virtual int Renameat2(const char* from, const char* to, unsigned flags);
+  virtual int Mkdir(const char* path, mode_t mode);
+  // unlinkat(dir_fd, name, flags): a file, or with AT_REMOVEDIR an empty folder.
+  virtual int Unlinkat(int dir_fd, const char* name, int flags);
   virtual time_t Now();  // time(nullptr)
 };
 

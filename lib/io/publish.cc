@@ -7,8 +7,6 @@
 // as it was.
 
 #include <fcntl.h>
-#include <pthread.h>
-#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -21,34 +19,12 @@
 
 #include "etpack/output.h"
 #include "io/file_lock.h"
+#include "io/interrupts_held.h"
 #include "io/publish_steps.h"
 
 namespace etpack {
 
 namespace {
-
-// Keeps the interrupts a user sends (Ctrl-C, kill, a closed terminal) from
-// landing between the first name and the last rename, where they would
-// leave a hidden name or half a unit behind. SIGKILL cannot be blocked; the
-// window it can hit is a few system calls.
-class InterruptsHeld {
- public:
-  InterruptsHeld() {
-    sigset_t held;
-    sigemptyset(&held);
-    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&held, sig);
-    active_ = pthread_sigmask(SIG_BLOCK, &held, &previous_) == 0;
-  }
-  ~InterruptsHeld() {
-    if (active_) pthread_sigmask(SIG_SETMASK, &previous_, nullptr);
-  }
-  InterruptsHeld(const InterruptsHeld&) = delete;
-  InterruptsHeld& operator=(const InterruptsHeld&) = delete;
-
- private:
-  sigset_t previous_;
-  bool active_ = false;
-};
 
 // flock(2) on every distinct lock directory of a unit, released (by
 // closing) on destruction. See output.h: a directory that cannot be opened

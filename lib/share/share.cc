@@ -669,13 +669,6 @@ class Planner {
 
 }  // namespace
 
-Status SharePlan::MakeOutDir() const {
-  std::error_code ec;
-  std::filesystem::create_directories(out_dir, ec);
-  if (ec) return IoError("cannot make the output folder " + out_dir, ec.value());
-  return Status::OK();
-}
-
 ArtifactFiles SharePlan::files() const {
   ArtifactFiles out;
   for (const PtdFilePlan& d : data) out.emplace_back(d.path, &d.plan.artifact);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -347,6 +348,27 @@ Status WritePrepared(const FileWrite& f, Progress& progress, ArtifactSha256* sha
   return plan.tail != nullptr ? WriteTail(plan, end, output, progress) : Status::OK();
 }
 
+// Every input file of the unit is as it was when opened (InputFile::
+// CheckUnchanged): a file written to while it was read may have given the
+// plan one set of bytes (which items are alike, what moves, what is
+// deduplicated) and the copy another, so nothing may be published.
+Status CheckInputsUnchanged(const std::vector<FileWrite>& files) {
+  std::set<const InputFile*> seen;
+  for (const FileWrite& f : files) {
+    for (const Source* s : SourcesRead(*f.plan)) {
+      const FileRange* r = s->file_range();
+      if (r == nullptr || r->file == nullptr || !seen.insert(r->file).second) continue;
+      Status unchanged = r->file->CheckUnchanged();
+      if (!unchanged.ok()) {
+        return Status(unchanged.code(), r->path + ": " + unchanged.message() + "; nothing of " +
+                                            f.output->destination() +
+                                            " is published (run again once it no longer changes)");
+      }
+    }
+  }
+  return Status::OK();
+}
+
 // Prepares and writes every file of a unit (not publishing it), then fills
 // in what `options` asks for. The plans are valid (ValidateArtifactPlan).
 Status WriteUnit(std::vector<FileWrite>& files, const std::string& unit,
@@ -362,6 +384,7 @@ Status WriteUnit(std::vector<FileWrite>& files, const std::string& unit,
   for (size_t i = 0; i < files.size(); ++i) {
     ETPACK_RETURN_IF_ERROR(WritePrepared(files[i], p, hashing ? &digests[i] : nullptr));
   }
+  ETPACK_RETURN_IF_ERROR(CheckInputsUnchanged(files));
   ETPACK_RETURN_IF_ERROR(p.Report(unit));
   if (hashing) *options.sha256 = std::move(digests);
   if (options.stats != nullptr) {

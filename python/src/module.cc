@@ -234,12 +234,11 @@ std::string Share(py::handle inputs, const ShareOptions& options, bool dry_run,
         ETPACK_ASSIGN_OR_RETURN(SharePlan plan, PlanShare(paths, options));
         WriteStats stats;
         if (!dry_run) {
-          ETPACK_RETURN_IF_ERROR(plan.MakeOutDir());
           WriteOptions write;
           write.progress = on_progress;
           write.cancel = cancel;
           write.stats = &stats;
-          ETPACK_RETURN_IF_ERROR(WriteArtifactFiles(plan.files(), write));
+          ETPACK_RETURN_IF_ERROR(WriteShare(plan, write));
         }
         text = json::Print(ShareReportJson(plan.report, dry_run ? nullptr : &stats));
         return Status::OK();
