@@ -76,8 +76,9 @@ TEST_CASE("Lcm of requested alignments, checked against 2^64") {
   auto r = Lcm(UINT64_MAX, UINT64_MAX - 1, "segment 2");
   REQUIRE_FALSE(r.ok());
   CHECK(r.status().code() == Code::kOutOfRange);
-  CHECK(r.status().message() == "segment 2: lcm(18446744073709551615, 18446744073709551614) "
-                                "exceeds 2^64");
+  CHECK(r.status().message() ==
+        "segment 2: lcm(18446744073709551615, 18446744073709551614) "
+        "exceeds 2^64");
 }
 
 namespace {

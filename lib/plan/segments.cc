@@ -33,8 +33,8 @@ Result<uint64_t> Lcm(uint64_t a, uint64_t b, std::string_view what) {
   while (y != 0) x = std::exchange(y, x % y);
   const uint64_t q = a / x;
   if (q > UINT64_MAX / b) {
-    return OutOfRange(std::string(what) + ": lcm(" + std::to_string(a) + ", " +
-                      std::to_string(b) + ") exceeds 2^64");
+    return OutOfRange(std::string(what) + ": lcm(" + std::to_string(a) + ", " + std::to_string(b) +
+                      ") exceeds 2^64");
   }
   return q * b;
 }

@@ -96,7 +96,7 @@ struct SegmentOffsets {
   // The largest power of two each offset is a multiple of by construction
   // (achieved, not requested: 8 for a segment placed at a multiple of 24).
   std::vector<uint64_t> alignments;
-  uint64_t data_size = 0;            // end of the last segment; 0 when none
+  uint64_t data_size = 0;  // end of the last segment; 0 when none
 };
 
 // Segment j starts at the end of segment j-1 rounded up to a multiple of

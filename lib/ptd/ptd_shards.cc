@@ -168,7 +168,7 @@ class ShardBound {
   const PtdOptions& options_;
   const std::vector<size_t>& content_;
   Sums now_, at_plan_;
-  uint64_t exact_ = 0;  // 0: no exact plan yet
+  uint64_t exact_ = 0;      // 0: no exact plan yet
   uint64_t max_align_ = 1;  // lcm of every alignment in the shard
   std::unordered_set<size_t> contents_;
 };

@@ -68,16 +68,16 @@ Status ReadProgramObjects(ObjectReader& reader, Object program, const std::strin
   if (program == nullptr) return reader.WrongType(path + ": expected Program, found None");
   BuildOptions options;
   options.root_path = path;
-  ETPACK_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes,
-                          BuildFlatbufferFromObjects(SchemaId::kProgram, reader, program,
-                                                     {// Bytes beside the structure, read below.
-                                                      "constant_buffer", "backend_delegate_data",
-                                                      // What the planner lays out
-                                                      // (constant_segment is kept
-                                                      // when there are no constants).
-                                                      "segments", "mutable_data_segments",
-                                                      "named_data"},
-                                                     options));
+  ETPACK_ASSIGN_OR_RETURN(
+      std::vector<uint8_t> bytes,
+      BuildFlatbufferFromObjects(SchemaId::kProgram, reader, program,
+                                 {// Bytes beside the structure, read below.
+                                  "constant_buffer", "backend_delegate_data",
+                                  // What the planner lays out
+                                  // (constant_segment is kept
+                                  // when there are no constants).
+                                  "segments", "mutable_data_segments", "named_data"},
+                                 options));
   ETPACK_RETURN_IF_ERROR(
       ReadData(reader, program, path, "constant_buffer", "Buffer", "storage", &input->constants));
   ETPACK_RETURN_IF_ERROR(ReadData(reader, program, path, "backend_delegate_data",

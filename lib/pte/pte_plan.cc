@@ -211,8 +211,8 @@ class LayoutEdits : public fbs::CopyEdits {
   // empty list its object holds; a reader tells [] from absent), absent
   // stays absent, and entries the planner did not make are dropped.
   static fbs::FieldEdit KeptIfEmpty(const flatbuffers::Table* src, const fbs::FieldInfo& f) {
-    const auto* v = src != nullptr ? src->GetPointer<const flatbuffers::VectorOfAny*>(f.offset)
-                                   : nullptr;
+    const auto* v =
+        src != nullptr ? src->GetPointer<const flatbuffers::VectorOfAny*>(f.offset) : nullptr;
     return v != nullptr && v->size() == 0 ? fbs::FieldEdit::Copy() : fbs::FieldEdit::Drop();
   }
 
