@@ -1,5 +1,6 @@
 // `etpack pack MANIFEST.json -o OUT`: a .pte or .ptd from a JSON manifest.
 
+#include <set>
 #include <string>
 #include <utility>
 #include <variant>
@@ -7,6 +8,7 @@
 
 #include "commands.h"
 #include "digests.h"
+#include "etpack/external_data.h"
 #include "etpack/fat_delegate.h"
 #include "etpack/manifest.h"
 #include "etpack/ptd.h"
@@ -50,7 +52,11 @@ int Pack(const std::vector<std::string>& argv) {
       // the .pte's named data and the .ptd files together, so only the
       // file the bytes live in changes.
       PtdInput data = PtdInputOf(pte->input.named_data);
-      pte->input.named_data.clear();
+      std::set<std::string> moved;
+      for (const NamedData& n : pte->input.named_data) moved.insert(n.key);
+      if (Status s = MoveNamedDataOut(&pte->input, moved); !s.ok()) {
+        return Failure(s.WithContext(job->input));
+      }
       s = PlanAndWritePair(job->input, job->output, std::move(pte->input), options, **ptd_path,
                            std::move(data), digest.sha256, *max_shard);
     }

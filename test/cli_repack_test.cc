@@ -292,3 +292,47 @@ TEST_CASE("repack --data: a program's own .ptd, shards, and what is refused") {
     CHECK(ReadAll(dir / "x.pte") == ReadAll(dir / "re.pte"));
   }
 }
+
+// The keys of `pte`'s named data, in order.
+std::vector<std::string> NamedDataKeys(const std::string& pte) {
+  std::vector<std::string> keys;
+  const etpack::json::Value doc = InspectJson(pte);
+  for (const auto& n : doc.Find("named_data")->items()) {
+    keys.push_back(n.Find("key")->as_string());
+  }
+  return keys;
+}
+
+TEST_CASE("the way back of pack --external-named-data restores the order of named data") {
+  TempDir dir;
+  for (const char* name : {"z", "a", "m"}) {
+    etpack::testing::WriteFile(dir / (std::string(name) + ".bin"),
+                               etpack::testing::PatternBytes(5000, name[0]));
+  }
+  WriteFileText(dir / "m.json", R"({"format": "pte", "program": {"version": 0,
+      "execution_plan": [{"name": "forward", "values": [], "inputs": [], "outputs": [],
+        "delegates": [], "chains": [{"inputs": [], "outputs": [], "instructions": []}],
+        "operators": [], "non_const_buffer_sizes": [0]}]},
+      "named_data": {"buffers": [{"file": "z.bin"}, {"file": "a.bin"}, {"file": "m.bin"}],
+        "entries": [{"key": "zeta", "buffer_index": 0}, {"key": "alpha", "buffer_index": 1},
+                    {"key": "mid", "buffer_index": 2}]}})");
+  const std::vector<std::string> order = {"zeta", "alpha", "mid"};
+  // Shards named by hash: given in the order of their names, not their keys.
+  Run pack = Etpack({"pack", dir / "m.json", "-o", dir / "s.pte", "--external-named-data",
+                     dir / "s.ptd", "--max-shard-bytes", "6000"});
+  INFO(pack.output);
+  REQUIRE(pack.exit_code == 0);
+  std::vector<std::string> back = {"repack", dir / "s.pte", "-o", dir / "back.pte"};
+  std::vector<std::string> shards;
+  for (const auto& e : fs::directory_iterator(dir.path())) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("s-", 0) == 0) shards.push_back(e.path().string());
+  }
+  REQUIRE(shards.size() == 3);
+  std::sort(shards.begin(), shards.end());
+  for (const std::string& s : shards) back.insert(back.end(), {"--data", s});
+  Run run = Etpack(back);
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  CHECK(NamedDataKeys(dir / "back.pte") == order);
+}

@@ -210,6 +210,7 @@ std::set<std::string> CheckThin(const std::string& original, const std::string& 
   std::set<std::string> thin_named, original_named;
   for (const PteNamedData& n : o->named_data()) original_named.insert(n.key);
   for (const PteNamedData& n : t->named_data()) {
+    if (n.key == kNamedDataOrderKey) continue;  // checked by the way back
     if (original_named.count(n.key)) {
       thin_named.insert(n.key);
       continue;
@@ -248,8 +249,8 @@ std::set<std::string> CheckThin(const std::string& original, const std::string& 
 
 // The way back (InternalizeData, `repack --data`): `thin` with `data`
 // brought inside decodes to `original`, the layout fields (segments,
-// constant_segment, constant_buffer, where named data lies and its order)
-// aside. Only for an original without EXTERNAL tensors: the way back brings
+// constant_segment, constant_buffer, where named data lies) aside: named
+// data comes back in its order. Only for an original without EXTERNAL tensors: the way back brings
 // in the data the original held outside too.
 void CheckWayBack(const std::string& original, const std::string& thin,
                   const std::vector<std::string>& data_paths) {
@@ -277,12 +278,10 @@ void CheckWayBack(const std::string& original, const std::string& thin,
     for (const char* field : {"segments", "constant_segment", "constant_buffer"}) {
       program.Set(field, Value::Null());
     }
-    std::set<std::string> keys;
-    if (const Value* nd = program.Find("named_data"); nd && !nd->is_null()) {
-      for (const Value& n : nd->items()) keys.insert(n.Find("key")->as_string());
-    }
     std::vector<Value> named;
-    for (const std::string& k : keys) named.push_back(Value::String(k));
+    if (const Value* nd = program.Find("named_data"); nd && !nd->is_null()) {
+      for (const Value& n : nd->items()) named.push_back(*n.Find("key"));
+    }
     program.Set("named_data", Value::Array(std::move(named)));
     return json::Print(program, 1);
   };
@@ -387,6 +386,61 @@ TEST_CASE("share: weights shared by variants move once; each variant's own const
   CHECK(j.Find("stayed")->items().size() == 2);
   CHECK(j.Find("bytes_saved")->as_int() ==
         static_cast<int64_t>(r.bytes_before) - static_cast<int64_t>(r.bytes_after));
+}
+
+// Named data of `keys`, in that order: a key starting with "own" holds
+// bytes of variant `v` alone, every other key the same bytes in every
+// variant.
+std::vector<std::string> WriteNamedFamily(const TempDir& dir,
+                                          const std::vector<std::string>& keys) {
+  std::vector<std::string> paths;
+  for (int v = 0; v < 2; ++v) {
+    PteInput in = Variant(v, false);
+    in.named_data.clear();
+    for (size_t i = 0; i < keys.size(); ++i) {
+      const bool own = keys[i].rfind("own", 0) == 0;
+      in.named_data.push_back(
+          {keys[i], Pattern(5000, static_cast<uint8_t>(own ? 100 + v : 20 + i)), 16});
+    }
+    paths.push_back(dir.File("v" + std::to_string(v) + ".pte"));
+    REQUIRE(WritePte(paths.back(), std::move(in)).ok());
+  }
+  return paths;
+}
+
+bool RecordsOrder(const std::string& pte) {
+  const auto file = OpenPte(pte);
+  for (const PteNamedData& n : file->named_data()) {
+    if (n.key == kNamedDataOrderKey) return true;
+  }
+  return false;
+}
+
+TEST_CASE("share: the way back restores the order of named data") {
+  TempDir dir;
+  ShareOptions options;
+  options.out_dir = dir.File("out");
+  SECTION("moved keys out of key order") {
+    const std::vector<std::string> in = WriteNamedFamily(dir, {"zeta", "own", "alpha"});
+    const SharePlan plan = Share(in, options);
+    CheckFamily(in, plan);
+    CHECK(RecordsOrder(plan.report.files[0].output));
+  }
+  SECTION("the shared file as shards, given in any order") {
+    options.max_shard_bytes = 20000;
+    const std::vector<std::string> in = WriteNamedFamily(dir, {"zeta", "mid", "alpha"});
+    const SharePlan plan = Share(in, options);
+    REQUIRE(plan.report.shared_files.size() >= 2);
+    CheckFamily(in, plan);
+    const ShareFileReport& f = plan.report.files[0];
+    CheckWayBack(f.input, f.output, {f.data.rbegin(), f.data.rend()});
+  }
+  SECTION("an order the way back gives anyway is not recorded") {
+    const std::vector<std::string> in = WriteNamedFamily(dir, {"own", "alpha", "zeta"});
+    const SharePlan plan = Share(in, options);
+    CheckFamily(in, plan);
+    CHECK_FALSE(RecordsOrder(plan.report.files[0].output));
+  }
 }
 
 TEST_CASE("share agrees with inspect --sizes on what moves") {

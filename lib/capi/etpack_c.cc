@@ -443,6 +443,10 @@ etpack_status etpack_pte_create(etpack_pte** out) {
   return Guard(__func__, [&](const char* fn) -> Status {
     ETPACK_C_OUT(out);
     *out = new etpack_pte();
+    // Constant 0, the format's empty placeholder, is there from the start
+    // (etpack_c.h): a program given no constant still has its constant
+    // segment, as the reference writes one for the placeholder alone.
+    (*out)->input.constants.push_back(etpack::OwnedSource({}));
     return Status::OK();
   });
 }

@@ -98,6 +98,23 @@ Result<PteInput> ExternalizeTensors(PteInput input, const TensorKeys& keys,
 // program) starts with this; the way back (InternalizeData) drops it.
 inline constexpr std::string_view kContentKeyPrefix = "etpack.content.";
 
+// The named-data key under which a program whose named data moved to data
+// files records the order of its named data before the move: a compact JSON
+// array of the keys. Written only where the way back (InternalizeData) would
+// not restore that order by itself (MoveNamedDataOut), so a program whose
+// order needs no record is byte for byte what it was without this rule. The
+// runtime offers it to delegates as any key; no delegate asks for it.
+inline constexpr std::string_view kNamedDataOrderKey = "etpack.named_data_order";
+
+// Takes the named data whose keys `moved` holds out of `program`, bound for
+// data files (`etpack share`, `pack --external-named-data`), so that the
+// way back restores the order the program had: the way back puts the data
+// files' blobs after the program's own named data in key order; where that
+// is not the order before the move, it is recorded under kNamedDataOrderKey.
+// A record `program` already has stays the order to restore. kCorrupt for a
+// record that does not parse (naming it).
+Status MoveNamedDataOut(PteInput* program, const std::set<std::string>& moved);
+
 // What InternalizeData brought inside.
 struct InternalizeStats {
   uint64_t tensors = 0;     // EXTERNAL tensors made INTERNAL
@@ -130,13 +147,18 @@ struct InternalizeStats {
 //     only default fields is dropped too. An exporter's name stays;
 //   - every blob (entry without a tensor_layout) of the files, integrity
 //     tables aside, joins the program's named data after its own keys, in
-//     the order of the files and of their entries, aligned as its segment's
+//     key order (whatever the order of the files), aligned as its segment's
 //     offset in its file shows (as PteFile::ToInput keeps named data): a
 //     delegate's use of a key cannot be seen, and the runtime offers a
 //     delegate every key of every data file. A blob whose key the program's
 //     own named data has is kInvalidArgument (the runtime refuses a key in
 //     two of the maps it merges). Entries with a layout that no EXTERNAL
-//     tensor uses are left out.
+//     tensor uses are left out;
+//   - where the program records the order of its named data
+//     (kNamedDataOrderKey, MoveNamedDataOut), its named data comes back in
+//     that order (keys the record lacks after the others, as above) and the
+//     record is dropped once every key it names is inside (kCorrupt naming
+//     the file and the key for a record that is not a JSON array of keys).
 // The sources are ranges of the files (nothing is read here); the result's
 // `read` lists `thin` and every file of `data`, so a plan made from it
 // replaces none of them. A program without EXTERNAL tensors and without

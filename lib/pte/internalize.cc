@@ -1,18 +1,24 @@
 // The way back of a split program: InternalizeData (etpack/external_data.h)
 // puts the bytes of every EXTERNAL tensor, and the data files' blobs, back
-// inside the program.
+// inside the program, in the order of the named data before the split
+// (MoveNamedDataOut records it where that order needs saying).
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "etpack/external_data.h"
+#include "etpack/json.h"
 #include "etpack/plan.h"
 #include "integrity/table.h"
 #include "plan/segments.h"
@@ -97,7 +103,103 @@ TensorEdit MakeInternal(const fb::Tensor& t, uint32_t p, uint32_t v, uint32_t id
   return edit;
 }
 
+// Where the order record (kNamedDataOrderKey) is in `named`; named.size()
+// when there is none.
+size_t FindOrderRecord(const std::vector<NamedData>& named) {
+  for (size_t i = 0; i < named.size(); ++i) {
+    if (named[i].key == kNamedDataOrderKey) return i;
+  }
+  return named.size();
+}
+
+// The keys the order record `n` lists, in order.
+Result<std::vector<std::string>> RecordedOrder(const NamedData& n, const std::string& file) {
+  const std::string where = file + ": named data " + Quote(n.key);
+  ETPACK_ASSIGN_OR_RETURN(const std::vector<uint8_t> bytes, ReadAll(*n.source));
+  const std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  Result<json::Value> doc = json::Parse(text, where);
+  std::vector<std::string> keys;
+  if (doc.ok() && doc->kind() == json::Kind::kArray) {
+    for (const json::Value& k : doc->items()) {
+      if (k.kind() != json::Kind::kString) break;
+      keys.push_back(k.as_string());
+    }
+    if (keys.size() == doc->items().size()) return keys;
+  }
+  return Corrupt(where + " is not a JSON array of keys (the order of the named data before " +
+                 "it moved to data files)" + (doc.ok() ? "" : ": " + doc.status().message()));
+}
+
+std::vector<uint8_t> EncodeOrder(const std::vector<std::string>& keys) {
+  std::vector<json::Value> items;
+  for (const std::string& k : keys) items.push_back(json::Value::String(k));
+  const std::string text = json::Print(json::Value::Array(std::move(items)));
+  return std::vector<uint8_t>(text.begin(), text.end());
+}
+
+// `named` in the order of `order`; entries it lacks after them, in their
+// order.
+void Reorder(const std::vector<std::string>& order, std::vector<NamedData>* named) {
+  std::map<std::string_view, size_t> rank;
+  for (size_t i = 0; i < order.size(); ++i) rank.emplace(order[i], i);
+  auto rank_of = [&](const NamedData& n) {
+    auto it = rank.find(n.key);
+    return it == rank.end() ? order.size() : it->second;
+  };
+  std::stable_sort(named->begin(), named->end(),
+                   [&](const NamedData& a, const NamedData& b) { return rank_of(a) < rank_of(b); });
+}
+
+// The way back of `in`'s named data when `in` records an order: that order,
+// and the record gone once every key it names is inside.
+Status ApplyOrderRecord(const std::string& file, PteInput* in) {
+  std::vector<NamedData>& named = in->named_data;
+  const size_t r = FindOrderRecord(named);
+  if (r == named.size()) return Status::OK();
+  ETPACK_ASSIGN_OR_RETURN(const std::vector<std::string> order, RecordedOrder(named[r], file));
+  std::set<std::string_view> inside;
+  for (const NamedData& n : named) inside.insert(n.key);
+  const bool all_inside = std::all_of(order.begin(), order.end(),
+                                      [&](const std::string& k) { return inside.count(k) != 0; });
+  // Kept while some key is still outside: a later way back needs it.
+  if (all_inside) named.erase(named.begin() + static_cast<std::ptrdiff_t>(r));
+  Reorder(order, &named);
+  return Status::OK();
+}
+
 }  // namespace
+
+Status MoveNamedDataOut(PteInput* program, const std::set<std::string>& moved) {
+  std::vector<NamedData>& named = program->named_data;
+  std::vector<std::string> before;
+  if (const size_t r = FindOrderRecord(named); r < named.size()) {
+    ETPACK_ASSIGN_OR_RETURN(before, RecordedOrder(named[r], "program"));
+  } else {
+    for (const NamedData& n : named) before.push_back(n.key);
+  }
+  named.erase(std::remove_if(named.begin(), named.end(),
+                             [&](const NamedData& n) {
+                               return moved.count(n.key) != 0 || n.key == kNamedDataOrderKey;
+                             }),
+              named.end());
+  // What the way back gives without a record: the keys left in place, then
+  // the others in key order.
+  std::vector<std::string> back, outside;
+  std::set<std::string_view> inside;
+  for (const NamedData& n : named) {
+    back.push_back(n.key);
+    inside.insert(n.key);
+  }
+  for (const std::string& k : before) {
+    if (inside.count(k) == 0) outside.push_back(k);
+  }
+  std::sort(outside.begin(), outside.end());
+  back.insert(back.end(), outside.begin(), outside.end());
+  if (back == before) return Status::OK();
+  named.push_back({std::string(kNamedDataOrderKey), OwnedSource(EncodeOrder(before)), 1,
+                   "the order of the named data before it moved to data files"});
+  return Status::OK();
+}
 
 Result<PteInput> InternalizeData(const PteFile& thin, const std::vector<const PtdFile*>& data,
                                  InternalizeStats* stats, const std::set<std::string>* only) {
@@ -155,7 +257,7 @@ Result<PteInput> InternalizeData(const PteFile& thin, const std::vector<const Pt
   // of them come in.
   std::set<std::string> own;
   for (const PteNamedData& n : thin.named_data()) own.insert(n.key);
-  uint64_t blobs = 0;
+  std::vector<NamedData> blobs;
   for (const PtdFile* f : data) {
     for (size_t i = 0; i < f->entries().size(); ++i) {
       const PtdFile::Entry& e = f->entries()[i];
@@ -166,19 +268,25 @@ Result<PteInput> InternalizeData(const PteFile& thin, const std::vector<const Pt
                                "; the runtime refuses a key in two of the data maps it merges");
       }
       // As PteFile::ToInput keeps named data.
-      in.named_data.push_back({e.key, content(*f, i),
-                               ReadBackAlignment(f->layout().segments[e.segment_index].offset),
-                               f->name() + ": key " + Quote(e.key)});
-      ++blobs;
+      blobs.push_back({e.key, content(*f, i),
+                       ReadBackAlignment(f->layout().segments[e.segment_index].offset),
+                       f->name() + ": key " + Quote(e.key)});
     }
     // Listed even when nothing of it is used, so that no output replaces it.
     in.read.push_back(f->RangeSource(0, f->size()));
   }
+  // In key order, as MoveNamedDataOut expects: the order of the files
+  // (shards named by hash) says nothing.
+  std::sort(blobs.begin(), blobs.end(),
+            [](const NamedData& a, const NamedData& b) { return a.key < b.key; });
   if (stats != nullptr) {
     stats->tensors = refs.size();
     stats->buffers = constants.used() + mutable_data.used();
-    stats->named_data = blobs;
+    stats->named_data = blobs.size();
   }
+  in.named_data.insert(in.named_data.end(), std::make_move_iterator(blobs.begin()),
+                       std::make_move_iterator(blobs.end()));
+  ETPACK_RETURN_IF_ERROR(ApplyOrderRecord(thin.name(), &in));
   return in;
 }
 

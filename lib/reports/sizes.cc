@@ -15,6 +15,7 @@
 #include "bpte/bpte_header.h"
 #include "bpte/bpte_values.h"
 #include "etpack/artifact_kind.h"
+#include "etpack/external_data.h"
 #include "etpack/inspect.h"
 #include "etpack/nfat.h"
 #include "integrity/table.h"
@@ -540,7 +541,9 @@ Result<SharedReport> SharedAcrossFiles(const std::vector<const ArtifactFile*>& f
     out.files.push_back(reports[f].file);
     const std::vector<SizeRow>& rows = reports[f].rows;
     for (size_t i = 0; i < rows.size(); ++i) {
-      if (!IsData(rows[i].kind)) continue;
+      // A program's record of its named-data order is its own, like its
+      // integrity table (etpack/external_data.h).
+      if (!IsData(rows[i].kind) || rows[i].key == kNamedDataOrderKey) continue;
       data_rows.push_back({f, i});
       sources.push_back(files[f]->RangeSource(rows[i].offset, rows[i].size));
     }

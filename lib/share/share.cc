@@ -394,7 +394,8 @@ class Planner {
     }
     const PteSegmentMap& l = pte.layout();
     for (const PteNamedData& n : pte.named_data()) {
-      if (IsIntegrityKey(n.key)) continue;
+      // Each its own program's: they say how the file lies, or was.
+      if (IsIntegrityKey(n.key) || n.key == kNamedDataOrderKey) continue;
       const uint64_t offset = l.segment_base_offset + l.segments[n.segment_index].offset;
       const int64_t c = ContentOf(f, offset, l.segments[n.segment_index].size);
       meanings_[n.key].insert({c, ""});
@@ -598,10 +599,8 @@ class Planner {
         ETPACK_ASSIGN_OR_RETURN(in, ExternalizeTensors(std::move(in), tensor_keys_[f], pte.name()));
       }
     }
-    in.named_data.erase(
-        std::remove_if(in.named_data.begin(), in.named_data.end(),
-                       [&](const NamedData& n) { return m.named_data.count(n.key) != 0; }),
-        in.named_data.end());
+    Status moved = MoveNamedDataOut(&in, m.named_data);
+    if (!moved.ok()) return moved.WithContext(pte.name());
     in.read.push_back(inputs_[f].whole);
     return in;
   }

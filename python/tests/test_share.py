@@ -151,3 +151,30 @@ def test_share_ptd_per_variant_loads_with_the_shared_file_alone(tmp_path):
         assert f["data"] == [str(out / "shared.ptd")]
         assert f["items_taken"] == 1
         etpack.verify([f["output"], str(out / "shared.ptd")])
+
+
+def _named_data_keys(path):
+    return [n["key"] for n in etpack.inspect(str(path))["named_data"]]
+
+
+def test_the_way_back_restores_the_order_of_named_data(tmp_path):
+    """share, then `repack THIN.pte --data shared.ptd`: named data in its order."""
+    import subprocess
+    cli = os.environ.get("ETPACK_CLI")
+    if not cli:
+        pytest.skip("ETPACK_CLI is not set")
+    weight = np.arange(4096, dtype=np.float32)
+    inputs = []
+    for v in range(2):
+        path = str(tmp_path / f"v{v}.pte")
+        etpack.save_pte(path, _program([4096]), constants=[b"", weight],
+                        named_data={"zeta": np.ones(2048, dtype=np.float32),
+                                    "alpha": np.full(2048, 3, dtype=np.float32)})
+        inputs.append(path)
+    assert _named_data_keys(inputs[0]) == ["zeta", "alpha"]
+    out = tmp_path / "out"
+    etpack.share(inputs, out)
+    back = tmp_path / "back.pte"
+    subprocess.run([cli, "repack", str(out / "v0.pte"), "--data", str(out / "shared.ptd"),
+                    "-o", str(back)], check=True, capture_output=True)
+    assert _named_data_keys(back) == ["zeta", "alpha"]
