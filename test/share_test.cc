@@ -610,7 +610,8 @@ TEST_CASE(
   for (const auto& e : std::filesystem::directory_iterator(dir.File("out"))) {
     written.insert(e.path().filename().string());
   }
-  CHECK(written == std::set<std::string>{"ctx0.pte", "ctx1.pte", "ctx2.pte", "shared.ptd"});
+  CHECK(written ==
+        std::set<std::string>{".etpack-unit", "ctx0.pte", "ctx1.pte", "ctx2.pte", "shared.ptd"});
   for (int v = 0; v < 3; ++v) {
     const ShareFileReport& p = r.files[2 * v];
     INFO(p.input);

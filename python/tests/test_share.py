@@ -145,7 +145,7 @@ def test_share_ptd_per_variant_loads_with_the_shared_file_alone(tmp_path):
         paths += [pte, str(tmp_path / f"ctx{v}.ptd")]
     out = tmp_path / "out"
     r = etpack.share(paths, out)
-    assert sorted(os.listdir(out)) == ["ctx0.pte", "ctx1.pte", "shared.ptd"]
+    assert sorted(os.listdir(out)) == [".etpack-unit", "ctx0.pte", "ctx1.pte", "shared.ptd"]
     assert [e["key"] for e in r["entries"]] == ["w"]
     for f in r["files"][::2]:
         assert f["data"] == [str(out / "shared.ptd")]
