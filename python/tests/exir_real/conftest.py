@@ -56,20 +56,22 @@ def case_lora(root):
     return _llama_case(root, "lora", CONTEXTS[0], False, tag="lora_foundation", lora=True)
 
 
+def _small_case(root, name, export):
+    """A non-Llama program `export()` lowers, written by both serializers."""
+    def make():
+        edge, calls = export()
+        return realmodels.write_both(edge, root, name, calls)
+    return timed(name, make)
+
+
 @pytest.fixture(scope="session")
 def case_mutable(root):
-    def make():
-        edge, calls = realmodels.export_mutable()
-        return realmodels.write_both(edge, root, "mutable", calls)
-    return timed("mutable", make)
+    return _small_case(root, "mutable", realmodels.export_mutable)
 
 
 @pytest.fixture(scope="session")
 def case_two_methods(root):
-    def make():
-        edge, calls = realmodels.export_two_methods()
-        return realmodels.write_both(edge, root, "two_methods", calls)
-    return timed("two_methods", make)
+    return _small_case(root, "two_methods", realmodels.export_two_methods)
 
 
 LLAMA_CASES = ["llama_fp32", "llama_8da4w", "llama_8da4w_ptd", "lora"]
