@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "etpack_version.h"
 
 int main(int argc, char** argv) {
   using namespace etpack::cli;
@@ -20,7 +21,7 @@ int main(int argc, char** argv) {
     return kExitOk;
   }
   if (command == "--version") {
-    std::puts("etpack 0.1.0");
+    std::puts("etpack " ETPACK_VERSION);
     return kExitOk;
   }
   for (const std::string& a : args) {

@@ -11,11 +11,18 @@
 #include "catch.h"
 
 #include "cli_test_util.h"
+#include "etpack/etpack_c.h"
 #include "etpack/json.h"
 
 namespace fs = std::filesystem;
 
 using namespace etpack::testing::cli;
+
+TEST_CASE("--version prints the version the library was built as") {
+  const Run run = Etpack({"--version"});
+  CHECK(run.exit_code == 0);
+  CHECK(run.output == std::string("etpack ") + etpack_version() + "\n");
+}
 
 TEST_CASE("usage errors exit 2") {
   TempDir dir;

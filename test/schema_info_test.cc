@@ -35,6 +35,20 @@ TEST_CASE("ErrorPath renders the root, fields and indices pushed, and only those
   CHECK(path.Text() == "emitter_output.program.constant_buffer");
 }
 
+TEST_CASE("ErrorPath renders a mapping's key as ['key'], without a dot") {
+  ErrorPath path;
+  const std::string tag = "model", key = "w.0";
+  {
+    ErrorPath::Push map(path, "external_constant_map");
+    ErrorPath::Push t(path, ErrorPath::Key{tag});
+    ErrorPath::Push k(path, ErrorPath::Key{key});
+    CHECK(path.Text() == "external_constant_map['model']['w.0']");
+    ErrorPath::Push field(path, "alignment");
+    CHECK(path.Text() == "external_constant_map['model']['w.0'].alignment");
+  }
+  CHECK(path.Text().empty());
+}
+
 TEST_CASE("GetSchema is the embedded program schema") {
   const reflection::Schema& s = GetSchema(SchemaId::kProgram);
   REQUIRE(s.root_table() != nullptr);

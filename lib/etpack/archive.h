@@ -110,7 +110,12 @@ Result<ArtifactPlan> CompressPlan(const std::string& input, const ArchiveOptions
 
 // Writes CompressPlan(input, options) to `output` through options.env.output
 // with `write` (WriteArtifactFiles): progress, cancel and stats as for any
-// write.
+// write. write.cancel is asked after each frame is written (each piece of
+// the tail: at most frame_bytes of the input, so every 8 MiB by default,
+// more often than the writer's 64 MiB slices; a frame being compressed is
+// not interrupted) and while Publish() waits for another publisher's
+// directory lock; once it returns true nothing is published and no
+// temporary file stays.
 Status CompressFile(const std::string& input, const std::string& output,
                     const ArchiveOptions& options = {}, const WriteOptions& write = {});
 
@@ -156,7 +161,9 @@ class Archive {
   // The plans written into `output` (WriteArtifact: publishing is the
   // caller's) or published at `path` through the Env given to Open()
   // (WriteArtifactFiles: nothing is left there on failure), with `options`
-  // as for any write.
+  // as for any write: options.cancel is asked after each frame written (or
+  // each 1 MiB of a frame decompressed on one thread) and while Publish()
+  // waits for a directory lock.
   Status Extract(uint64_t offset, uint64_t length, OutputFile& output,
                  const WriteOptions& options = {}) const;
   Status ExtractFile(uint64_t offset, uint64_t length, const std::string& path,

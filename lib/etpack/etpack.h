@@ -76,7 +76,10 @@
 //   them as typed structs (InspectSink), which ReportJson prints as the document
 //   `etpack inspect --json` prints (InspectJson(path): as one tree); Verify(paths)
 //   (verify.h) gives the verdict `etpack verify` prints, on a file, a
-//   program with its .ptd files or a set of .ptd files.
+//   program with its .ptd files or a set of .ptd files. SizesOf(path)
+//   (sizes.h) accounts for every byte of an artifact, each in one row of
+//   what holds it (`etpack inspect --sizes`), and SizesOfFiles for several
+//   files, with the bytes they hold alike.
 //
 // IMPORTING
 //
@@ -93,6 +96,13 @@
 //   library, the one user of libzstd) turn any artifact into a seekable
 //   zstd archive that stock `zstd -d` restores, and restore it, or one
 //   named tensor of it, with bounded memory (docs/archive.md).
+//
+// SHARING
+//
+//   share.h is `etpack share` (docs/share.md): a family of programs
+//   written thin, each under its own name, beside one .ptd holding every
+//   item two or more of them hold alike; the folder is published as one
+//   unit, all old or all new.
 //
 // WHO OWNS WHAT
 //
@@ -166,6 +176,7 @@
 #include "etpack/pte_file.h"
 #include "etpack/safetensors.h"
 #include "etpack/share.h"
+#include "etpack/sizes.h"
 #include "etpack/source.h"
 #include "etpack/status.h"
 #include "etpack/tensor_layout.h"

@@ -1,6 +1,8 @@
 // pte/external_refs.h (internal) — where each EXTERNAL tensor of a program
 // finds its bytes: what the check of a program with its data
-// (CheckExternalReferences) and the way back (InternalizeData) share.
+// (CheckExternalReferences), the split (ExternalizeConstants), the way back
+// (InternalizeData) and the program-with-data planner share
+// (external_refs.cc).
 
 #ifndef ETPACK_PTE_EXTERNAL_REFS_H_
 #define ETPACK_PTE_EXTERNAL_REFS_H_
@@ -13,6 +15,7 @@
 #include "etpack/ptd_file.h"
 #include "etpack/pte_file.h"
 #include "etpack/status.h"
+#include "etpack/tensor_layout.h"
 #include "program_etpack_generated.h"
 
 namespace etpack {
@@ -25,6 +28,20 @@ struct ExternalRef {
   const PtdFile* file = nullptr;
   size_t entry = 0;  // into file->entries()
 };
+
+// The tensor's layout as a .ptd entry would state it. A missing sizes or
+// dim_order reads as empty (for dim_order that matches only a 0-dim
+// layout, as at runtime).
+TensorLayout LayoutOf(const pte_fb::Tensor& t);
+// The same, refusing a tensor without sizes (of a file being read):
+// kCorrupt naming `what`.
+Result<TensorLayout> LayoutOf(const pte_fb::Tensor& t, const std::string& what);
+
+// The runtime merges the keys of a program's data files into one map,
+// which refuses duplicates: which file would win is not defined. Reading
+// (CheckDataSet) and writing (PlanProgramWithData) refuse them alike, with
+// this kInvalidArgument naming the key and both files.
+Status KeyInTwoFiles(const std::string& key, const std::string& first, const std::string& second);
 
 // Every EXTERNAL tensor of `pte`, in program order, resolved in `data` by
 // the rules (and with the errors) of CheckExternalReferences.

@@ -1,6 +1,6 @@
 // The C++ half of etpack.exir: planned artifacts that are written only when
 // asked (to an open file, to a path atomically, or into bytes), and the
-// functions that plan them from exporter objects (exir_tree.h).
+// functions that plan them from exporter objects (exir_program_walk.h).
 
 #include "exir.h"
 
@@ -21,7 +21,7 @@
 #include "etpack/ptd.h"
 #include "etpack/pte.h"
 #include "etpack/writer.h"
-#include "exir_tree.h"
+#include "exir_program_walk.h"
 #include "items.h"
 #include "write.h"
 

@@ -3,10 +3,11 @@
 // The library streams every byte with the GIL released. Its progress
 // callback (at most once per 64 MiB written, and at the end) takes the GIL only to
 // call the caller's progress(done, total) and to look for a pending signal
-// (Ctrl-C); its cancel callback looks for one too (at most every 10 ms), so
-// a wait for another writer's lock stops at Ctrl-C as well. When either raises, the remaining
-// writes and the publishing fail, so no file appears, and the Python exception is raised once the
-// write has unwound.
+// (Ctrl-C); its cancel callback looks for one too (at most every 100 ms:
+// write.cc, kSignalPollMs), so a wait for another writer's lock stops at
+// Ctrl-C as well. When either raises, the remaining writes and the
+// publishing fail, so no file appears, and the Python exception is raised
+// once the write has unwound.
 
 #ifndef ETPACK_PYTHON_WRITE_H_
 #define ETPACK_PYTHON_WRITE_H_
@@ -22,7 +23,7 @@ namespace etpack::python {
 
 // Runs `work` with the GIL released, handing it a ProgressFn that calls
 // `progress` (None or callable) and a CancelFn that asks Python about
-// pending signals at most every 10 ms; a Python exception from either
+// pending signals at most every 100 ms; a Python exception from either
 // cancels the work and is raised once it returns, else its failure is.
 // REQUIRES: the GIL is held; `work` touches no Python object.
 void RunCancellable(const std::function<Status(const ProgressFn&, const CancelFn&)>& work,

@@ -1,16 +1,13 @@
-// python/src/exir_tree.h — ExecuTorch's exporter objects (read by attribute
-// name, as docs/python.md and /work/shared/exir.md describe them) to the
-// library's inputs, without JSON and without copying a byte.
+// python/src/exir_program_walk.h — ExecuTorch's exporter objects (read by
+// attribute name, as docs/python.md describes them) to the library's
+// program and data inputs, without JSON and without copying a byte.
 //
-// The program tree is walked by the library (ReadProgramObjects,
-// etpack/program_objects.h), which builds the Program flatbuffer from what
-// it asks this module's ObjectReader: one getattr per field, unions by the
-// member object's class name, IntEnums as their value, Double "inf"/"-inf"
-// strings as infinities, None as an absent field. What lies outside the
-// Program schema is read here. Bulk bytes (constant storage, inline delegate data,
-// mutable data, named data, external constants) become borrowed sources
-// (Items): any buffer-protocol object, or file-backed data (an object with
-// no buffer protocol whose `_path` names the file; copied file to file).
+// The Program itself is read by the library (ReadProgramObjects,
+// etpack/program_objects.h) through a PyObjectReader (py_object_reader.h),
+// which builds the flatbuffer from one getattr per field. What lies outside
+// the Program schema is read here: mutable data, named data, a data
+// payload, the emitter's external constants. Bulk bytes become borrowed
+// sources (Items), as the reader makes them.
 //
 // Errors raise with the path in the object tree, the type found and the
 // type expected: TypeError for a missing attribute or a wrong type,
@@ -18,8 +15,8 @@
 // schema lacks, an index past its list, a key in two tags). Every function
 // here needs the GIL.
 
-#ifndef ETPACK_PYTHON_EXIR_TREE_H_
-#define ETPACK_PYTHON_EXIR_TREE_H_
+#ifndef ETPACK_PYTHON_EXIR_PROGRAM_WALK_H_
+#define ETPACK_PYTHON_EXIR_PROGRAM_WALK_H_
 
 #include <pybind11/pybind11.h>
 
@@ -66,4 +63,4 @@ ExirInputs WalkForExecutorch(Items& items, pybind11::handle emitter_output,
 
 }  // namespace etpack::python
 
-#endif  // ETPACK_PYTHON_EXIR_TREE_H_
+#endif  // ETPACK_PYTHON_EXIR_PROGRAM_WALK_H_

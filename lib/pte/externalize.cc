@@ -1,3 +1,8 @@
+// The split of a program into one without constant bytes and the data
+// that holds them (ExternalizeConstants, `repack --external-constants`), and
+// the move of chosen tensors out (ExternalizeTensors, `share`): typed edits
+// of the program (program_edit.h), the bytes' sources moved as they are.
+
 #include "etpack/external_data.h"
 
 #include <map>
@@ -24,110 +29,6 @@ namespace fb = etpack::pte_fb;
 namespace {
 
 std::string Quote(const std::string& s) { return "'" + s + "'"; }
-
-// The tensor's layout as a .ptd entry would state it. A missing sizes or
-// dim_order reads as empty (for dim_order that matches only a 0-dim
-// layout, as at runtime).
-TensorLayout LayoutOf(const fb::Tensor& t) {
-  TensorLayout l;
-  l.scalar_type = static_cast<int>(t.scalar_type());
-  if (t.sizes() != nullptr) l.sizes.assign(t.sizes()->begin(), t.sizes()->end());
-  if (t.dim_order() != nullptr) l.dim_order.assign(t.dim_order()->begin(), t.dim_order()->end());
-  return l;
-}
-
-// The same, refusing a tensor without sizes (of a file being read).
-Result<TensorLayout> LayoutOf(const fb::Tensor& t, const std::string& what) {
-  if (t.sizes() == nullptr) return Corrupt(what + ".sizes is missing");
-  return LayoutOf(t);
-}
-
-}  // namespace
-
-namespace {
-
-// The runtime merges the keys of a program's data files into one map,
-// which refuses duplicates: which file would win is not defined. Reading
-// (MergeKeys) and writing (PlanProgramWithData) refuse them alike.
-Status KeyInTwoFiles(const std::string& key, const std::string& first, const std::string& second) {
-  return InvalidArgument("key " + Quote(key) + " is in both " + first + " and " + second);
-}
-
-struct Where {
-  const PtdFile* file;
-  size_t entry;
-};
-
-// Every key of `data` and where it is; a key in two files is an error.
-Result<std::unordered_map<std::string, Where>> MergeKeys(const std::vector<const PtdFile*>& data) {
-  std::unordered_map<std::string, Where> keys;
-  for (const PtdFile* f : data) {
-    for (size_t i = 0; i < f->entries().size(); ++i) {
-      const std::string& key = f->entries()[i].key;
-      const auto [it, fresh] = keys.emplace(key, Where{f, i});
-      if (!fresh) return KeyInTwoFiles(key, it->second.file->name(), f->name());
-    }
-  }
-  return keys;
-}
-
-}  // namespace
-
-Status CheckDataSet(const std::vector<const PtdFile*>& data) { return MergeKeys(data).status(); }
-
-Result<std::vector<ExternalRef>> ResolveExternalTensors(const PteFile& pte,
-                                                        const std::vector<const PtdFile*>& data) {
-  ETPACK_ASSIGN_OR_RETURN(const auto keys, MergeKeys(data));
-  std::string file_list;
-  for (const PtdFile* f : data) file_list += (file_list.empty() ? "" : ", ") + f->name();
-
-  std::vector<ExternalRef> refs;
-  ETPACK_RETURN_IF_ERROR(
-      ForEachTensor(pte.program(), [&](uint32_t p, uint32_t v, const fb::Tensor& t) -> Status {
-        if (!IsExternal(t)) return Status::OK();
-        const std::string what = pte.name() + ": " + TensorPath(p, v);
-        const flatbuffers::String* fqn = t.extra_tensor_info()->fully_qualified_name();
-        if (fqn == nullptr || fqn->size() == 0) {
-          return InvalidArgument(what + " is EXTERNAL but has no fully_qualified_name");
-        }
-        const std::string key = fqn->str();
-        auto it = keys.find(key);
-        if (it == keys.end()) {
-          return NotFound(what + ": EXTERNAL key " + Quote(key) + " is not in " +
-                          (data.empty() ? std::string("any data file (none given)") : file_list));
-        }
-        const PtdFile& f = *it->second.file;
-        const PtdFile::Entry& e = f.entries()[it->second.entry];
-        const std::string theirs = "key " + Quote(key) + " in " + f.name();
-        if (!e.layout) {
-          return InvalidArgument(what + ": " + theirs + " is an opaque blob without tensor_layout");
-        }
-        ETPACK_ASSIGN_OR_RETURN(TensorLayout mine, LayoutOf(t, what));
-        if (mine != *e.layout) {
-          return InvalidArgument(what + ": tensor " + DescribeLayout(mine) + " but " + theirs +
-                                 " is " + DescribeLayout(*e.layout));
-        }
-        ETPACK_ASSIGN_OR_RETURN(uint64_t nbytes, TensorNbytes(mine.scalar_type, mine.sizes, what));
-        const uint64_t have = f.layout().segments[e.segment_index].size;
-        if (have < nbytes) {
-          return Corrupt(what + ": tensor " + DescribeLayout(mine) + " needs " +
-                         std::to_string(nbytes) + " bytes but the segment of " + theirs +
-                         " holds " + std::to_string(have));
-        }
-        refs.push_back({p, v, &f, it->second.entry});
-        return Status::OK();
-      }));
-  return refs;
-}
-
-Status CheckExternalReferences(const PteFile& pte, const std::vector<const PtdFile*>& data,
-                               uint64_t* resolved) {
-  ETPACK_ASSIGN_OR_RETURN(const std::vector<ExternalRef> refs, ResolveExternalTensors(pte, data));
-  if (resolved != nullptr) *resolved = refs.size();
-  return Status::OK();
-}
-
-namespace {
 
 // What differs between a tensor (`layout`, `bytes`) and the one (`first`,
 // `first_bytes`) that already holds its key (LayoutDifferences' form, then
@@ -305,77 +206,6 @@ Result<std::pair<PteInput, PtdInput>> ExternalizeConstants(PteInput input, uint6
   input.program = VerifiedPrograms::Of(bytes);
   return Externalize(*pte_fb::GetProgram(bytes->contiguous()), "program", std::move(input),
                      alignment);
-}
-
-Result<std::map<std::string, TensorLayout>> ExternalTensorLayouts(const ProgramStructure& program) {
-  // Not verified again when the library built it (the exporter's objects).
-  SourcePtr bytes;
-  ETPACK_ASSIGN_OR_RETURN(const fb::Program* verified, VerifiedPrograms::Verify(program, &bytes));
-  std::map<std::string, TensorLayout> layouts;
-  ETPACK_RETURN_IF_ERROR(ForEachTensor(*verified, [&](uint32_t, uint32_t, const fb::Tensor& t) {
-    if (IsExternal(t) && t.extra_tensor_info()->fully_qualified_name() != nullptr) {
-      layouts[t.extra_tensor_info()->fully_qualified_name()->str()] = LayoutOf(t);
-    }
-    return Status::OK();
-  }));
-  return layouts;
-}
-
-PtdOptions DataOptionsOf(const PteOptions& options) {
-  PtdOptions ptd;
-  ptd.segment_alignment = options.segment_alignment;
-  ptd.integrity_table = options.integrity_table;
-  ptd.strictest_shared_alignment = options.strictest_shared_alignment;
-  return ptd;
-}
-
-ArtifactFiles ProgramWithDataPlan::files() const {
-  ArtifactFiles files;
-  for (const Data& d : data) files.emplace_back(d.name, &d.plan.artifact);
-  files.emplace_back(program_name, &program.artifact);
-  return files;
-}
-
-Result<ProgramWithDataPlan> PlanProgramWithData(std::string program_name, PteInput program,
-                                                const PteOptions& options,
-                                                std::vector<ExternalDataFile> data,
-                                                const std::string& program_context) {
-  std::set<std::string> names = {program_name};
-  for (const ExternalDataFile& d : data) {
-    if (!names.insert(d.name).second) {
-      return InvalidArgument("'" + d.name + "' is named for two of the files written together");
-    }
-  }
-  // Each key in exactly one of the files, as CheckDataSet asks of them
-  // once written (a key twice in one file is that file's planning error).
-  std::unordered_map<std::string_view, const std::string*> file_of_key;
-  for (const ExternalDataFile& d : data) {
-    for (const PtdEntry& e : d.input.entries) {
-      const auto [it, fresh] = file_of_key.emplace(e.key, &d.name);
-      if (!fresh && it->second != &d.name) return KeyInTwoFiles(e.key, *it->second, d.name);
-    }
-  }
-  ProgramWithDataPlan plan;
-  plan.program_name = std::move(program_name);
-  plan.program_options = options;
-  Result<PtePlan> pte = PlanPte(std::move(program), options);
-  if (!pte.ok()) {
-    return pte.status().WithContext(program_context.empty() ? plan.program_name : program_context);
-  }
-  plan.program = std::move(pte).value();
-  for (ExternalDataFile& d : data) {
-    PtdOptions ptd_options = DataOptionsOf(options);
-    ptd_options.max_shard_bytes = d.max_shard_bytes;
-    Result<std::vector<PtdFilePlan>> files = PlanPtdFiles(d.name, d.input, ptd_options);
-    if (!files.ok()) return files.status().WithContext(d.name);
-    for (PtdFilePlan& f : *files) {
-      if (d.max_shard_bytes != 0 && !names.insert(f.path).second) {
-        return InvalidArgument("'" + f.path + "' is named for two of the files written together");
-      }
-      plan.data.push_back({std::move(f.path), std::move(f.plan), ptd_options, f.entries});
-    }
-  }
-  return plan;
 }
 
 }  // namespace etpack
