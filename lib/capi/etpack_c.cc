@@ -121,14 +121,17 @@ Status Null(const char* function, const std::string& argument) {
   if ((out) == nullptr) return Null(fn, #out); \
   *(out) = nullptr
 
-// Write options that report to `progress` (none when it is null).
-etpack::WriteOptions WithProgress(etpack_progress_fn progress, void* user) {
+// Write options that report to `progress` and ask `cancel` (each left
+// empty when null).
+etpack::WriteOptions WithCallbacks(etpack_progress_fn progress, etpack_cancel_fn cancel,
+                                   void* user) {
   etpack::WriteOptions options;
   if (progress != nullptr) {
     options.progress = [progress, user](uint64_t done, uint64_t total) {
       progress(user, done, total);
     };
   }
+  if (cancel != nullptr) options.cancel = [cancel, user] { return cancel(user) != 0; };
   return options;
 }
 
@@ -400,17 +403,17 @@ uint64_t etpack_plan_file_size(const etpack_plan* plan) {
 }
 
 etpack_status etpack_plan_write(const etpack_plan* plan, const char* path,
-                                etpack_progress_fn progress, void* user) {
+                                etpack_progress_fn progress, etpack_cancel_fn cancel, void* user) {
   return Guard(__func__, [&](const char* fn) -> Status {
     ETPACK_C_REQUIRE(plan);
     ETPACK_C_REQUIRE(path);
-    return etpack::WriteArtifactFile(path, plan->artifact, WithProgress(progress, user));
+    return etpack::WriteArtifactFile(path, plan->artifact, WithCallbacks(progress, cancel, user));
   });
 }
 
 etpack_status etpack_plan_write_files(size_t count, const char* const* paths,
                                       const etpack_plan* const* plans, etpack_progress_fn progress,
-                                      void* user) {
+                                      etpack_cancel_fn cancel, void* user) {
   return Guard(__func__, [&](const char* fn) -> Status {
     if (count > 0) {
       ETPACK_C_REQUIRE(paths);
@@ -423,7 +426,7 @@ etpack_status etpack_plan_write_files(size_t count, const char* const* paths,
       if (plans[i] == nullptr) return Null(fn, "plans" + at);
       files.emplace_back(paths[i], &plans[i]->artifact);
     }
-    return etpack::WriteArtifactFiles(files, WithProgress(progress, user));
+    return etpack::WriteArtifactFiles(files, WithCallbacks(progress, cancel, user));
   });
 }
 
@@ -512,7 +515,7 @@ void etpack_pte_free(etpack_pte* pte) { delete pte; }
 etpack_status etpack_pte_write_with_data(const etpack_pte* pte, const char* path, size_t count,
                                          const char* const* data_paths,
                                          const etpack_ptd* const* data, etpack_progress_fn progress,
-                                         void* user) {
+                                         etpack_cancel_fn cancel, void* user) {
   return Guard(__func__, [&](const char* fn) -> Status {
     ETPACK_C_REQUIRE(pte);
     ETPACK_C_REQUIRE(path);
@@ -532,7 +535,7 @@ etpack_status etpack_pte_write_with_data(const etpack_pte* pte, const char* path
     ETPACK_ASSIGN_OR_RETURN(
         etpack::ProgramWithDataPlan plan,
         etpack::PlanProgramWithData(path, pte->input, pte->options, std::move(files)));
-    return etpack::WriteArtifactFiles(plan.files(), WithProgress(progress, user));
+    return etpack::WriteArtifactFiles(plan.files(), WithCallbacks(progress, cancel, user));
   });
 }
 
@@ -712,7 +715,7 @@ etpack_status etpack_verify(size_t count, const char* const* paths) {
 etpack_status etpack_share(size_t count, const char* const* inputs, const char* out_dir,
                            const char* data_name, uint64_t max_shard_bytes, uint64_t alignment,
                            uint64_t min_bytes, uint32_t flags, etpack_progress_fn progress,
-                           void* user, char** report) {
+                           etpack_cancel_fn cancel, void* user, char** report) {
   if (report != nullptr) *report = nullptr;
   return Guard(__func__, [&](const char* fn) -> Status {
     if (count > 0) ETPACK_C_REQUIRE(inputs);
@@ -736,7 +739,7 @@ etpack_status etpack_share(size_t count, const char* const* inputs, const char* 
     etpack::WriteStats stats;
     const bool dry_run = (flags & ETPACK_SHARE_DRY_RUN) != 0;
     if (!dry_run) {
-      etpack::WriteOptions write = WithProgress(progress, user);
+      etpack::WriteOptions write = WithCallbacks(progress, cancel, user);
       write.stats = &stats;
       ETPACK_RETURN_IF_ERROR(etpack::WriteShare(plan, write));
     }
