@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "commands.h"
-#include "digests.h"
 #include "etpack/json.h"
 #include "etpack/ptd.h"
 #include "etpack/share.h"
@@ -40,9 +39,15 @@ std::string Fate(const ShareFileReport& f) {
   return s + ")";
 }
 
-void PrintReport(const SharePlan& plan, bool dry_run) {
+// The report as text, or with --json as the library renders it.
+void PrintReport(const ShareResult& result) {
+  if (JsonReport()) {
+    std::printf("%s\n", json::Print(ShareReportJson(result)).c_str());
+    return;
+  }
+  const SharePlan& plan = result.plan;
   const ShareReport& r = plan.report;
-  std::printf("%s:\n", dry_run ? "would write (--dry-run: nothing written)" : "share");
+  std::printf("%s:\n", result.written ? "share" : "would write (--dry-run: nothing written)");
   std::printf("  %-32s %14s %14s %14s  %s\n", "input", "before", "after", "moved", "output");
   for (const ShareFileReport& f : r.files) {
     std::printf("  %-32s %14" PRIu64 " %14" PRIu64 " %14" PRIu64 "  %s\n", f.input.c_str(),
@@ -99,67 +104,62 @@ void PrintReport(const SharePlan& plan, bool dry_run) {
     std::printf("conflict: key '%s' names different bytes in %s: not moved\n", k.key.c_str(),
                 files.c_str());
   }
+  if (result.written) PrintWriteStats(*result.written);
+}
+
+// What `etpack share ...` asks for.
+struct ShareArgs {
+  std::vector<std::string> inputs;
+  ShareOptions options;
+  bool dry_run = false;
+};
+
+// `argv` as ShareArgs, or the usage error's message.
+Result<ShareArgs> ParseShareArgs(const std::vector<std::string>& argv) {
+  ETPACK_ASSIGN_OR_RETURN(Args args, ParseArgs(argv,
+                                               {"-o", "--output", kDataOption, kMaxShardOption,
+                                                kAlignOption, kMinBytesOption},
+                                               {kDryRunFlag, kJsonFlag, kIntegrityFlag}));
+  SetJsonReport(args.Has(kJsonFlag));
+  if (args.positional.size() < 2) {
+    return InvalidArgument("give two or more .pte files (and the .ptd files they use)");
+  }
+  const std::string* out = args.Output();
+  if (!out) return InvalidArgument("missing -o OUTDIR");
+  ShareArgs a;
+  a.inputs = args.positional;
+  a.options.out_dir = *out;
+  if (const std::string* name = args.Value(kDataOption)) a.options.data_name = *name;
+  ETPACK_ASSIGN_OR_RETURN(a.options.max_shard_bytes, ParseMaxShardBytes(args));
+  if (const std::string* text = args.Value(kAlignOption)) {
+    ETPACK_ASSIGN_OR_RETURN(a.options.alignment,
+                            ParseAlignment(*text, kAlignOption, kMaxInlineAlignment));
+  }
+  if (const std::string* text = args.Value(kMinBytesOption)) {
+    ETPACK_ASSIGN_OR_RETURN(a.options.min_bytes, ParseByteSize(*text, kMinBytesOption));
+  }
+  a.options.integrity_table = args.Has(kIntegrityFlag);
+  a.dry_run = args.Has(kDryRunFlag);
+  return a;
+}
+
+// The share `a` asks for, with a progress line while it writes (erased
+// before anything is printed).
+Result<ShareResult> RunShare(const ShareArgs& a) {
+  ProgressLine progress("writing " + a.options.out_dir);
+  WriteOptions write;
+  write.progress = progress.callback();
+  return etpack::Share(a.inputs, a.options, a.dry_run, write, CommandOutputFs());
 }
 
 }  // namespace
 
 int Share(const std::vector<std::string>& argv) {
-  Result<Args> args = ParseArgs(
-      argv, {"-o", "--output", kDataOption, kMaxShardOption, kAlignOption, kMinBytesOption},
-      {kDryRunFlag, kJsonFlag, kIntegrityFlag});
-  if (!args.ok()) return UsageError("share", args.status().message());
-  SetJsonReport(args->Has(kJsonFlag));
-  if (args->positional.size() < 2) {
-    return UsageError("share", "give two or more .pte files (and the .ptd files they use)");
-  }
-  const std::string* out = args->Output();
-  if (!out) return UsageError("share", "missing -o OUTDIR");
-  ShareOptions options;
-  options.out_dir = *out;
-  if (const std::string* name = args->Value(kDataOption)) options.data_name = *name;
-  Result<uint64_t> max_shard = ParseMaxShardBytes(*args);
-  if (!max_shard.ok()) return UsageError("share", max_shard.status().message());
-  options.max_shard_bytes = *max_shard;
-  if (const std::string* text = args->Value(kAlignOption)) {
-    Result<uint64_t> align = ParseAlignment(*text, kAlignOption, kMaxInlineAlignment);
-    if (!align.ok()) return UsageError("share", align.status().message());
-    options.alignment = *align;
-  }
-  if (const std::string* text = args->Value(kMinBytesOption)) {
-    Result<uint64_t> min = ParseByteSize(*text, kMinBytesOption);
-    if (!min.ok()) return UsageError("share", min.status().message());
-    options.min_bytes = *min;
-  }
-  options.integrity_table = args->Has(kIntegrityFlag);
-  const bool dry_run = args->Has(kDryRunFlag);
-
-  Result<SharePlan> plan = PlanShare(args->positional, options);
-  if (!plan.ok()) return Failure(plan.status());
-  if (dry_run) {
-    if (JsonReport()) {
-      std::printf("%s\n", json::Print(ShareReportJson(plan->report)).c_str());
-    } else {
-      PrintReport(*plan, true);
-    }
-    return kExitOk;
-  }
-  const ArtifactFiles files = plan->files();
-  WriteStats stats;
-  {
-    ProgressLine progress("writing " + options.out_dir);
-    WriteOptions write;
-    write.progress = progress.callback();
-    write.stats = &stats;
-    if (Status s = WriteShare(*plan, write, CommandOutputFs()); !s.ok()) return Failure(s);
-  }
-  if (JsonReport()) {
-    json::Value report = ShareReportJson(plan->report, &stats);
-    AddWriteStats(files, stats, &report);  // and "written", as every writing command
-    std::printf("%s\n", json::Print(report).c_str());
-    return kExitOk;
-  }
-  PrintReport(*plan, false);
-  PrintWriteStats(stats);
+  Result<ShareArgs> a = ParseShareArgs(argv);
+  if (!a.ok()) return UsageError("share", a.status().message());
+  Result<ShareResult> done = RunShare(*a);
+  if (!done.ok()) return Failure(done.status());
+  PrintReport(*done);
   return kExitOk;
 }
 

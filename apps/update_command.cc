@@ -51,21 +51,8 @@ int Update(const std::vector<std::string>& argv) {
   }
 
   if (args->Has("--json")) {
-    using json::Value;
-    const Value report = Value::Object({
-        {"path", Value::String(path)},
-        {"tensors_rewritten", Value::UInt(r->tensors_rewritten)},
-        {"bytes_rewritten", Value::UInt(r->bytes_rewritten)},
-        {"tensors_unchanged", Value::UInt(r->tensors_unchanged)},
-        {"bytes_unchanged", Value::UInt(r->bytes_unchanged)},
-        {"written", Value::Bool(r->written)},
-        {"cloned", Value::Bool(r->cloned)},
-        {"file_size", Value::UInt(r->file_size)},
-        {"bytes_written", Value::UInt(r->bytes_written)},
-        {"bytes_shared", Value::UInt(r->cloned ? r->file_size - r->bytes_written : 0)},
-        {"other_links", Value::UInt(r->other_links)},
-        {"seconds", Value::Double(seconds)},
-    });
+    json::Value report = UpdateReportJson(path, *r);
+    report.Set("seconds", json::Value::Double(seconds));
     std::printf("%s\n", json::Print(report, 2).c_str());
     return kExitOk;
   }

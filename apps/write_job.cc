@@ -98,15 +98,6 @@ Status WriteFilesWithProgress(const ArtifactFiles& files, WriteStats* stats,
   return WriteArtifacts(files, options);
 }
 
-void AddWriteStats(const ArtifactFiles& files, const WriteStats& stats, json::Value* report) {
-  json::Value written = json::Value::Array();
-  for (const auto& file : files) written.items().push_back(json::Value::String(file.first));
-  report->Set("written", std::move(written));
-  report->Set("bytes_written", json::Value::UInt(stats.bytes));
-  report->Set("bytes_shared", json::Value::UInt(stats.bytes_shared));
-  report->Set("bytes_copied", json::Value::UInt(stats.bytes_copied()));
-}
-
 void PrintWriteStats(const WriteStats& stats) {
   // Bytes, not rounded: scripts compare them (and the padding between
   // items, never written, is in neither figure).
@@ -124,7 +115,9 @@ Status WriteFiles(const ArtifactFiles& files, bool sha256) {
   ETPACK_RETURN_IF_ERROR(WriteFilesWithProgress(files, &stats, sha256 ? &digests : nullptr));
   if (json_report) {
     json::Value report = json::Value::Object();
-    AddWriteStats(files, stats, &report);
+    std::vector<std::string> paths;
+    for (const auto& file : files) paths.push_back(file.first);
+    SetWriteStatsJson(paths, stats, &report);
     std::printf("%s\n", json::Print(report).c_str());
     return Status::OK();
   }

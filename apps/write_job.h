@@ -100,9 +100,6 @@ Status WriteFiles(const ArtifactFiles& files, bool sha256 = false);
 // command that prints its own report.
 Status WriteFilesWithProgress(const ArtifactFiles& files, WriteStats* stats,
                               std::vector<ArtifactSha256>* digests = nullptr);
-// Sets WriteFiles' --json members ("written", "bytes_written",
-// "bytes_shared", "bytes_copied") in `report`, a JSON object.
-void AddWriteStats(const ArtifactFiles& files, const WriteStats& stats, json::Value* report);
 // WriteFiles' text line: "shared:  S of N bytes written share the disk
 // blocks they came from, C bytes copied".
 void PrintWriteStats(const WriteStats& stats);

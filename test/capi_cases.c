@@ -49,7 +49,7 @@ static void Progress(void* user, uint64_t done, uint64_t total) {
 
 static int Write(const etpack_plan* plan, const char* path) {
   progress_log p = {0, 0, 0, 0};
-  etpack_status s = etpack_plan_write(plan, path, Progress, &p);
+  etpack_status s = etpack_plan_write(plan, path, Progress, NULL, &p);
   if (s != ETPACK_OK) return s;
   if (p.calls == 0 || p.bad || p.done != p.total) return CAPI_BAD_PROGRESS;
   return ETPACK_OK;
@@ -279,7 +279,7 @@ static void CheckLargeCallback(checker* ck, const char* dir) {
   CHECK(etpack_ptd_add_blob(ptd, "big", src, 4096) == ETPACK_OK);
   CHECK(etpack_ptd_plan(ptd, &plan) == ETPACK_OK);
   CHECK(p.calls == 0); /* planning reads no data */
-  CHECK(etpack_plan_write(plan, path, Progress, &log) == ETPACK_OK);
+  CHECK(etpack_plan_write(plan, path, Progress, NULL, &log) == ETPACK_OK);
   CHECK(p.calls > 1 && p.bytes == size);
   CHECK(log.calls >= 2 && !log.bad && log.done == log.total && log.total >= size);
   if (plan != NULL) {
@@ -318,7 +318,7 @@ static void CheckFailingCallback(checker* ck, const char* dir) {
   CHECK(etpack_ptd_create(&ptd) == ETPACK_OK);
   CHECK(etpack_ptd_add_blob(ptd, "w", src, 1) == ETPACK_OK);
   CHECK(etpack_ptd_plan(ptd, &plan) == ETPACK_OK);
-  CHECK_FAILS(etpack_plan_write(plan, path, NULL, NULL), ETPACK_IO_ERROR, "layer.0.weight");
+  CHECK_FAILS(etpack_plan_write(plan, path, NULL, NULL, NULL), ETPACK_IO_ERROR, "layer.0.weight");
   CHECK(strstr(etpack_last_error(), "fill callback returned 5") != NULL);
   CHECK(!Exists(path));
   etpack_plan_free(plan);
@@ -359,7 +359,7 @@ static void CheckShards(checker* ck, const char* dir) {
     CHECK(etpack_plan_file_size(plans[i]) <= 4096);
     CHECK(strncmp(paths[i], path, strlen(path) - 4) == 0 && strstr(paths[i], "sharded-") != NULL);
   }
-  CHECK(etpack_plan_write_files(n, paths, plans, NULL, NULL) == ETPACK_OK);
+  CHECK(etpack_plan_write_files(n, paths, plans, NULL, NULL, NULL) == ETPACK_OK);
   for (i = 0; i < n && i < 8; ++i) {
     CHECK(Exists(paths[i]));
     remove(paths[i]);
@@ -397,9 +397,9 @@ static void CheckNullArguments(checker* ck) {
   CHECK_FAILS(etpack_pte_add_constant(pte, NULL, NULL), ETPACK_INVALID_ARGUMENT, "data is NULL");
   CHECK_FAILS(etpack_pte_plan(pte, &plan), ETPACK_INVALID_ARGUMENT, "no program structure");
   CHECK(plan == NULL);
-  CHECK_FAILS(etpack_plan_write(NULL, "x.pte", NULL, NULL), ETPACK_INVALID_ARGUMENT,
+  CHECK_FAILS(etpack_plan_write(NULL, "x.pte", NULL, NULL, NULL), ETPACK_INVALID_ARGUMENT,
               "etpack_plan_write: plan is NULL");
-  CHECK_FAILS(etpack_plan_write_files(1, NULL, NULL, NULL, NULL), ETPACK_INVALID_ARGUMENT,
+  CHECK_FAILS(etpack_plan_write_files(1, NULL, NULL, NULL, NULL, NULL), ETPACK_INVALID_ARGUMENT,
               "paths is NULL");
   CHECK(etpack_ptd_create(&ptd) == ETPACK_OK);
   CHECK_FAILS(etpack_ptd_add_tensor(ptd, NULL, src, ETPACK_DTYPE_FLOAT, 1, sizes, NULL, 1),
@@ -490,7 +490,7 @@ static void CheckBadInput(checker* ck, const char* dir) {
   CHECK(etpack_ptd_create(&ptd) == ETPACK_OK);
   CHECK(etpack_ptd_add_blob(ptd, "b", src, 1) == ETPACK_OK);
   CHECK(etpack_ptd_plan(ptd, &plan) == ETPACK_OK);
-  CHECK(etpack_plan_write(plan, nodir, NULL, NULL) != ETPACK_OK);
+  CHECK(etpack_plan_write(plan, nodir, NULL, NULL, NULL) != ETPACK_OK);
   CHECK(strstr(etpack_last_error(), "no/such/dir") != NULL);
   CHECK(!Exists(nodir));
 
@@ -532,10 +532,10 @@ static void CheckOneUnit(checker* ck, const char* dir) {
   paths[1] = bad;
   plans[0] = plan;
   plans[1] = plan;
-  CHECK(etpack_plan_write_files(2, paths, plans, NULL, NULL) != ETPACK_OK);
+  CHECK(etpack_plan_write_files(2, paths, plans, NULL, NULL, NULL) != ETPACK_OK);
   CHECK(!Exists(first));
   paths[1] = second;
-  CHECK(etpack_plan_write_files(2, paths, plans, Progress, &log) == ETPACK_OK);
+  CHECK(etpack_plan_write_files(2, paths, plans, Progress, NULL, &log) == ETPACK_OK);
   CHECK(Exists(first) && Exists(second));
   CHECK(log.calls > 0 && log.done == log.total && log.total <= 2 * etpack_plan_file_size(plan));
   remove(first);
@@ -564,7 +564,7 @@ static void CheckInputs(checker* ck, const char* dir) {
   CHECK(etpack_ptd_create(&ptd) == ETPACK_OK);
   CHECK(etpack_ptd_add_blob(ptd, "b", src, 1) == ETPACK_OK);
   CHECK(etpack_ptd_plan(ptd, &plan) == ETPACK_OK);
-  CHECK_FAILS(etpack_plan_write(plan, data, NULL, NULL), ETPACK_INVALID_ARGUMENT,
+  CHECK_FAILS(etpack_plan_write(plan, data, NULL, NULL, NULL), ETPACK_INVALID_ARGUMENT,
               "is the same file as the output");
   f = fopen(data, "rb");
   if (f != NULL) {

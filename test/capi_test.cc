@@ -2,15 +2,19 @@
 // it, its data items given as memory, file ranges and callbacks, gives the
 // same bytes as the C++ API and decodes like the golden; then the C side's
 // own checks of error paths, callbacks and progress.
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <deque>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 #include "catch.h"
@@ -302,8 +306,8 @@ TEST_CASE("etpack_pte_write_with_data writes a program and its data as one unit"
   const char* data_paths[] = {ptd_path.c_str()};
   const etpack_ptd* datas[] = {ptd};
   SECTION("written, the .ptd laid out as the program asks") {
-    RequireWritten(
-        etpack_pte_write_with_data(pte, pte_path.c_str(), 1, data_paths, datas, nullptr, nullptr));
+    RequireWritten(etpack_pte_write_with_data(pte, pte_path.c_str(), 1, data_paths, datas, nullptr,
+                                              nullptr, nullptr));
     auto program = PteFile::Open(pte_path);
     auto written = PtdFile::Open(ptd_path);
     REQUIRE(program.ok());
@@ -317,14 +321,14 @@ TEST_CASE("etpack_pte_write_with_data writes a program and its data as one unit"
     REQUIRE(etpack_ptd_create(&bad) == ETPACK_OK);
     REQUIRE(etpack_ptd_add_blob(bad, "b", data, 0) == ETPACK_OK);  // not a positive alignment
     const etpack_ptd* bads[] = {bad};
-    CHECK(etpack_pte_write_with_data(pte, pte_path.c_str(), 1, data_paths, bads, nullptr,
+    CHECK(etpack_pte_write_with_data(pte, pte_path.c_str(), 1, data_paths, bads, nullptr, nullptr,
                                      nullptr) == ETPACK_INVALID_ARGUMENT);
     CHECK(std::string(etpack_last_error()).rfind(ptd_path + ": ", 0) == 0);
     const char* same[] = {pte_path.c_str()};
-    CHECK(etpack_pte_write_with_data(pte, pte_path.c_str(), 1, same, datas, nullptr, nullptr) ==
-          ETPACK_INVALID_ARGUMENT);
-    CHECK(etpack_pte_write_with_data(pte, pte_path.c_str(), 1, nullptr, datas, nullptr, nullptr) ==
-          ETPACK_INVALID_ARGUMENT);
+    CHECK(etpack_pte_write_with_data(pte, pte_path.c_str(), 1, same, datas, nullptr, nullptr,
+                                     nullptr) == ETPACK_INVALID_ARGUMENT);
+    CHECK(etpack_pte_write_with_data(pte, pte_path.c_str(), 1, nullptr, datas, nullptr, nullptr,
+                                     nullptr) == ETPACK_INVALID_ARGUMENT);
     CHECK(std::string(etpack_last_error()) == "etpack_pte_write_with_data: data_paths is NULL");
     CHECK(dir.List().empty());
     etpack_ptd_free(bad);
@@ -335,17 +339,17 @@ TEST_CASE("etpack_pte_write_with_data writes a program and its data as one unit"
     const std::string other_path = dir.File("other.ptd");
     const char* two_paths[] = {ptd_path.c_str(), other_path.c_str()};
     const etpack_ptd* two[] = {ptd, ptd};
-    CHECK(etpack_pte_write_with_data(pte, pte_path.c_str(), 2, two_paths, two, nullptr, nullptr) ==
-          ETPACK_INVALID_ARGUMENT);
+    CHECK(etpack_pte_write_with_data(pte, pte_path.c_str(), 2, two_paths, two, nullptr, nullptr,
+                                     nullptr) == ETPACK_INVALID_ARGUMENT);
     CHECK(std::string(etpack_last_error()) ==
           "key '" + entry.key + "' is in both " + ptd_path + " and " + other_path);
     CHECK(dir.List().empty());
     // What verify says of such a set, written anyway (each file alone).
     REQUIRE(etpack_pte_write_with_data(pte, pte_path.c_str(), 1, data_paths, datas, nullptr,
-                                       nullptr) == ETPACK_OK);
+                                       nullptr, nullptr) == ETPACK_OK);
     const char* other_alone[] = {other_path.c_str()};
     REQUIRE(etpack_pte_write_with_data(pte, pte_path.c_str(), 1, other_alone, datas, nullptr,
-                                       nullptr) == ETPACK_OK);
+                                       nullptr, nullptr) == ETPACK_OK);
     const char* set[] = {pte_path.c_str(), ptd_path.c_str(), other_path.c_str()};
     CHECK(etpack_verify(3, set) == ETPACK_INVALID_ARGUMENT);
     CHECK(std::string(etpack_last_error()) ==
@@ -386,7 +390,7 @@ TEST_CASE("etpack_plan_write_files through two paths to one folder (bind mount)"
   if (pid == 0) {
     ::signal(SIGALRM, SIG_DFL);
     ::alarm(20);
-    ::_exit(etpack_plan_write_files(2, two, plans, nullptr, nullptr) == ETPACK_OK ? 0 : 1);
+    ::_exit(etpack_plan_write_files(2, two, plans, nullptr, nullptr, nullptr) == ETPACK_OK ? 0 : 1);
   }
   int status = 0;
   REQUIRE(::waitpid(pid, &status, 0) == pid);
@@ -395,7 +399,8 @@ TEST_CASE("etpack_plan_write_files through two paths to one folder (bind mount)"
   CHECK(ReadFile(src + "/b") == bytes);
   const std::string x1 = bind + "/x", x2 = src + "/x";
   const char* same[] = {x1.c_str(), x2.c_str()};
-  CHECK(etpack_plan_write_files(2, same, plans, nullptr, nullptr) == ETPACK_INVALID_ARGUMENT);
+  CHECK(etpack_plan_write_files(2, same, plans, nullptr, nullptr, nullptr) ==
+        ETPACK_INVALID_ARGUMENT);
   CHECK(std::string(etpack_last_error()).find("are the same file") != std::string::npos);
   CHECK(!std::filesystem::exists(x2));
   etpack_plan_free(plan);
@@ -413,7 +418,7 @@ TEST_CASE("etpack_share: thin programs and a shared file, or a dry run") {
   const std::string out = dir.File("out");
   char* report = nullptr;
   REQUIRE(etpack_share(2, inputs, out.c_str(), nullptr, 0, 0, 4096, ETPACK_SHARE_DRY_RUN, nullptr,
-                       nullptr, &report) == ETPACK_OK);
+                       nullptr, nullptr, &report) == ETPACK_OK);
   REQUIRE(report != nullptr);
   Result<json::Value> dry = json::Parse(report);
   etpack_string_free(report);
@@ -424,8 +429,8 @@ TEST_CASE("etpack_share: thin programs and a shared file, or a dry run") {
 
   uint64_t last = 0;
   auto progress = [](void* user, uint64_t done, uint64_t) { *static_cast<uint64_t*>(user) = done; };
-  REQUIRE(etpack_share(2, inputs, out.c_str(), "w.ptd", 0, 0, 4096, 0, progress, &last, &report) ==
-          ETPACK_OK);
+  REQUIRE(etpack_share(2, inputs, out.c_str(), "w.ptd", 0, 0, 4096, 0, progress, nullptr, &last,
+                       &report) == ETPACK_OK);
   Result<json::Value> wet = json::Parse(report);
   etpack_string_free(report);
   REQUIRE(wet.ok());
@@ -437,13 +442,143 @@ TEST_CASE("etpack_share: thin programs and a shared file, or a dry run") {
 
   // Refusals: nothing written, no report.
   report = nullptr;
-  CHECK(etpack_share(1, inputs, out.c_str(), nullptr, 0, 0, 4096, 0, nullptr, nullptr, &report) ==
-        ETPACK_INVALID_ARGUMENT);
+  CHECK(etpack_share(1, inputs, out.c_str(), nullptr, 0, 0, 4096, 0, nullptr, nullptr, nullptr,
+                     &report) == ETPACK_INVALID_ARGUMENT);
   CHECK(report == nullptr);
-  CHECK(etpack_share(2, inputs, nullptr, nullptr, 0, 0, 4096, 0, nullptr, nullptr, nullptr) ==
-        ETPACK_INVALID_ARGUMENT);
+  CHECK(etpack_share(2, inputs, nullptr, nullptr, 0, 0, 4096, 0, nullptr, nullptr, nullptr,
+                     nullptr) == ETPACK_INVALID_ARGUMENT);
   CHECK(std::string(etpack_last_error()) == "etpack_share: out_dir is NULL");
-  CHECK(etpack_share(2, inputs, out.c_str(), nullptr, 0, 0, 4096, 8, nullptr, nullptr, nullptr) ==
-        ETPACK_INVALID_ARGUMENT);
+  CHECK(etpack_share(2, inputs, out.c_str(), nullptr, 0, 0, 4096, 8, nullptr, nullptr, nullptr,
+                     nullptr) == ETPACK_INVALID_ARGUMENT);
   etpack_string_free(nullptr);
+}
+
+namespace {
+
+// Another process (a child) holds the lock of `dir`, the flock(2) every
+// publisher into `dir` takes, until the object goes (or 20 s pass: then the
+// child exits and frees it, so a wait that ignored cancel ends, the test
+// failing instead of hanging).
+class ChildHoldsLock {
+ public:
+  explicit ChildHoldsLock(const std::string& dir) {
+    int ready[2], done[2];
+    REQUIRE(::pipe(ready) == 0);
+    REQUIRE(::pipe(done) == 0);
+    pid_ = ::fork();
+    REQUIRE(pid_ >= 0);
+    if (pid_ == 0) {
+      ::alarm(20);
+      const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+      const char ok = fd >= 0 && ::flock(fd, LOCK_EX) == 0 ? 'y' : 'n';
+      ::close(done[1]);
+      if (::write(ready[1], &ok, 1) != 1) ::_exit(1);
+      char c;
+      (void)::read(done[0], &c, 1);  // returns when the parent closes its end
+      ::_exit(0);
+    }
+    ::close(ready[1]);
+    ::close(done[0]);
+    done_ = done[1];
+    char ok = 0;
+    held_ = ::read(ready[0], &ok, 1) == 1 && ok == 'y';
+    ::close(ready[0]);
+  }
+  ~ChildHoldsLock() {
+    ::close(done_);
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+  }
+  bool held() const { return held_; }
+
+ private:
+  pid_t pid_ = -1;
+  int done_ = -1;
+  bool held_ = false;
+};
+
+// Progress and cancel of one C write: cancel answers yes once the last byte
+// is reported written and cancel was asked again after that, which only the
+// wait for another writer's lock does (the writer asks once after its last
+// byte, before publishing).
+struct WaitThenCancel {
+  bool finished = false;
+  int asked_after = 0;
+  int asked = 0;
+  static void Progress(void* user, uint64_t done, uint64_t total) {
+    static_cast<WaitThenCancel*>(user)->finished = done == total;
+  }
+  static int Cancel(void* user) {
+    auto* w = static_cast<WaitThenCancel*>(user);
+    ++w->asked;
+    return w->finished && ++w->asked_after > 1;
+  }
+  // For share, which waits for its folder's parent before writing a byte.
+  static int CancelThird(void* user) { return ++static_cast<WaitThenCancel*>(user)->asked >= 3; }
+};
+
+}  // namespace
+
+TEST_CASE("etpack_plan_write_files: the cancel callback ends a wait for another process's lock") {
+  TempDir dir;
+  const std::vector<uint8_t> bytes = PatternBytes(1 << 16, 3);
+  etpack_source* data = nullptr;
+  etpack_plan* plan = nullptr;
+  REQUIRE(etpack_source_memory(bytes.data(), bytes.size(), &data) == ETPACK_OK);
+  REQUIRE(etpack_plan_of_source(data, &plan) == ETPACK_OK);
+  const std::string out = dir.File("m.ptd");
+  const char* paths[] = {out.c_str()};
+  const etpack_plan* plans[] = {plan};
+  {
+    ChildHoldsLock lock(dir.path());
+    REQUIRE(lock.held());
+    WaitThenCancel w;
+    const auto start = std::chrono::steady_clock::now();
+    CHECK(etpack_plan_write_files(1, paths, plans, WaitThenCancel::Progress, WaitThenCancel::Cancel,
+                                  &w) == ETPACK_IO_ERROR);
+    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(15));
+    const std::string message = etpack_last_error();
+    CAPTURE(message);
+    CHECK(message.find(out + ": write cancelled by the caller while waiting for another writer "
+                             "to finish publishing into ") != std::string::npos);
+    CHECK(dir.List().empty());  // nothing published, nothing left behind
+    // etpack_plan_write waits and stops the same way.
+    WaitThenCancel again;
+    CHECK(etpack_plan_write(plan, out.c_str(), WaitThenCancel::Progress, WaitThenCancel::Cancel,
+                            &again) == ETPACK_IO_ERROR);
+    CHECK(again.asked_after > 1);
+    CHECK(dir.List().empty());
+  }
+  // The lock freed: the same call publishes, its cancel never saying yes.
+  WaitThenCancel free;
+  CHECK(etpack_plan_write_files(1, paths, plans, WaitThenCancel::Progress, WaitThenCancel::Cancel,
+                                &free) == ETPACK_OK);
+  CHECK(ReadFile(out) == bytes);
+  etpack_plan_free(plan);
+  etpack_source_free(data);
+}
+
+TEST_CASE("etpack_share: the cancel callback ends a wait for another process's lock") {
+  TempDir dir;
+  std::vector<std::string> in;
+  for (int v = 0; v < 2; ++v) {
+    in.push_back(dir.File("v" + std::to_string(v) + ".pte"));
+    REQUIRE(WritePte(in.back(), SmallProgram({Pattern(8192, 1), Pattern(4096 + v, 9)})).ok());
+  }
+  const char* inputs[] = {in[0].c_str(), in[1].c_str()};
+  const std::string out = dir.File("out");
+  const std::set<std::string> before = dir.List();
+  ChildHoldsLock lock(dir.path());  // out's parent: where share publishes its folder
+  REQUIRE(lock.held());
+  WaitThenCancel w;
+  char* report = nullptr;
+  CHECK(etpack_share(2, inputs, out.c_str(), nullptr, 0, 0, 4096, 0, nullptr,
+                     WaitThenCancel::CancelThird, &w, &report) == ETPACK_IO_ERROR);
+  const std::string message = etpack_last_error();
+  CAPTURE(message);
+  CHECK(message.find("cancelled by the caller while waiting for another writer") !=
+        std::string::npos);
+  CHECK(w.asked == 3);
+  CHECK(report == nullptr);
+  CHECK(dir.List() == before);  // no out, no hidden staging folder
 }

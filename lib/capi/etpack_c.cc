@@ -121,14 +121,17 @@ Status Null(const char* function, const std::string& argument) {
   if ((out) == nullptr) return Null(fn, #out); \
   *(out) = nullptr
 
-// Write options that report to `progress` (none when it is null).
-etpack::WriteOptions WithProgress(etpack_progress_fn progress, void* user) {
+// Write options that report to `progress` and ask `cancel` (each left
+// empty when null).
+etpack::WriteOptions WithCallbacks(etpack_progress_fn progress, etpack_cancel_fn cancel,
+                                   void* user) {
   etpack::WriteOptions options;
   if (progress != nullptr) {
     options.progress = [progress, user](uint64_t done, uint64_t total) {
       progress(user, done, total);
     };
   }
+  if (cancel != nullptr) options.cancel = [cancel, user] { return cancel(user) != 0; };
   return options;
 }
 
@@ -165,6 +168,45 @@ etpack_status AddIndexed(const char* function, etpack_pte* pte,
     if (index) *index = static_cast<uint32_t>(items.size() - 1);
     return Status::OK();
   });
+}
+
+// The `count` paths at `paths` (the argument `name`), none of them NULL.
+etpack::Result<std::vector<std::string>> PathsOf(const char* fn, const char* name, size_t count,
+                                                 const char* const* paths) {
+  if (count > 0 && paths == nullptr) return Null(fn, name);
+  std::vector<std::string> out;
+  for (size_t i = 0; i < count; ++i) {
+    if (paths[i] == nullptr) return Null(fn, std::string(name) + "[" + std::to_string(i) + "]");
+    out.emplace_back(paths[i]);
+  }
+  return out;
+}
+
+// etpack_share's options from its arguments (etpack_c.h).
+etpack::Result<etpack::ShareOptions> ShareOptionsOf(const char* fn, const char* out_dir,
+                                                    const char* data_name, uint64_t max_shard_bytes,
+                                                    uint64_t alignment, uint64_t min_bytes,
+                                                    uint32_t flags) {
+  ETPACK_C_REQUIRE(out_dir);
+  if ((flags & ~uint32_t{ETPACK_SHARE_DRY_RUN | ETPACK_SHARE_INTEGRITY}) != 0) {
+    return etpack::InvalidArgument(std::string(fn) + ": unknown flags " + std::to_string(flags));
+  }
+  etpack::ShareOptions options;
+  options.out_dir = out_dir;
+  if (data_name != nullptr) options.data_name = data_name;
+  options.max_shard_bytes = max_shard_bytes;
+  options.alignment = alignment;
+  options.min_bytes = min_bytes;
+  options.integrity_table = (flags & ETPACK_SHARE_INTEGRITY) != 0;
+  return options;
+}
+
+// `text` as a NUL-terminated string the caller frees (etpack_string_free).
+char* CopyOut(const std::string& text) {
+  char* copy = static_cast<char*>(std::malloc(text.size() + 1));
+  if (copy == nullptr) throw std::bad_alloc();
+  std::memcpy(copy, text.c_str(), text.size() + 1);
+  return copy;
 }
 
 Status NewPlan(etpack::ArtifactPlan artifact, etpack_plan** out) {
@@ -400,17 +442,17 @@ uint64_t etpack_plan_file_size(const etpack_plan* plan) {
 }
 
 etpack_status etpack_plan_write(const etpack_plan* plan, const char* path,
-                                etpack_progress_fn progress, void* user) {
+                                etpack_progress_fn progress, etpack_cancel_fn cancel, void* user) {
   return Guard(__func__, [&](const char* fn) -> Status {
     ETPACK_C_REQUIRE(plan);
     ETPACK_C_REQUIRE(path);
-    return etpack::WriteArtifactFile(path, plan->artifact, WithProgress(progress, user));
+    return etpack::WriteArtifactFile(path, plan->artifact, WithCallbacks(progress, cancel, user));
   });
 }
 
 etpack_status etpack_plan_write_files(size_t count, const char* const* paths,
                                       const etpack_plan* const* plans, etpack_progress_fn progress,
-                                      void* user) {
+                                      etpack_cancel_fn cancel, void* user) {
   return Guard(__func__, [&](const char* fn) -> Status {
     if (count > 0) {
       ETPACK_C_REQUIRE(paths);
@@ -423,7 +465,7 @@ etpack_status etpack_plan_write_files(size_t count, const char* const* paths,
       if (plans[i] == nullptr) return Null(fn, "plans" + at);
       files.emplace_back(paths[i], &plans[i]->artifact);
     }
-    return etpack::WriteArtifactFiles(files, WithProgress(progress, user));
+    return etpack::WriteArtifactFiles(files, WithCallbacks(progress, cancel, user));
   });
 }
 
@@ -512,7 +554,7 @@ void etpack_pte_free(etpack_pte* pte) { delete pte; }
 etpack_status etpack_pte_write_with_data(const etpack_pte* pte, const char* path, size_t count,
                                          const char* const* data_paths,
                                          const etpack_ptd* const* data, etpack_progress_fn progress,
-                                         void* user) {
+                                         etpack_cancel_fn cancel, void* user) {
   return Guard(__func__, [&](const char* fn) -> Status {
     ETPACK_C_REQUIRE(pte);
     ETPACK_C_REQUIRE(path);
@@ -532,7 +574,7 @@ etpack_status etpack_pte_write_with_data(const etpack_pte* pte, const char* path
     ETPACK_ASSIGN_OR_RETURN(
         etpack::ProgramWithDataPlan plan,
         etpack::PlanProgramWithData(path, pte->input, pte->options, std::move(files)));
-    return etpack::WriteArtifactFiles(plan.files(), WithProgress(progress, user));
+    return etpack::WriteArtifactFiles(plan.files(), WithCallbacks(progress, cancel, user));
   });
 }
 
@@ -696,12 +738,7 @@ void etpack_bpte_free(etpack_bpte* bpte) { delete bpte; }
 
 etpack_status etpack_verify(size_t count, const char* const* paths) {
   return Guard(__func__, [&](const char* fn) -> Status {
-    if (count > 0) ETPACK_C_REQUIRE(paths);
-    std::vector<std::string> files;
-    for (size_t i = 0; i < count; ++i) {
-      if (paths[i] == nullptr) return Null(fn, "paths[" + std::to_string(i) + "]");
-      files.emplace_back(paths[i]);
-    }
+    ETPACK_ASSIGN_OR_RETURN(std::vector<std::string> files, PathsOf(fn, "paths", count, paths));
     ETPACK_ASSIGN_OR_RETURN(etpack::VerifyReport report, etpack::Verify(files));
     return report.verdict;
   });
@@ -712,42 +749,18 @@ etpack_status etpack_verify(size_t count, const char* const* paths) {
 etpack_status etpack_share(size_t count, const char* const* inputs, const char* out_dir,
                            const char* data_name, uint64_t max_shard_bytes, uint64_t alignment,
                            uint64_t min_bytes, uint32_t flags, etpack_progress_fn progress,
-                           void* user, char** report) {
+                           etpack_cancel_fn cancel, void* user, char** report) {
   if (report != nullptr) *report = nullptr;
   return Guard(__func__, [&](const char* fn) -> Status {
-    if (count > 0) ETPACK_C_REQUIRE(inputs);
-    ETPACK_C_REQUIRE(out_dir);
-    if ((flags & ~uint32_t{ETPACK_SHARE_DRY_RUN | ETPACK_SHARE_INTEGRITY}) != 0) {
-      return etpack::InvalidArgument(std::string(fn) + ": unknown flags " + std::to_string(flags));
-    }
-    std::vector<std::string> paths;
-    for (size_t i = 0; i < count; ++i) {
-      if (inputs[i] == nullptr) return Null(fn, "inputs[" + std::to_string(i) + "]");
-      paths.emplace_back(inputs[i]);
-    }
-    etpack::ShareOptions options;
-    options.out_dir = out_dir;
-    if (data_name != nullptr) options.data_name = data_name;
-    options.max_shard_bytes = max_shard_bytes;
-    options.alignment = alignment;
-    options.min_bytes = min_bytes;
-    options.integrity_table = (flags & ETPACK_SHARE_INTEGRITY) != 0;
-    ETPACK_ASSIGN_OR_RETURN(etpack::SharePlan plan, etpack::PlanShare(paths, options));
-    etpack::WriteStats stats;
+    ETPACK_ASSIGN_OR_RETURN(std::vector<std::string> paths, PathsOf(fn, "inputs", count, inputs));
+    ETPACK_ASSIGN_OR_RETURN(
+        etpack::ShareOptions options,
+        ShareOptionsOf(fn, out_dir, data_name, max_shard_bytes, alignment, min_bytes, flags));
     const bool dry_run = (flags & ETPACK_SHARE_DRY_RUN) != 0;
-    if (!dry_run) {
-      etpack::WriteOptions write = WithProgress(progress, user);
-      write.stats = &stats;
-      ETPACK_RETURN_IF_ERROR(etpack::WriteShare(plan, write));
-    }
-    if (report != nullptr) {
-      const std::string text =
-          etpack::json::Print(etpack::ShareReportJson(plan.report, dry_run ? nullptr : &stats));
-      char* copy = static_cast<char*>(std::malloc(text.size() + 1));
-      if (copy == nullptr) throw std::bad_alloc();
-      std::memcpy(copy, text.c_str(), text.size() + 1);
-      *report = copy;
-    }
+    ETPACK_ASSIGN_OR_RETURN(
+        etpack::ShareResult done,
+        etpack::Share(paths, options, dry_run, WithCallbacks(progress, cancel, user)));
+    if (report != nullptr) *report = CopyOut(etpack::json::Print(etpack::ShareReportJson(done)));
     return Status::OK();
   });
 }

@@ -25,9 +25,9 @@
  *      where every byte goes without reading any bulk data, and return an
  *      etpack_plan (its size is known: etpack_plan_file_size).
  *
- *   3. Write. etpack_plan_write(plan, path, progress, user) streams every
- *      source into place and puts the finished file at `path` atomically:
- *      on failure `path` is untouched and nothing is left behind.
+ *   3. Write. etpack_plan_write(plan, path, progress, cancel, user) streams
+ *      every source into place and puts the finished file at `path`
+ *      atomically: on failure `path` is untouched and nothing is left behind.
  *      etpack_plan_write_files writes several plans as one unit (a .ptd
  *      before the .pte whose EXTERNAL tensors name its keys);
  *      etpack_pte_write_with_data plans a program with its .ptd files and
@@ -42,7 +42,7 @@
  *         etpack_ptd_add_tensor(ptd, "linear.weight", w, ETPACK_DTYPE_FLOAT,
  *                               2, sizes, NULL, 16) != ETPACK_OK ||
  *         etpack_ptd_plan(ptd, &plan) != ETPACK_OK ||
- *         etpack_plan_write(plan, "weights.ptd", NULL, NULL) != ETPACK_OK) {
+ *         etpack_plan_write(plan, "weights.ptd", NULL, NULL, NULL) != ETPACK_OK) {
  *       fprintf(stderr, "etpack: %s\n", etpack_last_error());
  *     }
  *     etpack_plan_free(plan);
@@ -67,8 +67,8 @@
  * THREADS
  *
  *   Distinct handles may be used from distinct threads at once; one handle
- *   must not. Callbacks (fill, progress) run on the thread that called the
- *   write, before it returns.
+ *   must not. Callbacks (fill, progress, cancel) run on the thread that
+ *   called the write, before it returns.
  *
  * ERRORS
  *
@@ -197,13 +197,28 @@ typedef struct etpack_plan etpack_plan;
  * total of all files being written. */
 typedef void (*etpack_progress_fn)(void* user, uint64_t done_bytes, uint64_t total_bytes);
 
+/* Asked whether to stop, by every call that writes or publishes: after each
+ * piece of at most 64 MiB written (so at least every 64 MiB), once more
+ * before publishing, and again and again while waiting for another writer
+ * that holds the destination folder's lock (a process publishing into the
+ * same folder). Nonzero stops the call: it fails with ETPACK_IO_ERROR, the
+ * message saying "cancelled by the caller", and, as for any failure,
+ * nothing is published and nothing is left behind. It should be cheap (read
+ * a flag another thread or a signal handler sets). NULL: never stops, and a
+ * lock wait lasts until the other writer is done. */
+typedef int (*etpack_cancel_fn)(void* user);
+
+/* Every writing call takes `progress`, `cancel` and one `user` pointer
+ * handed to both; either callback may be NULL. */
+
 /* Size in bytes of the file the plan writes; 0 for NULL. */
 ETPACK_C_API uint64_t etpack_plan_file_size(const etpack_plan* plan);
 
 /* Writes the planned file at `path` atomically (an existing regular file is
- * replaced; its folder must exist). `progress` may be NULL. */
+ * replaced; its folder must exist). */
 ETPACK_C_API etpack_status etpack_plan_write(const etpack_plan* plan, const char* path,
-                                             etpack_progress_fn progress, void* user);
+                                             etpack_progress_fn progress, etpack_cancel_fn cancel,
+                                             void* user);
 
 /* Writes `count` plans to `paths` and publishes them as one unit, in this
  * order (data files first): every plan and destination is checked before a
@@ -211,7 +226,8 @@ ETPACK_C_API etpack_status etpack_plan_write(const etpack_plan* plan, const char
  * counts all files together. */
 ETPACK_C_API etpack_status etpack_plan_write_files(size_t count, const char* const* paths,
                                                    const etpack_plan* const* plans,
-                                                   etpack_progress_fn progress, void* user);
+                                                   etpack_progress_fn progress,
+                                                   etpack_cancel_fn cancel, void* user);
 
 /* The plan of a file that is just the bytes of `source` (e.g. an existing
  * .pte to embed in a .bpte). */
@@ -352,11 +368,12 @@ ETPACK_C_API void etpack_ptd_free(etpack_ptd* ptd);
  * ETPACK_PTE_SEGMENT_ALIGNMENT (its own ETPACK_PTD_SEGMENT_ALIGNMENT is not
  * used). A planning error starts with the path of the file it is about; a
  * path given twice is ETPACK_INVALID_ARGUMENT. The builders are left as
- * they were. `progress` may be NULL and counts all files together. */
+ * they were. `progress` counts all files together. */
 ETPACK_C_API etpack_status etpack_pte_write_with_data(const etpack_pte* pte, const char* path,
                                                       size_t count, const char* const* data_paths,
                                                       const etpack_ptd* const* data,
-                                                      etpack_progress_fn progress, void* user);
+                                                      etpack_progress_fn progress,
+                                                      etpack_cancel_fn cancel, void* user);
 
 /* ---- .bpte: bundled programs --------------------------------------------- */
 
@@ -439,12 +456,16 @@ enum {
  * min_bytes: smaller items stay (the CLI's default is 4096). `flags`:
  * ETPACK_SHARE_* or'ed. `report`, when not NULL, receives the report as
  * one JSON object (`etpack share --json`), NUL-terminated, which the caller
- * frees with etpack_string_free; NULL on failure. */
+ * frees with etpack_string_free; NULL on failure. `cancel` is asked while
+ * the outputs are written and while waiting for another writer holding the
+ * lock of out_dir's parent folder (another share beside it); cancelled,
+ * out_dir is as it was. */
 ETPACK_C_API etpack_status etpack_share(size_t count, const char* const* inputs,
                                         const char* out_dir, const char* data_name,
                                         uint64_t max_shard_bytes, uint64_t alignment,
                                         uint64_t min_bytes, uint32_t flags,
-                                        etpack_progress_fn progress, void* user, char** report);
+                                        etpack_progress_fn progress, etpack_cancel_fn cancel,
+                                        void* user, char** report);
 
 /* Frees a string the library returned (NULL: nothing). */
 ETPACK_C_API void etpack_string_free(char* s);

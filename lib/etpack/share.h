@@ -162,7 +162,7 @@ struct ShareReport {
 // The outputs, planned; nothing is written yet.
 struct SharePlan {
   ShareReport report;
-  std::vector<PtdFilePlan> data;  // the shared file(s), then the remaining .ptd files
+  std::vector<PtdFilePlan> data;                          // the shared file(s)
   std::vector<std::pair<std::string, PtePlan>> programs;  // (path, plan), in input order
   // The inputs, open: the plans read from them.
   std::vector<std::shared_ptr<const ArtifactFile>> inputs;
@@ -210,6 +210,21 @@ Result<SharePlan> PlanShare(const std::vector<std::string>& inputs, const ShareO
 // Errors name the files by their paths in out_dir.
 Status WriteShare(const SharePlan& plan, const WriteOptions& options = {}, OutputFs* fs = nullptr);
 
+// What Share() did: the plan (its report above all) and, unless it was a
+// dry run, what writing it did.
+struct ShareResult {
+  SharePlan plan;
+  std::optional<WriteStats> written;  // empty: a dry run, nothing written
+};
+
+// The whole of `etpack share`, the one sequence every front end (the CLI,
+// etpack_share, etpack.share) runs: PlanShare(inputs, options), then unless
+// `dry_run` WriteShare(plan, write, fs), whose stats the result keeps
+// (write.stats is the call's own: what the caller set there is not used).
+// Fails as those do; a dry run writes nothing, nor does a failure.
+Result<ShareResult> Share(const std::vector<std::string>& inputs, const ShareOptions& options,
+                          bool dry_run, WriteOptions write = {}, OutputFs* fs = nullptr);
+
 // {"files": [{"input", "kind", "output", "bytes_before", "bytes_after",
 // "bytes_moved", "items_moved", "items_taken", "bytes_taken", "taken_from",
 // "data", "into"}], "shared_files", "shared_bytes",
@@ -217,9 +232,13 @@ Status WriteShare(const SharePlan& plan, const WriteOptions& options = {}, Outpu
 // "bytes_after", "bytes_saved", "stayed": [{"size", "copies", "files",
 // "reason", "items"}] (the contents held alike that do not move, items by
 // name), "conflicts": [{"key", "files", "entry_files"}], "dry_run"}, and
-// with `written` (what writing the plan did) "bytes_written",
-// "bytes_shared", "bytes_copied"; without it "dry_run" is true.
+// with `written` (what writing the plan did) the members SetWriteStatsJson
+// names ("written": the shared files, then the thin programs, as written;
+// "bytes_written", "bytes_shared", "bytes_copied"); without it "dry_run" is
+// true. The one rendering of a share's report: `etpack share --json`,
+// etpack_share and etpack.share print it (from a ShareResult).
 json::Value ShareReportJson(const ShareReport& report, const WriteStats* written = nullptr);
+json::Value ShareReportJson(const ShareResult& result);
 
 }  // namespace etpack
 

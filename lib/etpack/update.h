@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "etpack/env.h"
+#include "etpack/json.h"
 #include "etpack/output.h"
 #include "etpack/ptd.h"
 #include "etpack/status.h"
@@ -103,6 +104,14 @@ Result<UpdateReport> UpdateWeights(const std::string& path, const PtdInput& weig
 // loaded into memory); PtdInput::read lists every file read. Every file is
 // opened through `env.input`.
 Result<PtdInput> ReadWeights(const std::vector<std::string>& paths, const Env& env = {});
+
+// {"path", "tensors_rewritten", "bytes_rewritten", "tensors_unchanged",
+// "bytes_unchanged", "written", "cloned", "file_size", "bytes_written",
+// "bytes_shared" (the bytes a clone shares with the old file:
+// file_size - bytes_written when cloned, else 0), "other_links"}: the one
+// rendering of the report of an update of `path`, which `etpack update
+// --json` prints (adding its "seconds") and etpack.update returns.
+json::Value UpdateReportJson(const std::string& path, const UpdateReport& report);
 
 }  // namespace etpack
 

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "etpack/env.h"
+#include "etpack/json.h"
 #include "etpack/output.h"
 #include "etpack/plan.h"
 #include "etpack/source.h"
@@ -52,6 +53,14 @@ struct WriteStats {
   uint64_t bytes_cloned = 0;
   uint64_t bytes_copied() const { return bytes - bytes_shared; }
 };
+
+// What a write did, as every report of one renders it (the CLI's writing
+// commands, `etpack share --json`, etpack.share, etpack_share): sets in
+// `report` (a JSON object) "written" (`paths`, the files in the order
+// written), "bytes_written" (stats.bytes), "bytes_shared" and
+// "bytes_copied". The one place these members are named.
+void SetWriteStatsJson(const std::vector<std::string>& paths, const WriteStats& stats,
+                       json::Value* report);
 
 // Called now and then with bytes written so far and the total.
 using ProgressFn = std::function<void(uint64_t done, uint64_t total)>;

@@ -1,5 +1,7 @@
-// `etpack share` (etpack/share.h): the family's data items, which of them
-// move (SharedAcrossFiles says), their keys, and the plans of every output.
+// Planning `etpack share` (etpack/share.h, PlanShare): the family's data
+// items, which of them move (SharedAcrossFiles says), their keys, and the
+// plans of every output. Writing is share_write.cc's, the whole job
+// share_job.cc's, the report's rendering share_report_json.cc's.
 
 #include "etpack/share.h"
 
@@ -22,8 +24,6 @@
 
 namespace etpack {
 namespace {
-
-using json::Value;
 
 std::string Quote(const std::string& s) { return "'" + s + "'"; }
 
@@ -677,76 +677,6 @@ ArtifactFiles SharePlan::files() const {
 
 Result<SharePlan> PlanShare(const std::vector<std::string>& paths, const ShareOptions& options) {
   return Planner(paths, options).Run();
-}
-
-Value ShareReportJson(const ShareReport& report, const WriteStats* written) {
-  auto strings = [](const std::vector<std::string>& v) {
-    std::vector<Value> items;
-    for (const std::string& s : v) items.push_back(Value::String(s));
-    return Value::Array(std::move(items));
-  };
-  auto indices = [](const std::vector<uint32_t>& v) {
-    std::vector<Value> items;
-    for (uint32_t i : v) items.push_back(Value::UInt(i));
-    return Value::Array(std::move(items));
-  };
-  std::vector<Value> files, entries, stayed, conflicts;
-  for (const ShareFileReport& f : report.files) {
-    files.push_back(Value::Object({{"input", Value::String(f.input)},
-                                   {"kind", Value::String(ArtifactKindName(f.kind))},
-                                   {"output", Value::String(f.output)},
-                                   {"bytes_before", Value::UInt(f.bytes_before)},
-                                   {"bytes_after", Value::UInt(f.bytes_after)},
-                                   {"bytes_moved", Value::UInt(f.bytes_moved)},
-                                   {"items_moved", Value::UInt(f.items_moved)},
-                                   {"items_taken", Value::UInt(f.items_taken)},
-                                   {"bytes_taken", Value::UInt(f.bytes_taken)},
-                                   {"taken_from", strings(f.taken_from)},
-                                   {"data", strings(f.data)},
-                                   {"into", strings(f.into)}}));
-  }
-  for (const ShareEntry& e : report.entries) {
-    std::vector<Value::Member> m = {{"key", Value::String(e.key)}, {"size", Value::UInt(e.size)}};
-    if (e.tensor_layout) m.emplace_back("tensor_layout", LayoutJson(*e.tensor_layout));
-    m.emplace_back("files", indices(e.files));
-    entries.push_back(Value::Object(std::move(m)));
-  }
-  for (const SharedContent& c : report.analysis.contents) {
-    if (c.shareable) continue;
-    std::vector<Value> items;
-    for (const SharedItem& i : c.items) {
-      items.push_back(Value::Object({{"file", Value::UInt(i.file)},
-                                     {"kind", Value::String(SizeKindName(i.kind))},
-                                     {"name", Value::String(i.name)}}));
-    }
-    stayed.push_back(Value::Object({{"size", Value::UInt(c.size)},
-                                    {"copies", Value::UInt(c.copies)},
-                                    {"files", indices(c.files)},
-                                    {"reason", Value::String(c.reason)},
-                                    {"items", Value::Array(std::move(items))}}));
-  }
-  for (const KeyConflict& k : report.analysis.conflicts) {
-    conflicts.push_back(Value::Object({{"key", Value::String(k.key)},
-                                       {"files", indices(k.files)},
-                                       {"entry_files", indices(k.entry_files)}}));
-  }
-  Value out = Value::Object({{"files", Value::Array(std::move(files))},
-                             {"shared_files", strings(report.shared_files)},
-                             {"shared_bytes", Value::UInt(report.shared_bytes)},
-                             {"entries", Value::Array(std::move(entries))},
-                             {"bytes_before", Value::UInt(report.bytes_before)},
-                             {"bytes_after", Value::UInt(report.bytes_after)},
-                             {"bytes_saved", Value::Int(static_cast<int64_t>(report.bytes_before) -
-                                                        static_cast<int64_t>(report.bytes_after))},
-                             {"stayed", Value::Array(std::move(stayed))},
-                             {"conflicts", Value::Array(std::move(conflicts))},
-                             {"dry_run", Value::Bool(written == nullptr)}});
-  if (written != nullptr) {
-    out.Set("bytes_written", Value::UInt(written->bytes));
-    out.Set("bytes_shared", Value::UInt(written->bytes_shared));
-    out.Set("bytes_copied", Value::UInt(written->bytes_copied()));
-  }
-  return out;
 }
 
 }  // namespace etpack

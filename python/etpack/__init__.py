@@ -338,17 +338,19 @@ def update(path, tensors, *, progress=None):
     tensors   a mapping key -> array, tensor, Entry or bytes (as save_ptd takes
               them; bytes match a blob or tensor of that many bytes), or a path
               or list of paths of .safetensors, *.index.json and .ptd files
-    Returns a dict: tensors_rewritten, bytes_rewritten, tensors_unchanged,
+    Returns a dict, `etpack update --json`'s report without its "seconds":
+    path, tensors_rewritten, bytes_rewritten, tensors_unchanged,
     bytes_unchanged, written (False when nothing changed), cloned, file_size,
-    bytes_written.
+    bytes_written, bytes_shared (with the old file, when cloned), other_links.
     progress  progress(done_bytes, total_bytes), called from the writing thread
               as for save_pte (the bytes the update writes); an exception it
               raises, or Ctrl-C, stops the update and leaves the file as it was.
     """
+    import json
     if isinstance(tensors, (str, os.PathLike)):
-        return _etpack._update(path, [], [tensors], progress)
+        return json.loads(_etpack._update(path, [], [tensors], progress))
     if isinstance(tensors, (list, tuple)):
-        return _etpack._update(path, [], list(tensors), progress)
+        return json.loads(_etpack._update(path, [], list(tensors), progress))
     if not hasattr(tensors, "items"):
         raise TypeError("tensors must be a mapping of key to array, or paths of weight files")
     entries = []
@@ -357,7 +359,7 @@ def update(path, tensors, *, progress=None):
             raise TypeError(f"tensors: keys must be str, not {type(key).__name__}")
         item, layout, _ = _tensor(value, f"tensors[{key!r}]", required=False)
         entries.append((key, item, 1, layout))
-    return _etpack._update(path, entries, [], progress)
+    return json.loads(_etpack._update(path, entries, [], progress))
 
 
 def _case_value(v, what):

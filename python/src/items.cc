@@ -137,6 +137,14 @@ py::object PathObject(const std::string& path) {
   return py::reinterpret_steal<py::object>(decoded);
 }
 
+std::vector<std::string> PathsOf(py::handle objects, const std::string& what) {
+  std::vector<std::string> paths;
+  for (py::handle p : objects) {
+    paths.push_back(PathOf(p, what + "[" + std::to_string(paths.size()) + "]"));
+  }
+  return paths;
+}
+
 std::string PathOf(py::handle object, const std::string& what) {
   if (!IsPath(object) && !PyBytes_Check(object.ptr())) {
     RaiseTypeError(what + " must be a path (str, bytes or os.PathLike), not " + TypeName(object));

@@ -80,6 +80,8 @@ class Items {
 // (os.fsencode); a TypeError naming `what` for anything else, an
 // InvalidArgumentError for a str with no file-system form.
 std::string PathOf(pybind11::handle object, const std::string& what);
+// Each path of the iterable `objects`, as PathOf, named "what[i]".
+std::vector<std::string> PathsOf(pybind11::handle objects, const std::string& what);
 // A path the library made (a shard's name) as Python gives file names back:
 // a str decoded as os.fsdecode does, so bytes that are not UTF-8 round-trip.
 pybind11::object PathObject(const std::string& path);

@@ -178,14 +178,13 @@ py::list SavePtd(const std::string& path, py::handle entries, uint64_t segment_a
 // etpack.update: the new weights are the files `paths` names, then the
 // mapping's `entries`; the update runs with the GIL released, and Ctrl-C
 // stops it while it waits for another update of the file and while it
-// writes, as any write (nothing changes then).
-py::dict Update(const std::string& path, py::handle entries, py::handle paths,
-                py::handle progress) {
+// writes, as any write (nothing changes then). Returns the report as JSON
+// text (UpdateReportJson).
+std::string Update(const std::string& path, py::handle entries, py::handle paths,
+                   py::handle progress) {
   Items items;
   PtdInput input = PtdInputOf(items, entries);
-  std::vector<std::string> files;
-  size_t i = 0;
-  for (py::handle p : paths) files.push_back(PathOf(p, "tensors[" + std::to_string(i++) + "]"));
+  const std::vector<std::string> files = PathsOf(paths, "tensors");
   UpdateReport r;
   RunCancellable(
       [&](const ProgressFn& on_progress, const CancelFn& cancel) -> Status {
@@ -198,26 +197,14 @@ py::dict Update(const std::string& path, py::handle entries, py::handle paths,
           all.entries.push_back(std::move(e));
         }
         for (SourcePtr& b : input.buffers) all.buffers.push_back(std::move(b));
-        WriteOptions options;
-        options.progress = on_progress;
-        options.cancel = cancel;
-        Result<UpdateReport> report = UpdateWeights(path, all, Env(), options);
+        Result<UpdateReport> report =
+            UpdateWeights(path, all, Env(), Reporting(on_progress, cancel));
         if (!report.ok()) return report.status();
         r = *report;
         return Status::OK();
       },
       progress);
-  py::dict d;
-  d["tensors_rewritten"] = r.tensors_rewritten;
-  d["bytes_rewritten"] = r.bytes_rewritten;
-  d["tensors_unchanged"] = r.tensors_unchanged;
-  d["bytes_unchanged"] = r.bytes_unchanged;
-  d["written"] = r.written;
-  d["cloned"] = r.cloned;
-  d["file_size"] = r.file_size;
-  d["bytes_written"] = r.bytes_written;
-  d["other_links"] = r.other_links;
-  return d;
+  return json::Print(UpdateReportJson(path, r));
 }
 
 // etpack.share: plans and, unless `dry_run`, writes with the GIL released
@@ -225,22 +212,13 @@ py::dict Update(const std::string& path, py::handle entries, py::handle paths,
 // (ShareReportJson).
 std::string Share(py::handle inputs, const ShareOptions& options, bool dry_run,
                   py::handle progress) {
-  std::vector<std::string> paths;
-  size_t i = 0;
-  for (py::handle p : inputs) paths.push_back(PathOf(p, "inputs[" + std::to_string(i++) + "]"));
+  const std::vector<std::string> paths = PathsOf(inputs, "inputs");
   std::string text;
   RunCancellable(
-      [&](const ProgressFn& on_progress, const CancelFn& cancel) -> Status {
-        ETPACK_ASSIGN_OR_RETURN(SharePlan plan, PlanShare(paths, options));
-        WriteStats stats;
-        if (!dry_run) {
-          WriteOptions write;
-          write.progress = on_progress;
-          write.cancel = cancel;
-          write.stats = &stats;
-          ETPACK_RETURN_IF_ERROR(WriteShare(plan, write));
-        }
-        text = json::Print(ShareReportJson(plan.report, dry_run ? nullptr : &stats));
+      [&](const ProgressFn& p, const CancelFn& c) -> Status {
+        ETPACK_ASSIGN_OR_RETURN(ShareResult done,
+                                etpack::Share(paths, options, dry_run, Reporting(p, c)));
+        text = json::Print(ShareReportJson(done));
         return Status::OK();
       },
       progress);
@@ -509,12 +487,7 @@ void DefineModule(py::module_& m) {
   m.def("_open_ptd", [](py::object path) { return OpenPtd(PathOf(path, "path")); });
   m.def("_inspect", [](py::object path) { return InspectJsonText(PathOf(path, "path")); });
   m.def("_verify", [](py::object paths, py::object data) {
-    std::vector<std::string> files, more;
-    size_t i = 0;
-    for (py::handle p : paths) files.push_back(PathOf(p, "path[" + std::to_string(i++) + "]"));
-    i = 0;
-    for (py::handle d : data) more.push_back(PathOf(d, "data[" + std::to_string(i++) + "]"));
-    Verify(files, more);
+    Verify(PathsOf(paths, "path"), PathsOf(data, "data"));
   });
   m.def("_flatc_json", [](py::object path) { return FlatcJson(PathOf(path, "path")); });
   m.def("_share", [](py::object inputs, py::object out_dir, py::object data,

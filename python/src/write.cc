@@ -84,16 +84,20 @@ void RunCancellable(const std::function<Status(const ProgressFn&, const CancelFn
   Check(status);
 }
 
+WriteOptions Reporting(const ProgressFn& progress, const CancelFn& cancel) {
+  WriteOptions options;
+  options.progress = progress;
+  options.cancel = cancel;
+  return options;
+}
+
 void PlanAndWrite(const std::function<Status(ArtifactFiles* files)>& plan, py::handle progress) {
   RunCancellable(
       [&](const ProgressFn& on_progress, const CancelFn& cancel) {
         ArtifactFiles files;
         Status status = plan(&files);
         if (!status.ok()) return status;
-        WriteOptions options;
-        options.progress = on_progress;
-        options.cancel = cancel;
-        return WriteArtifactFiles(files, options);
+        return WriteArtifactFiles(files, Reporting(on_progress, cancel));
       },
       progress);
 }

@@ -29,6 +29,9 @@ namespace etpack::python {
 void RunCancellable(const std::function<Status(const ProgressFn&, const CancelFn&)>& work,
                     pybind11::handle progress);
 
+// The write options of work run by RunCancellable: its progress and cancel.
+WriteOptions Reporting(const ProgressFn& progress, const CancelFn& cancel);
+
 // Runs `plan` (planning; no Python objects may be touched) and then writes
 // `files` (set by plan) with the GIL released; raises the first failure.
 // REQUIRES: the GIL is held; `progress` is None or callable.

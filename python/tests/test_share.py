@@ -178,3 +178,28 @@ def test_the_way_back_restores_the_order_of_named_data(tmp_path):
     subprocess.run([cli, "repack", str(out / "v0.pte"), "--data", str(out / "shared.ptd"),
                     "-o", str(back)], check=True, capture_output=True)
     assert _named_data_keys(back) == ["zeta", "alpha"]
+
+
+def test_share_reports_what_etpack_share_json_reports(tmp_path):
+    """One rendering (ShareReportJson): etpack.share and `etpack share --json` agree."""
+    import json
+    import subprocess
+    cli = os.environ.get("ETPACK_CLI")
+    if not cli:
+        pytest.skip("ETPACK_CLI is not set")
+    weight = np.arange(4096, dtype=np.float32)
+    inputs = []
+    for v in range(2):
+        path = str(tmp_path / f"v{v}.pte")
+        etpack.save_pte(path, _program([4096]), constants=[b"", weight])
+        inputs.append(path)
+    r = etpack.share(inputs, tmp_path / "py")
+    out = subprocess.run([cli, "share", *inputs, "-o", str(tmp_path / "cli"), "--json"],
+                         check=True, capture_output=True, text=True).stdout
+    c = json.loads(out)
+    assert set(r) == set(c)
+    assert r["written"] == [str(tmp_path / "py" / n) for n in ("shared.ptd", "v0.pte", "v1.pte")]
+    assert [p.replace("/cli/", "/py/") for p in c["written"]] == r["written"]
+    assert r["bytes_written"] == c["bytes_written"] > 0
+    dry = etpack.share(inputs, tmp_path / "dry", dry_run=True)
+    assert dry["dry_run"] and "written" not in dry and "bytes_written" not in dry

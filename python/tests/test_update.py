@@ -103,3 +103,23 @@ def test_update_pte_constants_by_their_repack_keys(tmp_path, golden):
         etpack.update(path, {"constant.forward.1": new.reshape(3, 2)})
     with pytest.raises(etpack.NotFoundError, match="'w'"):
         etpack.update(path, {"w": np.zeros(1, dtype=np.float32)})
+
+
+def test_update_reports_what_etpack_update_json_reports(tmp_path):
+    """One rendering (UpdateReportJson): the dict has the CLI's members but its timing."""
+    import json
+    cli = os.environ.get("ETPACK_CLI")
+    if not cli:
+        pytest.skip("ETPACK_CLI is not set")
+    path = str(tmp_path / "m.ptd")
+    etpack.save_ptd(path, _state())
+    new = str(tmp_path / "new.ptd")
+    etpack.save_ptd(new, {"a": np.full((4, 4), 7.0, dtype=np.float32)})
+    r = etpack.update(path, {"a": np.full((4, 4), 5.0, dtype=np.float32)})
+    out = subprocess.run([cli, "update", path, "--from", new, "--json"], check=True,
+                         capture_output=True, text=True).stdout
+    c = json.loads(out)
+    assert set(c) - set(r) == {"seconds"} and set(r) <= set(c)
+    assert r["path"] == c["path"] == path
+    assert r["written"] and c["written"] and r["file_size"] == c["file_size"]
+    assert r["bytes_shared"] == (r["file_size"] - r["bytes_written"] if r["cloned"] else 0)
