@@ -100,8 +100,8 @@ void Write(const Unit& unit, PosixCalls* calls = DefaultPosixCalls()) {
 }
 
 // The test hook the shipped library does not have: SIGKILL right before
-// the `kill_at`-th publishing step (a file or marker synced, a folder
-// synced, a file linked, renamed or removed).
+// the `kill_at`-th publishing step (a file synced, a folder synced after a
+// marker or a rename, a file linked, renamed, a marker removed).
 class KillAt : public PosixCalls {
  public:
   explicit KillAt(int kill_at) : kill_at_(kill_at) {}
@@ -213,10 +213,11 @@ TEST_CASE("a program and two shards killed at each publishing step: old, new or 
   CHECK(CheckKills(20000, 3) > 0);
 }
 
-// Counts the file syncs of a write (data files and markers alike).
+// Counts the folder syncs of a write: each output's after its rename, and
+// each marker's before any rename.
 struct CountSyncs : PosixCalls {
   int syncs = 0;
-  int Fdatasync(int fd) override { return ++syncs, PosixCalls::Fdatasync(fd); }
+  int FsyncDirectory(int fd) override { return ++syncs, PosixCalls::FsyncDirectory(fd); }
 };
 
 TEST_CASE("only a unit of several files that replaces a file is marked") {
@@ -226,7 +227,7 @@ TEST_CASE("only a unit of several files that replaces a file is marked") {
   Write(unit, &fresh);  // nothing to mix with
   CHECK(fresh.syncs == 2);
   Write(unit, &replacing);
-  CHECK(replacing.syncs == 4);  // two files, two markers
+  CHECK(replacing.syncs == 4);  // and the two markers'
   auto fs = NewPosixOutputFs(OutputOptions(), &single);
   REQUIRE(WriteArtifactFiles(*fs, {{unit.pte, &unit.program.artifact}}).ok());
   CHECK(single.syncs == 1);  // one rename decides it

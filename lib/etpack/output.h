@@ -303,7 +303,7 @@ class OutputFsWrapper : public OutputFs {
 // system call puts two files in place, so a unit of two or more outputs
 // that replaces at least one existing file first puts a marker
 // ".<name>.etpack-publishing" (listing the unit's destinations) beside
-// every destination, durable (file and folder synced) before the first
+// every destination, durable (its name: the folder synced) before the first
 // output is named; the markers go once every output is in place and its
 // folder synced. A publish stopped in between leaves its markers beside
 // every file of the unit, and Verify (etpack/verify.h) refuses a file with

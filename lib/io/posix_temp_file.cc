@@ -260,7 +260,10 @@ bool PosixTempFile::DestinationExists() const {
 }
 
 // A stale marker (a killed publish's) is kept: it was durable before that
-// publish renamed anything, and a failure of this one must leave it.
+// publish renamed anything, and a failure of this one must leave it. Only
+// the marker's name must be durable before the renames (the folder's
+// sync); its bytes only make the message, so they are not synced: a marker
+// that lost them to a power loss still refuses ("an unknown unit").
 Status PosixTempFile::Mark(const std::string& bytes) {
   const std::string marker = MarkerPath();
   const int fd = ::open(marker.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
@@ -268,9 +271,8 @@ Status PosixTempFile::Mark(const std::string& bytes) {
   if (fd < 0) return IoError(path() + ": cannot create the publishing marker " + marker, errno);
   marked_ = true;
   bool ok = calls_->Pwrite(fd, bytes.data(), bytes.size(), 0) == static_cast<ssize_t>(bytes.size());
-  ok = ok && (!sync_ || calls_->Fdatasync(fd) == 0);
   int err = errno;
-  ok = ::close(fd) == 0 && ok;
+  if (::close(fd) != 0) ok = false, err = errno;
   if (ok && (err = SyncFolder()) == 0) return Status::OK();
   Unmark(false);
   return IoError(path() + ": cannot write the publishing marker " + marker, err);

@@ -66,7 +66,7 @@ class PosixTempFile {
   Status SyncDirectory();
   // The unit's marker beside the destination (io/publish_marker.h), for
   // Publish(): whether the destination exists now; write the marker and
-  // make it durable (file and folder synced, when syncing), unless a stale
+  // make its name durable (the folder synced, when syncing), unless a stale
   // one is there; remove it (PublishableOutput::Unmark).
   bool DestinationExists() const;
   Status Mark(const std::string& bytes);

@@ -109,9 +109,11 @@ Status Undo(const std::vector<PublishableOutput*>& outputs, Status failure) {
     for (PublishableOutput* out : outputs) PublishSteps::Unmark(*out, false);
     return failure;
   }
-  return Status(failure.code(), failure.message() + " (" + replaced +
-                                    " already replaced by the new file" +
-                                    (replaced.find(", ") == std::string::npos ? "" : "s") + ")");
+  return Status(failure.code(),
+                failure.message() + " (" + replaced + " already replaced by the new file" +
+                    (replaced.find(", ") == std::string::npos ? "" : "s") +
+                    "; the unit's .etpack-publishing markers stay, so verify refuses its files "
+                    "until it is written again)");
 }
 
 // A unit of several outputs that replaces a file gets its markers

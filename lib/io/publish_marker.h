@@ -6,7 +6,7 @@
 // the OOM killer, power loss) between the renames of a unit that replaces
 // existing files leaves some files new and some old; a program would then
 // run its old graph with new weights. So before the first file of such a
-// unit gets its name, each destination D gets a durable marker
+// unit gets its name, each destination D gets a marker, its name durable,
 // "<D's folder>/.<D's name>.etpack-publishing" listing the unit; the markers
 // go once every file is in place and its folder synced. A marker present
 // means the files it stands beside may come from two runs.
