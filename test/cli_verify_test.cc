@@ -108,3 +108,31 @@ TEST_CASE("verify refuses indices and strings the runtime refuses, naming field 
     CHECK(Contains(run.output, cases[i].fragment));
   }
 }
+
+TEST_CASE("verify refuses a program and .ptd beside the markers of an interrupted write") {
+  TempDir dir;
+  const std::string pte = dir / "m.pte", ptd = dir / "m.ptd";
+  for (int i = 0; i < 2; ++i) {  // new files, then replacing them: no marker left
+    Run run =
+        Etpack({"repack", Golden("pte_constants.pte"), "-o", pte, "--external-constants", ptd});
+    INFO(run.output);
+    REQUIRE(run.exit_code == 0);
+    CHECK(Listing(dir.path()).size() == 2);
+  }
+  CHECK(Etpack({"verify", pte, ptd}).exit_code == 0);
+  // What a write killed between its two renames leaves (publish_unit kills
+  // one at each step).
+  const std::string marker = dir / ".m.pte.etpack-publishing";
+  WriteFileText(marker, "etpack-publishing 1\n" + ptd + "\n" + pte + "\n");
+  Run refused = Etpack({"verify", pte, ptd});
+  INFO(refused.output);
+  CHECK(refused.exit_code == 1);
+  CHECK(Contains(refused.output, pte + ": invalid: "));
+  CHECK(Contains(refused.output, marker + " says its unit (" + ptd + ", " + pte + ")"));
+  CHECK(Contains(refused.output, "write the unit again"));
+  // Writing the unit again clears it.
+  REQUIRE(Etpack({"repack", Golden("pte_constants.pte"), "-o", pte, "--external-constants", ptd})
+              .exit_code == 0);
+  CHECK(Listing(dir.path()).size() == 2);
+  CHECK(Etpack({"verify", pte, ptd}).exit_code == 0);
+}

@@ -165,9 +165,13 @@ TEST_CASE("env: an entry point opens each file once") {
   REQUIRE(v.ok());
   INFO(v->verdict.ToString());
   CHECK(v->ok());
-  CHECK(f.fs.opened() == std::vector<std::string>{pte, a, b, pte, a});
+  // Verify also looks (through the same Env) for a publishing marker beside
+  // each file, which it does not find.
+  const std::string pte_marker = kDir + ".model.pte.etpack-publishing",
+                    a_marker = kDir + ".a.ptd.etpack-publishing";
+  CHECK(f.fs.opened() == std::vector<std::string>{pte, a, b, pte, pte_marker, a_marker, a});
   REQUIRE(ReadWeights({b}, f.env).ok());
-  CHECK(f.fs.opened() == std::vector<std::string>{pte, a, b, pte, a, b});
+  CHECK(f.fs.opened() == std::vector<std::string>{pte, a, b, pte, pte_marker, a_marker, a, b});
 }
 
 TEST_CASE("env: a read error under env.input is a Status naming the file") {

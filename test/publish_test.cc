@@ -188,7 +188,10 @@ TEST_CASE("a fault at any step of a unit leaves every destination as it was") {
     CHECK(Contains(s.message(), ptd + " already replaced by the new file"));
     CHECK(ReadFile(ptd) == data.bytes);
     CHECK(ReadFile(pte) == Bytes{'o', 'l', 'd', ' ', 'p', 'r', 'o', 'g', 'r', 'a', 'm'});
-    CHECK(dir.List() == std::set<std::string>{"m.ptd", "m.pte"});
+    // Its markers stay, so verify refuses the mixed pair.
+    CHECK(dir.List() == std::set<std::string>{"m.ptd", "m.pte", ".m.ptd.etpack-publishing",
+                                              ".m.pte.etpack-publishing"});
+    CHECK(Contains(s.message(), "verify refuses its files until it is written again"));
   } else {
     CHECK(Snapshot(dir) == before);
   }

@@ -175,6 +175,19 @@ class PublishableOutput {
   virtual Status SyncDirectory() = 0;
   // True once the output replaced an existing file at its destination.
   virtual bool replaced_existing() const = 0;
+  // The marker of a unit being published (see Publish): whether a file is
+  // at the destination now; put the marker `bytes` beside the destination,
+  // durably, before any output of the unit is named (a marker a killed
+  // publish left there stays as it is); remove it. `unit_placed` (every
+  // output of the unit is in place) removes a stale marker too; otherwise
+  // (Publish() undoing a unit) only the one Mark() made goes. Outputs that
+  // are not files have none.
+  virtual bool DestinationExists() const { return false; }
+  virtual Status Mark(const std::string& bytes) {
+    (void)bytes;
+    return Status::OK();
+  }
+  virtual void Unmark(bool unit_placed) { (void)unit_placed; }
   // The directory Publish() locks while it names and moves this output
   // (see Publish); empty for an output that is not a file.
   virtual std::string lock_directory() const { return std::string(); }
@@ -228,6 +241,9 @@ class OutputFileWrapper : public OutputFile {
   void Unplace() override;
   Status SyncDirectory() override;
   bool replaced_existing() const override;
+  bool DestinationExists() const override;
+  Status Mark(const std::string& bytes) override;
+  void Unmark(bool unit_placed) override;
   std::string lock_directory() const override;
 
  private:
@@ -282,6 +298,26 @@ class OutputFsWrapper : public OutputFs {
 // taken directly), and only then moved over the files they replace; on failure none is in place,
 // except when a later move fails after an earlier output already replaced an existing file, which
 // the error then names. The outputs are consumed: on failure they are discarded.
+//
+// What a kill (SIGKILL, the OOM killer) or a power loss leaves: no single
+// system call puts two files in place, so a unit of two or more outputs
+// that replaces at least one existing file first puts a marker
+// ".<name>.etpack-publishing" (listing the unit's destinations) beside
+// every destination, durable (its name: the folder synced) before the first
+// output is named; the markers go once every output is in place and its
+// folder synced. A publish stopped in between leaves its markers beside
+// every file of the unit, and Verify (etpack/verify.h) refuses a file with
+// a marker beside it, naming the marker and the unit: the files may be
+// half one run's, half another's. Nothing else looks at markers (the
+// runtime loads a .pte beside a marker as any other). A unit of new files
+// only (a kill leaves some of them missing, not mixed) and a single output
+// (one rename) get no marker. A later successful Publish() of an output
+// removes the marker beside its destination, stale or not, so writing the
+// unit again clears the state; a member of the old unit that the new one
+// does not write keeps its marker until it is written or the marker is
+// removed by hand. A failure that replaced nothing removes the markers it
+// made and keeps those a killed publish left; one that replaced a file, or
+// could not sync a folder, keeps them all.
 //
 // `cancel` (when given) is asked while Publish() waits for another
 // publisher's directory lock; once it returns true Publish() fails with

@@ -38,6 +38,13 @@ Status OutputFileWrapper::SyncDirectory() { return PublishSteps::SyncDirectory(*
 bool OutputFileWrapper::replaced_existing() const {
   return PublishSteps::replaced_existing(*target_);
 }
+bool OutputFileWrapper::DestinationExists() const {
+  return PublishSteps::DestinationExists(*target_);
+}
+Status OutputFileWrapper::Mark(const std::string& bytes) {
+  return PublishSteps::Mark(*target_, bytes);
+}
+void OutputFileWrapper::Unmark(bool unit_placed) { PublishSteps::Unmark(*target_, unit_placed); }
 std::string OutputFileWrapper::lock_directory() const {
   return PublishSteps::lock_directory(*target_);
 }

@@ -54,6 +54,9 @@ class PosixOutput final : public CheckedOutput {
   // Publish() finds which folder this is (device and inode) once it has
   // opened it, so two paths to one folder share a lock.
   std::string lock_directory() const override { return file_->real_dir(); }
+  bool DestinationExists() const override { return file_->DestinationExists(); }
+  Status Mark(const std::string& bytes) override { return file_->Mark(bytes); }
+  void Unmark(bool unit_placed) override { file_->Unmark(unit_placed); }
 
   Status DoReserve(uint64_t size) override {
     const std::string& path = file_->path();

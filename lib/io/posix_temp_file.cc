@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/range_text.h"
+#include "io/publish_marker.h"
 
 namespace etpack {
 namespace {
@@ -228,18 +229,59 @@ Status PosixTempFile::Rename() {
 void PosixTempFile::Unplace() { ::unlink(path().c_str()); }
 
 Status PosixTempFile::SyncDirectory() {
-  if (!sync_) return Status::OK();
-  const std::string& dir = target_.dir;
+  const int err = SyncFolder();
+  if (err == 0) return Status::OK();
   // The one failure that leaves the new file in place (see output.h).
-  const std::string what = path() + " was written and renamed into place, but its directory " +
-                           dir + " could not be synced, so the rename may not survive a crash";
-  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd < 0) return IoError(what, errno);
+  return IoError(path() + " was written and renamed into place, but its directory " + target_.dir +
+                     " could not be synced, so the rename may not survive a crash",
+                 err);
+}
+
+// 0, or the errno of the failed open or fsync of the destination's folder
+// (none when not syncing; EINVAL, a folder that cannot be synced, is none).
+int PosixTempFile::SyncFolder() const {
+  if (!sync_) return 0;
+  const int dfd = ::open(target_.dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) return errno;
   const int rc = calls_->FsyncDirectory(dfd);
   const int err = errno;
   ::close(dfd);
-  if (rc != 0 && err != EINVAL) return IoError(what, err);
-  return Status::OK();
+  return rc != 0 && err != EINVAL ? err : 0;
+}
+
+std::string PosixTempFile::MarkerPath() const {
+  const std::string& p = path();
+  return p.substr(0, p.size() - target_.name.size()) + PublishMarkerName(target_.name);
+}
+
+bool PosixTempFile::DestinationExists() const {
+  struct stat st;
+  return ::lstat(path().c_str(), &st) == 0;
+}
+
+// A stale marker (a killed publish's) is kept: it was durable before that
+// publish renamed anything, and a failure of this one must leave it. Only
+// the marker's name must be durable before the renames (the folder's
+// sync); its bytes only make the message, so they are not synced: a marker
+// that lost them to a power loss still refuses ("an unknown unit").
+Status PosixTempFile::Mark(const std::string& bytes) {
+  const std::string marker = MarkerPath();
+  const int fd = ::open(marker.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0 && errno == EEXIST) return Status::OK();
+  if (fd < 0) return IoError(path() + ": cannot create the publishing marker " + marker, errno);
+  marked_ = true;
+  bool ok = calls_->Pwrite(fd, bytes.data(), bytes.size(), 0) == static_cast<ssize_t>(bytes.size());
+  int err = errno;
+  if (::close(fd) != 0) ok = false, err = errno;
+  if (ok && (err = SyncFolder()) == 0) return Status::OK();
+  Unmark(false);
+  return IoError(path() + ": cannot write the publishing marker " + marker, err);
+}
+
+void PosixTempFile::Unmark(bool unit_placed) {
+  if (!marked_ && !unit_placed) return;
+  (void)calls_->Unlinkat(AT_FDCWD, MarkerPath().c_str(), 0);
+  marked_ = false;
 }
 
 Status PosixTempFile::Close() {

@@ -64,8 +64,17 @@ class PosixTempFile {
   Status Rename();
   void Unplace();
   Status SyncDirectory();
+  // The unit's marker beside the destination (io/publish_marker.h), for
+  // Publish(): whether the destination exists now; write the marker and
+  // make its name durable (the folder synced, when syncing), unless a stale
+  // one is there; remove it (PublishableOutput::Unmark).
+  bool DestinationExists() const;
+  Status Mark(const std::string& bytes);
+  void Unmark(bool unit_placed);
 
  private:
+  std::string MarkerPath() const;
+  int SyncFolder() const;
   PosixTempFile(Destination target, std::string temp_prefix, std::string temp, int fd, bool sync,
                 PosixCalls* calls);
 
@@ -79,6 +88,7 @@ class PosixTempFile {
   const std::string temp_prefix_;  // what NameTemporary() adds 6 characters to
   std::string temp_;               // empty while unnamed, cleared once removed
   int fd_;
+  bool marked_ = false;  // Mark() made the marker beside the destination
   const bool sync_;
   PosixCalls* const calls_;
 };

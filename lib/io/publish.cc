@@ -20,6 +20,7 @@
 #include "etpack/output.h"
 #include "io/file_lock.h"
 #include "io/interrupts_held.h"
+#include "io/publish_marker.h"
 #include "io/publish_steps.h"
 
 namespace etpack {
@@ -94,7 +95,8 @@ class DirectoryLocks {
 };
 
 // Takes back what a failed unit already put in place; names what cannot be
-// taken back.
+// taken back. The markers go unless a file was replaced: the unit is then
+// mixed, and they say so.
 Status Undo(const std::vector<PublishableOutput*>& outputs, Status failure) {
   std::string replaced;
   for (PublishableOutput* out : outputs) {
@@ -103,38 +105,69 @@ Status Undo(const std::vector<PublishableOutput*>& outputs, Status failure) {
     }
     PublishSteps::Unplace(*out);
   }
-  if (replaced.empty()) return failure;
-  return Status(failure.code(), failure.message() + " (" + replaced +
-                                    " already replaced by the new file" +
-                                    (replaced.find(", ") == std::string::npos ? "" : "s") + ")");
+  if (replaced.empty()) {
+    for (PublishableOutput* out : outputs) PublishSteps::Unmark(*out, false);
+    return failure;
+  }
+  return Status(failure.code(),
+                failure.message() + " (" + replaced + " already replaced by the new file" +
+                    (replaced.find(", ") == std::string::npos ? "" : "s") +
+                    "; the unit's .etpack-publishing markers stay, so verify refuses its files "
+                    "until it is written again)");
+}
+
+// A unit of several outputs that replaces a file gets its markers
+// (io/publish_marker.h) before anything is named: naming a free
+// destination already shows a new file beside the old ones. A unit of one
+// output (one rename decides it), or of new files only (there is nothing
+// old to mix with), needs none.
+Status MarkUnit(const std::vector<PublishableOutput*>& outputs) {
+  if (outputs.size() < 2) return Status::OK();
+  bool replaces = false;
+  std::vector<std::string> unit;
+  for (PublishableOutput* out : outputs) {
+    replaces = replaces || PublishSteps::DestinationExists(*out);
+    unit.push_back(out->destination());
+  }
+  if (!replaces) return Status::OK();
+  const std::string bytes = EncodePublishMarker(unit);
+  for (PublishableOutput* out : outputs) {
+    Status s = PublishSteps::Mark(*out, bytes);
+    if (!s.ok()) return Undo(outputs, s);
+  }
+  return Status::OK();
 }
 
 // Names and moves every synced output of a unit into place under the
-// directory locks, then syncs their directories (Publish() after Sync).
+// directory locks and syncs their directories; then the markers go (with
+// any stale one a killed publish left beside these files).
 Status PlaceSynced(const std::vector<PublishableOutput*>& outputs, const CancelFn& cancel) {
-  {
-    // Locked before interrupts are held, so a wait for another publisher
-    // can still be interrupted.
-    DirectoryLocks locked;
-    ETPACK_RETURN_IF_ERROR(locked.Lock(outputs, cancel));
-    InterruptsHeld held;
-    for (PublishableOutput* out : outputs) {
-      Status s = PublishSteps::Link(*out);
-      if (!s.ok()) return Undo(outputs, s);
-    }
-    for (PublishableOutput* out : outputs) {
-      Status s = PublishSteps::Rename(*out);
-      if (!s.ok()) return Undo(outputs, s);
-    }
+  // Locked before interrupts are held, so a wait for another publisher
+  // can still be interrupted. Held until the markers are gone, so that
+  // no other publisher of these files sees or removes them meanwhile.
+  DirectoryLocks locked;
+  ETPACK_RETURN_IF_ERROR(locked.Lock(outputs, cancel));
+  InterruptsHeld held;
+  ETPACK_RETURN_IF_ERROR(MarkUnit(outputs));
+  for (PublishableOutput* out : outputs) {
+    Status s = PublishSteps::Link(*out);
+    if (!s.ok()) return Undo(outputs, s);
+  }
+  for (PublishableOutput* out : outputs) {
+    Status s = PublishSteps::Rename(*out);
+    if (!s.ok()) return Undo(outputs, s);
   }
   // Everything is in place; report the first directory that could not be
-  // synced but try them all.
+  // synced but try them all. A unit not known to be durable keeps its
+  // markers.
   Status first;
   for (PublishableOutput* out : outputs) {
     Status s = PublishSteps::SyncDirectory(*out);
     if (first.ok() && !s.ok()) first = s;
   }
-  return first;
+  if (!first.ok()) return first;
+  for (PublishableOutput* out : outputs) PublishSteps::Unmark(*out, true);
+  return Status::OK();
 }
 
 }  // namespace

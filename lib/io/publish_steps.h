@@ -18,6 +18,9 @@ class PublishSteps {
   static void Unplace(PublishableOutput& out) { out.Unplace(); }
   static Status SyncDirectory(PublishableOutput& out) { return out.SyncDirectory(); }
   static bool replaced_existing(const PublishableOutput& out) { return out.replaced_existing(); }
+  static bool DestinationExists(const PublishableOutput& out) { return out.DestinationExists(); }
+  static Status Mark(PublishableOutput& out, const std::string& bytes) { return out.Mark(bytes); }
+  static void Unmark(PublishableOutput& out, bool unit_placed) { out.Unmark(unit_placed); }
   static std::string lock_directory(const PublishableOutput& out) { return out.lock_directory(); }
 };
 

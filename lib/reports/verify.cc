@@ -14,6 +14,7 @@
 #include "etpack/external_data.h"
 #include "etpack/ptd_file.h"
 #include "etpack/pte_file.h"
+#include "io/publish_marker.h"
 
 namespace etpack {
 namespace {
@@ -234,6 +235,18 @@ Result<VerifyReport> Verify(const std::vector<std::string>& files, const VerifyO
     } else {
       programs.push_back(p);
       program_kind = *kind;
+    }
+  }
+  // A file beside a publishing marker may belong to a unit a killed writer
+  // left half old, half new (etpack/output.h, Publish): no check of its
+  // own bytes could tell.
+  std::vector<std::string> all = files;
+  all.insert(all.end(), options.data.begin(), options.data.end());
+  for (const std::string& p : all) {
+    Status s = CheckNoPublishMarker(options.env.in(), p);
+    if (!s.ok()) {
+      Fail(r, p, s);
+      return r;
     }
   }
   if (programs.size() > 1) {

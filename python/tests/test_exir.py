@@ -252,7 +252,23 @@ def test_save_writes_pte_and_every_ptd_as_one_unit(tmp_path):
     assert sorted(p.name for p in data.iterdir()) == ["extra.ptd", "model.ptd"]
 
 
-# Errors: the path in the tree, the type found, the type expected; nothing written.
+def test_a_save_stopped_between_its_renames_fails_verify_until_saved_again(tmp_path):
+    # A save that replaces files marks each one (.<name>.etpack-publishing)
+    # before its first rename and unmarks them after the last; a marker left
+    # behind (the writer killed in between) makes verify refuse the file.
+    emitted, options = external_emitter_output()
+    pte, ptd = tmp_path / "m.pte", tmp_path / "model.ptd"
+    for _ in range(2):  # new files, then replacing them
+        ex.save(pte, emitted, config=config_of(options))
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["m.pte", "model.ptd"]
+    etpack.verify(pte, [ptd])
+    marker = tmp_path / ".model.ptd.etpack-publishing"
+    marker.write_bytes(b"etpack-publishing 1\n%s\n%s\n" % (bytes(ptd), bytes(pte)))
+    raises_naming(etpack.Error, lambda: etpack.verify(pte, [ptd]), str(marker),
+                  "(%s, %s)" % (ptd, pte), "write the unit again")
+    ex.save(pte, emitted, config=config_of(options))
+    assert not marker.exists()
+    etpack.verify(pte, [ptd])
 
 def raises_naming(exc, fn, *parts):
     with pytest.raises(exc) as info:
