@@ -144,9 +144,15 @@ def metadata(version):
         data = tomllib.load(f)
     meta = pyproject_metadata.StandardMetadata.from_pyproject(data, SOURCE)
     meta.version = packaging.version.Version(version)
-    core = meta.as_rfc822()
-    core.headers["Version"] = [version]
-    return bytes(core)
+    if str(meta.version) != version:
+        raise DistError(f"meson.build's version {version!r} is not in PEP 440's normal "
+                        f"form ({meta.version}), which the wheel's and sdist's names use")
+    # Known now, so not dynamic: pyproject-metadata 0.9 (Debian 13) would
+    # write "Dynamic: version", which a sdist's PKG-INFO must not have; 0.6
+    # (Debian 12) writes no Dynamic field. meson-python does the same.
+    if "version" in meta.dynamic:
+        meta.dynamic.remove("version")
+    return bytes(meta.as_rfc822())
 
 
 def project_version():

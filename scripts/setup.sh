@@ -103,7 +103,9 @@ if [ ! -f "$build/build.ninja" ]; then
   [ "$kind" = plain ] || export CXX=clang++ CC=clang  # C: the C API's tests
   # -Dwerror=true: warnings fail CI builds, not the builds of projects that
   # embed etpack (meson.build leaves werror off).
-  if ! log=$(meson setup "$build" --buildtype=debugoptimized -Dwerror=true "${args[@]}" 2>&1); then
+  # scripts/debian-python3.ini: the Python module for Debian's python3.
+  if ! log=$(meson setup "$build" --native-file scripts/debian-python3.ini \
+                 --buildtype=debugoptimized -Dwerror=true "${args[@]}" 2>&1); then
     printf '%s\n' "$log" >&2
     echo "setup: configuring $build failed (output above)" >&2
     exit 1
