@@ -125,7 +125,9 @@ ETPACK_C_API const char* etpack_last_error(void);
 /* "ok", "invalid argument", ...; "unknown status" for other values. */
 ETPACK_C_API const char* etpack_status_name(int status);
 
-/* The library's version, "MAJOR.MINOR.PATCH". */
+/* The library's version, "MAJOR.MINOR.PATCH". Before 1.0 a MINOR or PATCH
+ * release may change this header's calls (four write calls gained their
+ * `cancel` within 0.1): build against the header of the library you link. */
 ETPACK_C_API const char* etpack_version(void);
 
 /* ---- sources: where the bytes of one data item come from ---------------- */

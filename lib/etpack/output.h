@@ -356,7 +356,9 @@ class OutputFsWrapper : public OutputFs {
 //
 // A failure to sync a directory after every output is in place is reported
 // as an error saying that the files were written and renamed into place but
-// the rename may not survive a crash; the new files stay.
+// the rename may not survive a crash; the new files stay (with their
+// markers, in a marked unit). A marked unit whose marker folder cannot be
+// synced fails before anything is named, everything as it was.
 Status Publish(std::vector<std::unique_ptr<OutputFile>> outputs, const CancelFn& cancel = {});
 
 // The rule `cp` keeps with "are the same file": no output of a job may
