@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "core/list_text.h"
+
 namespace etpack {
 namespace {
 
@@ -39,12 +41,6 @@ std::vector<std::string> MarkerPaths(const std::string& path) {
     if (beside != paths[0]) paths.push_back(std::move(beside));
   }
   return paths;
-}
-
-std::string Joined(const std::vector<std::string>& unit) {
-  std::string text;
-  for (const std::string& d : unit) text += (text.empty() ? "" : ", ") + d;
-  return text;
 }
 
 Result<std::string> ReadMarker(const InputFile& file) {
@@ -90,7 +86,7 @@ Status CheckNoPublishMarker(InputFs& in, const std::string& path) {
       Result<std::string> bytes = ReadMarker(**file);
       Result<std::vector<std::string>> decoded =
           bytes.ok() ? DecodePublishMarker(*bytes) : bytes.status();
-      if (decoded.ok()) unit = "its unit (" + Joined(*decoded) + ")";
+      if (decoded.ok()) unit = "its unit (" + ListText(*decoded) + ")";
     }
     return Status(Code::kCorrupt,
                   path + ": " + marker + " says " + unit +

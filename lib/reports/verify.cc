@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/list_text.h"
 #include "etpack/bpte_file.h"
 #include "etpack/external_data.h"
 #include "etpack/ptd_file.h"
@@ -20,12 +21,6 @@ namespace etpack {
 namespace {
 
 std::string Extension(ArtifactKind kind) { return std::string(".") + ArtifactKindName(kind); }
-
-std::string Joined(const std::vector<std::string>& paths) {
-  std::string s;
-  for (const std::string& p : paths) s += (s.empty() ? "" : ", ") + p;
-  return s;
-}
 
 // Records the verdict on `path`; false, so a check can `return Fail(...)`.
 bool Fail(VerifyReport& r, const std::string& path, Status status, bool unreadable = false) {
@@ -139,7 +134,7 @@ class Checker {
       views.push_back(f.get());
       files.push_back(std::move(f));
     }
-    if (Status s = CheckDataSet(views); !s.ok()) return Fail(r_, Joined(paths), s);
+    if (Status s = CheckDataSet(views); !s.ok()) return Fail(r_, ListText(paths), s);
     return true;
   }
 
@@ -255,7 +250,7 @@ Result<VerifyReport> Verify(const std::vector<std::string>& files, const VerifyO
   }
   if (programs.empty()) {
     if (!options.data.empty()) {
-      return InvalidArgument("data goes with a .pte; " + Joined(ptds) +
+      return InvalidArgument("data goes with a .pte; " + ListText(ptds) +
                              (ptds.size() == 1 ? " is a .ptd" : " are .ptd files"));
     }
     if (ptds.size() == 1) {
