@@ -2,6 +2,7 @@
 // (etpack/sizes.h, SharedAcrossFiles): the one verdict that `inspect
 // --sizes A B` prints and `share` follows (etpack/share.h).
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <tuple>
