@@ -88,10 +88,6 @@ using TensorKeys = std::map<std::pair<uint32_t, uint32_t>, std::string>;
 // ExternalizeConstants); a (plan, value) that is not a constant tensor is
 // kInvalidArgument naming it. The sources read from `pte`'s file.
 Result<PteInput> ExternalizeTensors(const PteFile& pte, const TensorKeys& keys);
-// The same for a program not written yet: `input` as InternalizeData gives
-// it (move it in); errors start with `name`.
-Result<PteInput> ExternalizeTensors(PteInput input, const TensorKeys& keys,
-                                    const std::string& name);
 
 // A key etpack makes up from a tensor's content (`etpack share`, for a
 // constant without a name meaning the same bytes and layout in every

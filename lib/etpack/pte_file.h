@@ -161,7 +161,6 @@ class PteFile : public ArtifactFileOf<PteFile> {
   Status Validate() override;
   Status CheckFile();
   void BuildViews();
-  Result<PteInput> ToInputImpl() const;
 
   ExtendedHeader header_;
   const pte_fb::Program* program_ = nullptr;

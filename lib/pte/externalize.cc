@@ -16,9 +16,11 @@
 #include "plan/segments.h"
 #include "program_etpack_generated.h"
 #include "pte/constant_keys.h"
+#include "pte/edited_input.h"
 #include "pte/external_refs.h"
 #include "pte/program_checks.h"
 #include "pte/program_edit.h"
+#include "pte/program_steps.h"
 #include "pte/program_structure.h"
 #include "pte/program_walk.h"
 
@@ -55,15 +57,26 @@ Result<std::string> Differences(const TensorLayout& first, const Source& first_b
   return text;
 }
 
-// The split itself, for `in` and `prog`, its program verified, whose tensors' data_buffer_idx index
-// in.constants. `name` starts errors. `chosen` null: every constant moves, numbered by key, and the
-// constants go (ExternalizeConstants). Else only the tensors it names move, under its keys, keeping
-// data_buffer_idx; a buffer no tensor inside reads any more is emptied (ExternalizeTensors).
-Result<std::pair<PteInput, PtdInput>> Externalize(const fb::Program& prog, const std::string& name,
-                                                  PteInput in, uint64_t alignment,
-                                                  const TensorKeys* chosen = nullptr) {
+}  // namespace
+
+// The split itself, added to `edited` (whose program's tensors'
+// data_buffer_idx index its input's constants); the data moved is the
+// result. `name` starts errors. `chosen` null: every constant moves,
+// numbered by key, and the constants go (ExternalizeConstants). Else only
+// the tensors it names move, under its keys, keeping data_buffer_idx; a
+// buffer no tensor inside reads any more is emptied (ExternalizeTensors).
+Result<PtdInput> Externalize(const std::string& name, uint64_t alignment, const TensorKeys* chosen,
+                             EditedInput* edited) {
+  const fb::Program& prog = *edited->program;
+  PteInput& in = edited->input;
   const size_t nbuffers = in.constants.size();
-  ProgramEdits edits;
+  for (size_t i = 0; i < nbuffers; ++i) {
+    // As the planner would refuse it.
+    if (in.constants[i] == nullptr) {
+      return InvalidArgument("constants[" + std::to_string(i) + "]: null source");
+    }
+  }
+  std::vector<TensorEdit>& edits = edited->edits.tensors;
 
   ConstantKeys keys(prog);  // the one rule for constants' keys
 
@@ -131,7 +144,7 @@ Result<std::pair<PteInput, PtdInput>> Externalize(const fb::Program& prog, const
         // ExternalizeConstants numbers the moved tensors by key, as the
         // exporter numbers external constants; share keeps the index.
         if (!chosen) edit.data_buffer_idx = static_cast<uint32_t>(it->second.entry);
-        edits.tensors.push_back(std::move(edit));
+        edits.push_back(std::move(edit));
         return Status::OK();
       }));
 
@@ -157,8 +170,16 @@ Result<std::pair<PteInput, PtdInput>> Externalize(const fb::Program& prog, const
   } else if (nbuffers > 0) {
     in.constants = {OwnedSource({})};
   }
-  ETPACK_ASSIGN_OR_RETURN(SourcePtr bytes, std::move(in.program).TakeFlatbuffer());
-  ETPACK_ASSIGN_OR_RETURN(in.program, EditProgram(bytes->contiguous(), bytes->size(), edits));
+  return ptd;
+}
+
+namespace {
+
+// `edited` split (Externalize) and copied once.
+Result<std::pair<PteInput, PtdInput>> Split(EditedInput edited, const std::string& name,
+                                            uint64_t alignment, const TensorKeys* chosen) {
+  ETPACK_ASSIGN_OR_RETURN(PtdInput ptd, Externalize(name, alignment, chosen, &edited));
+  ETPACK_ASSIGN_OR_RETURN(PteInput in, ApplyEdits(std::move(edited)));
   return std::make_pair(std::move(in), std::move(ptd));
 }
 
@@ -166,46 +187,22 @@ Result<std::pair<PteInput, PtdInput>> Externalize(const fb::Program& prog, const
 
 Result<std::pair<PteInput, PtdInput>> ExternalizeConstants(const PteFile& pte, uint64_t alignment) {
   ETPACK_RETURN_IF_ERROR(CheckAlignment(alignment, "external constant alignment"));
-  ETPACK_ASSIGN_OR_RETURN(PteInput in, pte.ToInput());
-  return Externalize(pte.program(), pte.name(), std::move(in), alignment);
+  ETPACK_ASSIGN_OR_RETURN(EditedInput edited, EditedInputOf(pte));
+  return Split(std::move(edited), pte.name(), alignment, nullptr);
 }
 
 Result<PteInput> ExternalizeTensors(const PteFile& pte, const TensorKeys& keys) {
-  ETPACK_ASSIGN_OR_RETURN(PteInput in, pte.ToInput());
-  ETPACK_ASSIGN_OR_RETURN(auto split,
-                          Externalize(pte.program(), pte.name(), std::move(in), 1, &keys));
-  return std::move(split.first);
-}
-
-Result<PteInput> ExternalizeTensors(PteInput input, const TensorKeys& keys,
-                                    const std::string& name) {
-  ETPACK_ASSIGN_OR_RETURN(SourcePtr bytes, std::move(input.program).TakeFlatbuffer());
-  input.program = VerifiedPrograms::Of(bytes);
-  ETPACK_ASSIGN_OR_RETURN(auto split, Externalize(*pte_fb::GetProgram(bytes->contiguous()), name,
-                                                  std::move(input), 1, &keys));
+  ETPACK_ASSIGN_OR_RETURN(EditedInput edited, EditedInputOf(pte));
+  ETPACK_ASSIGN_OR_RETURN(auto split, Split(std::move(edited), pte.name(), 1, &keys));
   return std::move(split.first);
 }
 
 Result<std::pair<PteInput, PtdInput>> ExternalizeConstants(PteInput input, uint64_t alignment) {
   ETPACK_RETURN_IF_ERROR(CheckAlignment(alignment, "external constant alignment"));
-  // Verified (or built from the tree form, valid by construction) once.
-  ETPACK_ASSIGN_OR_RETURN(SourcePtr bytes, std::move(input.program).TakeFlatbuffer());
-  // What PlanPte would refuse is refused before anything moves. Planning a
-  // copy of the structure reads no bulk bytes: constants and mutable values
-  // count by size; named data plays no part (and blobs of equal size would
-  // be compared); delegates stand in empty, kept inline, which also takes
-  // references exactly as given.
-  PteInput probe;
-  probe.program = VerifiedPrograms::Of(bytes);
-  probe.constants = input.constants;
-  probe.mutable_data = input.mutable_data;
-  probe.delegates.assign(input.delegates.size(), OwnedSource({}));
-  PteOptions probe_options;
-  probe_options.extract_delegate_segments = false;
-  ETPACK_RETURN_IF_ERROR(PlanPte(std::move(probe), probe_options).status());
-  input.program = VerifiedPrograms::Of(bytes);
-  return Externalize(*pte_fb::GetProgram(bytes->contiguous()), "program", std::move(input),
-                     alignment);
+  // What PlanPte would refuse of this program it refuses of the thin one
+  // alike, but for the constants, which the split checks itself.
+  ETPACK_ASSIGN_OR_RETURN(EditedInput edited, EditedInputOf(std::move(input)));
+  return Split(std::move(edited), "program", alignment, nullptr);
 }
 
 }  // namespace etpack

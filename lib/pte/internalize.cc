@@ -24,8 +24,10 @@
 #include "plan/segments.h"
 #include "program_etpack_generated.h"
 #include "pte/constant_keys.h"
+#include "pte/edited_input.h"
 #include "pte/external_refs.h"
 #include "pte/program_edit.h"
+#include "pte/program_steps.h"
 #include "pte/program_walk.h"
 
 namespace etpack {
@@ -201,16 +203,17 @@ Status MoveNamedDataOut(PteInput* program, const std::set<std::string>& moved) {
   return Status::OK();
 }
 
-Result<PteInput> InternalizeData(const PteFile& thin, const std::vector<const PtdFile*>& data,
-                                 InternalizeStats* stats, const std::set<std::string>* only) {
+Status Internalize(const PteFile& thin, const std::vector<const PtdFile*>& data,
+                   InternalizeStats* stats, const std::set<std::string>* only,
+                   EditedInput* edited) {
   ETPACK_ASSIGN_OR_RETURN(std::vector<ExternalRef> refs, ResolveExternalTensors(thin, data));
   auto taken = [&](const std::string& key) { return only == nullptr || only->count(key) != 0; };
   refs.erase(
       std::remove_if(refs.begin(), refs.end(),
                      [&](const ExternalRef& r) { return !taken(r.file->entries()[r.entry].key); }),
       refs.end());
-  ETPACK_ASSIGN_OR_RETURN(PteInput in, thin.ToInput());
-  const fb::Program& prog = thin.program();
+  PteInput& in = edited->input;
+  const fb::Program& prog = *edited->program;
 
   // What tensors still inside read: those buffers keep their bytes.
   std::vector<bool> constants_read(in.constants.size(), false);
@@ -234,7 +237,6 @@ Result<PteInput> InternalizeData(const PteFile& thin, const std::vector<const Pt
     return s;
   };
 
-  ProgramEdits edits;
   for (const ExternalRef& r : refs) {
     const fb::Tensor& t =
         *prog.execution_plan()->Get(r.plan)->values()->Get(r.value)->val_as_Tensor();
@@ -242,14 +244,8 @@ Result<PteInput> InternalizeData(const PteFile& thin, const std::vector<const Pt
     ETPACK_ASSIGN_OR_RETURN(const uint32_t idx,
                             pool.Place(t.data_buffer_idx(), content(*r.file, r.entry)));
     const std::string& key = r.file->entries()[r.entry].key;
-    edits.tensors.push_back(
+    edited->edits.tensors.push_back(
         MakeInternal(t, r.plan, r.value, idx, IsMadeUpKey(prog, r.plan, r.value, key)));
-  }
-  if (!edits.tensors.empty()) {
-    ETPACK_ASSIGN_OR_RETURN(SourcePtr bytes, std::move(in.program).TakeFlatbuffer());
-    Result<ProgramStructure> edited = EditProgram(bytes->contiguous(), bytes->size(), edits);
-    if (!edited.ok()) return edited.status().WithContext(thin.name());
-    in.program = std::move(edited).value();
   }
 
   // Blobs: what delegates look up by key. Which keys a delegate uses cannot
@@ -286,8 +282,14 @@ Result<PteInput> InternalizeData(const PteFile& thin, const std::vector<const Pt
   }
   in.named_data.insert(in.named_data.end(), std::make_move_iterator(blobs.begin()),
                        std::make_move_iterator(blobs.end()));
-  ETPACK_RETURN_IF_ERROR(ApplyOrderRecord(thin.name(), &in));
-  return in;
+  return ApplyOrderRecord(thin.name(), &in);
+}
+
+Result<PteInput> InternalizeData(const PteFile& thin, const std::vector<const PtdFile*>& data,
+                                 InternalizeStats* stats, const std::set<std::string>* only) {
+  ETPACK_ASSIGN_OR_RETURN(EditedInput edited, EditedInputOf(thin));
+  ETPACK_RETURN_IF_ERROR(Internalize(thin, data, stats, only, &edited));
+  return ApplyEdits(std::move(edited));
 }
 
 }  // namespace etpack

@@ -15,6 +15,7 @@
 #include "integrity/table.h"
 #include "plan/segments.h"
 #include "program_etpack_generated.h"
+#include "pte/edited_input.h"
 #include "pte/program_checks.h"
 #include "pte/program_edit.h"
 #include "pte/program_walk.h"
@@ -212,35 +213,32 @@ Result<std::string> PteFile::ToFlatcJson() const {
   return FlatbufferToFlatcJson(SchemaId::kProgram, head(), layout_.program_size);
 }
 
-Result<PteInput> PteFile::ToInput() const {
-  Result<PteInput> in = ToInputImpl();
-  if (!in.ok()) return in.status().WithContext(name());
-  return in;
-}
+namespace {
 
-Result<PteInput> PteFile::ToInputImpl() const {
-  PteInput in;
+Result<EditedInput> EditsOf(const PteFile& pte) {
+  EditedInput edited;
+  PteInput& in = edited.input;
   // Bulk bytes come out as sources of this file, never inside the program:
   // the copy below leaves them out.
-  ProgramEdits edits;
+  ProgramEdits& edits = edited.edits;
   edits.drop_inline_bytes = true;
-  const fb::Program& prog = *program_;
+  const fb::Program& prog = pte.program();
   // Inline bytes of the flatbuffer, as a source; absent = empty.
   auto inline_bytes = [&](const flatbuffers::Vector<uint8_t>* v) {
     if (v == nullptr) return OwnedSource({});
-    return RangeSource(static_cast<uint64_t>(v->data() - head()), v->size());
+    return pte.RangeSource(static_cast<uint64_t>(v->data() - pte.head()), v->size());
   };
   const auto* segments = prog.segments();
 
   // Splits a sub-buffer table into one source per buffer.
   auto split = [&](const fb::SubsegmentOffsets& sub, const std::vector<uint64_t>& need) {
     const auto* seg = segments->Get(sub.segment_index());
-    const uint64_t start = header_.segment_base_offset + seg->offset();
+    const uint64_t start = pte.header().segment_base_offset + seg->offset();
     const std::vector<uint64_t> offsets = UnalignedCopy(*sub.offsets());
     const std::vector<uint64_t> lengths = SubBufferLengths(offsets, need, seg->size());
     std::vector<SourcePtr> out;
     for (size_t k = 0; k < offsets.size(); ++k) {
-      out.push_back(RangeSource(start + offsets[k], lengths[k]));
+      out.push_back(pte.RangeSource(start + offsets[k], lengths[k]));
     }
     return out;
   };
@@ -282,7 +280,7 @@ Result<PteInput> PteFile::ToInputImpl() const {
       if (it == inline_of_segment.end()) {
         it = inline_of_segment.emplace(ref->index(), static_cast<uint32_t>(in.delegates.size()))
                  .first;
-        in.delegates.push_back(SegmentSource(ref->index()));
+        in.delegates.push_back(pte.SegmentSource(ref->index()));
       }
       edits.delegates.push_back({p, d, fb::DataLocation::INLINE, it->second});
     }
@@ -298,17 +296,32 @@ Result<PteInput> PteFile::ToInputImpl() const {
       if (IsIntegrityKey(named->Get(i)->key()->string_view())) continue;
       const uint32_t seg = named->Get(i)->segment_index();
       SourcePtr& source = source_of_segment[seg];
-      if (source == nullptr) source = SegmentSource(seg);
+      if (source == nullptr) source = pte.SegmentSource(seg);
       in.named_data.push_back(
           {named->Get(i)->key()->str(), source, ReadBackAlignment(segments->Get(seg)->offset())});
     }
   }
-  // The program copied once with the edits above, verified by construction.
-  ETPACK_ASSIGN_OR_RETURN(in.program, EditProgram(head(), layout_.program_size, edits));
   // The head is copied, not read from this file by the plan: the file is
   // an input of any plan made from it all the same.
-  in.read.push_back(RangeSource(0, size()));
-  return in;
+  in.read.push_back(pte.RangeSource(0, pte.size()));
+  edited.program = &prog;
+  edited.bytes = pte.head();
+  edited.size = pte.layout().program_size;
+  edited.name = pte.name();
+  return edited;
+}
+
+}  // namespace
+
+Result<EditedInput> EditedInputOf(const PteFile& pte) {
+  Result<EditedInput> edited = EditsOf(pte);
+  if (!edited.ok()) return edited.status().WithContext(pte.name());
+  return edited;
+}
+
+Result<PteInput> PteFile::ToInput() const {
+  ETPACK_ASSIGN_OR_RETURN(EditedInput edited, EditedInputOf(*this));
+  return ApplyEdits(std::move(edited));
 }
 
 }  // namespace etpack

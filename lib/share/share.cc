@@ -21,6 +21,8 @@
 #include "integrity/table.h"
 #include "plan/content_dedup.h"
 #include "plan/segments.h"
+#include "pte/edited_input.h"
+#include "pte/program_steps.h"
 
 namespace etpack {
 namespace {
@@ -588,17 +590,15 @@ class Planner {
   Result<PteInput> ThinInput(uint32_t f) {
     const PteFile& pte = *inputs_[f].pte;
     const Moves& m = moves_[f];
-    PteInput in;
-    if (m.taken.empty()) {
-      ETPACK_ASSIGN_OR_RETURN(in, ExternalizeTensors(pte, tensor_keys_[f]));
-    } else {
+    // Both steps edit one copy of the program (pte/program_steps.h).
+    ETPACK_ASSIGN_OR_RETURN(EditedInput edited, EditedInputOf(pte));
+    if (!m.taken.empty()) {
       std::vector<const PtdFile*> data;
       for (const uint32_t d : inputs_[f].pairs) data.push_back(inputs_[d].ptd);
-      ETPACK_ASSIGN_OR_RETURN(in, InternalizeData(pte, data, nullptr, &m.taken));
-      if (!tensor_keys_[f].empty()) {
-        ETPACK_ASSIGN_OR_RETURN(in, ExternalizeTensors(std::move(in), tensor_keys_[f], pte.name()));
-      }
+      ETPACK_RETURN_IF_ERROR(Internalize(pte, data, nullptr, &m.taken, &edited));
     }
+    ETPACK_RETURN_IF_ERROR(Externalize(pte.name(), 1, &tensor_keys_[f], &edited).status());
+    ETPACK_ASSIGN_OR_RETURN(PteInput in, ApplyEdits(std::move(edited)));
     Status moved = MoveNamedDataOut(&in, m.named_data);
     if (!moved.ok()) return moved.WithContext(pte.name());
     in.read.push_back(inputs_[f].whole);
