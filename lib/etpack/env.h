@@ -36,6 +36,11 @@ struct Env {
 
   // `input`, or the default.
   InputFs& in() const { return input != nullptr ? *input : *DefaultInputFs(); }
+  // `output`, or the POSIX file system with the default OutputOptions: for
+  // what no OutputOptions decide (folders, locks). A write given
+  // WriteOptions makes its POSIX outputs with WriteOptions::output instead
+  // (WriteArtifactFiles).
+  OutputFs& out() const { return output != nullptr ? *output : *DefaultOutputFs(); }
 };
 
 }  // namespace etpack
