@@ -199,7 +199,7 @@ const InputFile* InputOf(const ArtifactFile& file) {
 
 Result<UpdateReport> Update(const ArtifactFile& file, const std::vector<Slot>& slots,
                             const std::vector<ArtifactPart>& parts, const PtdInput& weights,
-                            const Env& env, const WriteOptions& options) {
+                            const WriteOptions& options, const Env& env) {
   const std::string& path = file.name();
   std::map<std::string, size_t> slot_of;
   std::map<uint64_t, std::vector<size_t>> sharing;  // offset -> slots stored there
@@ -319,7 +319,7 @@ Result<UpdateReport> Update(const ArtifactFile& file, const std::vector<Slot>& s
   WriteStats stats;
   WriteOptions write = options;
   write.stats = &stats;
-  ETPACK_RETURN_IF_ERROR(WriteArtifactFiles(env, {{path, &plan}}, write));
+  ETPACK_RETURN_IF_ERROR(WriteArtifactFiles({{path, &plan}}, write, env));
   if (options.stats != nullptr) *options.stats = stats;
   report.cloned = stats.bytes_cloned > 0;
   report.bytes_written = stats.bytes - stats.bytes_cloned;
@@ -330,11 +330,11 @@ Result<UpdateReport> Update(const ArtifactFile& file, const std::vector<Slot>& s
 // Opens the artifact at `path` and updates it, or says (nullopt) that the
 // file opened is not the one `lock` holds: it was replaced in between.
 Result<std::optional<UpdateReport>> UpdateLocked(const std::string& path, const PtdInput& weights,
-                                                 const Env& env, const WriteOptions& options,
+                                                 const WriteOptions& options, const Env& env,
                                                  const UpdateLock& lock) {
   // A .bpte is refused by its kind, before its reader validates it whole.
   SourcePtr file;
-  ETPACK_ASSIGN_OR_RETURN(const ArtifactKind kind, DetectArtifactKind(path, env, &file));
+  ETPACK_ASSIGN_OR_RETURN(const ArtifactKind kind, DetectArtifactKind(path, &file, env));
   if (kind == ArtifactKind::kBpte) {
     return InvalidArgument(path +
                            ": a bundled program (.bpte) cannot be updated; update its .pte "
@@ -346,7 +346,7 @@ Result<std::optional<UpdateReport>> UpdateLocked(const std::string& path, const 
     if (in != nullptr && !lock.Covers(*in)) return std::optional<UpdateReport>();
     ETPACK_ASSIGN_OR_RETURN(std::vector<Slot> slots, SlotsOf(artifact));
     ETPACK_ASSIGN_OR_RETURN(UpdateReport r,
-                            Update(artifact, slots, PartsOf(artifact), weights, env, options));
+                            Update(artifact, slots, PartsOf(artifact), weights, options, env));
     return std::optional<UpdateReport>(r);
   };
   if (kind == ArtifactKind::kPte) return update(*opened.pte);
@@ -355,8 +355,8 @@ Result<std::optional<UpdateReport>> UpdateLocked(const std::string& path, const 
 
 }  // namespace
 
-Result<UpdateReport> UpdateWeights(const std::string& path, const PtdInput& weights, const Env& env,
-                                   const WriteOptions& options) {
+Result<UpdateReport> UpdateWeights(const std::string& path, const PtdInput& weights,
+                                   const WriteOptions& options, const Env& env) {
   // Each round that finds the file replaced after its lock was taken (by
   // the update that held the lock before, or by another writer) starts
   // over on the new file; only a file replaced without end runs out.
@@ -365,7 +365,7 @@ Result<UpdateReport> UpdateWeights(const std::string& path, const PtdInput& weig
     ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<UpdateLock> lock,
                             env.out().LockForUpdate(path, options.cancel));
     ETPACK_ASSIGN_OR_RETURN(std::optional<UpdateReport> report,
-                            UpdateLocked(path, weights, env, options, *lock));
+                            UpdateLocked(path, weights, options, env, *lock));
     if (report) return *report;
   }
   return Status(Code::kIoError, path + ": the file was replaced " + std::to_string(kMaxRounds) +

@@ -448,18 +448,14 @@ Status WriteArtifactFiles(OutputFs& fs, const ArtifactFiles& files, const WriteO
   return Publish(std::move(outputs), options.cancel);
 }
 
-Status WriteArtifactFiles(const Env& env, const ArtifactFiles& files, const WriteOptions& options) {
+Status WriteArtifactFiles(const ArtifactFiles& files, const WriteOptions& options, const Env& env) {
   if (env.output != nullptr) return WriteArtifactFiles(*env.output, files, options);
   return WriteArtifactFiles(*NewPosixOutputFs(options.output), files, options);
 }
 
-Status WriteArtifactFiles(const ArtifactFiles& files, const WriteOptions& options) {
-  return WriteArtifactFiles(Env{}, files, options);
-}
-
 Status WriteArtifactFile(const std::string& path, const ArtifactPlan& plan,
-                         const WriteOptions& options) {
-  return WriteArtifactFiles({{path, &plan}}, options);
+                         const WriteOptions& options, const Env& env) {
+  return WriteArtifactFiles({{path, &plan}}, options, env);
 }
 
 Status WriteArtifactAt(const ArtifactPlan& plan, int fd, uint64_t offset, const std::string& name,
