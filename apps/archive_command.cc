@@ -2,8 +2,6 @@
 // `etpack decompress FILE.zst -o FILE [--tensor KEY | --segment N]`:
 // seekable zstd transport archives (etpack/archive.h).
 
-#include <sys/stat.h>
-
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -17,8 +15,19 @@
 #include "write_job.h"
 
 namespace etpack::cli {
+namespace {
 
-int Compress(const std::vector<std::string>& argv) {
+// The archive's size on disk, for the report; 0 when it cannot be asked.
+uint64_t PackedSize(const std::string& path, const Env& env) {
+  Result<std::shared_ptr<const InputFile>> file = env.in().Open(path);
+  if (!file.ok()) return 0;
+  Result<uint64_t> size = (*file)->Size();
+  return size.ok() ? *size : 0;
+}
+
+}  // namespace
+
+int Compress(const std::vector<std::string>& argv, const Env& env) {
   Result<Args> args = ParseArgs(argv, {"-o", "--output", "--level"}, {});
   if (!args.ok()) return UsageError("compress", args.status().message());
   if (args->positional.size() != 1) return UsageError("compress", "takes exactly one FILE");
@@ -35,17 +44,16 @@ int Compress(const std::vector<std::string>& argv) {
   }
   const std::string& input = args->positional[0];
   {
-    Result<ArtifactPlan> plan = CompressPlan(input, options);
+    Result<ArtifactPlan> plan = CompressPlan(input, options, env);
     if (!plan.ok()) return Failure(plan.status());
     ProgressLine progress("compressing " + input);
     WriteOptions write;
     write.progress = progress.callback();
-    if (Status s = WriteArtifacts({{*out, &*plan}}, write); !s.ok()) return Failure(s);
+    if (Status s = WriteArtifactFiles({{*out, &*plan}}, write, env); !s.ok()) return Failure(s);
   }
-  Result<std::unique_ptr<Archive>> archive = Archive::Open(*out);
+  Result<std::unique_ptr<Archive>> archive = Archive::Open(*out, env);
   if (!archive.ok()) return Failure(archive.status());
-  struct stat st;
-  const uint64_t packed = ::stat(out->c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
+  const uint64_t packed = PackedSize(*out, env);
   const uint64_t size = (*archive)->size();
   std::printf("wrote %s (%s from %s, %.1f%%, %zu frames, %zu regions indexed)\n", out->c_str(),
               BytesText(packed).c_str(), BytesText(size).c_str(),
@@ -54,7 +62,7 @@ int Compress(const std::vector<std::string>& argv) {
   return kExitOk;
 }
 
-int Decompress(const std::vector<std::string>& argv) {
+int Decompress(const std::vector<std::string>& argv, const Env& env) {
   Result<Args> args = ParseArgs(argv, {"-o", "--output", "--tensor", "--segment"}, {});
   if (!args.ok()) return UsageError("decompress", args.status().message());
   if (args->positional.size() != 1) return UsageError("decompress", "takes exactly one FILE.zst");
@@ -64,7 +72,7 @@ int Decompress(const std::vector<std::string>& argv) {
   const std::string* segment = args->Value("--segment");
   if (tensor && segment) return UsageError("decompress", "give --tensor or --segment, not both");
   const std::string& path = args->positional[0];
-  Result<std::unique_ptr<Archive>> archive = Archive::Open(path);
+  Result<std::unique_ptr<Archive>> archive = Archive::Open(path, env);
   if (!archive.ok()) return Failure(archive.status());
   const Archive& a = **archive;
   const ArchiveRegion* region = nullptr;
@@ -86,7 +94,7 @@ int Decompress(const std::vector<std::string>& argv) {
     ProgressLine progress("decompressing " + path);
     WriteOptions write;
     write.progress = progress.callback();
-    if (Status s = WriteArtifacts({{*out, &*plan}}, write); !s.ok()) return Failure(s);
+    if (Status s = WriteArtifactFiles({{*out, &*plan}}, write, env); !s.ok()) return Failure(s);
   }
   std::printf("wrote %s (%s)\n", out->c_str(), BytesText(region ? region->size : a.size()).c_str());
   return kExitOk;

@@ -14,6 +14,7 @@
 #include "etpack/bpte.h"
 #include "etpack/bpte_file.h"
 #include "etpack/bundle_cases.h"
+#include "etpack/input.h"
 #include "etpack/pte.h"
 #include "etpack/pte_file.h"
 #include "etpack/source.h"
@@ -53,13 +54,12 @@ const char* LayoutName(BpteLayout layout) {
 
 }  // namespace
 
-int Bundle(const std::vector<std::string>& argv_list) {
+int Bundle(const std::vector<std::string>& argv_list, const Env& env) {
   auto usage = [](const std::string& m) { return UsageError("bundle", m); };
   Result<Args> args = ParseArgs(
       argv_list, {"-o", "--output", "--cases", "--layout", "--program-alignment", kDigestOption},
       {kIntegrityFlag, kJsonFlag});
   if (!args.ok()) return usage(args.status().message());
-  SetJsonReport(args->Has(kJsonFlag));
   Result<DigestFlags> digest = ParseDigestFlags(*args);
   if (!digest.ok()) return usage(digest.status().message());
   if (args->positional.size() != 1) {
@@ -98,10 +98,10 @@ int Bundle(const std::vector<std::string>& argv_list) {
   }
 
   const auto start = std::chrono::steady_clock::now();
-  Result<std::unique_ptr<PteFile>> pte = PteFile::Open(input);
+  Result<std::unique_ptr<PteFile>> pte = PteFile::Open(input, env);
   if (!pte.ok()) return Failure(pte.status());
   SourcePtr cases_file;
-  Result<std::vector<BundledTestSuite>> suites = LoadBundleCases(*cases, &cases_file);
+  Result<std::vector<BundledTestSuite>> suites = LoadBundleCases(*cases, &cases_file, env);
   if (!suites.ok()) return Failure(suites.status());
   if (Status s = CheckAgainstProgram(*suites, **pte); !s.ok()) {
     return Failure(s.WithContext(*cases + " does not fit " + input));
@@ -119,7 +119,7 @@ int Bundle(const std::vector<std::string>& argv_list) {
     }
   }
 
-  Result<SourcePtr> program = FileSource(input);
+  Result<SourcePtr> program = FileSource(env.in(), input);
   if (!program.ok()) return Failure(program.status());
   BpteInput bundle_input;
   bundle_input.program = WholeSourcePlan(*program);
@@ -146,10 +146,11 @@ int Bundle(const std::vector<std::string>& argv_list) {
   }
   const double plan_s = SecondsSince(start);
 
+  const Writing w{env, args->Has(kJsonFlag), digest->sha256};
   const auto write_start = std::chrono::steady_clock::now();
-  if (Status s = WritePlanned(*out, plan->artifact, digest->sha256); !s.ok()) return Failure(s);
+  if (Status s = WritePlanned(*out, plan->artifact, w); !s.ok()) return Failure(s);
   const double write_s = SecondsSince(write_start);
-  if (JsonReport()) return kExitOk;
+  if (w.json) return kExitOk;
 
   size_t case_count = 0;
   for (const BundledTestSuite& suite : bundle_input.suites) case_count += suite.test_cases.size();
@@ -172,11 +173,10 @@ int Bundle(const std::vector<std::string>& argv_list) {
   return kExitOk;
 }
 
-int Unbundle(const std::vector<std::string>& argv_list) {
+int Unbundle(const std::vector<std::string>& argv_list, const Env& env) {
   auto usage = [](const std::string& m) { return UsageError("unbundle", m); };
   Result<Args> args = ParseArgs(argv_list, {"-o", "--output"}, {kJsonFlag});
   if (!args.ok()) return usage(args.status().message());
-  SetJsonReport(args->Has(kJsonFlag));
   if (args->positional.size() != 1) {
     return usage("expected exactly one IN.bpte, got " + std::to_string(args->positional.size()));
   }
@@ -185,15 +185,16 @@ int Unbundle(const std::vector<std::string>& argv_list) {
   if (!out) return usage("missing -o OUT.pte");
 
   const auto start = std::chrono::steady_clock::now();
-  Result<std::unique_ptr<BpteFile>> bpte = BpteFile::Open(input);
+  Result<std::unique_ptr<BpteFile>> bpte = BpteFile::Open(input, env);
   if (!bpte.ok()) return Failure(bpte.status());
   const double open_s = SecondsSince(start);
 
   const auto write_start = std::chrono::steady_clock::now();
   const ArtifactPlan plan = WholeSourcePlan((*bpte)->ProgramSource());
-  if (Status s = WritePlanned(*out, plan); !s.ok()) return Failure(s);
+  const Writing w{env, args->Has(kJsonFlag)};
+  if (Status s = WritePlanned(*out, plan, w); !s.ok()) return Failure(s);
   const double write_s = SecondsSince(write_start);
-  if (JsonReport()) return kExitOk;
+  if (w.json) return kExitOk;
 
   std::printf("read:    %s (%s layout, %s); program at offset %" PRIu64 "\n", input.c_str(),
               LayoutName((*bpte)->layout()), HumanBytes((*bpte)->size()).c_str(),

@@ -11,13 +11,13 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "commands.h"
+#include "etpack/path_text.h"
 #include "etpack/program_builder.h"
 #include "etpack/pte.h"
 #include "etpack/pte_file.h"
@@ -346,13 +346,11 @@ double Seconds(std::chrono::steady_clock::duration d) {
   return std::chrono::duration<double>(d).count();
 }
 
-Status RunDemo(const Config& config, const std::string& dir) {
+Status RunDemo(const Config& config, const std::string& dir, const Env& env) {
   using Clock = std::chrono::steady_clock;
-  const std::string path = (std::filesystem::path(dir) / "demo.pte").string();
+  const std::string path = JoinPath(dir, "demo.pte");
   // -o names a folder to write into: make it, as `mkdir -p` would.
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) return IoError("cannot create the folder " + dir, ec.value());
+  ETPACK_RETURN_IF_ERROR(env.out().MakeFolders(dir));
 
   const Clock::time_point t0 = Clock::now();
   Demo demo = BuildDemo(config);
@@ -369,9 +367,9 @@ Status RunDemo(const Config& config, const std::string& dir) {
 
   ETPACK_ASSIGN_OR_RETURN(PtePlan plan, PlanPte(std::move(demo.input), PteOptions{}));
   const Clock::time_point t1 = Clock::now();
-  ETPACK_RETURN_IF_ERROR(WritePlanned(path, plan.artifact));
+  ETPACK_RETURN_IF_ERROR(WritePlanned(path, plan.artifact, Writing{env}));
   const Clock::time_point t2 = Clock::now();
-  ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PteFile> file, PteFile::Open(path));
+  ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PteFile> file, PteFile::Open(path, env));
   ETPACK_RETURN_IF_ERROR(SpotCheck(*file, demo));
   const Clock::time_point t3 = Clock::now();
 
@@ -404,9 +402,8 @@ Status RunDemo(const Config& config, const std::string& dir) {
 
 }  // namespace
 
-int Demo(const std::vector<std::string>& argv) {
+int Demo(const std::vector<std::string>& argv, const Env& env) {
   Result<Args> args = ParseArgs(argv, {"--size", "-o", "--output"}, {});
-  SetJsonReport(false);
   if (!args.ok()) return UsageError("demo", args.status().message());
   if (!args->positional.empty()) {
     return UsageError("demo", "unexpected argument '" + args->positional[0] + "'");
@@ -424,7 +421,7 @@ int Demo(const std::vector<std::string>& argv) {
   if (!config.ok()) return UsageError("demo", config.status().message());
   const std::string dir = args->Output() ? *args->Output() : ".";
 
-  if (Status s = RunDemo(*config, dir); !s.ok()) return Failure(s);
+  if (Status s = RunDemo(*config, dir, env); !s.ok()) return Failure(s);
   return kExitOk;
 }
 

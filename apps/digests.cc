@@ -77,7 +77,8 @@ Result<DigestFlags> ParseDigestFlags(const Args& args) {
   return f;
 }
 
-void PrintWrittenDigests(const ArtifactFiles& files, const std::vector<ArtifactSha256>& digests) {
+void PrintWrittenDigests(const ArtifactFiles& files, const std::vector<ArtifactSha256>& digests,
+                         const Env& env) {
   for (size_t i = 0; i < digests.size(); ++i) {
     const std::string& path = files[i].first;
     // Names come from the file just written (its head only); the bytes
@@ -85,7 +86,7 @@ void PrintWrittenDigests(const ArtifactFiles& files, const std::vector<ArtifactS
     // A .bpte's plan has the .bpte's own segments, not its program's.
     Named n;
     SourcePtr file;
-    Result<ArtifactKind> kind = DetectArtifactKind(path, {}, &file);
+    Result<ArtifactKind> kind = DetectArtifactKind(path, &file, env);
     if (kind.ok() && *kind != ArtifactKind::kBpte) {
       Result<OpenedArtifact> opened = OpenArtifact(*kind, path, std::move(file));
       if (opened.ok()) n = NamesOf(*opened, nullptr);  // parts: at least the head
@@ -102,8 +103,8 @@ void PrintWrittenDigests(const ArtifactFiles& files, const std::vector<ArtifactS
   }
 }
 
-Status PrintFileDigests(const std::string& path) {
-  ETPACK_ASSIGN_OR_RETURN(const OpenedArtifact file, OpenArtifact(path));
+Status PrintFileDigests(const std::string& path, const Env& env) {
+  ETPACK_ASSIGN_OR_RETURN(const OpenedArtifact file, OpenArtifact(path, env));
   std::vector<ArtifactPart> parts;
   const Named n = NamesOf(file, &parts);
   ETPACK_ASSIGN_OR_RETURN(std::vector<std::string> hex, Sha256OfParts(file.file(), parts));

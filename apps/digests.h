@@ -26,10 +26,11 @@ Result<DigestFlags> ParseDigestFlags(const Args& args);
 
 // Prints the SHA-256 of each written file's head and segments (computed by
 // the writer in the same pass, one entry per file), per part and per key.
-void PrintWrittenDigests(const ArtifactFiles& files, const std::vector<ArtifactSha256>& digests);
+void PrintWrittenDigests(const ArtifactFiles& files, const std::vector<ArtifactSha256>& digests,
+                         const Env& env);
 
 // `inspect --digest`: SHA-256 of every part and key of a written file.
-Status PrintFileDigests(const std::string& path);
+Status PrintFileDigests(const std::string& path, const Env& env);
 
 }  // namespace etpack::cli
 

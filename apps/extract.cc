@@ -16,10 +16,9 @@
 
 namespace etpack::cli {
 
-int Extract(const std::vector<std::string>& argv) {
+int Extract(const std::vector<std::string>& argv, const Env& env) {
   Result<Args> args = ParseArgs(argv, {"-o", "--output", "--delegate", "--entry"}, {kJsonFlag});
   if (!args.ok()) return UsageError("extract", args.status().message());
-  SetJsonReport(args->Has(kJsonFlag));
   if (args->positional.size() != 1) return UsageError("extract", "takes exactly one FILE.pte");
   const std::string& path = args->positional[0];
   const std::string* out = args->Output();
@@ -34,7 +33,7 @@ int Extract(const std::vector<std::string>& argv) {
   n = std::stoull(*n_text);
 
   SourcePtr opened;
-  Result<ArtifactKind> kind = DetectArtifactKind(path, {}, &opened);
+  Result<ArtifactKind> kind = DetectArtifactKind(path, &opened, env);
   if (!kind.ok()) return Failure(kind.status());
   if (*kind != ArtifactKind::kPte) return Failure(InvalidArgument(path + ": extract reads a .pte"));
   Result<std::unique_ptr<PteFile>> file = PteFile::Open(path, opened);
@@ -62,8 +61,9 @@ int Extract(const std::vector<std::string>& argv) {
     bytes = c->EntrySource(*i);
     what = "delegate " + std::to_string(n) + " entry \"" + *id + "\"";
   }
-  if (Status s = WritePlanned(*out, WholeSourcePlan(bytes)); !s.ok()) return Failure(s);
-  if (JsonReport()) return kExitOk;
+  const Writing w{env, args->Has(kJsonFlag)};
+  if (Status s = WritePlanned(*out, WholeSourcePlan(bytes), w); !s.ok()) return Failure(s);
+  if (w.json) return kExitOk;
   std::printf("wrote %s (%" PRIu64 " bytes: %s of %s)\n", out->c_str(), bytes->size(), what.c_str(),
               path.c_str());
   return kExitOk;

@@ -16,7 +16,7 @@
 
 namespace etpack::cli {
 
-int Inspect(const std::vector<std::string>& argv) {
+int Inspect(const std::vector<std::string>& argv, const Env& env) {
   Result<Args> args = ParseArgs(argv, {kDigestOption}, {"--json", "--sizes", "--all"});
   if (!args.ok()) return UsageError("inspect", args.status().message());
   if (args->positional.empty()) return UsageError("inspect", "expected a FILE");
@@ -25,7 +25,7 @@ int Inspect(const std::vector<std::string>& argv) {
     if (args->Value(kDigestOption) != nullptr) {
       return UsageError("inspect", "--sizes and --digest are different reports; give one");
     }
-    Result<FileSizes> sizes = SizesOfFiles(paths);
+    Result<FileSizes> sizes = SizesOfFiles(paths, {}, env);
     if (!sizes.ok()) return Failure(sizes.status());
     const bool all = args->Has("--all");
     if (!args->Has("--json")) {
@@ -53,7 +53,7 @@ int Inspect(const std::vector<std::string>& argv) {
     Result<DigestFlags> digest = ParseDigestFlags(*args);
     if (!digest.ok()) return UsageError("inspect", digest.status().message());
     for (const std::string& path : paths) {
-      if (Status s = PrintFileDigests(path); !s.ok()) return Failure(s);
+      if (Status s = PrintFileDigests(path, env); !s.ok()) return Failure(s);
     }
     return kExitOk;
   }
@@ -73,7 +73,7 @@ int Inspect(const std::vector<std::string>& argv) {
             std::fwrite(text.data(), 1, text.size(), stdout);
           },
           2);
-      if (Status s = Inspect(paths[i], sink); !s.ok()) {
+      if (Status s = Inspect(paths[i], sink, env); !s.ok()) {
         // Nothing of this file was printed: close the array so that stdout
         // stays valid JSON (the reports before it), and fail.
         if (several) std::printf("]\n");
@@ -86,7 +86,7 @@ int Inspect(const std::vector<std::string>& argv) {
   }
   for (size_t i = 0; i < paths.size(); ++i) {
     if (i > 0) std::printf("\n");
-    if (Status s = PrintReport(paths[i]); !s.ok()) return Failure(s);
+    if (Status s = PrintReport(paths[i], env); !s.ok()) return Failure(s);
   }
   return kExitOk;
 }

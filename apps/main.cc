@@ -12,6 +12,8 @@ int main(int argc, char** argv) {
   if (argc < 2) return UsageError("missing command");
   const std::string command = argv[1];
   const std::vector<std::string> args(argv + 2, argv + argc);
+  // The one Env of the process: every command reads and writes through it.
+  const etpack::Env env;
 
   if (command == "-h" || command == "--help" || command == "help") {
     // `etpack help CMD` is `etpack CMD --help`.
@@ -31,18 +33,18 @@ int main(int argc, char** argv) {
       break;  // an unknown command: say so below
     }
   }
-  if (command == "inspect") return Inspect(args);
-  if (command == "verify") return Verify(args);
-  if (command == "repack") return Repack(args);
-  if (command == "pack") return Pack(args);
-  if (command == "ptd") return Ptd(args);
-  if (command == "bundle") return Bundle(args);
-  if (command == "unbundle") return Unbundle(args);
-  if (command == "demo") return Demo(args);
-  if (command == "extract") return Extract(args);
-  if (command == "update") return Update(args);
-  if (command == "share") return Share(args);
-  if (command == "compress") return Compress(args);
-  if (command == "decompress") return Decompress(args);
+  if (command == "inspect") return Inspect(args, env);
+  if (command == "verify") return Verify(args, env);
+  if (command == "repack") return Repack(args, env);
+  if (command == "pack") return Pack(args, env);
+  if (command == "ptd") return Ptd(args, env);
+  if (command == "bundle") return Bundle(args, env);
+  if (command == "unbundle") return Unbundle(args, env);
+  if (command == "demo") return Demo(args, env);
+  if (command == "extract") return Extract(args, env);
+  if (command == "update") return Update(args, env);
+  if (command == "share") return Share(args, env);
+  if (command == "compress") return Compress(args, env);
+  if (command == "decompress") return Decompress(args, env);
   return UsageError("unknown command '" + command + "'");
 }

@@ -17,7 +17,7 @@
 
 namespace etpack::cli {
 
-int Pack(const std::vector<std::string>& argv) {
+int Pack(const std::vector<std::string>& argv, const Env& env) {
   Result<WriteJob> job =
       ParseWriteJob(argv, "MANIFEST.json", "OUT", {"--external-named-data", kMaxShardOption});
   if (!job.ok()) return UsageError("pack", job.status().message());
@@ -31,7 +31,7 @@ int Pack(const std::vector<std::string>& argv) {
   Result<uint64_t> max_shard = ParseMaxShardBytes(job->args);
   if (!max_shard.ok()) return UsageError("pack", max_shard.status().message());
   const DigestFlags& digest = job->digest;
-  Result<AnyManifest> manifest = LoadManifest(job->input);
+  Result<AnyManifest> manifest = LoadManifest(job->input, env);
   if (!manifest.ok()) return Failure(manifest.status());
 
   if (auto* pte = std::get_if<PteManifest>(&*manifest)) {
@@ -45,7 +45,7 @@ int Pack(const std::vector<std::string>& argv) {
                           "--max-shard-bytes applies to .ptd output: a manifest with "
                           "\"format\": \"ptd\" or --external-named-data");
       }
-      s = PlanAndWrite(job->input, job->output, std::move(pte->input), options, digest.sha256);
+      s = PlanAndWrite(job->input, job->output, std::move(pte->input), options, job->writing(env));
     } else {
       // All named data, the program's own and its fat delegates' (merged
       // into one list by the manifest reader): delegates look keys up in
@@ -58,7 +58,7 @@ int Pack(const std::vector<std::string>& argv) {
         return Failure(s.WithContext(job->input));
       }
       s = PlanAndWritePair(job->input, job->output, std::move(pte->input), options, **ptd_path,
-                           std::move(data), digest.sha256, *max_shard);
+                           std::move(data), *max_shard, job->writing(env));
     }
     return s.ok() ? kExitOk : Failure(s);
   }
@@ -81,7 +81,7 @@ int Pack(const std::vector<std::string>& argv) {
   options.max_shard_bytes = *max_shard;
   Result<std::vector<PtdFilePlan>> plans = PlanPtdFiles(job->output, ptd.input, options);
   if (!plans.ok()) return Failure(plans.status().WithContext(job->input));
-  if (Status s = WritePtdFiles(*plans, options, digest.sha256); !s.ok()) return Failure(s);
+  if (Status s = WritePtdFiles(*plans, options, job->writing(env)); !s.ok()) return Failure(s);
   return kExitOk;
 }
 

@@ -20,12 +20,11 @@
 
 namespace etpack::cli {
 
-int Ptd(const std::vector<std::string>& argv) {
+int Ptd(const std::vector<std::string>& argv, const Env& env) {
   Result<Args> args =
       ParseArgs(argv, {"-o", "--output", kAlignOption, kDigestOption, kMaxShardOption},
                 {kIntegrityFlag, kJsonFlag});
   if (!args.ok()) return UsageError("ptd", args.status().message());
-  SetJsonReport(args->Has(kJsonFlag));
   Result<DigestFlags> digest = ParseDigestFlags(*args);
   if (!digest.ok()) return UsageError("ptd", digest.status().message());
   if (args->positional.empty()) {
@@ -45,7 +44,7 @@ int Ptd(const std::vector<std::string>& argv) {
 
   const auto start = std::chrono::steady_clock::now();
   std::vector<SourcePtr> read;
-  Result<std::vector<SafetensorsTensor>> tensors = ReadCheckpoint(args->positional, &read);
+  Result<std::vector<SafetensorsTensor>> tensors = ReadCheckpoint(args->positional, &read, env);
   if (!tensors.ok()) return Failure(tensors.status());
   PtdInput input = PtdInputFromCheckpoint(*tensors, align);
   input.read = std::move(read);
@@ -70,10 +69,11 @@ int Ptd(const std::vector<std::string>& argv) {
     tensor_bytes += t.data->size();
     files.insert(t.file);
   }
+  const Writing w{env, args->Has(kJsonFlag), digest->sha256};
   const auto write_start = std::chrono::steady_clock::now();
-  if (Status s = WriteFiles(PtdFiles(*plans), digest->sha256); !s.ok()) return Failure(s);
+  if (Status s = WriteFiles(PtdFiles(*plans), w); !s.ok()) return Failure(s);
   const double write_s = SecondsSince(write_start);
-  if (JsonReport()) return kExitOk;
+  if (w.json) return kExitOk;
   const double mib_s =
       write_s > 0 ? static_cast<double>(tensor_bytes) / (1024.0 * 1024.0) / write_s : 0;
 

@@ -24,11 +24,12 @@ namespace {
 
 // `thin` with the data of the .ptd files `paths` inside (InternalizeData),
 // noting when nothing of them is used.
-Result<PteInput> Internalize(const PteFile& thin, const std::vector<std::string>& paths) {
+Result<PteInput> Internalize(const PteFile& thin, const std::vector<std::string>& paths,
+                             const Env& env) {
   std::vector<std::unique_ptr<PtdFile>> files;
   std::vector<const PtdFile*> data;
   for (const std::string& path : paths) {
-    ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PtdFile> f, PtdFile::Open(path));
+    ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<PtdFile> f, PtdFile::Open(path, env));
     data.push_back(f.get());
     files.push_back(std::move(f));
   }
@@ -45,7 +46,7 @@ Result<PteInput> Internalize(const PteFile& thin, const std::vector<std::string>
 
 }  // namespace
 
-int Repack(const std::vector<std::string>& argv) {
+int Repack(const std::vector<std::string>& argv, const Env& env) {
   Result<WriteJob> job = ParseWriteJob(argv, "IN.pte", "OUT.pte",
                                        {"--external-constants", "--data...", kMaxShardOption});
   if (!job.ok()) return UsageError("repack", job.status().message());
@@ -68,7 +69,7 @@ int Repack(const std::vector<std::string>& argv) {
                       "--data brings a program's data back inside and --external-constants "
                       "moves its constants out: give one or the other");
   }
-  Result<std::unique_ptr<PteFile>> file = PteFile::Open(job->input);
+  Result<std::unique_ptr<PteFile>> file = PteFile::Open(job->input, env);
   if (!file.ok()) return Failure(file.status());
   PteOptions options = (*file)->InferredOptions();
   if (Status s = ApplyPteFlags(job->args, &options); !s.ok()) return Failure(s);
@@ -76,9 +77,10 @@ int Repack(const std::vector<std::string>& argv) {
   options.integrity_table = digest.integrity_table;
   if (*ptd_path == nullptr) {
     Result<PteInput> input =
-        data_paths.empty() ? (*file)->ToInput() : Internalize(**file, data_paths);
+        data_paths.empty() ? (*file)->ToInput() : Internalize(**file, data_paths, env);
     if (!input.ok()) return Failure(input.status());
-    if (Status s = PlanAndWrite(job->input, job->output, std::move(*input), options, digest.sha256);
+    if (Status s =
+            PlanAndWrite(job->input, job->output, std::move(*input), options, job->writing(env));
         !s.ok()) {
       return Failure(s);
     }
@@ -91,8 +93,9 @@ int Repack(const std::vector<std::string>& argv) {
   Result<std::pair<PteInput, PtdInput>> split =
       ExternalizeConstants(**file, options.constant_tensor_alignment);
   if (!split.ok()) return Failure(split.status());
-  if (Status s = PlanAndWritePair(job->output, job->output, std::move(split->first), options,
-                                  **ptd_path, std::move(split->second), digest.sha256, *max_shard);
+  if (Status s =
+          PlanAndWritePair(job->output, job->output, std::move(split->first), options, **ptd_path,
+                           std::move(split->second), *max_shard, job->writing(env));
       !s.ok()) {
     return Failure(s);
   }

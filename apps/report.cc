@@ -177,9 +177,9 @@ class TextSink : public InspectSink {
 
 }  // namespace
 
-Status PrintReport(const std::string& path) {
+Status PrintReport(const std::string& path, const Env& env) {
   TextSink sink;
-  return Inspect(path, sink);
+  return Inspect(path, sink, env);
 }
 
 }  // namespace etpack::cli

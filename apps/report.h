@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "etpack/env.h"
 #include "etpack/status.h"
 
 namespace etpack::cli {
@@ -13,7 +14,7 @@ namespace etpack::cli {
 // Inspects `path` and prints its report as text to stdout as the report is
 // produced (etpack/inspect.h InspectSink); nothing is printed when the file
 // cannot be opened.
-Status PrintReport(const std::string& path);
+Status PrintReport(const std::string& path, const Env& env);
 
 }  // namespace etpack::cli
 

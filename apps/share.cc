@@ -40,8 +40,8 @@ std::string Fate(const ShareFileReport& f) {
 }
 
 // The report as text, or with --json as the library renders it.
-void PrintReport(const ShareResult& result) {
-  if (JsonReport()) {
+void PrintReport(const ShareResult& result, bool json) {
+  if (json) {
     std::printf("%s\n", json::Print(ShareReportJson(result)).c_str());
     return;
   }
@@ -112,6 +112,7 @@ struct ShareArgs {
   std::vector<std::string> inputs;
   ShareOptions options;
   bool dry_run = false;
+  bool json = false;  // --json
 };
 
 // `argv` as ShareArgs, or the usage error's message.
@@ -120,7 +121,6 @@ Result<ShareArgs> ParseShareArgs(const std::vector<std::string>& argv) {
                                                {"-o", "--output", kDataOption, kMaxShardOption,
                                                 kAlignOption, kMinBytesOption},
                                                {kDryRunFlag, kJsonFlag, kIntegrityFlag}));
-  SetJsonReport(args.Has(kJsonFlag));
   if (args.positional.size() < 2) {
     return InvalidArgument("give two or more .pte files (and the .ptd files they use)");
   }
@@ -140,26 +140,27 @@ Result<ShareArgs> ParseShareArgs(const std::vector<std::string>& argv) {
   }
   a.options.integrity_table = args.Has(kIntegrityFlag);
   a.dry_run = args.Has(kDryRunFlag);
+  a.json = args.Has(kJsonFlag);
   return a;
 }
 
 // The share `a` asks for, with a progress line while it writes (erased
 // before anything is printed).
-Result<ShareResult> RunShare(const ShareArgs& a) {
+Result<ShareResult> RunShare(const ShareArgs& a, const Env& env) {
   ProgressLine progress("writing " + a.options.out_dir);
   WriteOptions write;
   write.progress = progress.callback();
-  return etpack::Share(a.inputs, a.options, a.dry_run, write, CommandOutputFs());
+  return etpack::Share(a.inputs, a.options, a.dry_run, write, env);
 }
 
 }  // namespace
 
-int Share(const std::vector<std::string>& argv) {
+int Share(const std::vector<std::string>& argv, const Env& env) {
   Result<ShareArgs> a = ParseShareArgs(argv);
   if (!a.ok()) return UsageError("share", a.status().message());
-  Result<ShareResult> done = RunShare(*a);
+  Result<ShareResult> done = RunShare(*a, env);
   if (!done.ok()) return Failure(done.status());
-  PrintReport(*done);
+  PrintReport(*done, a->json);
   return kExitOk;
 }
 

@@ -15,7 +15,7 @@
 
 namespace etpack::cli {
 
-int Update(const std::vector<std::string>& argv) {
+int Update(const std::vector<std::string>& argv, const Env& env) {
   Result<Args> args = ParseArgs(argv, {"--from..."}, {"--json"});
   if (!args.ok()) return UsageError("update", args.status().message());
   if (args->positional.size() != 1) {
@@ -31,14 +31,14 @@ int Update(const std::vector<std::string>& argv) {
   }
   const std::string& path = args->positional[0];
   const auto start = std::chrono::steady_clock::now();
-  Result<PtdInput> weights = ReadWeights(from);
+  Result<PtdInput> weights = ReadWeights(from, env);
   if (!weights.ok()) return Failure(weights.status());
   Result<UpdateReport> r = UpdateReport{};
   {
     ProgressLine progress("updating " + path);
     WriteOptions options;
     options.progress = progress.callback();
-    r = UpdateWeights(path, *weights, Env{nullptr, CommandOutputFs()}, options);
+    r = UpdateWeights(path, *weights, options, env);
   }
   if (!r.ok()) return Failure(r.status());
   const double seconds = SecondsSince(start);

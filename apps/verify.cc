@@ -68,14 +68,14 @@ void PrintPte(const VerifyReport& r) {
 
 }  // namespace
 
-int Verify(const std::vector<std::string>& argv) {
+int Verify(const std::vector<std::string>& argv, const Env& env) {
   Result<Args> args = ParseArgs(argv, {"--data..."}, {"--deep", "--json"});
   if (!args.ok()) return UsageError("verify", args.status().message());
   if (args->positional.empty()) return UsageError("verify", "expected a FILE");
   VerifyOptions options;
   options.data = args->Values("--data");
   options.deep = args->Has("--deep");
-  Result<VerifyReport> report = etpack::Verify(args->positional, options);
+  Result<VerifyReport> report = etpack::Verify(args->positional, options, env);
   if (!report.ok()) return UsageError("verify", report.status().message());
   const VerifyReport& r = *report;
   if (args->Has("--json")) {

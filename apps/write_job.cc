@@ -3,12 +3,12 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
-#include <filesystem>
 #include <tuple>
 #include <utility>
 
 #include "digests.h"
 #include "etpack/json.h"
+#include "etpack/path_text.h"
 #include "progress.h"
 #include "units.h"
 
@@ -48,7 +48,6 @@ Result<WriteJob> ParseWriteJob(const std::vector<std::string>& argv, const char*
   options.insert(options.end(), extra.begin(), extra.end());
   ETPACK_ASSIGN_OR_RETURN(Args args,
                           ParseArgs(argv, options, {kIntegrityFlag, kDedupFlag, kJsonFlag}));
-  SetJsonReport(args.Has(kJsonFlag));
   ETPACK_ASSIGN_OR_RETURN(const DigestFlags digest, ParseDigestFlags(args));
   if (args.positional.size() != 1) {
     return InvalidArgument(std::string("expected exactly one ") + what + ", got " +
@@ -61,31 +60,12 @@ Result<WriteJob> ParseWriteJob(const std::vector<std::string>& argv, const char*
   job.output = *out;
   job.args = std::move(args);
   job.digest = digest;
+  job.json = job.args.Has(kJsonFlag);
   return job;
 }
 
-namespace {
-OutputFs* command_output_fs = nullptr;  // null: POSIX files
-bool json_report = false;
-}  // namespace
-
-void SetJsonReport(bool json) { json_report = json; }
-bool JsonReport() { return json_report; }
-
-ScopedCommandOutputFs::ScopedCommandOutputFs(OutputFs* fs) : previous_(command_output_fs) {
-  command_output_fs = fs;
-}
-ScopedCommandOutputFs::~ScopedCommandOutputFs() { command_output_fs = previous_; }
-
-OutputFs* CommandOutputFs() { return command_output_fs; }
-
-Status WriteArtifacts(const ArtifactFiles& files, const WriteOptions& options) {
-  return command_output_fs != nullptr ? WriteArtifactFiles(*command_output_fs, files, options)
-                                      : WriteArtifactFiles(files, options);
-}
-
 Status WriteFilesWithProgress(const ArtifactFiles& files, WriteStats* stats,
-                              std::vector<ArtifactSha256>* digests) {
+                              std::vector<ArtifactSha256>* digests, const Env& env) {
   std::string label = "writing ";
   for (size_t i = 0; i < files.size(); ++i) {
     label += (i == 0 ? "" : i + 1 == files.size() ? " and " : ", ") + files[i].first;
@@ -95,7 +75,7 @@ Status WriteFilesWithProgress(const ArtifactFiles& files, WriteStats* stats,
   options.progress = progress.callback();
   options.sha256 = digests;
   options.stats = stats;
-  return WriteArtifacts(files, options);
+  return WriteArtifactFiles(files, options, env);
 }
 
 void PrintWriteStats(const WriteStats& stats) {
@@ -106,14 +86,15 @@ void PrintWriteStats(const WriteStats& stats) {
               stats.bytes_shared, stats.bytes, stats.bytes_copied());
 }
 
-Status WriteFiles(const ArtifactFiles& files, bool sha256) {
-  if (sha256 && json_report) {
+Status WriteFiles(const ArtifactFiles& files, const Writing& w) {
+  if (w.sha256 && w.json) {
     return InvalidArgument("--json does not print --digest sha256 digests; give one of them");
   }
   std::vector<ArtifactSha256> digests;
   WriteStats stats;
-  ETPACK_RETURN_IF_ERROR(WriteFilesWithProgress(files, &stats, sha256 ? &digests : nullptr));
-  if (json_report) {
+  ETPACK_RETURN_IF_ERROR(
+      WriteFilesWithProgress(files, &stats, w.sha256 ? &digests : nullptr, w.env));
+  if (w.json) {
     json::Value report = json::Value::Object();
     std::vector<std::string> paths;
     for (const auto& file : files) paths.push_back(file.first);
@@ -122,16 +103,17 @@ Status WriteFiles(const ArtifactFiles& files, bool sha256) {
     return Status::OK();
   }
   PrintWriteStats(stats);
-  if (sha256) PrintWrittenDigests(files, digests);
+  if (w.sha256) PrintWrittenDigests(files, digests, w.env);
   return Status::OK();
 }
 
-Status WritePlanned(const std::string& output, const ArtifactPlan& plan, bool sha256) {
-  return WriteFiles({{output, &plan}}, sha256);
+Status WritePlanned(const std::string& output, const ArtifactPlan& plan, const Writing& w) {
+  return WriteFiles({{output, &plan}}, w);
 }
 
-void ReportPte(const std::string& output, const PtePlan& plan, const PteOptions& options) {
-  if (json_report) return;
+void ReportPte(const std::string& output, const PtePlan& plan, const PteOptions& options,
+               const Writing& w) {
+  if (w.json) return;
   std::printf("wrote %s (%s, %s, segment alignment %" PRIu64 ", constant alignment %" PRIu64
               "%s)\n",
               output.c_str(), Count(plan.artifact.file_size, "byte").c_str(),
@@ -141,8 +123,8 @@ void ReportPte(const std::string& output, const PtePlan& plan, const PteOptions&
 }
 
 void ReportPtd(const std::string& output, const PtdPlan& plan, size_t entries,
-               const PtdOptions& options) {
-  if (json_report) return;
+               const PtdOptions& options, const Writing& w) {
+  if (w.json) return;
   std::printf("wrote %s (%s, %s, %s, segment alignment %" PRIu64 ")\n", output.c_str(),
               Count(plan.artifact.file_size, "byte").c_str(),
               Count(entries, "entry", "entries").c_str(),
@@ -150,18 +132,18 @@ void ReportPtd(const std::string& output, const PtdPlan& plan, size_t entries,
 }
 
 Status WritePtdFiles(const std::vector<PtdFilePlan>& files, const PtdOptions& options,
-                     bool sha256) {
-  ETPACK_RETURN_IF_ERROR(WriteFiles(PtdFiles(files), sha256));
-  for (const PtdFilePlan& f : files) ReportPtd(f.path, f.plan, f.entries, options);
+                     const Writing& w) {
+  ETPACK_RETURN_IF_ERROR(WriteFiles(PtdFiles(files), w));
+  for (const PtdFilePlan& f : files) ReportPtd(f.path, f.plan, f.entries, options, w);
   return Status::OK();
 }
 
 Status PlanAndWrite(const std::string& input_name, const std::string& output, PteInput input,
-                    const PteOptions& options, bool sha256) {
+                    const PteOptions& options, const Writing& w) {
   Result<PtePlan> plan = PlanPte(std::move(input), options);
   if (!plan.ok()) return plan.status().WithContext(input_name);
-  ETPACK_RETURN_IF_ERROR(WritePlanned(output, plan->artifact, sha256));
-  ReportPte(output, *plan, options);
+  ETPACK_RETURN_IF_ERROR(WritePlanned(output, plan->artifact, w));
+  ReportPte(output, *plan, options, w);
   return Status::OK();
 }
 
@@ -171,8 +153,7 @@ Result<const std::string*> DataOutput(const WriteJob& job, const char* flag) {
   if (path->empty() || *path == "-") {
     return InvalidArgument(std::string(flag) + " needs a file name (not standard output)");
   }
-  if (std::filesystem::path(*path).lexically_normal() ==
-      std::filesystem::path(job.output).lexically_normal()) {
+  if (SamePathText(*path, job.output)) {
     return InvalidArgument("the .pte and the .ptd must be different files");
   }
   return path;
@@ -180,17 +161,17 @@ Result<const std::string*> DataOutput(const WriteJob& job, const char* flag) {
 
 Status PlanAndWritePair(const std::string& input_name, const std::string& output, PteInput pte,
                         const PteOptions& options, const std::string& ptd_path, PtdInput ptd,
-                        bool sha256, uint64_t max_shard_bytes) {
+                        uint64_t max_shard_bytes, const Writing& w) {
   std::vector<ExternalDataFile> data;
   data.push_back({ptd_path, std::move(ptd), max_shard_bytes});
   ETPACK_ASSIGN_OR_RETURN(
       ProgramWithDataPlan plan,
       PlanProgramWithData(output, std::move(pte), options, std::move(data), input_name));
-  ETPACK_RETURN_IF_ERROR(WriteFiles(plan.files(), sha256));
+  ETPACK_RETURN_IF_ERROR(WriteFiles(plan.files(), w));
   for (const ProgramWithDataPlan::Data& d : plan.data) {
-    ReportPtd(d.name, d.plan, d.entries, d.options);
+    ReportPtd(d.name, d.plan, d.entries, d.options, w);
   }
-  ReportPte(output, plan.program, options);
+  ReportPte(output, plan.program, options, w);
   return Status::OK();
 }
 

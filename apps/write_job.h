@@ -10,6 +10,7 @@
 
 #include "args.h"
 #include "digests.h"
+#include "etpack/env.h"
 #include "etpack/external_data.h"
 #include "etpack/json.h"
 #include "etpack/output.h"
@@ -20,17 +21,29 @@
 
 namespace etpack::cli {
 
+// How a command writes: every file through `env` (the one main() made),
+// reporting as its flags say. The Env is borrowed: it outlives the command.
+struct Writing {
+  const Env& env;
+  bool json = false;    // --json (below)
+  bool sha256 = false;  // --digest sha256: print the digests computed while writing
+};
+
 struct WriteJob {
   std::string input;
   std::string output;
   Args args;
   DigestFlags digest;  // --integrity, --digest
+  bool json = false;   // --json
+
+  // How the job's files are written, through `env`.
+  Writing writing(const Env& env) const { return Writing{env, json, digest.sha256}; }
 };
 
 // Splits the arguments: exactly one `what`, -o `output_name`, the
 // alignment flags, --dedup, --integrity, --digest, --json and the command's
-// `extra` value options (and sets JsonReport). A failure is a
-// usage error (its message says what is wrong).
+// `extra` value options. A failure is a usage error (its message says what
+// is wrong).
 Result<WriteJob> ParseWriteJob(const std::vector<std::string>& argv, const char* what,
                                const char* output_name, const std::vector<std::string>& extra = {});
 
@@ -58,68 +71,49 @@ inline constexpr char kAlignOption[] = "--align";
 Status ApplyPteFlags(const Args& args, PteOptions* options);
 
 // --json: a writing command prints one JSON object on stdout (the files
-// written, bytes written, shared and copied) instead of its text report.
-// Each writing command sets it from its arguments before it writes
-// anything; WriteFiles and the Report functions follow it.
+// written, bytes written, shared and copied) instead of its text report
+// (Writing::json, which WriteFiles and the Report functions follow).
 inline constexpr char kJsonFlag[] = "--json";
-void SetJsonReport(bool json);
-bool JsonReport();
 
-// Commands write POSIX files with the default options. While a
-// ScopedCommandOutputFs is alive they write through its `fs` instead (tests:
-// the fault-injecting outputs of test/fault_output.h). REQUIRES: `fs` outlives it.
-class ScopedCommandOutputFs {
- public:
-  explicit ScopedCommandOutputFs(OutputFs* fs);
-  ~ScopedCommandOutputFs();
-  ScopedCommandOutputFs(const ScopedCommandOutputFs&) = delete;
-  ScopedCommandOutputFs& operator=(const ScopedCommandOutputFs&) = delete;
-
- private:
-  OutputFs* previous_;
-};
-
-// The OutputFs of the innermost ScopedCommandOutputFs, or nullptr (POSIX
-// files with the default options), for commands that hand an OutputFs to
-// the library themselves (update).
-OutputFs* CommandOutputFs();
-
-// WriteArtifactFiles through CommandOutputFs(), or on POSIX files with the
-// default options: how every command writes, with or without a report.
-Status WriteArtifacts(const ArtifactFiles& files, const WriteOptions& options);
+// Every command reads and writes through the one Env main() made (the
+// POSIX files; a test hands its own, e.g. the fault-injecting outputs of
+// test/fault_output.h), given to it and by it to every call that opens a
+// path: the last parameter, as in the library (etpack/env.h), or inside
+// the Writing the calls below take.
 
 // Writes `files` as one unit (WriteArtifactFiles), with a progress line,
 // then reports how many bytes were written and how many of those share
 // the disk blocks of the files they came from (WriteStats): a "shared:"
 // line, or with --json the command's one JSON object. With `sha256`, prints
 // the digests computed while writing (digests.h; not with --json).
-Status WriteFiles(const ArtifactFiles& files, bool sha256 = false);
+Status WriteFiles(const ArtifactFiles& files, const Writing& w);
 
 // What WriteFiles does before it reports: writes `files` as one unit with
 // a progress line, filling `stats` (and `digests` when not null). For a
 // command that prints its own report.
 Status WriteFilesWithProgress(const ArtifactFiles& files, WriteStats* stats,
-                              std::vector<ArtifactSha256>* digests = nullptr);
+                              std::vector<ArtifactSha256>* digests, const Env& env);
 // WriteFiles' text line: "shared:  S of N bytes written share the disk
 // blocks they came from, C bytes copied".
 void PrintWriteStats(const WriteStats& stats);
 
 // Writes `plan` to `output` atomically with a progress line.
-Status WritePlanned(const std::string& output, const ArtifactPlan& plan, bool sha256 = false);
+Status WritePlanned(const std::string& output, const ArtifactPlan& plan, const Writing& w);
 
-// "wrote OUT (N bytes, ...)" on stdout.
-void ReportPte(const std::string& output, const PtePlan& plan, const PteOptions& options);
+// "wrote OUT (N bytes, ...)" on stdout; nothing with --json.
+void ReportPte(const std::string& output, const PtePlan& plan, const PteOptions& options,
+               const Writing& w);
 void ReportPtd(const std::string& output, const PtdPlan& plan, size_t entries,
-               const PtdOptions& options);
+               const PtdOptions& options, const Writing& w);
 
 // Writes the .ptd file(s) of PlanPtdFiles as one unit and reports each.
 Status WritePtdFiles(const std::vector<PtdFilePlan>& files, const PtdOptions& options,
-                     bool sha256 = false);
+                     const Writing& w);
 
 // PlanPte, WritePlanned, ReportPte. A planning error is about the input:
 // its message starts with `input_name` (the manifest or program read).
 Status PlanAndWrite(const std::string& input_name, const std::string& output, PteInput input,
-                    const PteOptions& options, bool sha256 = false);
+                    const PteOptions& options, const Writing& w);
 
 // The .ptd named by `flag` (--external-constants, --external-named-data),
 // written beside the -o program: nullptr when the flag is absent; an
@@ -133,7 +127,7 @@ Result<const std::string*> DataOutput(const WriteJob& job, const char* flag);
 // is shards named after `ptd_path`, all published with the program.
 Status PlanAndWritePair(const std::string& input_name, const std::string& output, PteInput pte,
                         const PteOptions& options, const std::string& ptd_path, PtdInput ptd,
-                        bool sha256 = false, uint64_t max_shard_bytes = 0);
+                        uint64_t max_shard_bytes, const Writing& w);
 
 }  // namespace etpack::cli
 

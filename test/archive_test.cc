@@ -95,15 +95,15 @@ TEST_CASE("an archive round trip runs entirely on the Env") {
   MemoryOutputFs out;
   ArchiveOptions options;
   options.frame_bytes = 64;
-  options.env = Env{&in, &out};
-  Status s = CompressFile(ptd, zst, options);
+  const Env env{&in, &out};
+  Status s = CompressFile(ptd, zst, options, {}, env);
   INFO(s.ToString());
   REQUIRE(s.ok());
   CHECK(in.opened() == std::vector<std::string>{ptd});
   REQUIRE(out.files().count(zst) == 1);
   in.Add(zst, out.files().at(zst));
 
-  Result<std::unique_ptr<Archive>> a = Archive::Open(zst, options.env);
+  Result<std::unique_ptr<Archive>> a = Archive::Open(zst, env);
   INFO(a.status().ToString());
   REQUIRE(a.ok());
   CHECK((*a)->size() == original.size());
@@ -285,14 +285,11 @@ TEST_CASE("a failing output leaves nothing behind") {
   std::unique_ptr<OutputFs> fs = NewFaultInjectingOutputFs(&memory, fault);
   const std::vector<uint8_t> bytes = PatternBytes(1 << 20, 9);
   WriteFile(dir.File("in.bin"), bytes);
-  ArchiveOptions options;
-  options.env.output = fs.get();
-  Status s = CompressFile(dir.File("in.bin"), "out.zst", options);
+  Status s = CompressFile(dir.File("in.bin"), "out.zst", {}, {}, Env{nullptr, fs.get()});
   CHECK(!s.ok());
   CHECK(memory.files().empty());
   MemoryOutputFs ok;
-  options.env.output = &ok;
-  REQUIRE(CompressFile(dir.File("in.bin"), "out.zst", options).ok());
+  REQUIRE(CompressFile(dir.File("in.bin"), "out.zst", {}, {}, Env{nullptr, &ok}).ok());
   CHECK(ok.files().count("out.zst") == 1);
 }
 
@@ -343,9 +340,7 @@ TEST_CASE("a disk without room for zstd's bound is told why compress needs it") 
   Fault fault;
   fault.step = FaultStep::kReserve;
   std::unique_ptr<OutputFs> fs = NewFaultInjectingOutputFs(&memory, fault);
-  ArchiveOptions options;
-  options.env.output = fs.get();
-  Status s = CompressFile(dir.File("in.bin"), "out.zst", options);
+  Status s = CompressFile(dir.File("in.bin"), "out.zst", {}, {}, Env{nullptr, fs.get()});
   INFO(s.ToString());
   CHECK(!s.ok());
   CHECK(Contains(s.message(), "compressing " + dir.File("in.bin") + " (1048576 bytes)"));

@@ -24,6 +24,7 @@
 #include "fault_output.h"
 #include "io/posix_calls.h"
 #include "io/posix_output.h"
+#include "memory_input.h"
 #include "test_files.h"
 #include "write_job.h"
 
@@ -40,7 +41,7 @@ using Bytes = std::vector<uint8_t>;
 // makes, `out` the folder written to), and its outputs in publish order.
 struct WritePath {
   const char* name;
-  int (*command)(const std::vector<std::string>&);
+  int (*command)(const std::vector<std::string>&, const Env&);
   std::vector<std::string> (*args)(const std::string& in, const std::string& out);
   std::vector<std::string> outputs;
   // For a command that rewrites its output (update): the file in `in` whose
@@ -217,15 +218,14 @@ OutputOptions PageWindows() {
 
 // Runs `path` writing to `out` through `fs`; the exit code.
 int RunThrough(OutputFs* fs, const WritePath& path, const std::string& in, const std::string& out) {
-  cli::ScopedCommandOutputFs scoped(fs);
-  return path.command(path.args(in, out));
+  return path.command(path.args(in, out), Env{nullptr, fs});
 }
 
 int Verify(const WritePath& path, const std::string& out) {
   if (!path.artifact) return 0;
   std::vector<std::string> args = {out + "/" + path.outputs.back()};
   if (path.outputs.size() == 2) args.insert(args.end(), {"--data", out + "/" + path.outputs[0]});
-  return cli::Verify(args);
+  return cli::Verify(args, Env());
 }
 
 TEST_CASE("a fault at any step of any command leaves each destination old or new, nothing else") {
@@ -234,9 +234,9 @@ TEST_CASE("a fault at any step of any command leaves each destination old or new
   WriteCases(in.File("cases.json"));
   // What update, compress and decompress start from: a .ptd of
   // w.safetensors, new weights for it, and its archive.
-  REQUIRE(cli::Ptd({in.File("w.safetensors"), "-o", in.File("base.ptd")}) == 0);
+  REQUIRE(cli::Ptd({in.File("w.safetensors"), "-o", in.File("base.ptd")}, Env()) == 0);
   WriteFile(in.File("new.safetensors"), testing::F32Safetensors(6, 2));
-  REQUIRE(cli::Compress({in.File("base.ptd"), "-o", in.File("base.ptd.zst")}) == 0);
+  REQUIRE(cli::Compress({in.File("base.ptd"), "-o", in.File("base.ptd.zst")}, Env()) == 0);
   for (const WritePath& path : WritePaths()) {
     CAPTURE(path.name);
     // The new files: what an undisturbed run writes.
@@ -343,6 +343,23 @@ TEST_CASE("a fault at any step of any command leaves each destination old or new
       }
     }
   }
+}
+
+TEST_CASE("commands read and write through the Env they are given") {
+  // main() hands every command one Env; one in memory shows that each file
+  // a command touches goes through it (none of these paths exists on disk).
+  const std::string dir = "/nonexistent-etpack-cli-env/";
+  MemoryInputFs in;
+  in.Add(dir + "m.pte", ReadFile(Golden("pte_all_kinds.pte")));
+  MemoryOutputFs out;
+  const Env env{&in, &out};
+  CHECK(cli::Verify({dir + "m.pte"}, env) == 0);
+  CHECK(cli::Inspect({dir + "m.pte", "--json"}, env) == 0);
+  CHECK(cli::Verify({dir + "m.pte"}, Env()) == 1);  // not on the disk
+  REQUIRE(cli::Repack({dir + "m.pte", "-o", dir + "r.pte", "--json"}, env) == 0);
+  REQUIRE(out.files().count(dir + "r.pte") == 1);
+  in.Add(dir + "r.pte", out.files().at(dir + "r.pte"));
+  CHECK(cli::Verify({dir + "r.pte"}, env) == 0);
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 
 #include "catch.h"
 
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdint>
 #include <memory>
@@ -18,6 +20,8 @@
 #include "etpack/inspect.h"
 #include "etpack/manifest.h"
 #include "etpack/npy.h"
+#include "etpack/output.h"
+#include "etpack/path_text.h"
 #include "etpack/ptd.h"
 #include "etpack/ptd_file.h"
 #include "etpack/pte.h"
@@ -94,7 +98,7 @@ TEST_CASE("env: every reading entry point opens its paths through env.input") {
     CHECK(PteFile::Open(pte).status().code() == Code::kNotFound);
   }
   SECTION("inspect and sizes") {
-    Result<ArtifactKind> kind = DetectArtifactKind(pte, f.env);
+    Result<ArtifactKind> kind = DetectArtifactKind(pte, nullptr, f.env);
     REQUIRE(kind.ok());
     CHECK(*kind == ArtifactKind::kPte);
     Result<json::Value> report = InspectJson(pte, f.env);
@@ -110,13 +114,12 @@ TEST_CASE("env: every reading entry point opens its paths through env.input") {
   }
   SECTION("verify") {
     VerifyOptions options;
-    options.env = f.env;
     options.deep = true;
-    Result<VerifyReport> one = Verify({pte}, options);
+    Result<VerifyReport> one = Verify({pte}, options, f.env);
     REQUIRE(one.ok());
     INFO(one->verdict.ToString());
     CHECK(one->ok());
-    Result<VerifyReport> set = Verify({kDir + "a.ptd", kDir + "b.ptd"}, options);
+    Result<VerifyReport> set = Verify({kDir + "a.ptd", kDir + "b.ptd"}, options, f.env);
     REQUIRE(set.ok());
     CHECK(set->ok());
     CHECK(set->files.size() == 2);
@@ -159,9 +162,8 @@ TEST_CASE("env: an entry point opens each file once") {
   REQUIRE(SizesOfFiles({a, b}, {}, f.env).ok());
   CHECK(f.fs.opened() == std::vector<std::string>{pte, a, b});
   VerifyOptions options;
-  options.env = f.env;
   options.data = {a};
-  Result<VerifyReport> v = Verify({pte}, options);
+  Result<VerifyReport> v = Verify({pte}, options, f.env);
   REQUIRE(v.ok());
   INFO(v->verdict.ToString());
   CHECK(v->ok());
@@ -191,9 +193,7 @@ TEST_CASE("env: a read error under env.input is a Status naming the file") {
   CHECK(Contains(sizes.status().message(), pte));
   CHECK(Contains(sizes.status().message(), "injected fault"));
 
-  VerifyOptions options;
-  options.env = env;
-  Result<VerifyReport> v = Verify({pte}, options);
+  Result<VerifyReport> v = Verify({pte}, {}, env);
   REQUIRE(v.ok());
   CHECK(!v->ok());
   CHECK(v->unreadable);
@@ -221,7 +221,7 @@ TEST_CASE("env: an update reads its file through env.input") {
   PtdInput weights;
   weights.buffers = {Pattern(3000, 9)};
   weights.entries = {PtdEntry{"a", 0, 1, std::nullopt}};
-  Result<UpdateReport> r = UpdateWeights(path, weights, Env{faulty.get(), nullptr});
+  Result<UpdateReport> r = UpdateWeights(path, weights, {}, Env{faulty.get(), nullptr});
   REQUIRE(!r.ok());
   CHECK(r.status().code() == Code::kIoError);
   CHECK(Contains(r.status().message(), path));
@@ -229,6 +229,99 @@ TEST_CASE("env: an update reads its file through env.input") {
   // Through the default input the same update lands.
   REQUIRE(UpdateWeights(path, weights).ok());
   CHECK(testing::ReadFile(path) != before);
+}
+
+TEST_CASE("env: every writing entry point makes its files through env.output") {
+  MemoryOutputFs out;
+  const Env env{nullptr, &out};
+  Result<PtePlan> plan = PlanPte(SmallProgram({Pattern(100, 1)}));
+  REQUIRE(plan.ok());
+  REQUIRE(WriteArtifactFile(kDir + "a.pte", plan->artifact, {}, env).ok());
+  REQUIRE(WriteArtifactFiles({{kDir + "b.pte", &plan->artifact}}, {}, env).ok());
+  REQUIRE(WritePte(kDir + "c.pte", SmallProgram({Pattern(100, 1)}), {}, {}, env).ok());
+  PtdInput in;
+  in.buffers = {Pattern(64, 3)};
+  in.entries = {PtdEntry{"w", 0, 1, std::nullopt}};
+  REQUIRE(WritePtd(kDir + "d.ptd", in, {}, {}, env).ok());
+  const Bytes program = Materialize(plan->artifact);
+  CHECK(out.files().at(kDir + "a.pte") == program);
+  CHECK(out.files().at(kDir + "b.pte") == program);
+  CHECK(out.files().at(kDir + "c.pte") == program);
+  CHECK(out.files().count(kDir + "d.ptd") == 1);
+}
+
+TEST_CASE("env: folders and update locks come from the output file system") {
+  // Memory has no folders to make and nothing to lock.
+  MemoryOutputFs memory;
+  const Env env{nullptr, &memory};
+  CHECK(env.out().MakeFolders(kDir + "x/y").ok());
+  Result<std::unique_ptr<UpdateLock>> none = env.out().LockForUpdate(kDir + "m.pte", nullptr);
+  REQUIRE(none.ok());
+  Files f;
+  Result<std::shared_ptr<const InputFile>> any = f.fs.Open(kDir + "a.ptd");
+  REQUIRE(any.ok());
+  CHECK((*none)->Covers(**any));
+
+  // The default Env's are the POSIX folders and flock(2).
+  testing::TempDir dir;
+  const Env posix;
+  REQUIRE(posix.out().MakeFolders(dir.File("p/q")).ok());
+  REQUIRE(posix.out().MakeFolders(dir.File("p/q")).ok());  // as mkdir -p: there already
+  testing::WriteFile(dir.File("p/q/m.ptd"), PtdBytes("a"));
+  testing::WriteFile(dir.File("p/other.ptd"), PtdBytes("a"));
+  Result<std::unique_ptr<UpdateLock>> lock =
+      posix.out().LockForUpdate(dir.File("p/q/m.ptd"), nullptr);
+  REQUIRE(lock.ok());
+  Result<std::shared_ptr<const InputFile>> same =
+      DefaultInputFs()->Open(dir.File("p/q/../q/m.ptd"));
+  Result<std::shared_ptr<const InputFile>> other = DefaultInputFs()->Open(dir.File("p/other.ptd"));
+  REQUIRE(same.ok());
+  REQUIRE(other.ok());
+  CHECK((*lock)->Covers(**same));
+  CHECK_FALSE((*lock)->Covers(**other));
+  // A file a folder stands in the way of cannot be made a folder.
+  Status s = posix.out().MakeFolders(dir.File("p/other.ptd/r"));
+  CHECK(s.code() == Code::kIoError);
+  CHECK(Contains(s.message(), "cannot create the folder " + dir.File("p/other.ptd/r")));
+}
+
+TEST_CASE("env: one file under two names is one file; two files are two") {
+  testing::TempDir dir;
+  testing::WriteFile(dir.File("a.bin"), Bytes(64, 1));
+  testing::WriteFile(dir.File("b.bin"), Bytes(64, 1));
+  REQUIRE(::link(dir.File("a.bin").c_str(), dir.File("a2.bin").c_str()) == 0);
+  Result<SourcePtr> a = FileSource(dir.File("a.bin"));
+  Result<SourcePtr> a2 = FileSource(dir.File("a2.bin"), 8);
+  Result<SourcePtr> b = FileSource(dir.File("b.bin"));
+  REQUIRE((a.ok() && a2.ok() && b.ok()));
+  CHECK(SameFile(**a, **a2));
+  CHECK_FALSE(SameFile(**a, **b));
+  CHECK_FALSE(SameFile(**a, *OwnedSource(Bytes(64, 1))));
+  CHECK((*a)->file_range()->file->Links() == 2);
+  CHECK((*b)->file_range()->file->Links() == 1);
+  // Memory files are each their own.
+  Files f;
+  Result<SourcePtr> m1 = FileSource(f.fs, kDir + "a.ptd");
+  Result<SourcePtr> m2 = FileSource(f.fs, kDir + "b.ptd");
+  REQUIRE((m1.ok() && m2.ok()));
+  CHECK(SameFile(**m1, **m1));
+  CHECK_FALSE(SameFile(**m1, **m2));
+}
+
+TEST_CASE("path text: names, stems, folders and joins without the disk") {
+  CHECK(PathFileName("a/b.pte") == "b.pte");
+  CHECK(PathFileName("b.pte") == "b.pte");
+  CHECK(PathFileName("a/") == "");
+  CHECK(PathStem("a/b.c.pte") == "b.c");
+  CHECK(PathFolder("a/b.pte") == "a");
+  CHECK(PathFolder("b.pte") == "");
+  CHECK(JoinPath("a", "b.pte") == "a/b.pte");
+  CHECK(JoinPath("a/", "b.pte") == "a/b.pte");
+  CHECK(JoinPath("", "b.pte") == "b.pte");
+  CHECK(JoinPath("a", "/b.pte") == "/b.pte");
+  CHECK(SamePathText("a/./b.pte", "a//b.pte"));
+  CHECK(SamePathText("a/x/../b.pte", "a/b.pte"));
+  CHECK_FALSE(SamePathText("a/b.pte", "b.pte"));
 }
 
 }  // namespace

@@ -292,7 +292,7 @@ TEST_CASE("share unit: a failed share leaves nothing it made") {
     fault.step = step;
     fault.output = 1;
     std::unique_ptr<OutputFs> faulty = NewFaultInjectingOutputFs(posix.get(), fault);
-    const Status s = WriteShare(Plan(in, out), WriteOptions(), faulty.get());
+    const Status s = WriteShare(Plan(in, out), WriteOptions(), Env{nullptr, faulty.get()});
     REQUIRE_FALSE(s.ok());
     CHECK(s.message().find(".etpack-unit-") == std::string::npos);  // named in OUTDIR
     CHECK(Names(work.path()).empty());  // no OUTDIR, no parents, nothing hidden

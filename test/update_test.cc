@@ -189,7 +189,7 @@ void FailuresLeaveTheOldFile(const std::string& dir) {
     INFO(FaultStepName(fault.step) << ", after " << fault.after_bytes << " bytes");
     std::unique_ptr<OutputFs> posix = NewPosixOutputFs();
     std::unique_ptr<OutputFs> fs = NewFaultInjectingOutputFs(posix.get(), fault);
-    Result<UpdateReport> r = UpdateWeights(path, weights, Env{nullptr, fs.get()});
+    Result<UpdateReport> r = UpdateWeights(path, weights, {}, Env{nullptr, fs.get()});
     REQUIRE_FALSE(r.ok());
     CHECK(Contains(r.status().message(), "injected fault"));
     CHECK((ReadFile(path) == before));
@@ -259,7 +259,7 @@ TEST_CASE("update: two concurrent updates of different keys both land", "[update
         cv.notify_all();
         return false;
       };
-      second = UpdateWeights(path, Weights({{"b", new_b}}), Env(), options);
+      second = UpdateWeights(path, Weights({{"b", new_b}}), options);
       std::lock_guard<std::mutex> lock(m);
       second_done = true;
       cv.notify_all();
@@ -268,7 +268,7 @@ TEST_CASE("update: two concurrent updates of different keys both land", "[update
     cv.wait(lock, [&] { return second_waits || second_done; });
   };
   Result<UpdateReport> first =
-      UpdateWeights(path, Weights({{"a", new_a}}), Env{nullptr, &first_fs});
+      UpdateWeights(path, Weights({{"a", new_a}}), {}, Env{nullptr, &first_fs});
   if (other.joinable()) other.join();
   INFO(first.status().ToString() << " / " << second.status().ToString());
   REQUIRE(first.ok());
@@ -293,7 +293,7 @@ TEST_CASE("update: a file replaced by another writer meanwhile is not overwritte
   HookedFs fs(posix.get());
   fs.hook = [&] { WritePtdFile(path, Weights({{"a", theirs}, {"b", kB}})); };
   Result<UpdateReport> r =
-      UpdateWeights(path, Weights({{"a", PatternBytes(64, 22)}}), Env{nullptr, &fs});
+      UpdateWeights(path, Weights({{"a", PatternBytes(64, 22)}}), {}, Env{nullptr, &fs});
   INFO(r.status().ToString());
   REQUIRE_FALSE(r.ok());
   CHECK(r.status().code() == Code::kIoError);
@@ -316,8 +316,7 @@ TEST_CASE("update: waiting for another update of the file can be cancelled", "[u
   int asked = 0;
   WriteOptions options;
   options.cancel = [&] { return ++asked >= 2; };
-  Result<UpdateReport> r =
-      UpdateWeights(path, Weights({{"a", PatternBytes(64, 41)}}), Env(), options);
+  Result<UpdateReport> r = UpdateWeights(path, Weights({{"a", PatternBytes(64, 41)}}), options);
   ::close(held);
   INFO(r.status().ToString());
   REQUIRE_FALSE(r.ok());
@@ -338,8 +337,7 @@ TEST_CASE("update: progress is reported, and a cancelled write changes nothing",
   int asked = 0;
   WriteOptions options;
   options.cancel = [&] { return ++asked >= 1; };
-  Result<UpdateReport> r =
-      UpdateWeights(path, Weights({{"a", PatternBytes(64, 51)}}), Env(), options);
+  Result<UpdateReport> r = UpdateWeights(path, Weights({{"a", PatternBytes(64, 51)}}), options);
   INFO(r.status().ToString());
   REQUIRE_FALSE(r.ok());
   CHECK(r.status().code() == Code::kIoError);
@@ -352,7 +350,7 @@ TEST_CASE("update: progress is reported, and a cancelled write changes nothing",
   options = {};
   options.progress = [&](uint64_t done, uint64_t total) { reports.emplace_back(done, total); };
   options.stats = &stats;
-  r = UpdateWeights(path, Weights({{"a", PatternBytes(64, 51)}}), Env(), options);
+  r = UpdateWeights(path, Weights({{"a", PatternBytes(64, 51)}}), options);
   INFO(r.status().ToString());
   REQUIRE(r.ok());
   REQUIRE_FALSE(reports.empty());

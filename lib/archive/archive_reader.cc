@@ -204,13 +204,13 @@ Status Archive::ExtractRegion(const ArchiveRegion& region, OutputFile& output,
 Status Archive::ExtractFile(uint64_t offset, uint64_t length, const std::string& path,
                             const WriteOptions& options) const {
   ETPACK_ASSIGN_OR_RETURN(ArtifactPlan plan, ExtractPlan(offset, length));
-  return WriteArtifactFiles(env_, {{path, &plan}}, options);
+  return WriteArtifactFiles({{path, &plan}}, options, env_);
 }
 
 Status Archive::ExtractRegionFile(const ArchiveRegion& region, const std::string& path,
                                   const WriteOptions& options) const {
   ETPACK_ASSIGN_OR_RETURN(ArtifactPlan plan, RegionPlan(region));
-  return WriteArtifactFiles(env_, {{path, &plan}}, options);
+  return WriteArtifactFiles({{path, &plan}}, options, env_);
 }
 
 // The range's bytes as the tail of a plan: decoded on a thread of the

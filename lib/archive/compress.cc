@@ -179,9 +179,10 @@ Status CheckOptions(const ArchiveOptions& o) {
 
 // A function-try-block: whatever this thread fails to allocate, the error
 // names the input (workers report their own, naming the frame).
-Result<ArtifactPlan> CompressPlan(const std::string& input, const ArchiveOptions& options) try {
+Result<ArtifactPlan> CompressPlan(const std::string& input, const ArchiveOptions& options,
+                                  const Env& env) try {
   ETPACK_RETURN_IF_ERROR(CheckOptions(options));
-  ETPACK_ASSIGN_OR_RETURN(SourcePtr in, FileSource(options.env.in(), input));
+  ETPACK_ASSIGN_OR_RETURN(SourcePtr in, FileSource(env.in(), input));
   ETPACK_ASSIGN_OR_RETURN(std::vector<ArchiveRegion> regions, ArtifactRegions(input, in));
   const uint64_t size = in->size();
   const std::vector<uint64_t> ends = PlanFrames(size, regions, options.frame_bytes);
@@ -252,9 +253,9 @@ Result<ArtifactPlan> CompressPlan(const std::string& input, const ArchiveOptions
 }
 
 Status CompressFile(const std::string& input, const std::string& output,
-                    const ArchiveOptions& options, const WriteOptions& write) {
-  ETPACK_ASSIGN_OR_RETURN(ArtifactPlan plan, CompressPlan(input, options));
-  return WriteArtifactFiles(options.env, {{output, &plan}}, write);
+                    const ArchiveOptions& options, const WriteOptions& write, const Env& env) {
+  ETPACK_ASSIGN_OR_RETURN(ArtifactPlan plan, CompressPlan(input, options, env));
+  return WriteArtifactFiles({{output, &plan}}, write, env);
 }
 
 }  // namespace etpack

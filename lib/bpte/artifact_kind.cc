@@ -53,8 +53,8 @@ Result<std::optional<ArtifactKind>> ArtifactKindOrNone(const std::string& name,
   return kind.status();
 }
 
-Result<ArtifactKind> DetectArtifactKind(const std::string& path, const Env& env,
-                                        SourcePtr* opened) {
+Result<ArtifactKind> DetectArtifactKind(const std::string& path, SourcePtr* opened,
+                                        const Env& env) {
   // FileSource refuses anything but a regular file before reading it.
   ETPACK_ASSIGN_OR_RETURN(const SourcePtr file, FileSource(env.in(), path));
   if (opened != nullptr) *opened = file;
@@ -92,7 +92,7 @@ Result<OpenedArtifact> OpenArtifact(ArtifactKind kind, const std::string& name, 
 
 Result<OpenedArtifact> OpenArtifact(const std::string& path, const Env& env) {
   SourcePtr file;
-  ETPACK_ASSIGN_OR_RETURN(const ArtifactKind kind, DetectArtifactKind(path, env, &file));
+  ETPACK_ASSIGN_OR_RETURN(const ArtifactKind kind, DetectArtifactKind(path, &file, env));
   return OpenArtifact(kind, path, std::move(file));
 }
 

@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "core/extent_map.h"
+#include "core/same_file.h"
 
 namespace etpack {
 namespace {
@@ -194,6 +195,11 @@ class PosixInputFs final : public InputFs {
 
 PhysicalExtents InputFile::Extents(uint64_t, uint64_t) const { return {}; }
 Status InputFile::CheckUnchanged() const { return Status::OK(); }
+bool InputFile::SameFileAs(int other_fd) const { return SameFile(fd(), other_fd); }
+uint64_t InputFile::Links() const {
+  struct stat st;
+  return ::fstat(fd(), &st) == 0 ? static_cast<uint64_t>(st.st_nlink) : 0;
+}
 
 InputFileWrapper::InputFileWrapper(std::shared_ptr<const InputFile> target)
     : target_(std::move(target)) {}

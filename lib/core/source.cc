@@ -225,6 +225,12 @@ Result<SourcePtr> FileSource(InputFs& fs, const std::string& path, uint64_t offs
   return OpenFileRange(fs, path, offset, length);
 }
 
+bool SameFile(const Source& a, const Source& b) {
+  const FileRange* ra = a.file_range();
+  const FileRange* rb = b.file_range();
+  return ra != nullptr && rb != nullptr && ra->file != nullptr && ra->file->SameFileAs(rb->fd);
+}
+
 SourcePtr GeneratorSource(std::string name, uint64_t size, FillFn fill) {
   return std::make_shared<GeneratorSourceImpl>(std::move(name), size, std::move(fill));
 }

@@ -52,10 +52,6 @@ struct ArchiveOptions {
   // Frames compressed in parallel; 0 means one per online core, at most 2
   // (each worker holds up to a compressed frame: docs/archive.md, Memory).
   int threads = 0;
-  // Where the file compressed is read from (env.input) and the archive
-  // written to (env.output; null: the POSIX outputs made with the write's
-  // WriteOptions::output): etpack/env.h.
-  Env env;
 };
 
 enum class RegionKind : uint8_t {
@@ -105,11 +101,13 @@ std::vector<uint64_t> PlanFrames(uint64_t size, const std::vector<ArchiveRegion>
 // Progress counts the input bytes compressed. kInvalidArgument for options
 // out of range; otherwise the errors of reading the input (naming it). The
 // plan reads `input` (ArtifactPlan::inputs: it cannot be the output), opened
-// once through options.env.input.
-Result<ArtifactPlan> CompressPlan(const std::string& input, const ArchiveOptions& options = {});
+// once through env.input (etpack/env.h).
+Result<ArtifactPlan> CompressPlan(const std::string& input, const ArchiveOptions& options = {},
+                                  const Env& env = {});
 
-// Writes CompressPlan(input, options) to `output` through options.env.output
-// with `write` (WriteArtifactFiles): progress, cancel and stats as for any
+// Writes CompressPlan(input, options, env) to `output` through env.output
+// (null: the POSIX outputs made with write.output) with `write`
+// (WriteArtifactFiles): progress, cancel and stats as for any
 // write. write.cancel is asked after each frame is written (each piece of
 // the tail: at most frame_bytes of the input, so every 8 MiB by default,
 // more often than the writer's 64 MiB slices; a frame being compressed is
@@ -117,7 +115,8 @@ Result<ArtifactPlan> CompressPlan(const std::string& input, const ArchiveOptions
 // directory lock; once it returns true nothing is published and no
 // temporary file stays.
 Status CompressFile(const std::string& input, const std::string& output,
-                    const ArchiveOptions& options = {}, const WriteOptions& write = {});
+                    const ArchiveOptions& options = {}, const WriteOptions& write = {},
+                    const Env& env = {});
 
 // An opened archive: its seek table checked against the file (a truncated
 // or extended archive is kCorrupt) and its region index read when it has

@@ -44,8 +44,8 @@ Result<std::optional<ArtifactKind>> ArtifactKindOrNone(const std::string& name, 
 // also kNotFound or kIoError when it cannot be read. `file`, when not null,
 // receives the file opened, so the kind's reader opens it once:
 // File::Open(path, *file) or OpenArtifact(kind, path, *file).
-Result<ArtifactKind> DetectArtifactKind(const std::string& path, const Env& env = {},
-                                        SourcePtr* file = nullptr);
+Result<ArtifactKind> DetectArtifactKind(const std::string& path, SourcePtr* file = nullptr,
+                                        const Env& env = {});
 
 // An artifact opened as the reader of its kind (etpack/artifact_file.h):
 // exactly the pointer of `kind` is set.

@@ -5,12 +5,18 @@
 // Every entry point that takes a path reads it, and everything it names
 // (a manifest's file references, an index's shards, a case file's .npy
 // files, a program's data files), through `Env::input`, and makes the
-// files it writes through `Env::output`. An entry point that takes
-// options finds its Env in them (VerifyOptions::env, ShareOptions::env,
-// ArchiveOptions::env); one without options takes `const Env& env` last
-// (Archive::Open keeps it for the files it extracts). A default Env is the
-// POSIX file system both ways; WriteArtifactFiles(env, ...) writes through
-// it.
+// files it writes through `Env::output` (the folders it makes and the
+// files it locks too: OutputFs::MakeFolders, OutputFs::LockForUpdate).
+//
+// The convention, the same for every one of them: the Env is the LAST
+// parameter, `const Env& env = {}`, after any options struct, and no
+// options struct carries one. So a call that has no options needs no
+// struct just to carry its Env, a call with options reads the same as one
+// without, and a reader looks in one place to see where a call's files
+// are. Archive::Open keeps its Env for the files it extracts. A default
+// Env is the POSIX file system both ways. Below this header, core's
+// FileSource and json::ParseFile take the InputFs itself (first), and
+// WriteArtifactFiles(fs, ...) an OutputFs: what an Env's calls hand on.
 //
 // Bytes may still leave an input file without passing through
 // InputFile::Read() (an output's in-kernel copy, etpack/input.h): a test
@@ -36,6 +42,11 @@ struct Env {
 
   // `input`, or the default.
   InputFs& in() const { return input != nullptr ? *input : *DefaultInputFs(); }
+  // `output`, or the POSIX file system with the default OutputOptions: for
+  // what no OutputOptions decide (folders, locks). A write given
+  // WriteOptions makes its POSIX outputs with WriteOptions::output instead
+  // (WriteArtifactFiles).
+  OutputFs& out() const { return output != nullptr ? *output : *DefaultOutputFs(); }
 };
 
 }  // namespace etpack

@@ -52,9 +52,9 @@
 //      several files as one unit (a .ptd before the .pte that needs it).
 //      WritePte / WritePtd do steps 2 and 3 in one call. All output goes
 //      through one seam (output.h), with POSIX and in-memory file systems.
-//      Every entry point that opens a path to read it takes the pair of
-//      file systems as one Env (env.h; default: POSIX both ways), and so
-//      do UpdateWeights and the archive calls, which read and write.
+//      Every entry point that opens a path, to read or to write, takes the
+//      pair of file systems as one Env, its last parameter (env.h; default:
+//      POSIX both ways).
 //
 //     etpack::PteInput input;
 //     input.program = std::move(builder).Build();
@@ -168,6 +168,7 @@
 #include "etpack/nfat.h"
 #include "etpack/npy.h"
 #include "etpack/output.h"
+#include "etpack/path_text.h"
 #include "etpack/plan.h"
 #include "etpack/program_builder.h"
 #include "etpack/ptd.h"

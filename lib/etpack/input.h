@@ -81,6 +81,16 @@ class InputFile {
   // within the file system's timestamp granularity of the last write before
   // the open. The default (files that are no file system's): OK.
   virtual Status CheckUnchanged() const;
+
+  // Whether the file open as `fd` is this file: the same device and inode,
+  // whatever names, links or descriptors lead to either (an input given
+  // twice under two names, an output that would replace an input). False
+  // when either cannot be asked. The default compares fd()'s file with it.
+  virtual bool SameFileAs(int fd) const;
+
+  // How many names (hard links) the file has now; 0 when unknown (a file
+  // with no name, one that cannot be asked). The default asks fd().
+  virtual uint64_t Links() const;
 };
 
 class InputFs {

@@ -34,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "etpack/input.h"
 #include "etpack/source.h"
 #include "etpack/status.h"
 
@@ -250,9 +251,45 @@ class OutputFileWrapper : public OutputFile {
   std::unique_ptr<OutputFile> target_;
 };
 
+// An exclusive lock on one file that a writer reads and then replaces (an
+// update: OutputFs::LockForUpdate), held until it is destroyed.
+class UpdateLock {
+ public:
+  UpdateLock() = default;
+  UpdateLock(const UpdateLock&) = delete;
+  UpdateLock& operator=(const UpdateLock&) = delete;
+  virtual ~UpdateLock() = default;
+
+  // Whether `file` (the file as the writer opened it to read) is the file
+  // locked; true when nothing could be locked (the file could not be
+  // opened, its file system cannot lock, outputs that are not files).
+  virtual bool Covers(const InputFile& file) const = 0;
+};
+
 class OutputFs {
  public:
   virtual ~OutputFs() = default;
+
+  // Makes the folder `dir` and its missing parents, as `mkdir -p`; OK when
+  // it exists. For a caller told to write into a folder that may be new
+  // (etpack demo -o DIR). kIoError "cannot create the folder DIR" with the
+  // system's reason. The default (outputs that are not files, which need
+  // no folder): OK, nothing made.
+  virtual Status MakeFolders(const std::string& dir);
+
+  // Locks the existing file at `path` for a writer that reads it and then
+  // publishes over it (etpack/update.h): an exclusive flock(2) on the file,
+  // so a second such writer of the file waits until the first is done, then
+  // reads what it published. A waiter that gets the lock must check that
+  // the file it then opens is the one locked (UpdateLock::Covers): the lock
+  // is on the inode the first writer replaced. A file that cannot be opened
+  // is left to the reader to report (the lock holds nothing), and a file
+  // system without flock is written unlocked. `cancel` (when given) is asked
+  // while waiting; once it returns true: kIoError "PATH: update cancelled by
+  // the caller while waiting for another update of the file to finish". The
+  // default (outputs that are not files): a lock that holds nothing.
+  virtual Result<std::unique_ptr<UpdateLock>> LockForUpdate(const std::string& path,
+                                                            const CancelFn& cancel);
 
   // A new output to be published at `destination`, with no name until then.
   // The POSIX implementation checks the destination first (README.md,
@@ -286,6 +323,9 @@ class OutputFsWrapper : public OutputFs {
   OutputFs* wrapped() const { return target_; }
 
   Result<std::unique_ptr<OutputFile>> Create(const std::string& destination) override;
+  Status MakeFolders(const std::string& dir) override;
+  Result<std::unique_ptr<UpdateLock>> LockForUpdate(const std::string& path,
+                                                    const CancelFn& cancel) override;
 
  private:
   OutputFs* target_;
@@ -421,6 +461,11 @@ struct OutputOptions {
 // destination file name longer than NAME_MAX is refused with
 // kInvalidArgument.
 std::unique_ptr<OutputFs> NewPosixOutputFs(const OutputOptions& options = {});
+
+// The POSIX file system with the default OutputOptions, for what no
+// OutputOptions decide (folders, locks: Env::out()). Never null; lives for
+// the whole process; thread-safe.
+OutputFs* DefaultOutputFs();
 
 // Memory. Published outputs land in files(), keyed by destination.
 class MemoryOutputFs final : public OutputFs {

@@ -142,13 +142,14 @@ Result<std::vector<PtdFilePlan>> PlanPtdFiles(const std::string& path, const Ptd
 // `plans`).
 ArtifactFiles PtdFiles(const std::vector<PtdFilePlan>& plans);
 
-// Plan (PlanPtdFiles) and write every file, published as one unit (see
-// WriteArtifactFiles), reporting, cancelling and accounting as `write` says
-// (WriteOptions, writer.h). Returns the paths written, in shard order (one
-// path, `path` itself, unless options.max_shard_bytes splits it).
+// Plan (PlanPtdFiles) and write every file through `env` (etpack/env.h),
+// published as one unit (see WriteArtifactFiles), reporting, cancelling and
+// accounting as `write` says (WriteOptions, writer.h). Returns the paths
+// written, in shard order (one path, `path` itself, unless
+// options.max_shard_bytes splits it).
 Result<std::vector<std::string>> WritePtd(const std::string& path, const PtdInput& input,
                                           const PtdOptions& options = {},
-                                          const WriteOptions& write = {});
+                                          const WriteOptions& write = {}, const Env& env = {});
 
 // The FH01 header as read from a file (PtdFile::header()).
 struct FlatTensorHeader {

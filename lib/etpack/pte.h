@@ -221,10 +221,11 @@ struct PtePlan {
 // with the reader's field path and value.
 Result<PtePlan> PlanPte(PteInput input, const PteOptions& options = {});
 
-// Plan and write `path` atomically (see WriteArtifactFile), reporting,
-// cancelling and accounting as `write` says (WriteOptions, writer.h).
+// Plan and write `path` atomically (see WriteArtifactFile) through `env`
+// (etpack/env.h), reporting, cancelling and accounting as `write` says
+// (WriteOptions, writer.h).
 Status WritePte(const std::string& path, PteInput input, const PteOptions& options = {},
-                const WriteOptions& write = {});
+                const WriteOptions& write = {}, const Env& env = {});
 
 }  // namespace etpack
 

@@ -105,9 +105,6 @@ struct ShareOptions {
   uint64_t min_bytes = 4096;
   // Every output with an integrity table (docs/integrity.md).
   bool integrity_table = false;
-  // Where the inputs are read from (etpack/env.h); writing the plan is the
-  // caller's (WriteShare).
-  Env env;
 };
 
 // One input and what becomes of it.
@@ -181,8 +178,10 @@ struct SharePlan {
 // (naming it and the keys), or two items for the shared file under one key
 // with different bytes or layouts (naming the key and both files); with the
 // opening error of an input that does not open; with a planner's error
-// prefixed with the output's name.
-Result<SharePlan> PlanShare(const std::vector<std::string>& inputs, const ShareOptions& options);
+// prefixed with the output's name. The inputs are read through env.input
+// (etpack/env.h); writing the plan is the caller's (WriteShare).
+Result<SharePlan> PlanShare(const std::vector<std::string>& inputs, const ShareOptions& options,
+                            const Env& env = {});
 
 // Writes `plan` as one unit: out_dir afterwards holds exactly the plan's
 // files and the marker ".etpack-unit" (listing them), or, on any failure,
@@ -204,11 +203,11 @@ Result<SharePlan> PlanShare(const std::vector<std::string>& inputs, const ShareO
 // out_dir is refused too ("refusing to overwrite an input").
 //
 // `options` as for WriteArtifactFiles (progress, cancel, digests, stats;
-// `options.output` makes the files when `fs` is null). `fs` not null: the
-// files are made through it, at their paths in the hidden folder (a test's
-// fault-injecting output); the folder itself is always a POSIX folder.
-// Errors name the files by their paths in out_dir.
-Status WriteShare(const SharePlan& plan, const WriteOptions& options = {}, OutputFs* fs = nullptr);
+// `options.output` makes the files when env.output is null). env.output not
+// null: the files are made through it, at their paths in the hidden folder
+// (a test's fault-injecting output); the folder itself is always a POSIX
+// folder. Errors name the files by their paths in out_dir.
+Status WriteShare(const SharePlan& plan, const WriteOptions& options = {}, const Env& env = {});
 
 // What Share() did: the plan (its report above all) and, unless it was a
 // dry run, what writing it did.
@@ -218,12 +217,12 @@ struct ShareResult {
 };
 
 // The whole of `etpack share`, the one sequence every front end (the CLI,
-// etpack_share, etpack.share) runs: PlanShare(inputs, options), then unless
-// `dry_run` WriteShare(plan, write, fs), whose stats the result keeps
+// etpack_share, etpack.share) runs: PlanShare(inputs, options, env), then
+// unless `dry_run` WriteShare(plan, write, env), whose stats the result keeps
 // (write.stats is the call's own: what the caller set there is not used).
 // Fails as those do; a dry run writes nothing, nor does a failure.
 Result<ShareResult> Share(const std::vector<std::string>& inputs, const ShareOptions& options,
-                          bool dry_run, WriteOptions write = {}, OutputFs* fs = nullptr);
+                          bool dry_run, WriteOptions write = {}, const Env& env = {});
 
 // {"files": [{"input", "kind", "output", "bytes_before", "bytes_after",
 // "bytes_moved", "items_moved", "items_taken", "bytes_taken", "taken_from",

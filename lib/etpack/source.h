@@ -103,6 +103,11 @@ Result<SourcePtr> FileSource(InputFs& fs, const std::string& path, uint64_t offs
 Result<SourcePtr> FileSource(InputFs& fs, const std::string& path, uint64_t offset,
                              uint64_t length);
 
+// Whether `a` and `b` read one file: both are file sources and their files
+// are the same (InputFile::SameFileAs: device and inode), whatever names,
+// links or descriptors led to it. False when either is no file source.
+bool SameFile(const Source& a, const Source& b);
+
 // kInvalidArgument naming `what` when `path` holds a NUL byte: every path
 // etpack opens or writes goes through this rule.
 Status CheckPathText(const std::string& path, const std::string& what);

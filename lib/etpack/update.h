@@ -62,9 +62,10 @@ struct UpdateReport {
 // `weights` (keys, layouts and bytes; PtdEntry::alignment is ignored) by
 // the rules above. The file is read through `env.input` and the new file
 // written through `env.output` (etpack/env.h; null: the POSIX outputs made
-// with `options.output`); the lock (below) is taken on the POSIX file `path`
-// names, and a file read must be that one (an input fs that is no view of
-// the POSIX files has files of no descriptor, which no lock covers). The
+// with `options.output`); the lock (below) is taken through env.out()
+// (OutputFs::LockForUpdate: for the POSIX outputs, on the POSIX file `path`
+// names), and a file read must be the one locked (an input fs that is no
+// view of the POSIX files has files no POSIX lock covers). The
 // new file is a plan over the old one (ArtifactPlan::base, replaces_base)
 // written by the writer (etpack/writer.h), with `options` as for any write:
 // progress counts the changed bytes (and, where the file is copied rather
@@ -95,7 +96,7 @@ struct UpdateReport {
 // UpdateReport::other_links counts them, for the caller to say so.
 // REQUIRES: env's file systems outlive the call.
 Result<UpdateReport> UpdateWeights(const std::string& path, const PtdInput& weights,
-                                   const Env& env = {}, const WriteOptions& options = {});
+                                   const WriteOptions& options = {}, const Env& env = {});
 
 // New weights from files, as `etpack update --from` takes them: any mix of
 // .safetensors files, sharded checkpoint indexes (*.index.json) and .ptd

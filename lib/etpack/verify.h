@@ -39,8 +39,6 @@ struct VerifyOptions {
   // Hash every part of the files verified (not of data files) with XXH3-64,
   // with or without an integrity table (IntegrityCheck::xxh3).
   bool deep = false;
-  // Where every file (and data file) is opened: env.input (etpack/env.h).
-  Env env;
 };
 
 // One valid file: what `verify` says of it.
@@ -97,9 +95,10 @@ struct VerifyReport {
 // data, as options.data); or .ptd files only (a set). An invalid or
 // unreadable file is the report's verdict, not an error. Fails
 // (kInvalidArgument) only for a request that names no such combination:
-// no file, two programs, data files beside a .ptd or a .bpte.
+// no file, two programs, data files beside a .ptd or a .bpte. Every file
+// (and data file) is opened through env.input (etpack/env.h).
 Result<VerifyReport> Verify(const std::vector<std::string>& files,
-                            const VerifyOptions& options = {});
+                            const VerifyOptions& options = {}, const Env& env = {});
 
 // The report as JSON: {"ok", "files": [{"file", "kind", "file_size", ...}],
 // "external_tensors", "external_resolved", "fat_delegates": {"delegates",

@@ -108,8 +108,8 @@ struct WriteOptions {
   // How the POSIX outputs are made (window, copy_file_range, extent
   // sharing, mmap, sync; etpack/output.h). Read only by the calls that open
   // destination paths themselves on the POSIX file system
-  // (WriteArtifactFiles(files, options), WriteArtifactFile, and an Env
-  // without an output file system); a call given an
+  // (WriteArtifactFiles and WriteArtifactFile given an Env without an
+  // output file system, as the default Env is); a call given an
   // OutputFs or an OutputFile uses that one as it was made, and
   // WriteArtifactAt writes through the caller's descriptor.
   OutputOptions output;
@@ -145,18 +145,15 @@ using ArtifactFiles = std::vector<std::pair<std::string, const ArtifactPlan*>>;
 Status WriteArtifactFiles(OutputFs& fs, const ArtifactFiles& files,
                           const WriteOptions& options = {});
 
-// The same through env.output, or where that is null on the POSIX file
-// system made with `options.output`: how an entry point given an Env
-// (etpack/env.h) writes the paths it was given.
-Status WriteArtifactFiles(const Env& env, const ArtifactFiles& files,
-                          const WriteOptions& options = {});
-
-// The same on the POSIX file system, made with `options.output`.
-Status WriteArtifactFiles(const ArtifactFiles& files, const WriteOptions& options = {});
+// The same through env.output, or where that is null (the default) on the
+// POSIX file system made with `options.output`: how an entry point given an
+// Env (etpack/env.h) writes the paths it was given.
+Status WriteArtifactFiles(const ArtifactFiles& files, const WriteOptions& options = {},
+                          const Env& env = {});
 
 // The common case: one file, written atomically.
 Status WriteArtifactFile(const std::string& path, const ArtifactPlan& plan,
-                         const WriteOptions& options = {});
+                         const WriteOptions& options = {}, const Env& env = {});
 
 // Writes `plan` into a file the caller has open, at [offset, offset +
 // plan.file_size) (an exporter streaming into a file object it owns). Not

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <filesystem>
 #include <map>
 #include <new>
 #include <optional>
@@ -12,6 +11,7 @@
 #include <vector>
 
 #include "etpack/json.h"
+#include "etpack/path_text.h"
 #include "etpack/tensor_layout.h"
 #include "flatbuffer/scalar_type.h"
 #include "plan/named_store.h"
@@ -148,10 +148,10 @@ Result<std::vector<SafetensorsTensor>> ReadIndex(const std::string& index_path,
     shards[shard.as_string()].push_back(tensor);
   }
   // Shard names are relative to the index, wherever the index was given from.
-  const std::filesystem::path dir = std::filesystem::path(index_path).parent_path();
+  const std::string dir = PathFolder(index_path);
   std::vector<SafetensorsTensor> out;
   for (const auto& [shard, listed] : shards) {
-    const std::string shard_path = (dir / shard).string();
+    const std::string shard_path = JoinPath(dir, shard);
     auto read = ReadSafetensors(shard_path, files, env);
     if (!read.ok()) {
       return read.status().WithContext(index_path + ": weight_map shard " + Quoted(shard));
@@ -268,7 +268,7 @@ Result<std::vector<SafetensorsTensor>> ReadCheckpoint(const std::vector<std::str
                                                       std::vector<SourcePtr>* files,
                                                       const Env& env) {
   std::vector<SafetensorsTensor> out;
-  std::unordered_map<std::string, std::string> owner;  // tensor name -> file
+  std::unordered_map<std::string, size_t> owner;  // tensor name -> its index in `out`
   for (const std::string& path : paths) {
     auto read =
         EndsWith(path, ".json") ? ReadIndex(path, files, env) : ReadSafetensors(path, files, env);
@@ -277,14 +277,14 @@ Result<std::vector<SafetensorsTensor>> ReadCheckpoint(const std::vector<std::str
       // Names become .ptd keys: held to the key rule here, so an error
       // names the checkpoint file rather than the output.
       ETPACK_RETURN_IF_ERROR(CheckDataKey(t.name, t.file + ": tensor name"));
-      auto [it, inserted] = owner.emplace(t.name, t.file);
+      auto [it, inserted] = owner.emplace(t.name, out.size());
       if (!inserted) {
-        std::error_code ec;
-        if (it->second == t.file || std::filesystem::equivalent(it->second, t.file, ec)) {
+        const SafetensorsTensor& first = out[it->second];
+        if (first.file == t.file || SameFile(*first.data, *t.data)) {
           return InvalidArgument(t.file + " is read twice (given twice, or also through an " +
                                  "index); give each file once");
         }
-        return InvalidArgument("tensor " + Quoted(t.name) + " appears in both " + it->second +
+        return InvalidArgument("tensor " + Quoted(t.name) + " appears in both " + first.file +
                                " and " + t.file);
       }
       out.push_back(std::move(t));

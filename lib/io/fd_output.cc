@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/same_file.h"
 #include "io/checked_output.h"
 
 namespace etpack {
@@ -115,12 +116,7 @@ class FdRangeOutput final : public CheckedOutput {
   // Writing the range overwrites the file itself, so it "replaces" every
   // file that is the same (device and inode), whatever name or descriptor
   // leads to it.
-  bool Replaces(int fd) const override {
-    struct stat mine;
-    struct stat theirs;
-    return ::fstat(fd_, &mine) == 0 && ::fstat(fd, &theirs) == 0 && mine.st_dev == theirs.st_dev &&
-           mine.st_ino == theirs.st_ino;
-  }
+  bool Replaces(int fd) const override { return SameFile(fd_, fd); }
 
   Status DoTruncate(uint64_t) override { return Unimplemented(destination() + ": cannot shrink"); }
   Status DoSync() override { return Status::OK(); }

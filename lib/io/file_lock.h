@@ -5,6 +5,7 @@
 #ifndef ETPACK_IO_FILE_LOCK_H_
 #define ETPACK_IO_FILE_LOCK_H_
 
+#include <memory>
 #include <string>
 
 #include "etpack/output.h"
@@ -28,6 +29,12 @@ enum class LockResult {
 // blocks in the kernel until the lock is free (only a signal that ends the
 // process ends it).
 LockResult LockExclusive(int fd, const CancelFn& cancel);
+
+// The POSIX file system's OutputFs::LockForUpdate (etpack/output.h says
+// what it holds and how it fails): LockExclusive on a descriptor of its
+// own, opened on `path`.
+Result<std::unique_ptr<UpdateLock>> LockFileForUpdate(const std::string& path,
+                                                      const CancelFn& cancel);
 
 }  // namespace etpack
 

@@ -52,5 +52,10 @@ std::string OutputFileWrapper::lock_directory() const {
 Result<std::unique_ptr<OutputFile>> OutputFsWrapper::Create(const std::string& destination) {
   return target_->Create(destination);
 }
+Status OutputFsWrapper::MakeFolders(const std::string& dir) { return target_->MakeFolders(dir); }
+Result<std::unique_ptr<UpdateLock>> OutputFsWrapper::LockForUpdate(const std::string& path,
+                                                                   const CancelFn& cancel) {
+  return target_->LockForUpdate(path, cancel);
+}
 
 }  // namespace etpack

@@ -14,13 +14,16 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <filesystem>
 #include <memory>
 #include <string>
+#include <system_error>
 #include <utility>
 
 #include "etpack/output.h"
 #include "io/checked_output.h"
 #include "io/extent_sharing.h"
+#include "io/file_lock.h"
 #include "io/output_window.h"
 #include "io/posix_calls.h"
 #include "io/posix_output.h"
@@ -187,6 +190,18 @@ class PosixOutputFs final : public OutputFs {
         std::make_unique<PosixOutput>(destination, std::move(file), options_, calls_));
   }
 
+  Status MakeFolders(const std::string& dir) override {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) return IoError("cannot create the folder " + dir, ec.value());
+    return Status::OK();
+  }
+
+  Result<std::unique_ptr<UpdateLock>> LockForUpdate(const std::string& path,
+                                                    const CancelFn& cancel) override {
+    return LockFileForUpdate(path, cancel);
+  }
+
  private:
   const OutputOptions options_;
   PosixCalls* const calls_;
@@ -200,6 +215,11 @@ std::unique_ptr<OutputFs> NewPosixOutputFs(const OutputOptions& options, PosixCa
 
 std::unique_ptr<OutputFs> NewPosixOutputFs(const OutputOptions& options) {
   return NewPosixOutputFs(options, DefaultPosixCalls());
+}
+
+OutputFs* DefaultOutputFs() {
+  static OutputFs* const fs = NewPosixOutputFs().release();  // never destroyed, as DefaultInputFs
+  return fs;
 }
 
 }  // namespace etpack

@@ -412,9 +412,10 @@ ArtifactFiles PtdFiles(const std::vector<PtdFilePlan>& plans) {
 }
 
 Result<std::vector<std::string>> WritePtd(const std::string& path, const PtdInput& input,
-                                          const PtdOptions& options, const WriteOptions& write) {
+                                          const PtdOptions& options, const WriteOptions& write,
+                                          const Env& env) {
   ETPACK_ASSIGN_OR_RETURN(std::vector<PtdFilePlan> plans, PlanPtdFiles(path, input, options));
-  ETPACK_RETURN_IF_ERROR(WriteArtifactFiles(PtdFiles(plans), write));
+  ETPACK_RETURN_IF_ERROR(WriteArtifactFiles(PtdFiles(plans), write, env));
   std::vector<std::string> paths;
   for (const PtdFilePlan& p : plans) paths.push_back(p.path);
   return paths;

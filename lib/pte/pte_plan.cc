@@ -567,9 +567,9 @@ Result<PtePlan> PlanPte(PteInput input, const PteOptions& options) {
 }
 
 Status WritePte(const std::string& path, PteInput input, const PteOptions& options,
-                const WriteOptions& write) {
+                const WriteOptions& write, const Env& env) {
   ETPACK_ASSIGN_OR_RETURN(PtePlan plan, PlanPte(std::move(input), options));
-  return WriteArtifactFile(path, plan.artifact, write);
+  return WriteArtifactFile(path, plan.artifact, write, env);
 }
 
 }  // namespace etpack

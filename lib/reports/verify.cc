@@ -41,13 +41,14 @@ bool Undetected(VerifyReport& r, const std::string& path, Status status) {
 // The checks of one opened file; false with the verdict set on failure.
 class Checker {
  public:
-  Checker(VerifyReport& r, const VerifyOptions& options) : r_(r), options_(options) {}
+  Checker(VerifyReport& r, const VerifyOptions& options, const Env& env)
+      : r_(r), options_(options), env_(env) {}
 
   // The kind of `path`; the file opened to learn it is kept, so checking
   // the file opens it no second time.
   Result<ArtifactKind> Detect(const std::string& path) {
     SourcePtr file;
-    Result<ArtifactKind> kind = DetectArtifactKind(path, options_.env, &file);
+    Result<ArtifactKind> kind = DetectArtifactKind(path, &file, env_);
     if (kind.ok()) opened_[path] = std::move(file);
     return kind;
   }
@@ -145,7 +146,7 @@ class Checker {
   Result<std::unique_ptr<File>> Open(const std::string& path) {
     // Handed over, not kept: once its reader holds it, the map need not.
     auto node = opened_.extract(path);
-    if (node.empty()) return File::Open(path, options_.env);
+    if (node.empty()) return File::Open(path, env_);
     return File::Open(path, node.mapped());
   }
 
@@ -207,18 +208,20 @@ class Checker {
 
   VerifyReport& r_;
   const VerifyOptions& options_;
+  const Env& env_;
   std::map<std::string, SourcePtr> opened_;  // by path, from Detect()
 };
 
 }  // namespace
 
-Result<VerifyReport> Verify(const std::vector<std::string>& files, const VerifyOptions& options) {
+Result<VerifyReport> Verify(const std::vector<std::string>& files, const VerifyOptions& options,
+                            const Env& env) {
   if (files.empty()) return InvalidArgument("no file to verify");
   VerifyReport r;
   // Only .ptd files are data; any other kind is a program (one at most).
   std::vector<std::string> programs, ptds;
   ArtifactKind program_kind = ArtifactKind::kPte;
-  Checker check(r, options);
+  Checker check(r, options, env);
   for (const std::string& p : files) {
     Result<ArtifactKind> kind = check.Detect(p);
     if (!kind.ok()) {
@@ -238,7 +241,7 @@ Result<VerifyReport> Verify(const std::vector<std::string>& files, const VerifyO
   std::vector<std::string> all = files;
   all.insert(all.end(), options.data.begin(), options.data.end());
   for (const std::string& p : all) {
-    Status s = CheckNoPublishMarker(options.env.in(), p);
+    Status s = CheckNoPublishMarker(env.in(), p);
     if (!s.ok()) {
       Fail(r, p, s);
       return r;

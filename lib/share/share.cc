@@ -6,15 +6,14 @@
 #include "etpack/share.h"
 
 #include <algorithm>
-#include <filesystem>
 #include <map>
 #include <set>
-#include <system_error>
 #include <tuple>
 #include <unordered_map>
 
 #include "etpack/external_data.h"
 #include "etpack/inspect.h"
+#include "etpack/path_text.h"
 #include "etpack/ptd_file.h"
 #include "etpack/pte_file.h"
 #include "integrity/hash.h"
@@ -71,16 +70,6 @@ Result<bool> BytesBefore(const Source& a, const Source& b) {
   ETPACK_RETURN_IF_ERROR(b.ReadAt(*at, &y, 1));
   return x < y;
 }
-
-std::string BaseName(const std::string& path) {
-  return std::filesystem::path(path).filename().string();
-}
-
-std::string InDir(const std::string& dir, const std::string& name) {
-  return (std::filesystem::path(dir) / name).string();
-}
-
-std::string Stem(const std::string& path) { return std::filesystem::path(path).stem().string(); }
 
 // One input, open, with its report.
 struct Input {
@@ -145,7 +134,7 @@ Result<Input> OpenInput(const std::string& path, const Env& env) {
   // The output keeps the base name, and a program finds its own .ptd by its
   // stem: a name without the kind's suffix (a descriptor's /proc/self/fd/7,
   // a pipe) would give a nameless output.
-  const std::string base = BaseName(path);
+  const std::string base = PathFileName(path);
   if (base.size() <= 4 || base.compare(base.size() - 4, 4, suffix) != 0) {
     return InvalidArgument("share: " + path + " is a " + ArtifactKindName(sized.report.kind) +
                            " whose name does not end in " + suffix +
@@ -185,8 +174,8 @@ std::string KeyList(const std::vector<std::string>& keys) {
 // found. Memory grows with the number of items, never with their bytes.
 class Planner {
  public:
-  Planner(const std::vector<std::string>& paths, const ShareOptions& options)
-      : paths_(paths), options_(options) {}
+  Planner(const std::vector<std::string>& paths, const ShareOptions& options, const Env& env)
+      : paths_(paths), options_(options), env_(env) {}
 
   Result<SharePlan> Run() {
     ETPACK_RETURN_IF_ERROR(CheckOptions(options_));
@@ -213,13 +202,13 @@ class Planner {
   Status OpenFamily() {
     size_t programs = 0;
     for (const std::string& path : paths_) {
-      ETPACK_ASSIGN_OR_RETURN(Input in, OpenInput(path, options_.env));
+      ETPACK_ASSIGN_OR_RETURN(Input in, OpenInput(path, env_));
       if (in.pte) ++programs;
-      const std::string base = BaseName(path);
+      const std::string base = PathFileName(path);
       const auto [it, fresh] = output_of_.emplace(base, path);
       if (!fresh) {
         return InvalidArgument("share: " + it->second + " and " + path +
-                               " would both be written as " + InDir(options_.out_dir, base) +
+                               " would both be written as " + JoinPath(options_.out_dir, base) +
                                " (outputs keep their inputs' base names)");
       }
       inputs_.push_back(std::move(in));
@@ -230,7 +219,7 @@ class Planner {
     }
     if (output_of_.count(options_.data_name)) {
       return InvalidArgument("share: the shared data file " +
-                             InDir(options_.out_dir, options_.data_name) +
+                             JoinPath(options_.out_dir, options_.data_name) +
                              " would replace the output of " + output_of_[options_.data_name] +
                              "; choose another name (--data)");
     }
@@ -248,13 +237,13 @@ class Planner {
     std::map<std::string, std::vector<uint32_t>> holders;  // key -> .ptd inputs
     for (uint32_t f = 0; f < inputs_.size(); ++f) {
       if (!inputs_[f].ptd) continue;
-      ptd_of_stem[Stem(paths_[f])] = f;
+      ptd_of_stem[PathStem(paths_[f])] = f;
       for (const PtdFile::Entry& e : inputs_[f].ptd->entries()) holders[e.key].push_back(f);
     }
     for (uint32_t p = 0; p < inputs_.size(); ++p) {
       if (!inputs_[p].pte) continue;
       std::set<uint32_t> used;
-      if (auto it = ptd_of_stem.find(Stem(paths_[p])); it != ptd_of_stem.end()) {
+      if (auto it = ptd_of_stem.find(PathStem(paths_[p])); it != ptd_of_stem.end()) {
         used.insert(it->second);
       }
       std::vector<std::string> missing;
@@ -267,7 +256,7 @@ class Planner {
         } else if (in.size() > 1) {
           return InvalidArgument("share: " + paths_[p] + ": its EXTERNAL key " + Quote(t.key) +
                                  " is in " + paths_[in[0]] + " and " + paths_[in[1]] +
-                                 "; name its own .ptd after it (" + Stem(paths_[p]) +
+                                 "; name its own .ptd after it (" + PathStem(paths_[p]) +
                                  ".ptd) so that share knows which it loads");
         } else {
           used.insert(in[0]);
@@ -539,11 +528,11 @@ class Planner {
       report.entries.push_back(
           {key, k.size, k.layout, std::vector<uint32_t>(k.files.begin(), k.files.end())});
     }
-    const std::string shared_path = InDir(options_.out_dir, options_.data_name);
+    const std::string shared_path = JoinPath(options_.out_dir, options_.data_name);
     Result<std::vector<PtdFilePlan>> planned = PlanPtdFiles(shared_path, data, DataOptions());
     if (!planned.ok()) return planned.status().WithContext(shared_path);
     for (PtdFilePlan& p : *planned) {
-      const auto clash = output_of_.find(BaseName(p.path));
+      const auto clash = output_of_.find(PathFileName(p.path));
       if (clash != output_of_.end()) {
         return InvalidArgument("share: the shared data file " + p.path +
                                " would replace the output of " + clash->second +
@@ -579,7 +568,7 @@ class Planner {
     if (!moves_[f].entries.empty()) r.into = plan->report.shared_files;
     for (const uint32_t p : inputs_[f].pairs) {
       if (moves_[p].taken_from.count(f)) {
-        r.into.push_back(InDir(options_.out_dir, BaseName(paths_[p])));
+        r.into.push_back(JoinPath(options_.out_dir, PathFileName(paths_[p])));
       }
     }
     return Status::OK();
@@ -608,7 +597,7 @@ class Planner {
   Status PlanProgram(uint32_t f, SharePlan* plan) {
     const PteFile& pte = *inputs_[f].pte;
     ShareFileReport& r = FileReport(f, plan);
-    const std::string out = InDir(options_.out_dir, BaseName(paths_[f]));
+    const std::string out = JoinPath(options_.out_dir, PathFileName(paths_[f]));
     r.output = out;
     bool reads_shared = r.items_moved > 0;
     for (const uint32_t d : inputs_[f].pairs) reads_shared |= !moves_[d].entries.empty();
@@ -653,6 +642,7 @@ class Planner {
 
   const std::vector<std::string>& paths_;
   const ShareOptions& options_;
+  const Env& env_;
   std::vector<Input> inputs_;
   std::map<std::string, std::string> output_of_;  // output base name -> the input it is for
   SharedReport analysis_;
@@ -675,8 +665,9 @@ ArtifactFiles SharePlan::files() const {
   return out;
 }
 
-Result<SharePlan> PlanShare(const std::vector<std::string>& paths, const ShareOptions& options) {
-  return Planner(paths, options).Run();
+Result<SharePlan> PlanShare(const std::vector<std::string>& paths, const ShareOptions& options,
+                            const Env& env) {
+  return Planner(paths, options, env).Run();
 }
 
 }  // namespace etpack

@@ -7,13 +7,13 @@
 namespace etpack {
 
 Result<ShareResult> Share(const std::vector<std::string>& inputs, const ShareOptions& options,
-                          bool dry_run, WriteOptions write, OutputFs* fs) {
-  ETPACK_ASSIGN_OR_RETURN(SharePlan plan, PlanShare(inputs, options));
+                          bool dry_run, WriteOptions write, const Env& env) {
+  ETPACK_ASSIGN_OR_RETURN(SharePlan plan, PlanShare(inputs, options, env));
   std::optional<WriteStats> written;
   if (!dry_run) {
     WriteStats stats;
     write.stats = &stats;
-    ETPACK_RETURN_IF_ERROR(WriteShare(plan, write, fs));
+    ETPACK_RETURN_IF_ERROR(WriteShare(plan, write, env));
     written = stats;
   }
   return ShareResult{std::move(plan), written};

@@ -4,11 +4,11 @@
 
 #include "share/share_write.h"
 
-#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "etpack/path_text.h"
 #include "io/folder_unit.h"
 #include "io/posix_output.h"
 
@@ -41,7 +41,7 @@ Status WriteShareWith(const SharePlan& plan, const WriteOptions& options, Output
   ArtifactFiles staged;
   std::vector<std::string> names;
   for (const auto& [path, artifact] : plan.files()) {
-    names.push_back(std::filesystem::path(path).filename().string());
+    names.push_back(PathFileName(path));
     staged.emplace_back(unit->Staged(names.back()), artifact);
   }
   std::unique_ptr<OutputFs> posix;
@@ -53,8 +53,8 @@ Status WriteShareWith(const SharePlan& plan, const WriteOptions& options, Output
   return InOutDir(unit->Commit(names, options.cancel), *unit);
 }
 
-Status WriteShare(const SharePlan& plan, const WriteOptions& options, OutputFs* fs) {
-  return WriteShareWith(plan, options, fs, DefaultPosixCalls());
+Status WriteShare(const SharePlan& plan, const WriteOptions& options, const Env& env) {
+  return WriteShareWith(plan, options, env.output, DefaultPosixCalls());
 }
 
 }  // namespace etpack

@@ -10,7 +10,7 @@
 
 namespace etpack {
 
-// WriteShare(plan, options, fs), the folder's calls and (with `fs` null)
+// WriteShare(plan, options, Env{nullptr, fs}), the folder's calls and (with `fs` null)
 // the POSIX outputs' made through `calls`. REQUIRES: calls != nullptr.
 Status WriteShareWith(const SharePlan& plan, const WriteOptions& options, OutputFs* fs,
                       PosixCalls* calls);

@@ -12,10 +12,6 @@
 
 #include "etpack/update.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <map>
 #include <memory>
@@ -34,7 +30,6 @@
 #include "etpack/writer.h"
 #include "integrity/hash.h"
 #include "integrity/table.h"
-#include "io/file_lock.h"
 #include "program_etpack_generated.h"
 #include "pte/constant_keys.h"
 #include "pte/program_walk.h"
@@ -196,68 +191,15 @@ Result<std::optional<Patch>> TablePatch(const ArtifactFile& file,
   return std::optional<Patch>(Patch{table->offset, OwnedSource(std::move(encoded))});
 }
 
-// The descriptor the artifact's bytes are read through.
-int FdOf(const ArtifactFile& file) {
+// The open file the artifact's bytes are read through.
+const InputFile* InputOf(const ArtifactFile& file) {
   const FileRange* r = file.RangeSource(0, file.size())->file_range();
-  return r != nullptr ? r->fd : -1;
+  return r != nullptr ? r->file : nullptr;
 }
-
-bool SameFile(int a, int b) {
-  struct stat sa, sb;
-  return ::fstat(a, &sa) == 0 && ::fstat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
-         sa.st_ino == sb.st_ino;
-}
-
-// An exclusive flock(2) on the file being updated, held from before it is
-// read until its replacement is published (or the update fails): a second
-// update of the file waits, then reads what the first published, so both
-// land. The lock is on the inode that the publish replaces, so a waiter
-// that gets it re-checks that the path still names that inode (else it
-// tries again on the new one). A writer that is not an update takes no such
-// lock; the output's ReplaceOnly() catches it replacing the file meanwhile.
-class UpdateLock {
- public:
-  UpdateLock() = default;
-  ~UpdateLock() { Release(); }
-  UpdateLock(const UpdateLock&) = delete;
-  UpdateLock& operator=(const UpdateLock&) = delete;
-
-  // Locks the file at `path`. A file that cannot be opened is left to the
-  // reader to report (nothing is locked); a file system without flock is
-  // updated unlocked.
-  Status Acquire(const std::string& path, const CancelFn& cancel) {
-    Release();
-    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd_ < 0) return Status::OK();
-    switch (LockExclusive(fd_, cancel)) {
-      case LockResult::kLocked: locked_ = true; break;
-      case LockResult::kUnsupported: break;
-      case LockResult::kCancelled:
-        Release();
-        return Status(Code::kIoError, path +
-                                          ": update cancelled by the caller while waiting for "
-                                          "another update of the file to finish");
-    }
-    return Status::OK();
-  }
-
-  // Whether `fd` (the file as read) is the file locked; true when nothing
-  // could be locked.
-  bool Covers(int fd) const { return !locked_ || (fd >= 0 && SameFile(fd, fd_)); }
-
- private:
-  void Release() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-    locked_ = false;
-  }
-  int fd_ = -1;
-  bool locked_ = false;
-};
 
 Result<UpdateReport> Update(const ArtifactFile& file, const std::vector<Slot>& slots,
                             const std::vector<ArtifactPart>& parts, const PtdInput& weights,
-                            const Env& env, const WriteOptions& options) {
+                            const WriteOptions& options, const Env& env) {
   const std::string& path = file.name();
   std::map<std::string, size_t> slot_of;
   std::map<uint64_t, std::vector<size_t>> sharing;  // offset -> slots stored there
@@ -371,14 +313,13 @@ Result<UpdateReport> Update(const ArtifactFile& file, const std::vector<Slot>& s
   plan.base = old;
   plan.replaces_base = true;
   for (Patch& p : patches) plan.placements.push_back({p.offset, 1, std::move(p.bytes)});
-  if (const int fd = FdOf(file); fd >= 0) {
-    struct stat st;
-    if (::fstat(fd, &st) == 0 && st.st_nlink > 1) report.other_links = st.st_nlink - 1;
+  if (const InputFile* in = InputOf(file)) {
+    if (const uint64_t links = in->Links(); links > 1) report.other_links = links - 1;
   }
   WriteStats stats;
   WriteOptions write = options;
   write.stats = &stats;
-  ETPACK_RETURN_IF_ERROR(WriteArtifactFiles(env, {{path, &plan}}, write));
+  ETPACK_RETURN_IF_ERROR(WriteArtifactFiles({{path, &plan}}, write, env));
   if (options.stats != nullptr) *options.stats = stats;
   report.cloned = stats.bytes_cloned > 0;
   report.bytes_written = stats.bytes - stats.bytes_cloned;
@@ -389,11 +330,11 @@ Result<UpdateReport> Update(const ArtifactFile& file, const std::vector<Slot>& s
 // Opens the artifact at `path` and updates it, or says (nullopt) that the
 // file opened is not the one `lock` holds: it was replaced in between.
 Result<std::optional<UpdateReport>> UpdateLocked(const std::string& path, const PtdInput& weights,
-                                                 const Env& env, const WriteOptions& options,
+                                                 const WriteOptions& options, const Env& env,
                                                  const UpdateLock& lock) {
   // A .bpte is refused by its kind, before its reader validates it whole.
   SourcePtr file;
-  ETPACK_ASSIGN_OR_RETURN(const ArtifactKind kind, DetectArtifactKind(path, env, &file));
+  ETPACK_ASSIGN_OR_RETURN(const ArtifactKind kind, DetectArtifactKind(path, &file, env));
   if (kind == ArtifactKind::kBpte) {
     return InvalidArgument(path +
                            ": a bundled program (.bpte) cannot be updated; update its .pte "
@@ -401,10 +342,11 @@ Result<std::optional<UpdateReport>> UpdateLocked(const std::string& path, const 
   }
   ETPACK_ASSIGN_OR_RETURN(const OpenedArtifact opened, OpenArtifact(kind, path, std::move(file)));
   auto update = [&](const auto& artifact) -> Result<std::optional<UpdateReport>> {
-    if (!lock.Covers(FdOf(artifact))) return std::optional<UpdateReport>();
+    const InputFile* in = InputOf(artifact);
+    if (in != nullptr && !lock.Covers(*in)) return std::optional<UpdateReport>();
     ETPACK_ASSIGN_OR_RETURN(std::vector<Slot> slots, SlotsOf(artifact));
     ETPACK_ASSIGN_OR_RETURN(UpdateReport r,
-                            Update(artifact, slots, PartsOf(artifact), weights, env, options));
+                            Update(artifact, slots, PartsOf(artifact), weights, options, env));
     return std::optional<UpdateReport>(r);
   };
   if (kind == ArtifactKind::kPte) return update(*opened.pte);
@@ -413,17 +355,17 @@ Result<std::optional<UpdateReport>> UpdateLocked(const std::string& path, const 
 
 }  // namespace
 
-Result<UpdateReport> UpdateWeights(const std::string& path, const PtdInput& weights, const Env& env,
-                                   const WriteOptions& options) {
+Result<UpdateReport> UpdateWeights(const std::string& path, const PtdInput& weights,
+                                   const WriteOptions& options, const Env& env) {
   // Each round that finds the file replaced after its lock was taken (by
   // the update that held the lock before, or by another writer) starts
   // over on the new file; only a file replaced without end runs out.
   constexpr int kMaxRounds = 100;
-  UpdateLock lock;
   for (int round = 0; round < kMaxRounds; ++round) {
-    ETPACK_RETURN_IF_ERROR(lock.Acquire(path, options.cancel));
+    ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<UpdateLock> lock,
+                            env.out().LockForUpdate(path, options.cancel));
     ETPACK_ASSIGN_OR_RETURN(std::optional<UpdateReport> report,
-                            UpdateLocked(path, weights, env, options, lock));
+                            UpdateLocked(path, weights, options, env, *lock));
     if (report) return *report;
   }
   return Status(Code::kIoError, path + ": the file was replaced " + std::to_string(kMaxRounds) +

@@ -1,7 +1,6 @@
 #include "etpack/writer.h"
 
 #include <fcntl.h>
-#include <sys/stat.h>
 
 #include <algorithm>
 #include <cstring>
@@ -217,15 +216,6 @@ Status WriteSource(WritableOutput& output, uint64_t offset, const SourcePtr& sou
     ETPACK_RETURN_IF_ERROR(progress.Advance(n, output));
   }
   return Status::OK();
-}
-
-// Whether both sources read one file (the same device and inode).
-bool SameFile(const Source& a, const Source& b) {
-  const FileRange* ra = a.file_range();
-  const FileRange* rb = b.file_range();
-  struct stat sa, sb;
-  return ra != nullptr && rb != nullptr && ::fstat(ra->fd, &sa) == 0 && ::fstat(rb->fd, &sb) == 0 &&
-         sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
 // One file of a write: its plan, its output, and whether the output was
@@ -458,18 +448,14 @@ Status WriteArtifactFiles(OutputFs& fs, const ArtifactFiles& files, const WriteO
   return Publish(std::move(outputs), options.cancel);
 }
 
-Status WriteArtifactFiles(const Env& env, const ArtifactFiles& files, const WriteOptions& options) {
+Status WriteArtifactFiles(const ArtifactFiles& files, const WriteOptions& options, const Env& env) {
   if (env.output != nullptr) return WriteArtifactFiles(*env.output, files, options);
   return WriteArtifactFiles(*NewPosixOutputFs(options.output), files, options);
 }
 
-Status WriteArtifactFiles(const ArtifactFiles& files, const WriteOptions& options) {
-  return WriteArtifactFiles(Env{}, files, options);
-}
-
 Status WriteArtifactFile(const std::string& path, const ArtifactPlan& plan,
-                         const WriteOptions& options) {
-  return WriteArtifactFiles({{path, &plan}}, options);
+                         const WriteOptions& options, const Env& env) {
+  return WriteArtifactFiles({{path, &plan}}, options, env);
 }
 
 Status WriteArtifactAt(const ArtifactPlan& plan, int fd, uint64_t offset, const std::string& name,

@@ -197,8 +197,7 @@ std::string Update(const std::string& path, py::handle entries, py::handle paths
           all.entries.push_back(std::move(e));
         }
         for (SourcePtr& b : input.buffers) all.buffers.push_back(std::move(b));
-        Result<UpdateReport> report =
-            UpdateWeights(path, all, Env(), Reporting(on_progress, cancel));
+        Result<UpdateReport> report = UpdateWeights(path, all, Reporting(on_progress, cancel));
         if (!report.ok()) return report.status();
         r = *report;
         return Status::OK();
