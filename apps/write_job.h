@@ -67,7 +67,7 @@ bool JsonReport();
 
 // Commands write POSIX files with the default options. While a
 // ScopedCommandOutputFs is alive they write through its `fs` instead (tests:
-// the fault-injecting outputs of test/fault_output.h). REQUIRES: `fs` outlives it.
+// the fault-injecting outputs of test/support/fault_output.h). REQUIRES: `fs` outlives it.
 class ScopedCommandOutputFs {
  public:
   explicit ScopedCommandOutputFs(OutputFs* fs);
