@@ -77,7 +77,7 @@ inline constexpr char kJsonFlag[] = "--json";
 
 // Every command reads and writes through the one Env main() made (the
 // POSIX files; a test hands its own, e.g. the fault-injecting outputs of
-// test/fault_output.h), given to it and by it to every call that opens a
+// test/support/fault_output.h), given to it and by it to every call that opens a
 // path: the last parameter, as in the library (etpack/env.h), or inside
 // the Writing the calls below take.
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fails when the shared library LIB exports a symbol of fault injection
-# (test/fault_output.h, test/fault_input.h): those live in a test-only
+# (test/support/fault_output.h, fault_input.h): those live in a test-only
 # library and must never reach an installed libetpack.so.
 # Usage: no_fault_exports.sh LIB
 set -euo pipefail

@@ -1,6 +1,6 @@
 // share_write.h (internal to share) — WriteShare with the system calls of
 // its folder and files given, for tests that fail or stop a share at each
-// of its publishing steps (test/unit_kill_child.cc).
+// of its publishing steps (test/share/share_unit_test.cc).
 
 #ifndef ETPACK_SHARE_SHARE_WRITE_H_
 #define ETPACK_SHARE_SHARE_WRITE_H_

@@ -1,6 +1,6 @@
 """Every golden case written from Python equals its golden: the same decoded
 structure (flatc rendering) and byte-identical segment data, as
-test/golden_test.cc checks for the C++ writers."""
+test/writer/golden_test.cc checks for the C++ writers."""
 
 import base64
 import copy

@@ -11,7 +11,7 @@
 #include <sstream>
 #include <string>
 #include <vector>
-#include "../catch.h"
+#include "../support/catch.h"
 
 #include "fuzz_input.h"
 

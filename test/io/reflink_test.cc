@@ -1,10 +1,10 @@
 // Shared extents (OutputOptions::share_extents). Cases tagged [xfs] need a
 // file system that shares them: meson runs them under scripts/with_xfs.sh,
 // which mounts a scratch XFS image (reflink=1) at $ETPACK_XFS_DIR; without
-// one the binary says why and exits 77 (meson: skipped). The other cases
-// run where the tests run ($TMPDIR: ext4 or tmpfs), where nothing is shared
-// and the bytes are the same.
-#define CATCH_CONFIG_RUNNER
+// one the binary says why and exits 77 (meson: skipped; the tests' main,
+// test/support/catch_main.cc, does this). The other cases run where the
+// tests run ($TMPDIR: ext4 or tmpfs), where nothing is shared and the bytes
+// are the same.
 #include "catch.h"
 
 #include <fcntl.h>
@@ -15,7 +15,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -50,13 +49,22 @@ std::string XfsDir() {
 // fresh $TMPDIR folder.
 struct CaseDir {
   explicit CaseDir(bool xfs) {
-    if (xfs) {
-      REQUIRE(!XfsDir().empty());
-      ::setenv("TMPDIR", XfsDir().c_str(), 1);
+    if (!xfs) {
+      dir = std::make_unique<TempDir>();
+      return;
+    }
+    REQUIRE(!XfsDir().empty());
+    // TempDir makes its folder under $TMPDIR, which the other tests of this
+    // binary read too: it points at the XFS only while the folder is made.
+    const char* old = std::getenv("TMPDIR");
+    const std::string saved = old != nullptr ? old : "";
+    ::setenv("TMPDIR", XfsDir().c_str(), 1);
+    dir = std::make_unique<TempDir>();
+    if (old != nullptr) {
+      ::setenv("TMPDIR", saved.c_str(), 1);
     } else {
       ::unsetenv("TMPDIR");
     }
-    dir = std::make_unique<TempDir>();
   }
   std::string File(const std::string& name) const { return dir->File(name); }
   std::unique_ptr<TempDir> dir;
@@ -339,16 +347,3 @@ TEST_CASE("items on shared blocks are grouped by their maps, unread", "[xfs]") {
 
 }  // namespace
 }  // namespace etpack
-
-// [xfs] cases without a scratch XFS: skipped (77), saying why.
-int main(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "[xfs]") == 0 && etpack::XfsDir().empty()) {
-      const char* why = std::getenv("ETPACK_XFS_SKIP");
-      std::printf("skipped: no scratch XFS (ETPACK_XFS_DIR unset): %s\n",
-                  why ? why : "run through scripts/with_xfs.sh");
-      return 77;
-    }
-  }
-  return Catch::Session().run(argc, argv);
-}

@@ -1,4 +1,4 @@
-// End-to-end tests of `etpack share` (the library's are test/share_test.cc):
+// End-to-end tests of `etpack share` (the library's are test/share/share_test.cc):
 // the report, --json, --dry-run, the files written and what verify says of
 // them, and the refusals.
 

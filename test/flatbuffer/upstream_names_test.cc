@@ -3,7 +3,7 @@
 // use etpack in the same translation unit: etpack's public headers and its
 // own generated code live under other names. The upstream-named headers here
 // are generated at build time from etpack's schemas with the namespaces
-// renamed back (test/upstream_schema.py).
+// renamed back (test/flatbuffer/upstream_schema.py).
 
 #include <algorithm>
 #include <cstring>
