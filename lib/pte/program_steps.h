@@ -24,8 +24,7 @@ namespace etpack {
 // REQUIRES: `edited` is EditedInputOf(thin), with no step's edits yet that
 // touch thin's EXTERNAL tensors.
 Status Internalize(const PteFile& thin, const std::vector<const PtdFile*>& data,
-                   InternalizeStats* stats, const std::set<std::string>* only,
-                   EditedInput* edited);
+                   InternalizeStats* stats, const std::set<std::string>* only, EditedInput* edited);
 
 // ExternalizeConstants' step (`chosen` null: every constant, keyed as the
 // exporter keys them, each at `alignment`) or ExternalizeTensors' (the
