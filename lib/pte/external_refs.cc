@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/quote.h"
 #include "etpack/external_data.h"
 #include "flatbuffer/scalar_type.h"
 #include "program_etpack_generated.h"
@@ -21,8 +22,6 @@ namespace etpack {
 namespace fb = etpack::pte_fb;
 
 namespace {
-
-std::string Quote(const std::string& s) { return "'" + s + "'"; }
 
 struct Where {
   const PtdFile* file;

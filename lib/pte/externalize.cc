@@ -12,6 +12,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "core/quote.h"
 #include "flatbuffer/scalar_type.h"
 #include "plan/segments.h"
 #include "program_etpack_generated.h"
@@ -29,8 +30,6 @@ namespace etpack {
 namespace fb = etpack::pte_fb;
 
 namespace {
-
-std::string Quote(const std::string& s) { return "'" + s + "'"; }
 
 // What differs between a tensor (`layout`, `bytes`) and the one (`first`,
 // `first_bytes`) that already holds its key (LayoutDifferences' form, then

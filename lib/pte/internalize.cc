@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/quote.h"
 #include "etpack/external_data.h"
 #include "etpack/json.h"
 #include "etpack/plan.h"
@@ -35,8 +36,6 @@ namespace etpack {
 namespace fb = etpack::pte_fb;
 
 namespace {
-
-std::string Quote(const std::string& s) { return "'" + s + "'"; }
 
 // The buffers of one kind (constants, or mutable initial values) a program
 // reads by data_buffer_idx, and where the way back puts each content.

@@ -11,6 +11,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "core/quote.h"
 #include "etpack/external_data.h"
 #include "etpack/inspect.h"
 #include "etpack/path_text.h"
@@ -25,8 +26,6 @@
 
 namespace etpack {
 namespace {
-
-std::string Quote(const std::string& s) { return "'" + s + "'"; }
 
 // What a name means in one input: a content (an index into
 // SharedReport::contents, or kUnshared for bytes no other input holds) read

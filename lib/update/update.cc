@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/quote.h"
 #include "etpack/artifact_kind.h"
 #include "etpack/external_data.h"
 #include "etpack/integrity.h"
@@ -50,8 +51,6 @@ struct Patch {
   uint64_t offset = 0;
   SourcePtr bytes;
 };
-
-std::string Quote(const std::string& key) { return "'" + key + "'"; }
 
 std::string LayoutText(const std::optional<TensorLayout>& layout, uint64_t size) {
   return (layout ? DescribeLayout(*layout) : std::string("a blob")) + " (" + std::to_string(size) +
