@@ -16,7 +16,6 @@ Result<EditedInput> EditedInputOf(PteInput input) {
   edited.input = std::move(input);
   edited.bytes = edited.keep->contiguous();
   edited.size = edited.keep->size();
-  edited.program = pte_fb::GetProgram(edited.bytes);
   return edited;
 }
 

@@ -30,7 +30,7 @@ struct EditedInput {
   // The program the edits are of: verified, `size` bytes in memory at
   // `bytes`, which `keep` holds alive (null: the PteFile it was read from,
   // which the caller keeps).
-  const pte_fb::Program* program = nullptr;
+  const pte_fb::Program& program() const { return *pte_fb::GetProgram(bytes); }
   const uint8_t* bytes = nullptr;
   uint64_t size = 0;
   SourcePtr keep;

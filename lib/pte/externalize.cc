@@ -66,7 +66,7 @@ Result<std::string> Differences(const TensorLayout& first, const Source& first_b
 // buffer no tensor inside reads any more is emptied (ExternalizeTensors).
 Result<PtdInput> Externalize(const std::string& name, uint64_t alignment, const TensorKeys* chosen,
                              EditedInput* edited) {
-  const fb::Program& prog = *edited->program;
+  const fb::Program& prog = edited->program();
   PteInput& in = edited->input;
   const size_t nbuffers = in.constants.size();
   for (size_t i = 0; i < nbuffers; ++i) {

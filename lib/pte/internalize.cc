@@ -212,7 +212,7 @@ Status Internalize(const PteFile& thin, const std::vector<const PtdFile*>& data,
                      [&](const ExternalRef& r) { return !taken(r.file->entries()[r.entry].key); }),
       refs.end());
   PteInput& in = edited->input;
-  const fb::Program& prog = *edited->program;
+  const fb::Program& prog = edited->program();
 
   // What tensors still inside read: those buffers keep their bytes.
   std::vector<bool> constants_read(in.constants.size(), false);

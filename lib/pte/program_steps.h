@@ -29,7 +29,7 @@ Status Internalize(const PteFile& thin, const std::vector<const PtdFile*>& data,
 // ExternalizeConstants' step (`chosen` null: every constant, keyed as the
 // exporter keys them, each at `alignment`) or ExternalizeTensors' (the
 // tensors `chosen` names, under its keys): the moved data is the result.
-// Tensors are those of edited->program, as it was read. `name` starts
+// Tensors are those of edited->program(), as it was read. `name` starts
 // errors.
 Result<PtdInput> Externalize(const std::string& name, uint64_t alignment, const TensorKeys* chosen,
                              EditedInput* edited);

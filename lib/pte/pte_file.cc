@@ -304,7 +304,6 @@ Result<EditedInput> EditsOf(const PteFile& pte) {
   // The head is copied, not read from this file by the plan: the file is
   // an input of any plan made from it all the same.
   in.read.push_back(pte.RangeSource(0, pte.size()));
-  edited.program = &prog;
   edited.bytes = pte.head();
   edited.size = pte.layout().program_size;
   edited.name = pte.name();
