@@ -24,7 +24,7 @@ cd "$(dirname "$0")/.."
 # scripts/build_wheels.sh, scripts/test_wheel.sh); meson-python names patchelf among
 # its requirements, which `python3 -m build` checks.
 # xfsprogs: scripts/with_xfs.sh makes the scratch XFS image the reflink tests run on.
-pkgs=(flatbuffers-compiler libflatbuffers-dev libzstd-dev libxxhash-dev libssl-dev catch2
+pkgs=(flatbuffers-compiler libflatbuffers-dev libzstd-dev libxxhash-dev catch2
       libbenchmark-dev meson ninja-build pkg-config g++ python3 time clang-format
       python3-dev pybind11-dev python3-pybind11 python3-pytest python3-numpy zstd
       python3-mesonpy python3-build python3-pip python3-venv patchelf

@@ -1,16 +1,11 @@
 #include "integrity/hash.h"
 
-// SHA256_Init/Update/Final: deprecated by OpenSSL 3.0 in favour of EVP, but
-// the same code (SHA extensions where the CPU has them) without EVP's
-// provider framework, which would fetch the algorithm at run time, read
-// OpenSSL's configuration file and link 3.8 MB of libcrypto into every
-// static binary and wheel (some 30 KB for these).
-#define OPENSSL_SUPPRESS_DEPRECATED
-#include <openssl/sha.h>
 #include <xxhash.h>
 
 #include <algorithm>
 #include <new>
+
+#include "integrity/sha256.h"
 
 namespace etpack {
 namespace {
@@ -39,18 +34,16 @@ class Xxh3 final : public RunningHash {
   const bool wide_;
 };
 
-class Sha256 final : public RunningHash {
+class Sha256Hash final : public RunningHash {
  public:
-  Sha256() { (void)SHA256_Init(&ctx_); }  // cannot fail: no allocation
-  void Update(const uint8_t* data, size_t n) override { (void)SHA256_Update(&ctx_, data, n); }
+  void Update(const uint8_t* data, size_t n) override { sha_.Update(data, n); }
   std::vector<uint8_t> Finish() override {
-    std::vector<uint8_t> out(SHA256_DIGEST_LENGTH);
-    (void)SHA256_Final(out.data(), &ctx_);
-    return out;
+    const auto digest = sha_.Finish();
+    return std::vector<uint8_t>(digest.begin(), digest.end());
   }
 
  private:
-  SHA256_CTX ctx_;
+  Sha256 sha_;
 };
 
 }  // namespace
@@ -75,7 +68,7 @@ Result<std::unique_ptr<RunningHash>> NewRunningHash(HashKind kind) {
     }
     return std::unique_ptr<RunningHash>(new Xxh3(state, wide));
   }
-  return std::unique_ptr<RunningHash>(new Sha256());
+  return std::unique_ptr<RunningHash>(new Sha256Hash());
 }
 
 uint64_t Xxh3Value(const std::vector<uint8_t>& digest) {

@@ -3,10 +3,7 @@
 // XXH3-128 for finding identical contents (content_dedup.h) and SHA-256 for
 // content addressing (`--digest sha256`).
 //
-// SHA-256 comes from Debian's libcrypto (OpenSSL 3, its SHA256_* functions,
-// not EVP: hash.cc says why): it uses the SHA extensions where the CPU has
-// them (several GB/s), is audited, and costs one Debian package (libssl-dev)
-// instead of an own implementation.
+// SHA-256 is own code (sha256.h says why and how it is fast).
 
 #ifndef ETPACK_INTEGRITY_HASH_H_
 #define ETPACK_INTEGRITY_HASH_H_
