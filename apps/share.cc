@@ -148,9 +148,7 @@ Result<ShareArgs> ParseShareArgs(const std::vector<std::string>& argv) {
 // before anything is printed).
 Result<ShareResult> RunShare(const ShareArgs& a, const Env& env) {
   ProgressLine progress("writing " + a.options.out_dir);
-  WriteOptions write;
-  write.progress = progress.callback();
-  return etpack::Share(a.inputs, a.options, a.dry_run, write, env);
+  return etpack::Share(a.inputs, a.options, a.dry_run, progress.options(), env);
 }
 
 }  // namespace
