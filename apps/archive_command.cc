@@ -47,9 +47,9 @@ int Compress(const std::vector<std::string>& argv, const Env& env) {
     Result<ArtifactPlan> plan = CompressPlan(input, options, env);
     if (!plan.ok()) return Failure(plan.status());
     ProgressLine progress("compressing " + input);
-    WriteOptions write;
-    write.progress = progress.callback();
-    if (Status s = WriteArtifactFiles({{*out, &*plan}}, write, env); !s.ok()) return Failure(s);
+    if (Status s = WriteArtifactFiles({{*out, &*plan}}, progress.options(), env); !s.ok()) {
+      return Failure(s);
+    }
   }
   Result<std::unique_ptr<Archive>> archive = Archive::Open(*out, env);
   if (!archive.ok()) return Failure(archive.status());
@@ -92,9 +92,9 @@ int Decompress(const std::vector<std::string>& argv, const Env& env) {
     Result<ArtifactPlan> plan = region ? a.RegionPlan(*region) : a.ExtractPlan(0, a.size());
     if (!plan.ok()) return Failure(plan.status());
     ProgressLine progress("decompressing " + path);
-    WriteOptions write;
-    write.progress = progress.callback();
-    if (Status s = WriteArtifactFiles({{*out, &*plan}}, write, env); !s.ok()) return Failure(s);
+    if (Status s = WriteArtifactFiles({{*out, &*plan}}, progress.options(), env); !s.ok()) {
+      return Failure(s);
+    }
   }
   std::printf("wrote %s (%s)\n", out->c_str(), BytesText(region ? region->size : a.size()).c_str());
   return kExitOk;

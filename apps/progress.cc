@@ -34,9 +34,10 @@ ProgressLine::ProgressLine(std::string label)
 
 ProgressLine::~ProgressLine() { Clear(); }
 
-ProgressFn ProgressLine::callback() {
-  if (!enabled_) return {};
-  return [this](uint64_t done, uint64_t total) { Update(done, total); };
+WriteOptions ProgressLine::options() {
+  WriteOptions options;
+  if (enabled_) options.progress = [this](uint64_t done, uint64_t total) { Update(done, total); };
+  return options;
 }
 
 void ProgressLine::Clear() {

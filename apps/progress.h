@@ -24,9 +24,11 @@ class ProgressLine {
   ProgressLine(const ProgressLine&) = delete;
   ProgressLine& operator=(const ProgressLine&) = delete;
 
-  // A callback for WriteArtifact*. It refers to this object, which must
-  // outlive every call. Safe to call from several threads.
-  ProgressFn callback();
+  // Write options (WriteArtifact*, Share, UpdateWeights, ...) whose
+  // progress draws this line; the rest as WriteOptions has them. They refer
+  // to this object, which must outlive every call. Safe to call from
+  // several threads.
+  WriteOptions options();
 
   // Erases the line if one is shown.
   void Clear();

@@ -6,18 +6,12 @@
 #include <vector>
 
 #include "etpack/inspect.h"
+#include "etpack/list_text.h"
 #include "etpack/tensor_layout.h"
 #include "units.h"
 
 namespace etpack::cli {
 namespace {
-
-// "a, b, c".
-std::string Joined(const std::vector<std::string>& items) {
-  std::string s;
-  for (const std::string& x : items) s += (s.empty() ? "" : ", ") + x;
-  return s;
-}
 
 // Prints the typed report (etpack/inspect.h) as it arrives: each head as
 // its lines, each list under its title, each row as a line.
@@ -162,8 +156,8 @@ class TextSink : public InspectSink {
                     e.in_file ? e.file_alignment : e.entry.alignment);
         if (e.program) {
           std::printf("      program: methods %s; %zu external keys%s%s\n",
-                      Joined(e.methods).c_str(), e.external_keys.size(),
-                      e.external_keys.empty() ? "" : ": ", Joined(e.external_keys).c_str());
+                      ListText(e.methods).c_str(), e.external_keys.size(),
+                      e.external_keys.empty() ? "" : ": ", ListText(e.external_keys).c_str());
         }
       }
     }

@@ -8,6 +8,7 @@
 
 #include "commands.h"
 #include "etpack/json.h"
+#include "etpack/list_text.h"
 #include "etpack/ptd.h"
 #include "etpack/share.h"
 #include "etpack/writer.h"
@@ -25,16 +26,12 @@ constexpr char kDryRunFlag[] = "--dry-run";
 // into it, or for a .ptd input the outputs that now hold its entries.
 std::string Fate(const ShareFileReport& f) {
   if (f.kind == ArtifactKind::kPtd) {
-    std::string into;
-    for (const std::string& o : f.into) into += (into.empty() ? "" : ", ") + o;
-    return "not written: its entries are in " + (into.empty() ? std::string("no output") : into);
+    return "not written: its entries are in " + (f.into.empty() ? "no output" : ListText(f.into));
   }
   std::string s = f.output + " (" + Count(f.items_moved, "item") + " moved";
   if (f.items_taken > 0) {
-    std::string from;
-    for (const std::string& d : f.taken_from) from += (from.empty() ? "" : ", ") + d;
     s += ", " + Count(f.items_taken, "item") + " of its own (" + HumanBytes(f.bytes_taken) +
-         ") taken in from " + from;
+         ") taken in from " + ListText(f.taken_from);
   }
   return s + ")";
 }
@@ -148,9 +145,7 @@ Result<ShareArgs> ParseShareArgs(const std::vector<std::string>& argv) {
 // before anything is printed).
 Result<ShareResult> RunShare(const ShareArgs& a, const Env& env) {
   ProgressLine progress("writing " + a.options.out_dir);
-  WriteOptions write;
-  write.progress = progress.callback();
-  return etpack::Share(a.inputs, a.options, a.dry_run, write, env);
+  return etpack::Share(a.inputs, a.options, a.dry_run, progress.options(), env);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "etpack/list_text.h"
 #include "units.h"
 
 namespace etpack::cli {
@@ -25,9 +26,7 @@ std::string Details(const SizeRow& r) {
     }
     parts.push_back(also);
   }
-  std::string s;
-  for (const std::string& p : parts) s += (s.empty() ? "" : ", ") + p;
-  return s;
+  return ListText(parts);
 }
 
 std::string Percent(uint64_t part, uint64_t whole) {

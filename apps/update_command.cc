@@ -36,9 +36,7 @@ int Update(const std::vector<std::string>& argv, const Env& env) {
   Result<UpdateReport> r = UpdateReport{};
   {
     ProgressLine progress("updating " + path);
-    WriteOptions options;
-    options.progress = progress.callback();
-    r = UpdateWeights(path, *weights, options, env);
+    r = UpdateWeights(path, *weights, progress.options(), env);
   }
   if (!r.ok()) return Failure(r.status());
   const double seconds = SecondsSince(start);

@@ -71,8 +71,7 @@ Status WriteFilesWithProgress(const ArtifactFiles& files, WriteStats* stats,
     label += (i == 0 ? "" : i + 1 == files.size() ? " and " : ", ") + files[i].first;
   }
   ProgressLine progress(label);
-  WriteOptions options;
-  options.progress = progress.callback();
+  WriteOptions options = progress.options();
   options.sha256 = digests;
   options.stats = stats;
   return WriteArtifactFiles(files, options, env);

@@ -16,6 +16,7 @@
 #include "bpte/bpte_values.h"
 #include "bundled_program_etpack_generated.h"
 #include "etpack/bpte_file.h"
+#include "flatbuffer/layout_of.h"
 #include "flatbuffer/scalar_type.h"
 #include "flatbuffer/tree_reader.h"
 #include "flatbuffer/verifier_limits.h"
@@ -26,7 +27,6 @@ namespace etpack {
 namespace bfb = etpack::bpte_fb;
 
 using bpte::ForEachValue;
-using bpte::LayoutOf;
 using bpte::SuitePath;
 
 // The segmented layout keeps the flatbuffer [0, flatbuffer_size) in memory

@@ -262,9 +262,8 @@ class BptePlanner {
     plan.layout = BpteLayout::kStandard;
     plan.program_offset = a.head.segment_base_offset;
     plan.program_size = n;
-    plan.artifact = std::move(a.artifact);
+    plan.artifact = FinishedArtifact(std::move(a.artifact), Inputs(), false);
     AddProgramIntegrity(plan);
-    plan.artifact.inputs = Inputs();
     return plan;
   }
 
@@ -330,9 +329,8 @@ class BptePlanner {
     plan.layout = BpteLayout::kSegmented;
     plan.program_offset = a.head.segment_base_offset + layout.offsets[0];
     plan.program_size = in_.program.file_size;
-    plan.artifact = std::move(a.artifact);
+    plan.artifact = FinishedArtifact(std::move(a.artifact), Inputs(), false);
     AddProgramIntegrity(plan);
-    plan.artifact.inputs = Inputs();
     return plan;
   }
 

@@ -9,7 +9,6 @@
 
 #include "bundled_program_etpack_generated.h"
 #include "etpack/status.h"
-#include "etpack/tensor_layout.h"
 
 namespace etpack::bpte {
 
@@ -45,15 +44,6 @@ Status ForEachValue(const bpte_fb::BundledProgram& root, Fn fn) {
     }
   }
   return Status::OK();
-}
-
-// A test tensor's layout. REQUIRES: sizes and dim_order present.
-inline TensorLayout LayoutOf(const bpte_fb::Tensor& t) {
-  TensorLayout l;
-  l.scalar_type = static_cast<int>(t.scalar_type());
-  l.sizes.assign(t.sizes()->begin(), t.sizes()->end());
-  l.dim_order.assign(t.dim_order()->begin(), t.dim_order()->end());
-  return l;
 }
 
 }  // namespace etpack::bpte

@@ -182,23 +182,35 @@ etpack::Result<std::vector<std::string>> PathsOf(const char* fn, const char* nam
   return out;
 }
 
-// etpack_share's options from its arguments (etpack_c.h).
-etpack::Result<etpack::ShareOptions> ShareOptionsOf(const char* fn, const char* out_dir,
-                                                    const char* data_name, uint64_t max_shard_bytes,
-                                                    uint64_t alignment, uint64_t min_bytes,
-                                                    uint32_t flags) {
+// What etpack_share's arguments ask for (etpack_c.h).
+struct ShareCall {
+  std::vector<std::string> inputs;
+  etpack::ShareOptions options;
+  bool dry_run = false;
+  etpack::WriteOptions write;  // its callbacks
+};
+
+etpack::Result<ShareCall> ShareCallOf(const char* fn, size_t count, const char* const* inputs,
+                                      const char* out_dir, const char* data_name,
+                                      uint64_t max_shard_bytes, uint64_t alignment,
+                                      uint64_t min_bytes, uint32_t flags,
+                                      etpack_progress_fn progress, etpack_cancel_fn cancel,
+                                      void* user) {
+  ShareCall call;
+  ETPACK_ASSIGN_OR_RETURN(call.inputs, PathsOf(fn, "inputs", count, inputs));
   ETPACK_C_REQUIRE(out_dir);
   if ((flags & ~uint32_t{ETPACK_SHARE_DRY_RUN | ETPACK_SHARE_INTEGRITY}) != 0) {
     return etpack::InvalidArgument(std::string(fn) + ": unknown flags " + std::to_string(flags));
   }
-  etpack::ShareOptions options;
-  options.out_dir = out_dir;
-  if (data_name != nullptr) options.data_name = data_name;
-  options.max_shard_bytes = max_shard_bytes;
-  options.alignment = alignment;
-  options.min_bytes = min_bytes;
-  options.integrity_table = (flags & ETPACK_SHARE_INTEGRITY) != 0;
-  return options;
+  call.options.out_dir = out_dir;
+  if (data_name != nullptr) call.options.data_name = data_name;
+  call.options.max_shard_bytes = max_shard_bytes;
+  call.options.alignment = alignment;
+  call.options.min_bytes = min_bytes;
+  call.options.integrity_table = (flags & ETPACK_SHARE_INTEGRITY) != 0;
+  call.dry_run = (flags & ETPACK_SHARE_DRY_RUN) != 0;
+  call.write = WithCallbacks(progress, cancel, user);
+  return call;
 }
 
 // `text` as a NUL-terminated string the caller frees (etpack_string_free).
@@ -752,14 +764,11 @@ etpack_status etpack_share(size_t count, const char* const* inputs, const char* 
                            etpack_cancel_fn cancel, void* user, char** report) {
   if (report != nullptr) *report = nullptr;
   return Guard(__func__, [&](const char* fn) -> Status {
-    ETPACK_ASSIGN_OR_RETURN(std::vector<std::string> paths, PathsOf(fn, "inputs", count, inputs));
-    ETPACK_ASSIGN_OR_RETURN(
-        etpack::ShareOptions options,
-        ShareOptionsOf(fn, out_dir, data_name, max_shard_bytes, alignment, min_bytes, flags));
-    const bool dry_run = (flags & ETPACK_SHARE_DRY_RUN) != 0;
-    ETPACK_ASSIGN_OR_RETURN(
-        etpack::ShareResult done,
-        etpack::Share(paths, options, dry_run, WithCallbacks(progress, cancel, user)));
+    ETPACK_ASSIGN_OR_RETURN(ShareCall call,
+                            ShareCallOf(fn, count, inputs, out_dir, data_name, max_shard_bytes,
+                                        alignment, min_bytes, flags, progress, cancel, user));
+    ETPACK_ASSIGN_OR_RETURN(etpack::ShareResult done,
+                            etpack::Share(call.inputs, call.options, call.dry_run, call.write));
     if (report != nullptr) *report = CopyOut(etpack::json::Print(etpack::ShareReportJson(done)));
     return Status::OK();
   });

@@ -164,6 +164,7 @@
 #include "etpack/inspect.h"
 #include "etpack/integrity.h"
 #include "etpack/json.h"
+#include "etpack/list_text.h"
 #include "etpack/manifest.h"
 #include "etpack/nfat.h"
 #include "etpack/npy.h"

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -61,6 +62,10 @@ Result<TensorLayout> LayoutOfInts(int scalar_type, const std::vector<int64_t>& s
 
 // "FLOAT[4, 3] dim_order [0, 1]", for messages.
 std::string DescribeLayout(const TensorLayout& layout);
+// The same for a layout that may be absent (a blob has none): "" then. Two
+// items' texts are equal exactly when their layouts are (both absent, or
+// equal), so the text can stand for the layout as a map's key.
+std::string DescribeLayout(const std::optional<TensorLayout>& layout);
 
 // What differs between two layouts of one name, each field with both
 // values: "dtype FLOAT there, HALF here; sizes [2, 3] there, [3, 2] here"

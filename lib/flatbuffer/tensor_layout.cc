@@ -5,26 +5,31 @@
 #include "etpack/tensor_layout.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "etpack/list_text.h"
 #include "flatbuffer/scalar_type.h"
 
 namespace etpack {
 
 namespace {
 
-template <typename Ints>
-std::string Join(const Ints& v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-  return s + "]";
+// "[2, 3]": how a layout's sizes and dim_order read in messages.
+template <typename Int>
+std::string Join(const std::vector<Int>& v) {
+  return "[" + ListText(v) + "]";
 }
 
 }  // namespace
 
 std::string DescribeLayout(const TensorLayout& l) {
   return ScalarTypeName(l.scalar_type) + Join(l.sizes) + " dim_order " + Join(l.dim_order);
+}
+
+std::string DescribeLayout(const std::optional<TensorLayout>& layout) {
+  return layout ? DescribeLayout(*layout) : std::string();
 }
 
 std::string LayoutDifferences(const TensorLayout& there, const TensorLayout& here) {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "core/list_text.h"
+#include "etpack/list_text.h"
 
 namespace etpack {
 namespace {

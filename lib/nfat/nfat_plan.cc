@@ -89,10 +89,9 @@ Result<NfatPlan> PlanNfat(const std::vector<NfatEntryInput>& entries, const Nfat
     StoreLE64(row + nfat::kIdSize + 8, e.length);
     out.entries.push_back(std::move(e));
   }
-  out.artifact = std::move(assembly.artifact);
   InputFiles inputs;
   for (const NfatEntryInput& e : entries) inputs.Add(e.payload);
-  out.artifact.inputs = inputs.Take();
+  out.artifact = FinishedArtifact(std::move(assembly.artifact), inputs.Take(), false);
   return out;
 }
 

@@ -193,12 +193,17 @@ Result<Segment> NestedSegment(const ArtifactPlan& plan, uint64_t alignment) {
   return out;
 }
 
-IntegrityTableSpec IntegritySpecOf(const ArtifactPlan& plan) {
-  IntegrityTableSpec spec;
-  spec.table_offset = plan.segments.back().offset;
-  spec.ranges.push_back({0, plan.head.size()});
-  spec.ranges.insert(spec.ranges.end(), plan.segments.begin(), plan.segments.end() - 1);
-  return spec;
+ArtifactPlan FinishedArtifact(ArtifactPlan artifact, std::vector<SourcePtr> inputs,
+                              bool integrity_table) {
+  artifact.inputs = std::move(inputs);
+  if (integrity_table) {
+    IntegrityTableSpec spec;
+    spec.table_offset = artifact.segments.back().offset;
+    spec.ranges.push_back({0, artifact.head.size()});
+    spec.ranges.insert(spec.ranges.end(), artifact.segments.begin(), artifact.segments.end() - 1);
+    artifact.integrity = {std::move(spec)};
+  }
+  return artifact;
 }
 
 }  // namespace etpack

@@ -88,9 +88,13 @@ Status ValidateIntegrity(const ArtifactPlan& plan);
 // Fails when `plan` is not a valid ArtifactPlan.
 Result<Segment> NestedSegment(const ArtifactPlan& plan, uint64_t alignment);
 
-// The table of an assembled plan whose last segment is the table: the head
-// and every other segment. REQUIRES: !plan.segments.empty().
-IntegrityTableSpec IntegritySpecOf(const ArtifactPlan& plan);
+// How every format ends its plan: the artifact Assemble() made, with
+// `inputs` (ArtifactPlan::inputs) and, with `integrity_table`, the table
+// over the head and every other segment, in the last segment (where each
+// format that offers a table plans it). REQUIRES: !artifact.segments.empty()
+// when integrity_table.
+ArtifactPlan FinishedArtifact(ArtifactPlan artifact, std::vector<SourcePtr> inputs,
+                              bool integrity_table);
 
 }  // namespace etpack
 

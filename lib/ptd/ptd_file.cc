@@ -9,6 +9,7 @@
 
 #include "etpack/ptd_file.h"
 #include "flat_tensor_etpack_generated.h"
+#include "flatbuffer/layout_of.h"
 #include "flatbuffer/tree_reader.h"
 #include "flatbuffer/verifier_limits.h"
 #include "plan/header_insert.h"
@@ -102,10 +103,7 @@ Status PtdFile::Validate() {
       if (tl->sizes() == nullptr || tl->dim_order() == nullptr) {
         return Corrupt(what + ".tensor_layout: sizes or dim_order is missing");
       }
-      TensorLayout l;
-      l.scalar_type = static_cast<int>(tl->scalar_type());
-      l.sizes.assign(tl->sizes()->begin(), tl->sizes()->end());
-      l.dim_order.assign(tl->dim_order()->begin(), tl->dim_order()->end());
+      TensorLayout l = LayoutOf(*tl);
       Result<uint64_t> nbytes = LayoutNbytes(l, what);
       if (!nbytes.ok()) return Corrupt(nbytes.status().message());
       const uint64_t have = layout_.segments[e.segment_index].size;

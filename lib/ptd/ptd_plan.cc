@@ -240,13 +240,11 @@ Result<PtdPlan> PlanPtdSelection(const PtdInput& input, const std::vector<size_t
         std::to_string(a.artifact.file_size) + " bytes, over max_shard_bytes = " +
         std::to_string(options.max_shard_bytes) + " (PlanPtdFiles splits it into shards)");
   }
-  PtdPlan plan;
-  plan.artifact = std::move(a.artifact);
   InputFiles inputs;
   inputs.Add(input.buffers);
   inputs.Add(input.read);
-  plan.artifact.inputs = inputs.Take();
-  if (options.integrity_table) plan.artifact.integrity = {IntegritySpecOf(plan.artifact)};
+  PtdPlan plan;
+  plan.artifact = FinishedArtifact(std::move(a.artifact), inputs.Take(), options.integrity_table);
   PtdSegmentMap& l = plan.layout;
   l.flatbuffer_offset = a.head.header_size;
   l.flatbuffer_size = a.head.flatbuffer_size;

@@ -11,6 +11,7 @@
 
 #include "core/quote.h"
 #include "etpack/external_data.h"
+#include "flatbuffer/layout_of.h"
 #include "flatbuffer/scalar_type.h"
 #include "program_etpack_generated.h"
 #include "pte/external_refs.h"
@@ -42,19 +43,6 @@ Result<std::unordered_map<std::string, Where>> MergeKeys(const std::vector<const
 }
 
 }  // namespace
-
-TensorLayout LayoutOf(const pte_fb::Tensor& t) {
-  TensorLayout l;
-  l.scalar_type = static_cast<int>(t.scalar_type());
-  if (t.sizes() != nullptr) l.sizes.assign(t.sizes()->begin(), t.sizes()->end());
-  if (t.dim_order() != nullptr) l.dim_order.assign(t.dim_order()->begin(), t.dim_order()->end());
-  return l;
-}
-
-Result<TensorLayout> LayoutOf(const pte_fb::Tensor& t, const std::string& what) {
-  if (t.sizes() == nullptr) return Corrupt(what + ".sizes is missing");
-  return LayoutOf(t);
-}
 
 Status KeyInTwoFiles(const std::string& key, const std::string& first, const std::string& second) {
   return InvalidArgument("key " + Quote(key) + " is in both " + first + " and " + second);

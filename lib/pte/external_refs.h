@@ -15,7 +15,6 @@
 #include "etpack/ptd_file.h"
 #include "etpack/pte_file.h"
 #include "etpack/status.h"
-#include "etpack/tensor_layout.h"
 #include "program_etpack_generated.h"
 
 namespace etpack {
@@ -28,14 +27,6 @@ struct ExternalRef {
   const PtdFile* file = nullptr;
   size_t entry = 0;  // into file->entries()
 };
-
-// The tensor's layout as a .ptd entry would state it. A missing sizes or
-// dim_order reads as empty (for dim_order that matches only a 0-dim
-// layout, as at runtime).
-TensorLayout LayoutOf(const pte_fb::Tensor& t);
-// The same, refusing a tensor without sizes (of a file being read):
-// kCorrupt naming `what`.
-Result<TensorLayout> LayoutOf(const pte_fb::Tensor& t, const std::string& what);
 
 // The runtime merges the keys of a program's data files into one map,
 // which refuses duplicates: which file would win is not defined. Reading

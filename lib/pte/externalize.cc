@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "core/quote.h"
+#include "flatbuffer/layout_of.h"
 #include "flatbuffer/scalar_type.h"
 #include "plan/segments.h"
 #include "program_etpack_generated.h"

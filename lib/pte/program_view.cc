@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "etpack/pte_file.h"
+#include "flatbuffer/layout_of.h"
 #include "flatbuffer/scalar_type.h"
 #include "flatbuffer/unaligned_vector.h"
 #include "program_etpack_generated.h"
@@ -126,9 +127,7 @@ std::vector<PteTensor> PteFile::Tensors() const {
       PteTensor x;
       x.method = p;
       x.value = v;
-      x.layout.scalar_type = static_cast<int>(t->scalar_type());
-      x.layout.sizes.assign(t->sizes()->begin(), t->sizes()->end());
-      x.layout.dim_order.assign(t->dim_order()->begin(), t->dim_order()->end());
+      x.layout = LayoutOf(*t);
       Result<uint64_t> nbytes = TensorNbytes(x.layout.scalar_type, x.layout.sizes, "");
       if (nbytes.ok()) x.nbytes = *nbytes;
       const fb::ExtraTensorInfo* extra = t->extra_tensor_info();

@@ -524,9 +524,8 @@ class PtePlanner {
       return InvalidArgument("the program would not load: " + checked.status().message());
     }
     PtePlan plan;
-    plan.artifact = std::move(a.artifact);
-    plan.artifact.inputs = inputs_.Take();
-    if (options_.integrity_table) plan.artifact.integrity = {IntegritySpecOf(plan.artifact)};
+    plan.artifact =
+        FinishedArtifact(std::move(a.artifact), inputs_.Take(), options_.integrity_table);
     PteSegmentMap& layout = plan.layout;
     layout.program_size = a.head.head_size;
     layout.segment_base_offset = a.head.segment_base_offset;

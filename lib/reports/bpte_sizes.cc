@@ -9,6 +9,7 @@
 #include "bpte/bpte_values.h"
 #include "etpack/bpte_file.h"
 #include "etpack/sizes.h"
+#include "flatbuffer/layout_of.h"
 #include "reports/size_partition.h"
 
 namespace etpack {
@@ -53,7 +54,7 @@ Result<SizeReport> SizesOf(const BpteFile& file) {
         SizeRow r;
         r.kind = SizeKind::kTestData;
         r.name = path;
-        r.tensor_layout = bpte::LayoutOf(*t);
+        r.tensor_layout = LayoutOf(*t);
         if (t->data_segment() < 0) {
           if (t->data() == nullptr) return Status::OK();
           r.offset = static_cast<uint64_t>(t->data()->data() - file.head());

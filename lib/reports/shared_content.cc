@@ -21,10 +21,6 @@ bool IsData(SizeKind k) {
          k == SizeKind::kDelegate || k == SizeKind::kMutable;
 }
 
-std::string LayoutText(const std::optional<TensorLayout>& l) {
-  return l ? DescribeLayout(*l) : std::string();
-}
-
 }  // namespace
 
 Result<SharedReport> SharedAcrossFiles(const std::vector<const ArtifactFile*>& files,
@@ -63,7 +59,7 @@ Result<SharedReport> SharedAcrossFiles(const std::vector<const ArtifactFile*>& f
     if (id >= holders.size()) holders.resize(id + 1);
     holders[id].push_back({f, i});
     if (!r.key.empty() && (r.kind == SizeKind::kNamedData || r.kind == SizeKind::kEntry)) {
-      meanings[r.key].insert({f, id, LayoutText(r.tensor_layout), r.kind == SizeKind::kEntry});
+      meanings[r.key].insert({f, id, DescribeLayout(r.tensor_layout), r.kind == SizeKind::kEntry});
     }
   }
   std::set<std::string> conflicting;
@@ -100,7 +96,7 @@ Result<SharedReport> SharedAcrossFiles(const std::vector<const ArtifactFile*>& f
       const SizeRow& r = reports[f].rows[i];
       c.size = r.size;
       c.items.push_back({f, r.kind, r.name, r.key, r.offset, r.tensor_layout});
-      if (r.tensor_layout) layouts.insert(LayoutText(r.tensor_layout));
+      if (r.tensor_layout) layouts.insert(DescribeLayout(r.tensor_layout));
       delegate = delegate || r.kind == SizeKind::kDelegate;
       mutable_data = mutable_data || r.kind == SizeKind::kMutable;
       // A constant row has a layout exactly when a tensor reads it.

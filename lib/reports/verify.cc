@@ -10,9 +10,9 @@
 #include <utility>
 #include <vector>
 
-#include "core/list_text.h"
 #include "etpack/bpte_file.h"
 #include "etpack/external_data.h"
+#include "etpack/list_text.h"
 #include "etpack/ptd_file.h"
 #include "etpack/pte_file.h"
 #include "io/publish_marker.h"

@@ -14,6 +14,7 @@
 #include "core/quote.h"
 #include "etpack/external_data.h"
 #include "etpack/inspect.h"
+#include "etpack/list_text.h"
 #include "etpack/path_text.h"
 #include "etpack/ptd_file.h"
 #include "etpack/pte_file.h"
@@ -36,24 +37,14 @@ constexpr int64_t kUnshared = -1;
 constexpr int64_t kForeign = -2;
 using Meaning = std::pair<int64_t, std::string>;
 
-std::string LayoutText(const std::optional<TensorLayout>& l) {
-  return l ? DescribeLayout(*l) : std::string();
-}
-
-template <typename T>
-std::string Joined(const std::vector<T>& v) {
-  std::string s;
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
-  return s;
-}
-
 // The content key of `bytes` read as `layout` (etpack/share.h), before any
 // "-N" suffix: reads at most 12 KiB.
 Result<std::string> ContentKey(const Source& bytes, const TensorLayout& layout) {
   ETPACK_ASSIGN_OR_RETURN(std::unique_ptr<RunningHash> hash, NewRunningHash(HashKind::kXxh3_128));
   const uint64_t size = bytes.size();
-  const std::string text = std::to_string(layout.scalar_type) + ":" + Joined(layout.sizes) + ":" +
-                           Joined(layout.dim_order) + ":" + std::to_string(size) + "\n";
+  const std::string text = std::to_string(layout.scalar_type) + ":" + ListText(layout.sizes, ",") +
+                           ":" + ListText(layout.dim_order, ",") + ":" + std::to_string(size) +
+                           "\n";
   hash->Update(reinterpret_cast<const uint8_t*>(text.data()), text.size());
   ETPACK_RETURN_IF_ERROR(FeedSample(bytes, *hash));
   return std::string(kContentKeyPrefix) + HexDigest(hash->Finish());
@@ -345,7 +336,7 @@ class Planner {
       const uint64_t offset = l.segment_base_offset + l.segments[e.segment_index].offset;
       const uint64_t size = l.segments[e.segment_index].size;
       const int64_t c = ContentOf(f, offset, size);
-      meanings_[e.key].insert({c, LayoutText(e.layout)});
+      meanings_[e.key].insert({c, DescribeLayout(e.layout)});
       const bool own = readers.size() == 1 && (!e.layout || read_by_one.count(e.key));
       if (!Moving(c) && own) {
         Moves& p = moves_[readers[0]];

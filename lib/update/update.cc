@@ -29,6 +29,7 @@
 #include "etpack/pte_file.h"
 #include "etpack/safetensors.h"
 #include "etpack/writer.h"
+#include "flatbuffer/layout_of.h"
 #include "integrity/hash.h"
 #include "integrity/table.h"
 #include "program_etpack_generated.h"
@@ -52,7 +53,8 @@ struct Patch {
   SourcePtr bytes;
 };
 
-std::string LayoutText(const std::optional<TensorLayout>& layout, uint64_t size) {
+// A slot's layout ("a blob" for none) and size, for messages.
+std::string SlotText(const std::optional<TensorLayout>& layout, uint64_t size) {
   return (layout ? DescribeLayout(*layout) : std::string("a blob")) + " (" + std::to_string(size) +
          " bytes)";
 }
@@ -111,13 +113,7 @@ Result<std::vector<Slot>> SlotsOf(const PteFile& file) {
                          " is out of range: the file has " +
                          std::to_string(file.constant_buffers().size()) + " constant buffers");
         }
-        if (t.sizes() == nullptr) return Corrupt(what + ".sizes is missing");
-        TensorLayout layout;
-        layout.scalar_type = static_cast<int>(t.scalar_type());
-        layout.sizes.assign(t.sizes()->begin(), t.sizes()->end());
-        if (t.dim_order() != nullptr) {
-          layout.dim_order.assign(t.dim_order()->begin(), t.dim_order()->end());
-        }
+        ETPACK_ASSIGN_OR_RETURN(TensorLayout layout, LayoutOf(t, what));
         ETPACK_ASSIGN_OR_RETURN(s.size, LayoutNbytes(layout, file.name() + ": " + Quote(s.key)));
         s.layout = std::move(layout);
         s.offset = file.constant_buffers()[idx].offset;
@@ -237,8 +233,8 @@ Result<UpdateReport> Update(const ArtifactFile& file, const std::vector<Slot>& s
     const bool match = (slot.layout && e.layout) ? *slot.layout == *e.layout : slot.size == size;
     if (!match) {
       return InvalidArgument(path + ": key " + Quote(e.key) + ": the file has " +
-                             LayoutText(slot.layout, slot.size) + ", " + Origin(*buffer) + " has " +
-                             LayoutText(e.layout, size) + "; an update keeps every layout");
+                             SlotText(slot.layout, slot.size) + ", " + Origin(*buffer) + " has " +
+                             SlotText(e.layout, size) + "; an update keeps every layout");
     }
     if (!given.emplace(it->second, SliceSource(buffer, 0, size)).second) {
       return InvalidArgument(path + ": key " + Quote(e.key) + " is given twice");

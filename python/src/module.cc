@@ -185,9 +185,8 @@ std::string Update(const std::string& path, py::handle entries, py::handle paths
   Items items;
   PtdInput input = PtdInputOf(items, entries);
   const std::vector<std::string> files = PathsOf(paths, "tensors");
-  UpdateReport r;
-  RunCancellable(
-      [&](const ProgressFn& on_progress, const CancelFn& cancel) -> Status {
+  return ReportText(
+      [&](const WriteOptions& write) -> Result<json::Value> {
         Result<PtdInput> read = files.empty() ? Result<PtdInput>(PtdInput{}) : ReadWeights(files);
         if (!read.ok()) return read.status();
         PtdInput all = std::move(read).value();
@@ -197,13 +196,10 @@ std::string Update(const std::string& path, py::handle entries, py::handle paths
           all.entries.push_back(std::move(e));
         }
         for (SourcePtr& b : input.buffers) all.buffers.push_back(std::move(b));
-        Result<UpdateReport> report = UpdateWeights(path, all, Reporting(on_progress, cancel));
-        if (!report.ok()) return report.status();
-        r = *report;
-        return Status::OK();
+        ETPACK_ASSIGN_OR_RETURN(UpdateReport report, UpdateWeights(path, all, write));
+        return UpdateReportJson(path, report);
       },
       progress);
-  return json::Print(UpdateReportJson(path, r));
 }
 
 // etpack.share: plans and, unless `dry_run`, writes with the GIL released
@@ -212,16 +208,12 @@ std::string Update(const std::string& path, py::handle entries, py::handle paths
 std::string Share(py::handle inputs, const ShareOptions& options, bool dry_run,
                   py::handle progress) {
   const std::vector<std::string> paths = PathsOf(inputs, "inputs");
-  std::string text;
-  RunCancellable(
-      [&](const ProgressFn& p, const CancelFn& c) -> Status {
-        ETPACK_ASSIGN_OR_RETURN(ShareResult done,
-                                etpack::Share(paths, options, dry_run, Reporting(p, c)));
-        text = json::Print(ShareReportJson(done));
-        return Status::OK();
+  return ReportText(
+      [&](const WriteOptions& write) -> Result<json::Value> {
+        ETPACK_ASSIGN_OR_RETURN(ShareResult done, etpack::Share(paths, options, dry_run, write));
+        return ShareReportJson(done);
       },
       progress);
-  return text;
 }
 
 BundledValue ValueOf(Items& items, py::handle value, const std::string& what) {

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "errors.h"
+#include "etpack/json.h"
 #include "etpack/writer.h"
 
 namespace py = pybind11;
@@ -30,8 +31,7 @@ int64_t CoarseMilliseconds() {
 
 }  // namespace
 
-void RunCancellable(const std::function<Status(const ProgressFn&, const CancelFn&)>& work,
-                    py::handle progress) {
+void RunCancellable(const std::function<Status(const WriteOptions&)>& work, py::handle progress) {
   // How often, at most, the cancel callback takes the GIL to look for a
   // signal: it is asked after every item written, which may be every few
   // bytes, and inside lock waits, where it is the only way out. Each look
@@ -54,9 +54,10 @@ void RunCancellable(const std::function<Status(const ProgressFn&, const CancelFn
       cancelled = true;
     }
   };
+  WriteOptions write;
   // Runs on the working thread, which holds no GIL: every 64 MiB and once
   // at the end, before publishing.
-  ProgressFn on_progress = [&](uint64_t done, uint64_t total) {
+  write.progress = [&](uint64_t done, uint64_t total) {
     with_gil([&] {
       if (!progress.is_none()) progress(done, total);
     });
@@ -65,7 +66,7 @@ void RunCancellable(const std::function<Status(const ProgressFn&, const CancelFn
   // raised) cancels the work: nothing is published, and it is re-raised.
   // A signal is looked for here too, so a wait for a lock (which reports no
   // progress) stops at Ctrl-C.
-  CancelFn cancel = [&] {
+  write.cancel = [&] {
     if (!cancelled && CoarseMilliseconds() - polled >= kSignalPollMs) {
       with_gil([] {});
       polled = CoarseMilliseconds();
@@ -75,7 +76,7 @@ void RunCancellable(const std::function<Status(const ProgressFn&, const CancelFn
   Status status;
   {
     py::gil_scoped_release no_gil;
-    status = work(on_progress, cancel);
+    status = work(write);
   }
   if (raised) {
     raised->restore();
@@ -84,20 +85,25 @@ void RunCancellable(const std::function<Status(const ProgressFn&, const CancelFn
   Check(status);
 }
 
-WriteOptions Reporting(const ProgressFn& progress, const CancelFn& cancel) {
-  WriteOptions options;
-  options.progress = progress;
-  options.cancel = cancel;
-  return options;
+std::string ReportText(const std::function<Result<json::Value>(const WriteOptions&)>& work,
+                       py::handle progress) {
+  json::Value report;
+  RunCancellable(
+      [&](const WriteOptions& write) -> Status {
+        ETPACK_ASSIGN_OR_RETURN(report, work(write));
+        return Status::OK();
+      },
+      progress);
+  return json::Print(report);
 }
 
 void PlanAndWrite(const std::function<Status(ArtifactFiles* files)>& plan, py::handle progress) {
   RunCancellable(
-      [&](const ProgressFn& on_progress, const CancelFn& cancel) {
+      [&](const WriteOptions& write) {
         ArtifactFiles files;
         Status status = plan(&files);
         if (!status.ok()) return status;
-        return WriteArtifactFiles(files, Reporting(on_progress, cancel));
+        return WriteArtifactFiles(files, write);
       },
       progress);
 }

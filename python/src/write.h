@@ -15,22 +15,26 @@
 #include <pybind11/pybind11.h>
 
 #include <functional>
+#include <string>
 
+#include "etpack/json.h"
 #include "etpack/status.h"
 #include "etpack/writer.h"
 
 namespace etpack::python {
 
-// Runs `work` with the GIL released, handing it a ProgressFn that calls
-// `progress` (None or callable) and a CancelFn that asks Python about
-// pending signals at most every 100 ms; a Python exception from either
-// cancels the work and is raised once it returns, else its failure is.
-// REQUIRES: the GIL is held; `work` touches no Python object.
-void RunCancellable(const std::function<Status(const ProgressFn&, const CancelFn&)>& work,
+// Runs `work` with the GIL released, handing it write options whose
+// progress calls `progress` (None or callable) and whose cancel asks Python
+// about pending signals at most every 100 ms; a Python exception from
+// either cancels the work and is raised once it returns, else its failure
+// is. REQUIRES: the GIL is held; `work` touches no Python object.
+void RunCancellable(const std::function<Status(const WriteOptions&)>& work,
                     pybind11::handle progress);
 
-// The write options of work run by RunCancellable: its progress and cancel.
-WriteOptions Reporting(const ProgressFn& progress, const CancelFn& cancel);
+// RunCancellable for work that ends in a report: the report's JSON text
+// (json::Print), which etpack/__init__.py reads with json.loads.
+std::string ReportText(const std::function<Result<json::Value>(const WriteOptions&)>& work,
+                       pybind11::handle progress);
 
 // Runs `plan` (planning; no Python objects may be touched) and then writes
 // `files` (set by plan) with the GIL released; raises the first failure.

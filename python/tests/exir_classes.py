@@ -1,8 +1,9 @@
 """Small stand-ins for the objects ExecuTorch's exporter holds when it
-serializes (docs: /work/shared/exir.md): dataclasses and IntEnums carrying
-the attribute names of the format (the schema's field names), so tests and
-the benchmark can hand etpack.exir the tree an exporter would, without
-ExecuTorch. Written for these tests; no upstream code.
+serializes (docs/python.md, "Using etpack from ExecuTorch's exporter"):
+dataclasses and IntEnums carrying the attribute names of the format (the
+schema's field names), so tests and the benchmark can hand etpack.exir the
+tree an exporter would, without ExecuTorch. Written for these tests; no
+upstream code.
 
 from_flatc() builds such a tree from a golden input (flatc form: unions as
 "<field>_type" + "<field>", blobs as {"base64", "size"})."""

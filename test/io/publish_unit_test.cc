@@ -4,11 +4,8 @@
 // refuses, naming the marker Publish() left (io/publish_marker.h). A later
 // write of the unit clears it; a failed write keeps a marker it found.
 
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <map>
 #include <string>
 #include <vector>
@@ -22,6 +19,7 @@
 #include "fault_output.h"
 #include "io/posix_calls.h"
 #include "io/posix_output.h"
+#include "kill_at.h"
 #include "test_files.h"
 #include "test_programs.h"
 
@@ -99,47 +97,11 @@ void Write(const Unit& unit, PosixCalls* calls = DefaultPosixCalls()) {
   REQUIRE(s.ok());
 }
 
-// The test hook the shipped library does not have: SIGKILL right before
-// the `kill_at`-th publishing step (a file synced, a folder synced after a
-// marker or a rename, a file linked, renamed, a marker removed).
-class KillAt : public PosixCalls {
- public:
-  explicit KillAt(int kill_at) : kill_at_(kill_at) {}
-  int Fdatasync(int fd) override { return Step(), PosixCalls::Fdatasync(fd); }
-  int Linkat(const char* f, const char* t) override { return Step(), PosixCalls::Linkat(f, t); }
-  int Rename(const char* f, const char* t) override { return Step(), PosixCalls::Rename(f, t); }
-  int FsyncDirectory(int fd) override { return Step(), PosixCalls::FsyncDirectory(fd); }
-  int Unlinkat(int d, const char* n, int flags) override {
-    return Step(), PosixCalls::Unlinkat(d, n, flags);
-  }
-
- private:
-  void Step() {
-    if (++steps_ == kill_at_) ::raise(SIGKILL);
-  }
-  const int kill_at_;
-  int steps_ = 0;
-};
-
-// Writes `unit` in a child killed at step `kill_at`; true when it was
-// killed, false when it finished first.
+// Writes `unit` in a child killed at step `kill_at` (testing::KilledAt).
 bool KilledAt(const Unit& unit, int kill_at) {
-  const pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    KillAt calls(kill_at);
-    auto fs = NewPosixOutputFs(OutputOptions(), &calls);
-    ::_exit(WriteArtifactFiles(*fs, unit.Files()).ok() ? 0 : 1);
-  }
-  int status = 0;
-  REQUIRE(::waitpid(pid, &status, 0) == pid);
-  if (WIFSIGNALED(status)) {
-    REQUIRE(WTERMSIG(status) == SIGKILL);
-    return true;
-  }
-  REQUIRE(WIFEXITED(status));
-  REQUIRE(WEXITSTATUS(status) == 0);
-  return false;
+  return testing::KilledAt(kill_at, [&](PosixCalls* calls) {
+    return WriteArtifactFiles(*NewPosixOutputFs(OutputOptions(), calls), unit.Files());
+  });
 }
 
 Result<VerifyReport> VerifyUnit(const Unit& unit) {

@@ -23,6 +23,7 @@
 #include "etpack/pte_file.h"
 #include "etpack/verify.h"
 #include "etpack/writer.h"
+#include "share_test_util.h"
 #include "test_files.h"
 #include "test_programs.h"
 
@@ -310,13 +311,8 @@ void CheckFamily(const std::vector<std::string>& inputs, const SharePlan& plan,
     for (const std::string& d : f.data) {
       CHECK(std::count(r.shared_files.begin(), r.shared_files.end(), d) == 1);
     }
-    std::vector<std::string> files = {f.output};
-    files.insert(files.end(), f.data.begin(), f.data.end());
-    Result<VerifyReport> v = Verify(files);
-    REQUIRE(v.ok());
-    INFO(v->verdict.ToString());
-    CHECK(v->ok());
-    if (!f.data.empty()) CHECK(v->external_resolved);
+    const VerifyReport v = testing::CheckVerifies(f);
+    if (!f.data.empty()) CHECK(v.external_resolved);
     CheckThin(f.input, f.output, f.data, f.taken_from);
     if (way_back) CheckWayBack(f.input, f.output, f.data);
   }

@@ -3,11 +3,6 @@
 // leaves exactly the new unit; a failed share leaves nothing it made; a
 // folder that is not share's is never replaced.
 
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -21,7 +16,9 @@
 #include "etpack/verify.h"
 #include "fault_output.h"
 #include "io/posix_calls.h"
+#include "kill_at.h"
 #include "share/share_write.h"
+#include "share_test_util.h"
 #include "test_files.h"
 #include "test_programs.h"
 
@@ -96,70 +93,16 @@ std::set<std::string> Names(const std::string& dir) {
 
 // Every program of a written share verifies with its data files.
 void CheckVerifies(const SharePlan& plan) {
-  for (const ShareFileReport& f : plan.report.files) {
-    std::vector<std::string> files = {f.output};
-    files.insert(files.end(), f.data.begin(), f.data.end());
-    Result<VerifyReport> v = Verify(files);
-    REQUIRE(v.ok());
-    INFO(v->verdict.ToString());
-    CHECK(v->ok());
-  }
+  for (const ShareFileReport& f : plan.report.files) testing::CheckVerifies(f);
 }
 
-// The test hook the shipped library does not have: the process ends with
-// SIGKILL right before its `kill_at`-th publishing step (a folder made, a
-// file synced, linked, renamed or removed, a folder synced or exchanged).
-// Without RENAME_EXCHANGE (`exchange` false) renameat2 fails with EINVAL,
-// as on file systems that lack it.
-class KillAt : public PosixCalls {
- public:
-  KillAt(int kill_at, bool exchange) : kill_at_(kill_at), exchange_(exchange) {}
-
-  int Fdatasync(int fd) override { return Step(), PosixCalls::Fdatasync(fd); }
-  int Linkat(const char* f, const char* t) override { return Step(), PosixCalls::Linkat(f, t); }
-  int Rename(const char* f, const char* t) override { return Step(), PosixCalls::Rename(f, t); }
-  int FsyncDirectory(int fd) override { return Step(), PosixCalls::FsyncDirectory(fd); }
-  int Mkdir(const char* p, mode_t m) override { return Step(), PosixCalls::Mkdir(p, m); }
-  int Unlinkat(int d, const char* n, int flags) override {
-    return Step(), PosixCalls::Unlinkat(d, n, flags);
-  }
-  int Renameat2(const char* f, const char* t, unsigned flags) override {
-    Step();
-    if (!exchange_) {
-      errno = EINVAL;
-      return -1;
-    }
-    return PosixCalls::Renameat2(f, t, flags);
-  }
-
- private:
-  void Step() {
-    if (++steps_ == kill_at_) ::raise(SIGKILL);
-  }
-  const int kill_at_;
-  const bool exchange_;
-  int steps_ = 0;
-};
-
-// Runs WriteShareWith(plan) in a child killed at step `kill_at`; true when
-// it was killed, false when it finished (successfully) first.
+// Runs WriteShareWith(plan) in a child killed at step `kill_at`
+// (testing::KilledAt).
 bool KilledAt(const SharePlan& plan, int kill_at, bool exchange) {
-  const pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    KillAt calls(kill_at, exchange);
-    const Status s = WriteShareWith(plan, WriteOptions(), nullptr, &calls);
-    ::_exit(s.ok() ? 0 : 1);
-  }
-  int status = 0;
-  REQUIRE(::waitpid(pid, &status, 0) == pid);
-  if (WIFSIGNALED(status)) {
-    REQUIRE(WTERMSIG(status) == SIGKILL);
-    return true;
-  }
-  REQUIRE(WIFEXITED(status));
-  REQUIRE(WEXITSTATUS(status) == 0);
-  return false;
+  return testing::KilledAt(
+      kill_at,
+      [&](PosixCalls* calls) { return WriteShareWith(plan, WriteOptions(), nullptr, calls); },
+      exchange);
 }
 
 // The hidden folders a unit leaves beside OUTDIR when it is killed.
