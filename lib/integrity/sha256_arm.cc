@@ -37,8 +37,8 @@ ETPACK_SHA_TARGET void Sha2Blocks(uint32_t state[8], const uint8_t* data, size_t
       // w[g & 3] holds words 4(g-4) .. 4(g-4)+3 on entry (FIPS 180-4,
       // 6.2.2 step 1); the first four groups are the block's big-endian words.
       w[g & 3] = g < 4 ? vreinterpretq_u32_u8(vrev32q_u8(vld1q_u8(data + 16 * g)))
-                       : vsha256su1q_u32(vsha256su0q_u32(w[g & 3], w[(g + 1) & 3]),
-                                         w[(g + 2) & 3], w[(g + 3) & 3]);
+                       : vsha256su1q_u32(vsha256su0q_u32(w[g & 3], w[(g + 1) & 3]), w[(g + 2) & 3],
+                                         w[(g + 3) & 3]);
       const uint32x4_t wk = vaddq_u32(w[g & 3], vld1q_u32(kRoundConstants + 4 * g));
       const uint32x4_t abcd_before = abcd;
       abcd = vsha256hq_u32(abcd, efgh, wk);

@@ -42,9 +42,8 @@ ETPACK_SHA_TARGET void ShaNiBlocks(uint32_t state[8], const uint8_t* data, size_
     __m128i w[4];
 #pragma GCC unroll 16
     for (int g = 0; g < 16; ++g) {
-      w[g & 3] = g < 4 ? _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(
-                                              data + 16 * g)),
-                                          swap)
+      w[g & 3] = g < 4 ? _mm_shuffle_epi8(
+                             _mm_loadu_si128(reinterpret_cast<const __m128i*>(data + 16 * g)), swap)
                        : NextWords(w, g);
       __m128i wk = _mm_add_epi32(
           w[g & 3], _mm_loadu_si128(reinterpret_cast<const __m128i*>(kRoundConstants + 4 * g)));
