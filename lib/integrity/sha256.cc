@@ -92,6 +92,8 @@ Sha256::Sha256() {
 }
 
 void Sha256::Update(const uint8_t* data, size_t n) {
+  // An empty span may come with a null pointer, which memcpy must not see.
+  if (n == 0) return;
   total_ += n;
   if (pending_ > 0) {
     const size_t take = n < 64 - pending_ ? n : 64 - pending_;
