@@ -11,8 +11,7 @@ void AdviseSequential(int fd, uint64_t offset, uint64_t n) {
                         POSIX_FADV_SEQUENTIAL);
 }
 void DropCachedPages(int fd, uint64_t offset, uint64_t n) {
-  (void)::posix_fadvise(fd, static_cast<off_t>(offset), static_cast<off_t>(n),
-                        POSIX_FADV_DONTNEED);
+  (void)::posix_fadvise(fd, static_cast<off_t>(offset), static_cast<off_t>(n), POSIX_FADV_DONTNEED);
 }
 timespec ModifiedTime(const struct stat& st) { return st.st_mtim; }
 

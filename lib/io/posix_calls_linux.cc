@@ -86,10 +86,10 @@ uint64_t PosixCalls::FsBlockSize(int fd) {
   return ::fstatfs(fd, &st) == 0 && st.f_bsize > 0 ? static_cast<uint64_t>(st.f_bsize) : 0;
 }
 int PosixCalls::SyncFileRange(int fd, off_t offset, off_t len, Writeback how) {
-  const unsigned flags = how == Writeback::kStart ? SYNC_FILE_RANGE_WRITE
-                                                  : SYNC_FILE_RANGE_WAIT_BEFORE |
-                                                        SYNC_FILE_RANGE_WRITE |
-                                                        SYNC_FILE_RANGE_WAIT_AFTER;
+  const unsigned flags =
+      how == Writeback::kStart
+          ? SYNC_FILE_RANGE_WRITE
+          : SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER;
   return ::sync_file_range(fd, offset, len, flags);
 }
 int PosixCalls::Fdatasync(int fd) { return ::fdatasync(fd); }
@@ -113,9 +113,7 @@ PosixCalls* DefaultPosixCalls() {
   return calls;
 }
 
-bool RandomBytes(void* out, size_t n) {
-  return ::getrandom(out, n, 0) == static_cast<ssize_t>(n);
-}
+bool RandomBytes(void* out, size_t n) { return ::getrandom(out, n, 0) == static_cast<ssize_t>(n); }
 
 // The effective capability set, read from /proc (no libcap). Without
 // /proc: whether the process runs as root.
