@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "core/extent_map.h"
+#include "core/os_file.h"
 #include "core/same_file.h"
 
 namespace etpack {
@@ -85,8 +86,9 @@ class PosixInputFile final : public InputFile {
                                         " to " + std::to_string(now.st_size) +
                                         " bytes while it was read");
     }
-    const timespec& was = opened_.st_mtim;
-    if (now.st_mtim.tv_sec != was.tv_sec || now.st_mtim.tv_nsec != was.tv_nsec) {
+    const timespec was = ModifiedTime(opened_);
+    const timespec is = ModifiedTime(now);
+    if (is.tv_sec != was.tv_sec || is.tv_nsec != was.tv_nsec) {
       return Status(Code::kIoError, "it was written to while it was read");
     }
     return Status::OK();

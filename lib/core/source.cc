@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "core/json_document.h"
+#include "core/os_file.h"
 #include "core/range_text.h"
 #include "etpack/input.h"
 
@@ -201,8 +202,7 @@ Result<SourcePtr> OpenFileRange(InputFs& fs, const std::string& path, uint64_t o
   }
   const uint64_t n = length ? *length : file_size - offset;
   // Advisory only: a failure costs read-ahead, not correctness.
-  (void)::posix_fadvise(file->fd(), static_cast<off_t>(offset), static_cast<off_t>(n),
-                        POSIX_FADV_SEQUENTIAL);
+  AdviseSequential(file->fd(), offset, n);
   return SourcePtr(std::make_shared<FileSourceImpl>(std::move(file), path, offset, n));
 }
 

@@ -457,7 +457,9 @@ struct OutputOptions {
 // destination's directory until Publish(), so a process killed mid-write
 // leaves nothing behind. Where the file system has no O_TMPFILE (or /proc
 // is not mounted) the temporary is "<dir>/.<name>.etpack-XXXXXX" from the
-// start (<name> shortened to fit NAME_MAX), removed on every failure. A
+// start (<name> shortened to fit NAME_MAX), removed on every failure; one a
+// killed writer left is removed by the next output to that destination
+// once it is a minute old and no live writer holds its flock. A
 // destination file name longer than NAME_MAX is refused with
 // kInvalidArgument.
 std::unique_ptr<OutputFs> NewPosixOutputFs(const OutputOptions& options = {});

@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/capability.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -14,6 +13,7 @@
 #include <vector>
 
 #include "etpack/source.h"
+#include "io/posix_calls.h"
 
 namespace etpack {
 namespace {
@@ -48,14 +48,6 @@ Status Split(const std::string& given, const std::string& path, Destination* d) 
   return Status::OK();
 }
 
-// Whether the process holds capability `cap` in its effective set, read
-// from /proc (no libcap). Without /proc: whether it runs as root.
-bool HasCapability(int cap) {
-  const std::string caps = ProcSelfStatus("CapEff");
-  if (caps.empty()) return ::geteuid() == 0;
-  return (std::strtoull(caps.c_str(), nullptr, 16) >> cap) & 1;
-}
-
 // rename() over a file in a sticky directory needs the caller to own the
 // file or the directory, or CAP_FOWNER: what unlink would need (the kernel
 // checks it at the rename, after the whole output is written).
@@ -63,7 +55,7 @@ Status CheckSticky(const std::string& shown, const Destination& d) {
   struct stat dir;
   if (::stat(d.dir.c_str(), &dir) != 0 || (dir.st_mode & S_ISVTX) == 0) return Status::OK();
   const uid_t me = ::geteuid();
-  if (d.uid == me || dir.st_uid == me || HasCapability(CAP_FOWNER)) return Status::OK();
+  if (d.uid == me || dir.st_uid == me || MayOverrideFileOwner()) return Status::OK();
   return IoError(shown + ": cannot replace the existing file: it belongs to user " +
                      std::to_string(d.uid) + " and its directory " + d.dir +
                      " is sticky (mode +t), where only the file's owner, the directory's owner "
@@ -71,47 +63,19 @@ Status CheckSticky(const std::string& shown, const Destination& d) {
                  EPERM);
 }
 
-// True when `path` has attribute `attr` (STATX_ATTR_APPEND: chattr +a), as
-// far as its file system reports attributes.
-bool HasAttribute(const std::string& path, uint64_t attr) {
-  struct statx stx;
-  if (::statx(AT_FDCWD, path.c_str(), AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, &stx) != 0) {
-    return false;
-  }
-  return (stx.stx_attributes_mask & attr) != 0 && (stx.stx_attributes & attr) != 0;
-}
-
 // The other files rename() may not replace: an append-only file, or any
 // file of an append-only directory (chattr +a). The kernel says EPERM only
 // at the rename, after the whole output is written. (An immutable file,
 // chattr +i, already fails the access check.)
 Status CheckAttributes(const std::string& shown, const Destination& d) {
-  const char* why = HasAttribute(d.path, STATX_ATTR_APPEND) ? "it is append-only (chattr +a)"
-                    : HasAttribute(d.dir, STATX_ATTR_APPEND)
-                        ? "its directory is append-only (chattr +a)"
-                        : nullptr;
+  const char* why = IsAppendOnly(d.path.c_str())  ? "it is append-only (chattr +a)"
+                    : IsAppendOnly(d.dir.c_str()) ? "its directory is append-only (chattr +a)"
+                                                  : nullptr;
   if (why == nullptr) return Status::OK();
   return IoError(shown + ": cannot replace the existing file: " + why, EPERM);
 }
 
 }  // namespace
-
-std::string ProcSelfStatus(const std::string& field) {
-  std::string value;
-  if (FILE* f = std::fopen("/proc/self/status", "re")) {
-    char line[256];
-    const std::string prefix = field + ":";
-    while (std::fgets(line, sizeof line, f)) {
-      if (std::strncmp(line, prefix.c_str(), prefix.size()) != 0) continue;
-      const char* v = line + prefix.size();
-      while (*v == ' ' || *v == '\t') ++v;
-      value.assign(v, std::strcspn(v, "\n"));
-      break;
-    }
-    std::fclose(f);
-  }
-  return value;
-}
 
 // Fills d->real_dir and d->key. A directory that cannot be resolved fails
 // later, when the output is made in it.

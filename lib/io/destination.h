@@ -53,10 +53,6 @@ struct Destination {
 // cannot be examined.
 Result<Destination> ResolveDestination(const std::string& path);
 
-// The value of `field` in /proc/self/status ("Umask", "CapEff"), without
-// the blanks around it; empty where /proc is not mounted.
-std::string ProcSelfStatus(const std::string& field);
-
 }  // namespace etpack
 
 #endif  // ETPACK_IO_DESTINATION_H_

@@ -4,10 +4,7 @@
 #include "io/extent_sharing.h"
 
 #include <fcntl.h>
-#include <linux/fs.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
-#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -45,7 +42,7 @@ Result<bool> ExtentSharing::CloneWhole(const Source& source) {
       !S_ISREG(st.st_mode) || static_cast<uint64_t>(st.st_size) != range->length) {
     return false;
   }
-  if (::ioctl(file_.fd(), FICLONE, range->fd) != 0) {
+  if (calls_->CloneFile(file_.fd(), range->fd) != 0) {
     const int err = errno;
     // Not supported here (EOPNOTSUPP, EINVAL, ENOTTY), another file
     // system (EXDEV), or a source another writer holds (ETXTBSY): copy.
@@ -72,18 +69,14 @@ void ExtentSharing::Unshare(uint64_t offset, uint64_t n) {
   const uint64_t from = (offset + b - 1) / b * b;
   const uint64_t to = (offset + n) / b * b;
   if (to > from) {
-    (void)::fallocate(file_.fd(), FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-                      static_cast<off_t>(from), static_cast<off_t>(to - from));
+    (void)calls_->PunchHole(file_.fd(), static_cast<off_t>(from), static_cast<off_t>(to - from));
   }
 }
 
 // What sharing extents aligns to: the file system's block, at least a page.
 uint64_t ExtentSharing::Block() {
   if (block_ == 0) {
-    struct statfs st;
-    block_ = calls_->Fstatfs(file_.fd(), &st) == 0 && st.f_bsize > 0
-                 ? std::max(static_cast<uint64_t>(st.f_bsize), PageSize())
-                 : PageSize();
+    block_ = std::max(calls_->FsBlockSize(file_.fd()), PageSize());
   }
   return block_;
 }
@@ -181,8 +174,8 @@ Result<uint64_t> ExtentSharing::CopyInKernel(uint64_t offset, const Source& sour
   }
   uint64_t done = 0;
   while (done < n) {
-    loff_t in = static_cast<loff_t>(range->offset + from + done);
-    loff_t out = static_cast<loff_t>(offset + from + done);
+    off_t in = static_cast<off_t>(range->offset + from + done);
+    off_t out = static_cast<off_t>(offset + from + done);
     // Up to the end of the cell, so write-behind keeps pace.
     const uint64_t at = offset + from + done;
     const size_t want = static_cast<size_t>(std::min(n - done, window_.CellEnd(at) - at));

@@ -16,6 +16,7 @@
 
 #include "core/same_file.h"
 #include "io/checked_output.h"
+#include "io/posix_calls.h"
 
 namespace etpack {
 namespace {
@@ -76,13 +77,12 @@ class FdRangeOutput final : public CheckedOutput {
     uint64_t at = base_ + offset;
     if (const uint8_t* data = source.contiguous()) return PwriteAll(data, n, at);
     if (const FileRange* range = source.file_range(); range != nullptr && copy_file_range_) {
-      loff_t in = static_cast<loff_t>(range->offset);
-      loff_t out = static_cast<loff_t>(at);
+      off_t in = static_cast<off_t>(range->offset);
+      off_t out = static_cast<off_t>(at);
       uint64_t done = 0;
       while (done < n) {
-        const ssize_t c =
-            ::copy_file_range(range->fd, &in, fd_, &out,
-                              static_cast<size_t>(std::min<uint64_t>(n - done, 1u << 30)), 0);
+        const ssize_t c = DefaultPosixCalls()->CopyFileRange(
+            range->fd, &in, fd_, &out, static_cast<size_t>(std::min<uint64_t>(n - done, 1u << 30)));
         if (c < 0 && errno == EINTR) continue;
         if (c <= 0) {
           // Not supported between these files (or a short source): copy

@@ -7,7 +7,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <sys/file.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -113,7 +112,7 @@ Status CheckReplaceable(const std::string& dir, const std::string& shown, bool* 
 std::string RandomSuffix() {
   static const char kChars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
   unsigned char bytes[6] = {};
-  if (::getrandom(bytes, sizeof bytes, 0) != static_cast<ssize_t>(sizeof bytes)) {
+  if (!RandomBytes(bytes, sizeof bytes)) {
     for (unsigned char& b : bytes) b = static_cast<unsigned char>(std::rand());
   }
   std::string s;
@@ -306,8 +305,8 @@ Status FolderUnit::Commit(const std::vector<std::string>& names, const CancelFn&
 // The one call that decides the unit (folder_unit.h), and the two-rename
 // fallback where the file system cannot exchange.
 Status FolderUnit::Swap(bool exists) {
-  if (calls_->Renameat2(staging_.c_str(), dir_.c_str(),
-                        exists ? RENAME_EXCHANGE : RENAME_NOREPLACE) == 0) {
+  if (calls_->RenameSpecial(staging_.c_str(), dir_.c_str(),
+                            exists ? RenameKind::kSwap : RenameKind::kNoReplace) == 0) {
     return Status::OK();
   }
   if (errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP) {

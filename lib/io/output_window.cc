@@ -12,11 +12,8 @@
 #include <new>
 #include <string>
 
+#include "core/os_file.h"
 #include "core/range_text.h"
-
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23
-#endif
 
 namespace etpack {
 namespace {
@@ -156,8 +153,8 @@ Status OutputWindow::Populate(uint64_t pos, uint64_t n) {
   const uint64_t to = std::min(window_start_ + window_len_,
                                std::max((pos + n + page - 1) / page * page, from + ahead));
   for (int attempt = 0;; ++attempt) {
-    if (calls_->Madvise(window_ + (from - window_start_), static_cast<size_t>(to - from),
-                        MADV_POPULATE_WRITE) == 0) {
+    if (calls_->PopulateWrite(window_ + (from - window_start_), static_cast<size_t>(to - from)) ==
+        0) {
       populated_end_ = to;
       return Status::OK();
     }
@@ -198,17 +195,14 @@ Status OutputWindow::AdvanceFrontier(uint64_t frontier) {
   if (complete > started_) {
     const uint64_t start = started_ * window_bytes_;
     ETPACK_RETURN_IF_ERROR(
-        SyncRange(start, std::min(size_, complete * window_bytes_) - start, SYNC_FILE_RANGE_WRITE));
+        SyncRange(start, std::min(size_, complete * window_bytes_) - start, Writeback::kStart));
     started_ = complete;
   }
   while (started_ - retired_ > max_inflight_) {
     const uint64_t start = retired_ * window_bytes_;
     const uint64_t len = std::min(size_, start + window_bytes_) - start;
-    ETPACK_RETURN_IF_ERROR(SyncRange(
-        start, len,
-        SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER));
-    (void)::posix_fadvise(file_.fd(), static_cast<off_t>(start), static_cast<off_t>(len),
-                          POSIX_FADV_DONTNEED);
+    ETPACK_RETURN_IF_ERROR(SyncRange(start, len, Writeback::kWait));
+    DropCachedPages(file_.fd(), start, len);
     ++retired_;
   }
   return Status::OK();
@@ -217,9 +211,9 @@ Status OutputWindow::AdvanceFrontier(uint64_t frontier) {
 // A write-back error reported here is consumed: fdatasync will not see it
 // again. So every error counts, except the ones that only say the call
 // cannot be made on this file (then fdatasync still checks everything).
-Status OutputWindow::SyncRange(uint64_t start, uint64_t len, unsigned flags) {
+Status OutputWindow::SyncRange(uint64_t start, uint64_t len, Writeback how) {
   while (calls_->SyncFileRange(file_.fd(), static_cast<off_t>(start), static_cast<off_t>(len),
-                               flags) != 0) {
+                               how) != 0) {
     const int err = errno;
     if (err == EINTR) continue;
     if (err == EINVAL || err == ESPIPE || err == ENOSYS) return Status::OK();
@@ -254,8 +248,7 @@ void OutputWindow::FlushSourceCache() {
   constexpr uint64_t kLargestFolio = uint64_t{2} << 20;
   if (drop_fd_ < 0) return;
   const uint64_t start = drop_start_ / kLargestFolio * kLargestFolio;
-  (void)::posix_fadvise(drop_fd_, static_cast<off_t>(start), static_cast<off_t>(drop_end_ - start),
-                        POSIX_FADV_DONTNEED);
+  DropCachedPages(drop_fd_, start, drop_end_ - start);
   drop_fd_ = -1;
   drop_start_ = drop_end_ = 0;
 }

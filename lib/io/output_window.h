@@ -80,7 +80,7 @@ class OutputWindow {
   Result<uint64_t> CopyBuffered(uint64_t pos, const Source& source, uint64_t src_pos, uint64_t n);
   Status MapWindow(uint64_t pos);
   Status Populate(uint64_t pos, uint64_t n);
-  Status SyncRange(uint64_t start, uint64_t len, unsigned flags);
+  Status SyncRange(uint64_t start, uint64_t len, Writeback how);
 
   const PosixTempFile& file_;
   PosixCalls* const calls_;

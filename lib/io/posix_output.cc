@@ -20,6 +20,7 @@
 #include <system_error>
 #include <utility>
 
+#include "core/os_file.h"
 #include "etpack/output.h"
 #include "io/checked_output.h"
 #include "io/extent_sharing.h"
@@ -82,7 +83,7 @@ class PosixOutput final : public CheckedOutput {
     if (size > 0) {
       int rc;
       do {
-        rc = calls_->Fallocate(file_->fd(), 0, 0, static_cast<off_t>(size));
+        rc = calls_->Preallocate(file_->fd(), static_cast<off_t>(size));
       } while (rc != 0 && errno == EINTR);
       if (rc != 0) {
         // Without reserved blocks a full disk would surface as SIGBUS on a
@@ -151,7 +152,7 @@ class PosixOutput final : public CheckedOutput {
         return IoError(file_->path() + ": cannot flush " + file_->Text() + " to disk", errno);
       }
       // All clean now: drop what write-behind has not evicted yet.
-      (void)::posix_fadvise(file_->fd(), 0, 0, POSIX_FADV_DONTNEED);
+      DropCachedPages(file_->fd(), 0, 0);
     }
     return Status::OK();
   }

@@ -6,7 +6,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <sys/random.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -34,32 +34,53 @@ constexpr size_t kTempExtra = 1 + sizeof(".etpack-linked-XXXXXX") - 1;
 // time (set by the link) is this old, which no live publish can be.
 constexpr time_t kOrphanAgeSeconds = 60;
 
-// Removes orphaned ".<name>.etpack-linked-XXXXXX" files of this user from
-// `dir`: only that pattern, only regular files, only ones linked long ago.
-void RemoveOrphanedLinks(const std::string& dir, const std::string& linked_prefix, time_t now) {
+// Whether `name` is `prefix` and six more characters.
+bool HasTempPattern(const std::string& name, const std::string& prefix) {
+  return name.size() == prefix.size() + 6 && name.compare(0, prefix.size(), prefix) == 0;
+}
+
+// A named temporary (".<name>.etpack-XXXXXX", where the OS has no unnamed
+// files) is written for as long as the output takes, so its age says
+// nothing; its writer holds an flock on it instead, which the kernel drops
+// when the writer dies. True when no process holds it.
+bool Abandoned(int dir_fd, const std::string& name, const struct stat& st) {
+  const int fd = ::openat(dir_fd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return false;
+  struct stat now;
+  const bool free = ::fstat(fd, &now) == 0 && now.st_ino == st.st_ino && now.st_dev == st.st_dev &&
+                    ::flock(fd, LOCK_EX | LOCK_NB) == 0;
+  ::close(fd);
+  return free;
+}
+
+// Removes orphaned temporaries of this user for one destination from `dir`:
+// linked names (".etpack-linked-XXXXXX") linked long ago, and named
+// temporaries (".etpack-XXXXXX") made long ago that no live writer holds.
+// Only those patterns, only regular files.
+void RemoveOrphans(const std::string& dir, const std::string& temp_prefix, time_t now) {
+  const std::string stem = temp_prefix.substr(temp_prefix.rfind('/') + 1);
   DIR* d = ::opendir(dir.c_str());
   if (d == nullptr) return;
   while (const dirent* e = ::readdir(d)) {
     const std::string name = e->d_name;
-    if (name.size() != linked_prefix.size() + 6 ||
-        name.compare(0, linked_prefix.size(), linked_prefix) != 0) {
-      continue;
-    }
+    const bool linked = HasTempPattern(name, stem + "linked-");
+    if (!linked && !HasTempPattern(name, stem)) continue;
     struct stat st;
     if (::fstatat(::dirfd(d), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
     if (!S_ISREG(st.st_mode) || st.st_uid != ::geteuid()) continue;
     if (now - st.st_ctime < kOrphanAgeSeconds) continue;
+    if (!linked && !Abandoned(::dirfd(d), name, st)) continue;
     (void)::unlinkat(::dirfd(d), name.c_str(), 0);
   }
   ::closedir(d);
 }
 
-// Reads the umask from /proc because umask() can only be read by setting
-// it, which races with other threads creating files.
+// Asks the OS first because umask() can only be read by setting it, which
+// races with other threads creating files.
 mode_t CurrentUmask() {
-  const std::string text = ProcSelfStatus("Umask");
-  if (!text.empty()) return static_cast<mode_t>(std::strtoul(text.c_str(), nullptr, 8));
-  mode_t mask = ::umask(022);
+  mode_t mask;
+  if (ReadUmask(&mask)) return mask;
+  mask = ::umask(022);
   ::umask(mask);
   return mask;
 }
@@ -102,7 +123,7 @@ Result<std::unique_ptr<PosixTempFile>> PosixTempFile::Create(const std::string& 
   // fit NAME_MAX too.
   const std::string stem = "." + target.name.substr(0, NAME_MAX - kTempExtra);
   const std::string temp_prefix = prefix + stem + ".etpack-";
-  RemoveOrphanedLinks(target.dir, stem + ".etpack-linked-", calls->Now());
+  RemoveOrphans(target.dir, temp_prefix, calls->Now());
   // A replaced file keeps its mode, as cp keeps it; a new one gets 0666
   // less the umask, as for any new file.
   const mode_t mode = target.exists ? (target.mode & 07777) : (0666 & ~CurrentUmask());
@@ -130,6 +151,10 @@ Result<std::unique_ptr<PosixTempFile>> PosixTempFile::Create(const std::string& 
                    errno);
   }
   temp.assign(buf.data());
+  // Held until the file is closed: what tells a later run this temporary
+  // is not an orphan (RemoveOrphans). A file system without flock only
+  // loses that cleanup.
+  (void)::flock(fd, LOCK_EX | LOCK_NB);
   Status owned = TakeOver(fd, target, mode);
   if (!owned.ok()) {
     ::close(fd);
@@ -299,7 +324,7 @@ Status PosixTempFile::NameTemporary() {
   const std::string proc = ProcFdPath(fd_);
   for (int attempt = 0; attempt < 100; ++attempt) {
     uint8_t random[6];
-    if (::getrandom(random, sizeof random, 0) != static_cast<ssize_t>(sizeof random)) {
+    if (!RandomBytes(random, sizeof random)) {
       return IoError(path() + ": cannot draw a random name for the temporary file", errno);
     }
     std::string name = temp_prefix_;

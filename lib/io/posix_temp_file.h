@@ -5,8 +5,10 @@
 // destination's own name when that is free, else a hidden name that
 // Rename() then moves over the destination. A process killed mid-write thus
 // leaves nothing behind. Without O_TMPFILE (or without /proc, through which
-// an unnamed file is linked) it is "<dir>/.<name>.etpack-XXXXXX" from the
-// start, removed unless it reached its destination.
+// an unnamed file is linked; always on macOS) it is
+// "<dir>/.<name>.etpack-XXXXXX" from the start, removed unless it reached its
+// destination, and flocked while open: a killed writer's is removed by the
+// next output to that destination once a minute old and unheld.
 
 #ifndef ETPACK_IO_POSIX_TEMP_FILE_H_
 #define ETPACK_IO_POSIX_TEMP_FILE_H_

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/os_file.h"
 #include "integrity/table.h"
 #include "io/fd_output.h"
 #include "plan/assembler.h"
@@ -116,9 +117,7 @@ class HashedSource final : public Source {
     if (const FileRange* r = base_.file_range()) {
       constexpr uint64_t kFolio = uint64_t{2} << 20;
       const uint64_t start = (r->offset + offset) / kFolio * kFolio;
-      (void)::posix_fadvise(r->fd, static_cast<off_t>(start),
-                            static_cast<off_t>(r->offset + offset + n - start),
-                            POSIX_FADV_DONTNEED);
+      DropCachedPages(r->fd, start, r->offset + offset + n - start);
     }
     return Status::OK();
   }

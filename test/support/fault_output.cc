@@ -144,19 +144,19 @@ bool FaultyPosixCalls::Fails(FaultStep step) const {
   return true;
 }
 
-int FaultyPosixCalls::Fallocate(int fd, int mode, off_t offset, off_t len) {
-  return Fails(FaultStep::kReserve) ? -1 : PosixCalls::Fallocate(fd, mode, offset, len);
+int FaultyPosixCalls::Preallocate(int fd, off_t len) {
+  return Fails(FaultStep::kReserve) ? -1 : PosixCalls::Preallocate(fd, len);
 }
 void* FaultyPosixCalls::Mmap(size_t len, int fd, off_t offset) {
   return Fails(FaultStep::kMap) ? MAP_FAILED : PosixCalls::Mmap(len, fd, offset);
 }
-int FaultyPosixCalls::Madvise(void* addr, size_t len, int advice) {
-  return Fails(FaultStep::kWrite) ? -1 : PosixCalls::Madvise(addr, len, advice);
+int FaultyPosixCalls::PopulateWrite(void* addr, size_t len) {
+  return Fails(FaultStep::kWrite) ? -1 : PosixCalls::PopulateWrite(addr, len);
 }
 ssize_t FaultyPosixCalls::Pwrite(int fd, const void* buf, size_t n, off_t offset) {
   return Fails(FaultStep::kWrite) ? -1 : PosixCalls::Pwrite(fd, buf, n, offset);
 }
-ssize_t FaultyPosixCalls::CopyFileRange(int in_fd, loff_t* in_off, int out_fd, loff_t* out_off,
+ssize_t FaultyPosixCalls::CopyFileRange(int in_fd, off_t* in_off, int out_fd, off_t* out_off,
                                         size_t len) {
   return Fails(FaultStep::kWrite) ? -1
                                   : PosixCalls::CopyFileRange(in_fd, in_off, out_fd, out_off, len);

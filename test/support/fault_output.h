@@ -55,12 +55,11 @@ class FaultyPosixCalls : public PosixCalls {
  public:
   explicit FaultyPosixCalls(FaultStep step, int err = EIO) : step_(step), err_(err) {}
 
-  int Fallocate(int fd, int mode, off_t offset, off_t len) override;
+  int Preallocate(int fd, off_t len) override;
   void* Mmap(size_t len, int fd, off_t offset) override;
-  int Madvise(void* addr, size_t len, int advice) override;
+  int PopulateWrite(void* addr, size_t len) override;
   ssize_t Pwrite(int fd, const void* buf, size_t n, off_t offset) override;
-  ssize_t CopyFileRange(int in_fd, loff_t* in_off, int out_fd, loff_t* out_off,
-                        size_t len) override;
+  ssize_t CopyFileRange(int in_fd, off_t* in_off, int out_fd, off_t* out_off, size_t len) override;
   int Fdatasync(int fd) override;
   int Linkat(const char* from, const char* to) override;
   int Rename(const char* from, const char* to) override;

@@ -20,8 +20,8 @@ namespace etpack::testing {
 
 // The process ends with SIGKILL right before its `kill_at`-th publishing
 // step: a file synced, linked, renamed or removed, a folder made, synced or
-// exchanged. Without RENAME_EXCHANGE (`exchange` false) renameat2 fails
-// with EINVAL, as on file systems that lack it.
+// exchanged. Without an atomic exchange (`exchange` false) RenameSpecial
+// fails with EINVAL, as on file systems that lack it.
 class KillAt : public PosixCalls {
  public:
   explicit KillAt(int kill_at, bool exchange = true) : kill_at_(kill_at), exchange_(exchange) {}
@@ -34,13 +34,13 @@ class KillAt : public PosixCalls {
   int Unlinkat(int d, const char* n, int flags) override {
     return Step(), PosixCalls::Unlinkat(d, n, flags);
   }
-  int Renameat2(const char* f, const char* t, unsigned flags) override {
+  int RenameSpecial(const char* f, const char* t, RenameKind kind) override {
     Step();
     if (!exchange_) {
       errno = EINVAL;
       return -1;
     }
-    return PosixCalls::Renameat2(f, t, flags);
+    return PosixCalls::RenameSpecial(f, t, kind);
   }
 
  private:
