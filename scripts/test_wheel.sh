@@ -1,17 +1,24 @@
 #!/usr/bin/env bash
-# Builds the sdist and the wheels (scripts/build_wheels.sh: the library
-# compiled once, an extension per CPython 3.10 to 3.13) and tests each wheel
-# as an exporter would get it:
-#   - scripts/dist.py check: RECORD right; the extension needs only
-#     the C library (no other NEEDED, no RPATH), exports only PyInit__etpack,
-#     and needs exactly the glibc its manylinux tag says;
-#   - the wheel alone in a directory, `pip install --no-index` into a fresh
-#     venv of its interpreter; `ldd` of the installed extension resolves only
-#     C library objects; with LD_LIBRARY_PATH empty and no numpy:
-#     python/tests/smoke_wheel.py, then the golden and etpack.exir tests
-#     (test_golden.py, test_exir.py) under pytest (pinned in
-#     scripts/exir-requirements.txt, installed after the wheel);
-#   (the cp311 wheel beside the real torch and executorch: scripts/test_exir.sh).
+# Builds the sdist, the wheels and the etpack tools (scripts/build_wheels.sh:
+# per target machine the library compiled once, an extension per CPython 3.10
+# to 3.13) and tests each as an exporter would get it:
+#   - scripts/dist.py check, of every wheel and tool, x86_64's and aarch64's:
+#     RECORD right; the extension (tool) needs only the C library (no other
+#     NEEDED, no RPATH), exports only PyInit__etpack, is for the machine its
+#     tag says and needs exactly the glibc it says, so no versioned glibc
+#     symbol above the tag is referenced;
+#   - each x86_64 wheel alone in a directory, `pip install --no-index` into a
+#     fresh venv of its interpreter; `ldd` of the installed extension
+#     resolves only C library objects; with LD_LIBRARY_PATH empty and no
+#     numpy: python/tests/smoke_wheel.py, then the golden and etpack.exir
+#     tests (test_golden.py, test_exir.py) under pytest (pinned in
+#     scripts/exir-requirements.txt, installed after the wheel), then
+#     python/tests/write_golden.py, whose files must equal byte for byte what
+#     the plain build's module writes (DIST_DIR/golden-plain, from
+#     ETPACK_PLAIN_BUILD, default build);
+#   - the x86_64 tool: --version, and `verify` of the golden .pte files;
+#   (the cp311 wheel beside the real torch and executorch: scripts/test_exir.sh;
+#   the aarch64 wheels run under qemu-user elsewhere).
 # With ETPACK_TEST_SDIST=1 also `pip install --no-build-isolation --no-index`
 # of the sdist into a venv of Debian's python3 (meson-python compiles the
 # whole library once more), then the smoke test there.
@@ -26,7 +33,15 @@ export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1
 dist="${1:-$tmp/dist}"
 
 "$src/scripts/build_wheels.sh" "$dist" || fail "scripts/build_wheels.sh failed"
-"$src/scripts/dist.py" check "$dist"/etpack-*.whl || fail "a wheel failed its check"
+"$src/scripts/dist.py" check "$dist"/etpack-*.whl "$dist"/etpack-*-manylinux_*_{x86_64,aarch64} ||
+  fail "a wheel or tool failed its check"
+
+# What the plain build's module writes for the golden inputs (Debian's python3).
+plain="$(cd "${ETPACK_PLAIN_BUILD:-$src/build}" 2>/dev/null && pwd)" ||
+  fail "no plain build at ${ETPACK_PLAIN_BUILD:-$src/build} (scripts/setup.sh build; ninja -C build)"
+rm -rf "$dist/golden-plain"
+(cd "$tmp" && env PYTHONPATH="$plain/python" /usr/bin/python3 "$src/python/tests/write_golden.py" \
+   "$dist/golden-plain") >/dev/null || fail "the plain build at $plain did not write the golden cases"
 
 # venv DIR PYTHON WHEEL [VENV_ARGS...]: DIR/bin/python with WHEEL installed.
 venv() {
@@ -56,25 +71,46 @@ clean() { (cd "$tmp" && env -u PYTHONPATH LD_LIBRARY_PATH= "$@"); }
 n=0
 while read -r python; do
   abi="cp$("$python" -c 'import sys; print("%d%d" % sys.version_info[:2])')"
-  whl="$(find "$dist" -name "etpack-*-$abi-$abi-manylinux_*.whl")"
-  [ -n "$whl" ] || fail "no $abi wheel in $dist: $(ls "$dist")"
-  venv "$tmp/venv-$abi" "$python" "$whl"
-  py="$tmp/venv-$abi/bin/python"
-  so="$(find "$tmp/venv-$abi" -name "_etpack.cpython-*.so")"
-  [ -n "$so" ] || fail "the installed $(basename "$whl") has no _etpack extension"
-  # ldd: linux-vdso, libc, libm, ld-linux; nothing "not found", nothing else.
-  others="$(LD_LIBRARY_PATH= ldd "$so" | awk '{print $1}' |
-            grep -vE '^(linux-vdso\.so\.1|libc\.so\.6|libm\.so\.6|libpthread\.so\.0|libdl\.so\.2|librt\.so\.1|/lib64/ld-linux-x86-64\.so\.2)$' || true)"
-  [ -z "$others" ] || fail "$so loads more than the C library: $others ($(ldd "$so"))"
-  clean "$py" -c 'import numpy' 2>/dev/null && fail "the $abi venv has numpy: it must not"
-  clean "$py" "$src/python/tests/smoke_wheel.py" || fail "the smoke test failed in the $abi venv"
-  clean "$py" -m pytest -q -p no:cacheprovider \
-      "$src/python/tests/test_golden.py" "$src/python/tests/test_exir.py" ||
-    fail "the golden and etpack.exir tests failed in the $abi venv"
-  echo "test_wheel: $(basename "$whl") in a venv of $python: smoke, golden and exir tests passed"
-  n=$((n + 1))
+  found=0
+  for whl in "$dist"/etpack-*-"$abi-$abi"-manylinux_*_x86_64.whl; do
+    [ -f "$whl" ] || continue
+    found=1
+    plat="${whl##*-}"
+    plat="${plat%.whl}"
+    venv "$tmp/venv-$abi-$plat" "$python" "$whl"
+    py="$tmp/venv-$abi-$plat/bin/python"
+    so="$(find "$tmp/venv-$abi-$plat" -name "_etpack.cpython-*.so")"
+    [ -n "$so" ] || fail "the installed $(basename "$whl") has no _etpack extension"
+    # ldd: linux-vdso, libc, libm, ld-linux; nothing "not found", nothing else.
+    others="$(LD_LIBRARY_PATH= ldd "$so" | awk '{print $1}' |
+              grep -vE '^(linux-vdso\.so\.1|libc\.so\.6|libm\.so\.6|libpthread\.so\.0|libdl\.so\.2|librt\.so\.1|/lib64/ld-linux-x86-64\.so\.2)$' || true)"
+    [ -z "$others" ] || fail "$so loads more than the C library: $others ($(ldd "$so"))"
+    clean "$py" -c 'import numpy' 2>/dev/null && fail "the $abi venv has numpy: it must not"
+    clean "$py" "$src/python/tests/smoke_wheel.py" || fail "the smoke test failed in the $abi venv"
+    clean "$py" -m pytest -q -p no:cacheprovider \
+        "$src/python/tests/test_golden.py" "$src/python/tests/test_exir.py" ||
+      fail "the golden and etpack.exir tests failed in the $abi venv"
+    clean "$py" "$src/python/tests/write_golden.py" "$tmp/golden-$abi-$plat" >/dev/null ||
+      fail "write_golden.py failed in the $abi venv"
+    diff -r "$dist/golden-plain" "$tmp/golden-$abi-$plat" >&2 ||
+      fail "$(basename "$whl") writes the golden cases otherwise than the plain build (above)"
+    echo "test_wheel: $(basename "$whl") in a venv of $python: smoke, golden and exir tests" \
+         "passed, golden cases byte-identical to the plain build's"
+    n=$((n + 1))
+  done
+  ((found)) || fail "no $abi x86_64 wheel in $dist: $(ls "$dist")"
 done < <("$src/scripts/build_wheels.sh" --pythons)
 ((n > 0)) || fail "no interpreters"
+
+# ---- the x86_64 tool -----------------------------------------------------------
+for tool in "$dist"/etpack-*-manylinux_*_x86_64; do
+  [ -f "$tool" ] || fail "no x86_64 etpack tool in $dist: $(ls "$dist")"
+  clean "$tool" --version >/dev/null || fail "$(basename "$tool") --version failed"
+  for f in "$src"/test/golden/pte_*.pte; do
+    clean "$tool" verify "$f" >/dev/null || fail "$(basename "$tool") verify $f failed"
+  done
+  echo "test_wheel: $(basename "$tool"): --version and verify of the golden .pte files passed"
+done
 
 # ---- the sdist, built by pip (ETPACK_TEST_SDIST=1) ------------------------------
 if [ "${ETPACK_TEST_SDIST:-0}" = 1 ]; then
