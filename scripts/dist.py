@@ -308,8 +308,9 @@ def check_tool(path):
                          f"({NAME}-VERSION-manylinux_2_N_ARCH)")
     plat = check_extension(path, path.name, exports=False)
     if plat != m.group(1):
-        raise DistError(f"{path.name} references GLIBC_2.* symbols or is for a machine that "
-                         f"make it {plat} (make it again: scripts/build_wheels.sh)")
+        raise DistError(f"{path.name} is {plat} (its newest GLIBC_2.* symbol version, its ELF "
+                         f"machine); its name says otherwise (make it again: "
+                         "scripts/build_wheels.sh)")
 
 
 def check(wheel):
@@ -347,8 +348,8 @@ def check(wheel):
                 path.write_bytes(z.read(n))
                 found = check_extension(path, f"{wheel.name}:{n}")
                 if found != plat:
-                    raise DistError(f"{wheel.name}:{n} references GLIBC_2.* symbols or is for "
-                                     f"a machine that make it {found}; the tag {plat} says "
+                    raise DistError(f"{wheel.name}:{n} is {found} (its newest GLIBC_2.* "
+                                     f"symbol version, its ELF machine); the tag {plat} says "
                                      "otherwise (make it again: scripts/build_wheels.sh)")
 
 
