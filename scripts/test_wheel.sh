@@ -30,7 +30,8 @@ tmp="$(mktemp -d "${TMPDIR:-/tmp}/etpack-wheel-XXXXXX")"
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "test_wheel: $*" >&2; exit 1; }
 export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1
-dist="${1:-$tmp/dist}"
+# Absolute: the tests run from the scratch directory.
+dist="$(mkdir -p "${1:-$tmp/dist}" && cd "${1:-$tmp/dist}" && pwd)"
 
 "$src/scripts/build_wheels.sh" "$dist" || fail "scripts/build_wheels.sh failed"
 "$src/scripts/dist.py" check "$dist"/etpack-*.whl "$dist"/etpack-*-manylinux_*_{x86_64,aarch64} ||
