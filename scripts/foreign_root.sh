@@ -57,10 +57,21 @@ copy_pip_config() {
   cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/" 2>/dev/null || true
 }
 
+# The kernel runs ARCH binaries through qemu only when binfmt_misc is mounted
+# and qemu's entry is enabled (a container may start with neither).
+register_binfmt() {
+  local qemu="$1" entry="${1%-static}"
+  [ -e /proc/sys/fs/binfmt_misc/register ] ||
+    mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc ||
+    fail "cannot mount binfmt_misc: the kernel would not run $qemu's binaries"
+  update-binfmts --enable "$entry" || fail "update-binfmts --enable $entry failed"
+}
+
 make_root() {
   local root="$1" arch="$2" suite="$3" qemu start
   qemu="$(qemu_for "$arch")"
   need_tools
+  register_binfmt "$qemu"
   [ -e "$root/bin/sh" ] && fail "$root already holds a root: remove it first"
   start=$SECONDS
   debootstrap --foreign --arch="$arch" --variant=minbase \
