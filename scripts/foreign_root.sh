@@ -85,6 +85,7 @@ make_root() {
   echo "foreign_root: second stage $((SECONDS - start)) s"
   copy_pip_config "$root"
   run "$root" update-ca-certificates >/dev/null || fail "update-ca-certificates in $root failed"
+  touch "$root/.etpack-root-made"
   echo "foreign_root: $root ($suite $arch): $(run "$root" python3 --version)"
 }
 

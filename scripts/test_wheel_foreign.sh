@@ -40,7 +40,8 @@ test_one() {
     return 0
   fi
   root="$roots/$suite-arm64"
-  if [ ! -x "$root/bin/sh" ]; then
+  if [ ! -e "$root/.etpack-root-made" ]; then
+    rm -rf "$root" # a half-made root (interrupted make) is not reused
     start=$SECONDS
     "$src/scripts/foreign_root.sh" make "$root" arm64 "$suite" >&2 ||
       { echo "$name: FAIL making the $suite arm64 root"; return 1; }
