@@ -41,7 +41,9 @@ test_one() {
   fi
   root="$roots/$suite-arm64"
   if [ ! -e "$root/.etpack-root-made" ]; then
-    rm -rf "$root" # a half-made root (interrupted make) is not reused
+    # A half-made root (interrupted make) is not reused; never follow a
+    # leftover bind mount of /dev or /sys out of it.
+    rm -rf --one-file-system "$root"
     start=$SECONDS
     "$src/scripts/foreign_root.sh" make "$root" arm64 "$suite" >&2 ||
       { echo "$name: FAIL making the $suite arm64 root"; return 1; }
