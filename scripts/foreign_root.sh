@@ -26,16 +26,20 @@ need_tools() {
     fail "apt-get install debootstrap qemu-user-static binfmt-support failed"
 }
 
+mounted=()
+unbind() {
+  local i
+  for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do umount -l "${mounted[$i]}" || true; done
+  mounted=()
+}
+
 # run ROOT CMD...: the bind mounts live exactly as long as CMD.
 run() {
   local root="$1"
   shift
   [ -x "$root/bin/sh" ] || fail "$root is not a made root (no bin/sh): run 'make' first"
-  local mounted=()
-  unbind() {
-    local i
-    for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do umount -l "${mounted[$i]}" || true; done
-  }
+  # Global, not local: the EXIT trap runs after this function has returned.
+  mounted=()
   trap unbind EXIT
   local d
   for d in proc sys dev; do
