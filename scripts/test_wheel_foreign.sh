@@ -4,7 +4,9 @@
 # root (scripts/foreign_root.sh, qemu-user), then the same tests
 # scripts/test_wheel.sh runs on the host: python/tests/smoke_wheel.py, then
 # test_golden.py and test_exir.py under pytest (pinned in
-# scripts/exir-requirements.txt). No numpy in the venv.
+# scripts/exir-requirements.txt), then python/tests/write_golden.py, whose
+# files must equal ETPACK_GOLDEN_PLAIN's (a folder the plain build's module
+# wrote, as scripts/test_wheel.sh makes) when that is set. No numpy in the venv.
 # Interpreters: Debian 12 (bookworm) has 3.11, Debian 13 (trixie) 3.13, so
 # cp311 and cp313 wheels run; cp310 and cp312 wheels are reported as not run
 # (a "skipped" line, not a failure).
@@ -70,11 +72,18 @@ test_one() {
       "$1/venv/bin/python" "$1/src/python/tests/smoke_wheel.py"
       "$1/venv/bin/python" -m pytest -q -p no:cacheprovider \
         "$1/src/python/tests/test_golden.py" "$1/src/python/tests/test_exir.py"
+      "$1/venv/bin/python" "$1/src/python/tests/write_golden.py" "$1/golden" >/dev/null
     ' sh "$work" "$name" "$pytest_pin" >&2; then
     echo "$name: FAIL in $suite arm64 ($((SECONDS - start)) s; output above)"
     return 1
   fi
-  echo "$name: ok in $suite arm64 python3 under qemu: smoke, golden and exir tests passed ($((SECONDS - start)) s)"
+  local same=""
+  if [ -n "${ETPACK_GOLDEN_PLAIN:-}" ]; then
+    diff -r "$ETPACK_GOLDEN_PLAIN" "$root$work/golden" >&2 ||
+      { echo "$name: FAIL its golden cases differ from $ETPACK_GOLDEN_PLAIN (above)"; return 1; }
+    same=", golden cases byte-identical to $ETPACK_GOLDEN_PLAIN"
+  fi
+  echo "$name: ok in $suite arm64 python3 under qemu: smoke, golden and exir tests passed$same ($((SECONDS - start)) s)"
 }
 
 bad=0
