@@ -10,9 +10,11 @@
 #   3. a wheel per interpreter and target (scripts/dist.py wheel), tagged
 #      cpXY-cpXY-manylinux_2_N_<arch> by the glibc its extension needs and
 #      the machine it is for, and the tool as etpack-<version>-manylinux_2_N_<arch>
-#      (scripts/dist.py tool).
+#      (scripts/dist.py tool); for macOS (aarch64-macos.11.0) the tool as
+#      etpack-<version>-macosx_11_0_arm64 and libetpack.0.dylib linked, but
+#      no wheel: no CPython headers for macOS are to be had here.
 # Targets: ETPACK_WHEEL_TARGETS="T ...", each a cross file scripts/cross/T.ini
-# (zig, for glibc 2.28, from ETPACK_CROSS_DIR, default build-cross, made by
+# (zig, for glibc 2.28 or macOS 11, from ETPACK_CROSS_DIR, default build-cross, made by
 # scripts/setup.sh build-cross cross), or "native": this machine's GCC and
 # Debian's static archives (glibc as new as this machine's). Default: every
 # cross target.
@@ -90,6 +92,10 @@ fi
 list="$(IFS=,; echo "${pys[*]}")"
 made=("$out/$(basename "$sdist")")
 for t in "${targets[@]}"; do
+  # macOS targets: the library and the tool, no extension (no CPython for
+  # macOS to take headers from; docs/python.md, "Wheels").
+  ext=1 what=(all apps/etpack) with_pythons=("-Dpythons=$list")
+  case "$t" in *-macos*) ext=0 what=(lib/libetpack.0.dylib apps/etpack) with_pythons=() ;; esac
   machine=()
   if [ "$t" != native ]; then
     [ -f "$src/scripts/cross/$t.ini" ] ||
@@ -102,17 +108,18 @@ for t in "${targets[@]}"; do
   # The options meson-python gives a wheel build (release, NDEBUG), and the
   # package only (-Dwheel=true).
   if ! log=$(meson setup "$build" "$tree" "${machine[@]}" --buildtype=release \
-               -Db_ndebug=if-release -Dwheel=true "-Dpythons=$list" 2>&1); then
+               -Db_ndebug=if-release -Dwheel=true "${with_pythons[@]}" 2>&1); then
     printf '%s\n' "$log" >&2
     fail "configuring the wheel build for $t failed (output above)"
   fi
   t0=$SECONDS
-  if ! log=$(ninja -C "$build" all apps/etpack 2>&1); then
+  if ! log=$(ninja -C "$build" "${what[@]}" 2>&1); then
     printf '%s\n' "$log" >&2
     fail "the wheel build for $t failed (output above)"
   fi
   echo "build_wheels: $t built in $((SECONDS - t0)) s" >&2
   for p in "${pys[@]}"; do
+    ((ext)) || break
     made+=("$("$src/scripts/dist.py" wheel --build "$build" --python "$p" --out "$out")") ||
       fail "packing the $t wheel for $p failed"
   done

@@ -122,6 +122,54 @@ def glibc_minor(versions):
     return max(minors)
 
 
+# Mach-O (64-bit, little-endian): the header's magic and CPU types, and the
+# load commands read here (mach-o/loader.h's numbers).
+MACHO_MAGIC = 0xFEEDFACF
+MACHO_CPUS = {0x0100000C: "arm64", 0x01000007: "x86_64"}
+LC_LOAD_DYLIB, LC_LOAD_WEAK_DYLIB, LC_REEXPORT_DYLIB = 0xC, 0x80000018, 0x8000001F
+LC_RPATH, LC_BUILD_VERSION, LC_VERSION_MIN_MACOSX = 0x8000001C, 0x32, 0x24
+# What every macOS program may load: the system library (libc, libm,
+# libpthread and the rest are in it); zig links its libc++ in.
+MACOS_SYSTEM = {"/usr/lib/libSystem.B.dylib"}
+
+
+def is_macho(path):
+    with open(path, "rb") as f:
+        head = f.read(4)
+    return len(head) == 4 and int.from_bytes(head, "little") == MACHO_MAGIC
+
+
+def macho_platform(path, label):
+    """The platform tag (macosx_X_Y_<arch>) of a self-contained Mach-O
+    program: it loads only libSystem, has no run path, and its tag is the
+    lowest macOS its build version names (LC_BUILD_VERSION's minos)."""
+    data = pathlib.Path(path).read_bytes()
+    u32 = lambda at: int.from_bytes(data[at:at + 4], "little")
+    cpu, ncmds = u32(4), u32(16)
+    if cpu not in MACHO_CPUS:
+        raise DistError(f"{label} is a Mach-O file for CPU type {cpu:#x}, not one of "
+                         f"{', '.join(MACHO_CPUS.values())}")
+    at, dylibs, rpaths, minos = 32, [], [], None
+    for _ in range(ncmds):
+        cmd, size = u32(at), u32(at + 4)
+        if size < 8 or at + size > len(data):
+            raise DistError(f"{label}: a load command at {at} runs past the file")
+        if cmd in (LC_LOAD_DYLIB, LC_LOAD_WEAK_DYLIB, LC_REEXPORT_DYLIB, LC_RPATH):
+            name = data[at + u32(at + 8):at + size].split(b"\0")[0].decode()
+            (rpaths if cmd == LC_RPATH else dylibs).append(name)
+        elif cmd in (LC_BUILD_VERSION, LC_VERSION_MIN_MACOSX):
+            minos = u32(at + 12 if cmd == LC_BUILD_VERSION else at + 8)
+        at += size
+    others = [d for d in dylibs if d not in MACOS_SYSTEM]
+    if others:
+        raise DistError(f"{label} loads libraries other than the system's: {', '.join(others)}")
+    if rpaths:
+        raise DistError(f"{label} has a library search path (LC_RPATH {rpaths})")
+    if minos is None:
+        raise DistError(f"{label} names no lowest macOS version (no LC_BUILD_VERSION)")
+    return f"macosx_{minos >> 16}_{(minos >> 8) & 0xFF}_{MACHO_CPUS[cpu]}"
+
+
 def check_extension(path, label, exports=True):
     """The platform tag (manylinux_2_N_<arch>) of a self-contained extension
     (or with exports=False, program); raises DistError naming `label` when
@@ -290,7 +338,7 @@ def tool(build, out):
     program = build / "apps" / NAME
     if not program.is_file():
         raise DistError(f"{program} is missing: build it (ninja -C {build} apps/{NAME})")
-    plat = check_extension(program, program, exports=False)
+    plat = program_platform(program, program)
     os.makedirs(out, exist_ok=True)
     path = pathlib.Path(out) / f"{NAME}-{version}-{plat}"
     tmp = path.with_name(path.name + ".tmp")
@@ -300,16 +348,22 @@ def tool(build, out):
     return path
 
 
+def program_platform(path, label):
+    """The platform tag of a self-contained etpack tool: Linux (ELF) or macOS (Mach-O)."""
+    return macho_platform(path, label) if is_macho(path) else check_extension(
+        path, label, exports=False)
+
+
 def check_tool(path):
     path = pathlib.Path(path)
-    m = re.fullmatch(rf"{NAME}-[^-]+-(manylinux_\d+_\d+_\w+)", path.name)
+    m = re.fullmatch(rf"{NAME}-[^-]+-((?:manylinux|macosx)_\d+_\d+_\w+)", path.name)
     if not m:
         raise DistError(f"{path.name} is neither a wheel's filename nor a tool's "
-                         f"({NAME}-VERSION-manylinux_2_N_ARCH)")
-    plat = check_extension(path, path.name, exports=False)
+                         f"({NAME}-VERSION-manylinux_2_N_ARCH or -macosx_X_Y_ARCH)")
+    plat = program_platform(path, path.name)
     if plat != m.group(1):
-        raise DistError(f"{path.name} is {plat} (its newest GLIBC_2.* symbol version, its ELF "
-                         f"machine); its name says otherwise (make it again: "
+        raise DistError(f"{path.name} is {plat} (its newest GLIBC_2.* symbol version or lowest "
+                         f"macOS, and its machine); its name says otherwise (make it again: "
                          "scripts/build_wheels.sh)")
 
 

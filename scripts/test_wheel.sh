@@ -2,7 +2,8 @@
 # Builds the sdist, the wheels and the etpack tools (scripts/build_wheels.sh:
 # per target machine the library compiled once, an extension per CPython 3.10
 # to 3.13) and tests each as an exporter would get it:
-#   - scripts/dist.py check, of every wheel and tool, x86_64's and aarch64's:
+#   - scripts/dist.py check, of every wheel and tool, x86_64's and aarch64's
+#     (and the macOS tool: it loads only libSystem, its tag its lowest macOS):
 #     RECORD right; the extension (tool) needs only the C library (no other
 #     NEEDED, no RPATH), exports only PyInit__etpack, is for the machine its
 #     tag says and needs exactly the glibc it says, so no versioned glibc
@@ -34,8 +35,11 @@ export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1
 dist="$(mkdir -p "${1:-$tmp/dist}" && cd "${1:-$tmp/dist}" && pwd)"
 
 "$src/scripts/build_wheels.sh" "$dist" || fail "scripts/build_wheels.sh failed"
-"$src/scripts/dist.py" check "$dist"/etpack-*.whl "$dist"/etpack-*-manylinux_*_{x86_64,aarch64} ||
-  fail "a wheel or tool failed its check"
+# Whatever targets were built (ETPACK_WHEEL_TARGETS): every wheel and tool.
+shopt -s nullglob
+made=("$dist"/etpack-*.whl "$dist"/etpack-*-manylinux_*_{x86_64,aarch64} "$dist"/etpack-*-macosx_*_arm64)
+shopt -u nullglob
+"$src/scripts/dist.py" check "${made[@]}" || fail "a wheel or tool failed its check"
 
 # What the plain build's module writes for the golden inputs (Debian's python3).
 plain="$(cd "${ETPACK_PLAIN_BUILD:-$src/build}" 2>/dev/null && pwd)" ||

@@ -116,3 +116,41 @@ def test_a_file_missing_from_record_or_changed_is_refused(tmp_path):
         z.writestr("etpack/extra.py", "")
     with pytest.raises(dist.DistError, match="extra.py"):
         dist.check(path)
+
+
+def macho(path, minos=(11, 0), dylibs=("/usr/lib/libSystem.B.dylib",), rpaths=(), cpu=0x0100000C):
+    """A Mach-O program's header and the load commands dist.py reads (no
+    code: the check reads only those), written to PATH."""
+    le = lambda *words: b"".join(w.to_bytes(4, "little") for w in words)
+    def named(cmd, fixed, name):
+        body = fixed + name.encode() + b"\0"
+        body += bytes(-(8 + len(body)) % 8)
+        return le(cmd, 8 + len(body)) + body
+    cmds = [le(dist.LC_BUILD_VERSION, 24, 1, (minos[0] << 16) | (minos[1] << 8), 0, 0)] if minos else []
+    # dylib_command: name at offset 24, then timestamp and two versions.
+    cmds += [named(dist.LC_LOAD_DYLIB, le(24, 2, 0x10000, 0x10000), d) for d in dylibs]
+    cmds += [named(dist.LC_RPATH, le(12), r) for r in rpaths]
+    body = b"".join(cmds)
+    path.write_bytes(le(dist.MACHO_MAGIC, cpu, 0, 2, len(cmds), len(body), 0, 0) + body)
+    return path
+
+
+def test_a_macos_tool_is_named_by_its_lowest_macos_and_machine(tmp_path):
+    tool = macho(tmp_path / "etpack-0.1.0-macosx_11_0_arm64")
+    dist.check(tool)
+    assert dist.program_platform(macho(tmp_path / "p", minos=(13, 3)), "p") == "macosx_13_3_arm64"
+    wrong = macho(tmp_path / "etpack-0.1.0-macosx_10_9_arm64")
+    with pytest.raises(dist.DistError, match="is macosx_11_0_arm64 .* its name says otherwise"):
+        dist.check(wrong)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"dylibs": ("/usr/lib/libSystem.B.dylib", "/opt/homebrew/lib/libzstd.1.dylib")},
+     "other than the system's: /opt/homebrew/lib/libzstd.1.dylib"),
+    ({"rpaths": ("@loader_path/../lib",)}, r"LC_RPATH \['@loader_path/../lib'\]"),
+    ({"minos": None}, "names no lowest macOS version"),
+    ({"cpu": 0x12}, "CPU type 0x12"),
+])
+def test_a_macos_tool_that_is_not_self_contained_is_refused(tmp_path, kwargs, message):
+    with pytest.raises(dist.DistError, match=message):
+        dist.check(macho(tmp_path / "etpack-0.1.0-macosx_11_0_arm64", **kwargs))

@@ -19,8 +19,9 @@
 #                  headers, pybind11's (a link to Debian's) and .pc files;
 #   DIR/paths.ini  [constants] naming DIR, for the meson cross files in
 #                  scripts/cross/T.ini.
-# Targets: the cross files in scripts/cross. Safe to run again: each part is
-# made once, and made anew when what it was made from changed (stamps).
+# Targets: ETPACK_WHEEL_TARGETS, or every cross file in scripts/cross.
+# Safe to run again: each part is made once, and made anew when what it was
+# made from changed (stamps).
 # Usage: scripts/cross/setup.sh [DIR]
 set -euo pipefail
 src="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -31,9 +32,13 @@ fail() { echo "cross/setup: $*" >&2; exit 1; }
 # 0.15.2 and 0.14.1 both link a self-contained extension for glibc 2.28
 # and a C++ program for aarch64-macos; 0.15.2 is the newer release.
 ZIGLANG=ziglang==0.15.2
+# The targets build_wheels.sh will build: ETPACK_WHEEL_TARGETS's cross
+# files, or every one in scripts/cross.
 targets=()
-for ini in "$src"/scripts/cross/*.ini; do
-  targets+=("$(basename "$ini" .ini)")
+for t in ${ETPACK_WHEEL_TARGETS:-$(cd "$src/scripts/cross" && ls ./*.ini | xargs -n1 basename -s .ini)}; do
+  [ "$t" = native ] && continue
+  [ -f "$src/scripts/cross/$t.ini" ] || fail "no cross file scripts/cross/$t.ini (ETPACK_WHEEL_TARGETS)"
+  targets+=("$t")
 done
 
 # quiet CMD...: runs CMD, showing its output only when it fails.
