@@ -12,8 +12,10 @@
 # (a "skipped" line, not a failure).
 # Roots live in ${ETPACK_FOREIGN_ROOTS:-/var/tmp/etpack-roots}/SUITE-arm64 and
 # are made on first use (minutes of debootstrap under emulation).
-# Prints one summary line per wheel; exits non-zero if any run wheel failed.
-# Usage: scripts/test_wheel_foreign.sh WHEEL...
+# An aarch64 etpack tool (etpack-VERSION-manylinux_2_N_aarch64) given too
+# runs in the bookworm root: --version, and verify of the golden .pte files.
+# Prints one summary line per file; exits non-zero if any run file failed.
+# Usage: scripts/test_wheel_foreign.sh WHEEL_OR_TOOL...
 set -euo pipefail
 src="$(cd "$(dirname "$0")/.." && pwd)"
 roots="${ETPACK_FOREIGN_ROOTS:-/var/tmp/etpack-roots}"
@@ -30,27 +32,57 @@ suite_for() {
   esac
 }
 
-# test_one WHEEL: the wheel's tests in its root; returns non-zero on failure.
-test_one() {
-  local whl="$1" name abi suite root work start
-  name="$(basename "$whl")"
-  [[ "$name" == *-manylinux_*_aarch64.whl ]] || { echo "$name: FAIL not an aarch64 manylinux wheel"; return 1; }
-  abi="$(echo "$name" | cut -d- -f3)"
-  suite="$(suite_for "$abi")"
-  if [ -z "$suite" ]; then
-    echo "$name: skipped: no Debian arm64 root has the $abi interpreter"
-    return 0
-  fi
+# made_root SUITE: prints the made root of SUITE for arm64, making it first
+# if need be; returns non-zero when it cannot be made.
+made_root() {
+  local suite="$1" root start
   root="$roots/$suite-arm64"
   if [ ! -e "$root/.etpack-root-made" ]; then
     # A half-made root (interrupted make) is not reused; never follow a
     # leftover bind mount of /dev or /sys out of it.
     rm -rf --one-file-system "$root"
     start=$SECONDS
-    "$src/scripts/foreign_root.sh" make "$root" arm64 "$suite" >&2 ||
-      { echo "$name: FAIL making the $suite arm64 root"; return 1; }
+    "$src/scripts/foreign_root.sh" make "$root" arm64 "$suite" >&2 || return 1
     echo "test_wheel_foreign: made $root in $((SECONDS - start)) s" >&2
   fi
+  echo "$root"
+}
+
+# test_tool TOOL: the tool's --version and verify of the golden .pte files
+# in the bookworm root.
+test_tool() {
+  local tool="$1" name root work start
+  name="$(basename "$tool")"
+  root="$(made_root bookworm)" || { echo "$name: FAIL making the bookworm arm64 root"; return 1; }
+  work="/tmp/etpack-foreign-tool"
+  rm -rf "$root$work"
+  mkdir -p "$root$work"
+  cp "$tool" "$root$work/etpack"
+  cp "$src"/test/golden/pte_*.pte "$root$work/"
+  start=$SECONDS
+  if ! "$src/scripts/foreign_root.sh" run "$root" /bin/sh -euc '
+      "$1/etpack" --version >/dev/null
+      for f in "$1"/pte_*.pte; do "$1/etpack" verify "$f" >/dev/null; done
+    ' sh "$work" >&2; then
+    echo "$name: FAIL in bookworm arm64 ($((SECONDS - start)) s; output above)"
+    return 1
+  fi
+  echo "$name: ok in bookworm arm64 under qemu: --version and verify of the golden .pte files ($((SECONDS - start)) s)"
+}
+
+# test_one WHEEL: the wheel's tests in its root; returns non-zero on failure.
+test_one() {
+  local whl="$1" name abi suite root work start
+  name="$(basename "$whl")"
+  [[ "$name" == *-manylinux_*_aarch64 ]] && { test_tool "$whl"; return; }
+  [[ "$name" == *-manylinux_*_aarch64.whl ]] || { echo "$name: FAIL not an aarch64 manylinux wheel or tool"; return 1; }
+  abi="$(echo "$name" | cut -d- -f3)"
+  suite="$(suite_for "$abi")"
+  if [ -z "$suite" ]; then
+    echo "$name: skipped: no Debian arm64 root has the $abi interpreter"
+    return 0
+  fi
+  root="$(made_root "$suite")" || { echo "$name: FAIL making the $suite arm64 root"; return 1; }
   # A fresh work tree in the root: the wheel alone in a directory, and the
   # tests with the golden files at the place conftest.py expects them.
   work="/tmp/etpack-foreign-$abi"
