@@ -75,8 +75,13 @@ archive xxhash "$tools-cc" -O3 -fPIC -- "$xxh/xxhash.c"
 cp "$xxh/xxhash.h" "$xxh/xxh3.h" "$out/include/"
 pc libxxhash "$(version_of "$xxh/xxhash.h" XXH_VERSION_ RELEASE)" '-L${libdir} -lxxhash'
 
-pybind11="$(pkg-config --variable=includedir pybind11 2>/dev/null || echo /usr/include)/pybind11"
-[ -f "$pybind11/pybind11.h" ] || fail "no pybind11 headers at $pybind11 (pybind11-dev)"
+# Where pybind11.pc says, or /usr/include: Debian 13's pybind11.pc has an
+# empty prefix (includedir /include).
+pybind11=""
+for d in "$(pkg-config --variable=includedir pybind11 2>/dev/null)" /usr/include; do
+  [ -f "$d/pybind11/pybind11.h" ] && { pybind11="$d/pybind11"; break; }
+done
+[ -n "$pybind11" ] || fail "no pybind11 headers in pybind11.pc's includedir or /usr/include (pybind11-dev)"
 ln -s "$pybind11" "$out/include/pybind11"
 pc pybind11 "$(pkg-config --modversion pybind11)" ''
 rm -rf "$out/obj"
