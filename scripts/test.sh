@@ -1,13 +1,12 @@
 #!/usr/bin/env bash
 # Installs what is needed, builds, and runs every test: first the normal
-# build (GCC, build/), then the sdist, the wheels for CPython 3.10-3.13 and the
-# etpack tool for x86_64 Linux, glibc 2.28, and the library and tool for
+# build (GCC, build/); then the sdist, the wheels for CPython 3.10-3.13 and the
+# etpack tool for x86_64 Linux with glibc 2.28, and the library and tool for
 # macOS 11 on arm64, built by zig (the library compiled once per machine;
 # scripts/cross), each wheel tested in a fresh venv of its interpreter
-# (scripts/test_wheel.sh), then the
-# cp311 wheel with the real exporter and runtime (scripts/test_exir.sh), then
-# the suite under AddressSanitizer and UndefinedBehaviorSanitizer (clang,
-# build-san/; any report fails its test).
+# (scripts/test_wheel.sh); then the cp311 wheel with the real exporter and
+# runtime (scripts/test_exir.sh); then the suite under AddressSanitizer and
+# UndefinedBehaviorSanitizer (clang, build-san/; any report fails its test).
 # Arguments go to both `meson test` runs.
 # scripts/test.sh --quick [ARGS]: the normal build and its tests only (no
 # wheels, exir or sanitizers); ARGS go to its `meson test`.
