@@ -29,7 +29,7 @@ need_tools() {
 mounted=()
 unbind() {
   local i
-  for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do umount -l "${mounted[$i]}" || true; done
+  for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do umount -l "${mounted[$i]}" 2>/dev/null || true; done
   mounted=()
 }
 
@@ -48,8 +48,13 @@ run() {
   done
   # Fresh name resolution each run: the host's may have changed.
   cp /etc/resolv.conf "$root/etc/resolv.conf"
+  local rc=0
   chroot "$root" env -i PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin HOME=/root \
-    LANG=C.UTF-8 "$@"
+    LANG=C.UTF-8 "$@" || rc=$?
+  # Unbound here too, not only by the trap: a run inside $(...) may not run
+  # its EXIT trap, and one left mounted would stay beneath the next run's.
+  unbind
+  return "$rc"
 }
 
 copy_pip_config() {
