@@ -94,8 +94,11 @@ made=("$out/$(basename "$sdist")")
 for t in "${targets[@]}"; do
   # macOS targets: the library and the tool, no extension (no CPython for
   # macOS to take headers from; docs/python.md, "Wheels").
-  ext=1 what=(all apps/etpack) with_pythons=("-Dpythons=$list")
-  case "$t" in *-macos*) ext=0 what=(lib/libetpack.0.dylib apps/etpack) with_pythons=() ;; esac
+  # LTO (below) is LLD's; zig links Mach-O with a linker of its own.
+  ext=1 what=(all apps/etpack) with_pythons=("-Dpythons=$list") lto=true
+  case "$t" in
+    *-macos*) ext=0 what=(lib/libetpack.0.dylib apps/etpack) with_pythons=() lto=false ;;
+  esac
   machine=()
   if [ "$t" != native ]; then
     [ -f "$src/scripts/cross/$t.ini" ] ||
@@ -105,8 +108,12 @@ for t in "${targets[@]}"; do
     # Unity: zig's clang spends most of a compile on the same headers (libc++,
     # FlatBuffers' generated ones); eight sources a compile take a cold
     # target's build from about 5 to about 1.5 minutes on 2 cores.
+    # Speed: zig turns -O3 into clang's -O2 and keeps frame pointers;
+    # -Xclang -O3, no frame pointers and LTO take etpack.exir's walk from 20%
+    # more instructions than the GCC-built wheel's to 9% (bench/RESULTS.md).
     machine=(--cross-file "$cross/paths.ini" --cross-file "$src/scripts/cross/$t.ini"
-             --unity=on -Dunity_size=8)
+             --unity=on -Dunity_size=8 "-Db_lto=$lto"
+             "-Dcpp_args=['-Xclang', '-O3', '-fomit-frame-pointer']")
   fi
   build="$tmp/build-$t"
   # The options meson-python gives a wheel build (release, NDEBUG), and the

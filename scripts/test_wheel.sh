@@ -79,7 +79,7 @@ clean() { (cd "$tmp" && env -u PYTHONPATH LD_LIBRARY_PATH= "$@"); }
 
 # The machines built (ETPACK_WHEEL_TARGETS, as build_wheels.sh takes it):
 # the wheels and tools of each must be there.
-targets="${ETPACK_WHEEL_TARGETS:-$(cd "$src/scripts/cross" && ls ./*.ini | xargs -n1 basename -s .ini)}"
+targets="$(echo ${ETPACK_WHEEL_TARGETS:-$(cd "$src/scripts/cross" && ls ./*.ini | xargs -n1 basename -s .ini)})"
 built() { [[ " $targets " == *" $1"* ]]; }
 
 x86=0
