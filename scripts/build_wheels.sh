@@ -3,12 +3,21 @@
 # from a git checkout, offline (docs/python.md, "Wheels"):
 #   1. the sdist etpack-<version>.tar.gz (scripts/dist.py sdist: the files git
 #      tracks, as the working tree has them, and PKG-INFO);
-#   2. one meson build of the unpacked sdist (so the wheels are built from
-#      exactly what the sdist holds), optimized: the library compiled once,
-#      the extension once per interpreter, self-contained (-Dwheel=true
-#      -Dpythons=...);
-#   3. a wheel per interpreter (scripts/dist.py wheel), tagged
-#      cpXY-cpXY-manylinux_2_N_<arch> by the glibc its extension needs.
+#   2. per target machine, one meson build of the unpacked sdist (so the
+#      wheels are built from exactly what the sdist holds), optimized: the
+#      library compiled once, the extension once per interpreter, and the
+#      etpack tool, all self-contained (-Dwheel=true -Dpythons=...);
+#   3. a wheel per interpreter and target (scripts/dist.py wheel), tagged
+#      cpXY-cpXY-manylinux_2_N_<arch> by the glibc its extension needs and
+#      the machine it is for, and the tool as etpack-<version>-manylinux_2_N_<arch>
+#      (scripts/dist.py tool); for macOS (aarch64-macos.11.0) the tool as
+#      etpack-<version>-macosx_11_0_arm64 and libetpack.0.dylib linked, but
+#      no wheel: no CPython headers for macOS are to be had here.
+# Targets: ETPACK_WHEEL_TARGETS="T ...", each a cross file scripts/cross/T.ini
+# (zig, for glibc 2.28 or macOS 11, from ETPACK_CROSS_DIR, default build-cross, made by
+# scripts/setup.sh build-cross cross), or "native": this machine's GCC and
+# Debian's static archives (glibc as new as this machine's). Default: every
+# cross target.
 # Usage: scripts/build_wheels.sh [OUTDIR]      (default: dist)
 #        scripts/build_wheels.sh --pythons    prints the interpreters, one a line
 # Interpreters: the newest pyenv CPython of each of 3.10 to 3.13 that the
@@ -72,29 +81,64 @@ tar -C "$tmp" -xzf "$sdist"
 tree="$tmp/$(basename "$sdist" .tar.gz)"
 [ -f "$tree/PKG-INFO" ] || fail "$(basename "$sdist") has no PKG-INFO"
 
-# ---- one build, an extension per interpreter --------------------------------------
-# The options meson-python gives a wheel build (release, NDEBUG), and the
-# package only (-Dwheel=true).
+# ---- per target: one build, an extension per interpreter, the tool ----------------
+cross="${ETPACK_CROSS_DIR:-$src/build-cross}"
+if [ -n "${ETPACK_WHEEL_TARGETS:-}" ]; then
+  read -r -a targets <<<"$ETPACK_WHEEL_TARGETS"
+else
+  targets=()
+  for ini in "$src"/scripts/cross/*.ini; do targets+=("$(basename "$ini" .ini)"); done
+fi
 list="$(IFS=,; echo "${pys[*]}")"
-if ! log=$(meson setup "$tmp/build" "$tree" --buildtype=release -Db_ndebug=if-release \
-             -Dwheel=true "-Dpythons=$list" 2>&1); then
-  printf '%s\n' "$log" >&2
-  fail "configuring the wheel build failed (output above)"
-fi
-if ! log=$(ninja -C "$tmp/build" 2>&1); then
-  printf '%s\n' "$log" >&2
-  fail "the wheel build failed (output above)"
-fi
-
-# ---- a wheel each ---------------------------------------------------------------
-wheels=()
-for p in "${pys[@]}"; do
-  w="$("$src/scripts/dist.py" wheel --build "$tmp/build" --python "$p" --out "$out")" ||
-    fail "packing the wheel for $p failed"
-  wheels+=("$w")
+made=("$out/$(basename "$sdist")")
+for t in "${targets[@]}"; do
+  # macOS targets: the library and the tool, no extension (no CPython for
+  # macOS to take headers from; docs/python.md, "Wheels").
+  # LTO (below) is LLD's; zig links Mach-O with a linker of its own.
+  ext=1 what=(all apps/etpack) with_pythons=("-Dpythons=$list") lto=true
+  case "$t" in
+    *-macos*) ext=0 what=(lib/libetpack.0.dylib apps/etpack) with_pythons=() lto=false ;;
+  esac
+  machine=()
+  if [ "$t" != native ]; then
+    [ -f "$src/scripts/cross/$t.ini" ] ||
+      fail "no cross file scripts/cross/$t.ini for target $t (ETPACK_WHEEL_TARGETS)"
+    [ -f "$cross/paths.ini" ] && [ -f "$cross/deps/$t/stamp" ] ||
+      fail "no toolchain for $t in $cross: run scripts/setup.sh $cross cross"
+    # Unity: zig's clang spends most of a compile on the same headers (libc++,
+    # FlatBuffers' generated ones); eight sources a compile take a cold
+    # target's build from about 5 to about 1.5 minutes on 2 cores.
+    # Speed: zig turns -O3 into clang's -O2 and keeps frame pointers;
+    # -Xclang -O3, no frame pointers and LTO take etpack.exir's walk from 20%
+    # more instructions than the GCC-built wheel's to 9% (bench/RESULTS.md).
+    machine=(--cross-file "$cross/paths.ini" --cross-file "$src/scripts/cross/$t.ini"
+             --unity=on -Dunity_size=8 "-Db_lto=$lto"
+             "-Dcpp_args=['-Xclang', '-O3', '-fomit-frame-pointer']")
+  fi
+  build="$tmp/build-$t"
+  # The options meson-python gives a wheel build (release, NDEBUG), and the
+  # package only (-Dwheel=true).
+  if ! log=$(meson setup "$build" "$tree" "${machine[@]}" --buildtype=release \
+               -Db_ndebug=if-release -Dwheel=true "${with_pythons[@]}" 2>&1); then
+    printf '%s\n' "$log" >&2
+    fail "configuring the wheel build for $t failed (output above)"
+  fi
+  t0=$SECONDS
+  if ! log=$(ninja -C "$build" "${what[@]}" 2>&1); then
+    printf '%s\n' "$log" >&2
+    fail "the wheel build for $t failed (output above)"
+  fi
+  echo "build_wheels: $t built in $((SECONDS - t0)) s" >&2
+  for p in "${pys[@]}"; do
+    ((ext)) || break
+    made+=("$("$src/scripts/dist.py" wheel --build "$build" --python "$p" --out "$out")") ||
+      fail "packing the $t wheel for $p failed"
+  done
+  made+=("$("$src/scripts/dist.py" tool --build "$build" --out "$out")") ||
+    fail "checking the $t etpack tool failed"
 done
 cp "$sdist" "$out/"
 echo "build_wheels: $((SECONDS - start)) s, in $out:"
-for f in "$out/$(basename "$sdist")" "${wheels[@]}"; do
+for f in "${made[@]}"; do
   echo "  $(basename "$f") ($(du -k "$f" | cut -f1) KiB)"
 done

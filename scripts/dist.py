@@ -5,7 +5,8 @@ interpreter; scripts/test_wheel.sh runs `check` on every wheel.
 
   scripts/dist.py sdist OUT
   scripts/dist.py wheel --build BUILD --python PYTHON --out OUT
-  scripts/dist.py check WHEEL...
+  scripts/dist.py tool --build BUILD --out OUT
+  scripts/dist.py check WHEEL_OR_TOOL...
 
 sdist: etpack-<version>.tar.gz of the files git tracks (as the working tree
 has them; symbolic links stay links: include/etpack is one, which
@@ -13,20 +14,27 @@ meson-python 0.12's sdist would drop) and PKG-INFO, so that `pip install
 --no-build-isolation` builds it with meson-python.
 
 wheel: BUILD is a meson build of the package (-Dwheel=true -Dpythons=...),
-already compiled, whose python/etpack holds an extension for PYTHON's
-version. The wheel (PEP 427) holds the package's modules as `meson install`
+already compiled, natively or for another machine (scripts/cross), whose
+python/etpack holds an extension for PYTHON's version. The wheel (PEP 427) holds the package's modules as `meson install`
 would install them, that extension, and etpack-<version>.dist-info: METADATA
 (from pyproject.toml by pyproject-metadata, as meson-python writes it, the
 version being meson.build's), WHEEL, and RECORD (sha256 and size of every
 file). Its tag is cpXY-cpXY-manylinux_2_N_<arch>: N is the newest
 GLIBC_2.N symbol version the extension references (its ELF version needs),
-so the tag says which glibc it needs, no more, no less (PEP 600).
+so the tag says which glibc it needs, no more, no less (PEP 600), and <arch>
+is the ELF file's machine (x86_64, aarch64).
+
+tool: BUILD's apps/etpack (built self-contained by a wheel build), checked
+as an extension is and copied to OUT/etpack-<version>-manylinux_2_N_<arch>,
+named by the same rule: a file a CI runner can download and run.
 
 check: RECORD lists every file with its right hash and size; the filename's
 tag is the WHEEL file's; each extension loads only the C library's own
 objects (NEEDED libc, libm, libpthread, libdl, librt, ld-linux), has no RPATH
 or RUNPATH, exports only its PyInit_ function, and needs exactly the glibc
-its tag says. A failure names the wheel, the file and what was found.
+and is for exactly the machine its tag says. A tool (a file not named .whl)
+likewise, but for exports. A failure names the wheel, the file and what was
+found.
 """
 
 import argparse
@@ -67,9 +75,23 @@ def run(cmd):
     return subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
 
 
+# readelf's names of the ELF machines a manylinux tag can name.
+MACHINES = {"Advanced Micro Devices X86-64": "x86_64", "AArch64": "aarch64"}
+
+
+def elf_machine(path):
+    """The manylinux architecture of an ELF file (x86_64, aarch64)."""
+    m = re.search(r"^\s*Machine:\s+(.+?)\s*$", run(["readelf", "-h", "-W", path]), re.M)
+    if not m or m.group(1) not in MACHINES:
+        raise DistError(f"{path} is for machine {m.group(1) if m else '?'}, not one of "
+                         f"{', '.join(MACHINES)}")
+    return MACHINES[m.group(1)]
+
+
 def elf_needs(path):
     """(NEEDED sonames, RPATH/RUNPATH values, {soname: [version names]},
-    defined dynamic symbols) of an ELF shared object."""
+    defined dynamic symbols) of an ELF shared object (readelf only, which
+    reads every machine's ELF, where binutils' nm may not)."""
     dynamic = run(["readelf", "-d", "-W", path])
     needed = re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", dynamic)
     paths = re.findall(r"\((?:RPATH|RUNPATH)\)\s+Library r(?:un)?path: \[([^\]]*)\]", dynamic)
@@ -83,9 +105,11 @@ def elf_needs(path):
         m = re.search(r"Name: (\S+)\s+Flags:", line)
         if m and current is not None:
             current.append(m.group(1))
-    exported = [fields[-1] for fields in
-                (line.split() for line in run(["nm", "-D", "--defined-only", path]).splitlines())
-                if fields]
+    # Num: Value Size Type Bind Vis Ndx Name[@version]
+    exported = [fields[7].split("@")[0] for fields in
+                (line.split() for line in run(["readelf", "--dyn-syms", "-W", path]).splitlines())
+                if len(fields) >= 8 and fields[0].endswith(":") and fields[6] != "UND"
+                and fields[4] in ("GLOBAL", "WEAK", "UNIQUE")]
     return needed, paths, versions, exported
 
 
@@ -98,9 +122,58 @@ def glibc_minor(versions):
     return max(minors)
 
 
-def check_extension(path, label):
-    """The platform tag's glibc minor of a self-contained extension; raises
-    DistError naming `label` when it is not self-contained."""
+# Mach-O (64-bit, little-endian): the header's magic and CPU types, and the
+# load commands read here (mach-o/loader.h's numbers).
+MACHO_MAGIC = 0xFEEDFACF
+MACHO_CPUS = {0x0100000C: "arm64", 0x01000007: "x86_64"}
+LC_LOAD_DYLIB, LC_LOAD_WEAK_DYLIB, LC_REEXPORT_DYLIB = 0xC, 0x80000018, 0x8000001F
+LC_RPATH, LC_BUILD_VERSION, LC_VERSION_MIN_MACOSX = 0x8000001C, 0x32, 0x24
+# What every macOS program may load: the system library (libc, libm,
+# libpthread and the rest are in it); zig links its libc++ in.
+MACOS_SYSTEM = {"/usr/lib/libSystem.B.dylib"}
+
+
+def is_macho(path):
+    with open(path, "rb") as f:
+        head = f.read(4)
+    return len(head) == 4 and int.from_bytes(head, "little") == MACHO_MAGIC
+
+
+def macho_platform(path, label):
+    """The platform tag (macosx_X_Y_<arch>) of a self-contained Mach-O
+    program: it loads only libSystem, has no run path, and its tag is the
+    lowest macOS its build version names (LC_BUILD_VERSION's minos)."""
+    data = pathlib.Path(path).read_bytes()
+    u32 = lambda at: int.from_bytes(data[at:at + 4], "little")
+    cpu, ncmds = u32(4), u32(16)
+    if cpu not in MACHO_CPUS:
+        raise DistError(f"{label} is a Mach-O file for CPU type {cpu:#x}, not one of "
+                         f"{', '.join(MACHO_CPUS.values())}")
+    at, dylibs, rpaths, minos = 32, [], [], None
+    for _ in range(ncmds):
+        cmd, size = u32(at), u32(at + 4)
+        if size < 8 or at + size > len(data):
+            raise DistError(f"{label}: a load command at {at} runs past the file")
+        if cmd in (LC_LOAD_DYLIB, LC_LOAD_WEAK_DYLIB, LC_REEXPORT_DYLIB, LC_RPATH):
+            name = data[at + u32(at + 8):at + size].split(b"\0")[0].decode()
+            (rpaths if cmd == LC_RPATH else dylibs).append(name)
+        elif cmd in (LC_BUILD_VERSION, LC_VERSION_MIN_MACOSX):
+            minos = u32(at + 12 if cmd == LC_BUILD_VERSION else at + 8)
+        at += size
+    others = [d for d in dylibs if d not in MACOS_SYSTEM]
+    if others:
+        raise DistError(f"{label} loads libraries other than the system's: {', '.join(others)}")
+    if rpaths:
+        raise DistError(f"{label} has a library search path (LC_RPATH {rpaths})")
+    if minos is None:
+        raise DistError(f"{label} names no lowest macOS version (no LC_BUILD_VERSION)")
+    return f"macosx_{minos >> 16}_{(minos >> 8) & 0xFF}_{MACHO_CPUS[cpu]}"
+
+
+def check_extension(path, label, exports=True):
+    """The platform tag (manylinux_2_N_<arch>) of a self-contained extension
+    (or with exports=False, program); raises DistError naming `label` when
+    it is not self-contained."""
     needed, paths, versions, exported = elf_needs(path)
     others = [n for n in needed if n not in C_LIBRARY]
     if others:
@@ -113,26 +186,31 @@ def check_extension(path, label):
     if unversioned:
         raise DistError(f"{label} needs symbol versions of {', '.join(unversioned)}")
     init = "PyInit_" + pathlib.Path(path).name.split(".")[0]
-    if exported != [init]:
+    if exports and exported != [init]:
         raise DistError(f"{label} exports {exported[:10]}, not only {init} "
                          "(python/etpack/_etpack.map)")
-    return glibc_minor(versions)
+    return f"manylinux_2_{glibc_minor(versions)}_{elf_machine(path)}"
 
 
 def interpreter(python):
+    """cpXY of a CPython with the GIL."""
     info = json.loads(run([python, "-c",
         "import json, sys, sysconfig; print(json.dumps({"
         "'impl': sys.implementation.name, 'version': sys.version_info[:2], "
-        "'suffix': sysconfig.get_config_var('EXT_SUFFIX'), "
-        "'gil_disabled': bool(sysconfig.get_config_var('Py_GIL_DISABLED')), "
-        "'platform': sysconfig.get_platform()}))"]))
+        "'gil_disabled': bool(sysconfig.get_config_var('Py_GIL_DISABLED'))}))"]))
     if info["impl"] != "cpython" or info["gil_disabled"]:
         raise DistError(f"{python}: only CPython with the GIL is supported "
                          f"(found {info['impl']}, free-threaded: {info['gil_disabled']})")
-    arch = info["platform"].removeprefix("linux-")
-    if arch == info["platform"]:
-        raise DistError(f"{python}: platform {info['platform']} is not Linux")
-    return f"cp{info['version'][0]}{info['version'][1]}", info["suffix"], arch
+    return f"cp{info['version'][0]}{info['version'][1]}"
+
+
+def build_version(build):
+    """The version of etpack that BUILD is a build of, which must be this tree's."""
+    version = json.loads(run(["meson", "introspect", "--projectinfo", str(build)]))["version"]
+    if version != project_version():
+        raise DistError(f"{build} is a build of etpack {version}, not of this tree's "
+                         f"{project_version()}")
+    return version
 
 
 def metadata(version):
@@ -220,16 +298,16 @@ def write_wheel(path, files):
 
 def pack(build, python, out):
     build = pathlib.Path(build).resolve()
-    abi, suffix, arch = interpreter(python)
-    version = json.loads(run(["meson", "introspect", "--projectinfo", str(build)]))["version"]
-    if version != project_version():
-        raise DistError(f"{build} is a build of etpack {version}, not of this tree's "
-                         f"{project_version()}")
-    extension = build / "python" / NAME / f"_etpack{suffix}"
-    if not extension.is_file():
-        raise DistError(f"{extension} is missing: {build} was not configured with "
-                         f"-Dpythons naming {python}, or not built")
-    tag = f"{abi}-{abi}-manylinux_2_{check_extension(extension, extension)}_{arch}"
+    abi = interpreter(python)
+    version = build_version(build)
+    # _etpack.cpython-312-x86_64-linux-gnu.so, or -aarch64- in a cross build.
+    found = sorted((build / "python" / NAME).glob(f"_etpack.cpython-{abi[2:]}-*.so"))
+    if len(found) != 1:
+        raise DistError(f"{build / 'python' / NAME} holds {len(found)} extensions for "
+                         f"{abi} ({[f.name for f in found]}), not one: {build} was not "
+                         f"configured with -Dpythons naming {python}, or not built")
+    extension = found[0]
+    tag = f"{abi}-{abi}-{check_extension(extension, extension)}"
     # The package's modules: what `meson install` installs into etpack/,
     # without the default interpreter's extension (each wheel has its own).
     installed = json.loads(run(["meson", "introspect", "--installed", str(build)]))
@@ -254,8 +332,45 @@ def pack(build, python, out):
     return path
 
 
+def tool(build, out):
+    build = pathlib.Path(build).resolve()
+    version = build_version(build)
+    program = build / "apps" / NAME
+    if not program.is_file():
+        raise DistError(f"{program} is missing: build it (ninja -C {build} apps/{NAME})")
+    plat = program_platform(program, program)
+    os.makedirs(out, exist_ok=True)
+    path = pathlib.Path(out) / f"{NAME}-{version}-{plat}"
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(program.read_bytes())
+    tmp.chmod(0o755)
+    os.replace(tmp, path)
+    return path
+
+
+def program_platform(path, label):
+    """The platform tag of a self-contained etpack tool: Linux (ELF) or macOS (Mach-O)."""
+    return macho_platform(path, label) if is_macho(path) else check_extension(
+        path, label, exports=False)
+
+
+def check_tool(path):
+    path = pathlib.Path(path)
+    m = re.fullmatch(rf"{NAME}-[^-]+-((?:manylinux|macosx)_\d+_\d+_\w+)", path.name)
+    if not m:
+        raise DistError(f"{path.name} is neither a wheel's filename nor a tool's "
+                         f"({NAME}-VERSION-manylinux_2_N_ARCH or -macosx_X_Y_ARCH)")
+    plat = program_platform(path, path.name)
+    if plat != m.group(1):
+        raise DistError(f"{path.name} is {plat} (its newest GLIBC_2.* symbol version or lowest "
+                         f"macOS, and its machine); its name says otherwise (make it again: "
+                         "scripts/build_wheels.sh)")
+
+
 def check(wheel):
     wheel = pathlib.Path(wheel)
+    if wheel.suffix != ".whl":
+        return check_tool(wheel)
     m = re.fullmatch(r"([^-]+)-([^-]+)-([^-]+)-([^-]+)-([^-]+)\.whl", wheel.name)
     if not m:
         raise DistError(f"{wheel.name} is not a wheel's filename (name-version-py-abi-plat.whl)")
@@ -285,12 +400,11 @@ def check(wheel):
             for n in extensions:
                 path = pathlib.Path(tmp) / pathlib.PurePosixPath(n).name
                 path.write_bytes(z.read(n))
-                minor = check_extension(path, f"{wheel.name}:{n}")
-                m = re.fullmatch(r"manylinux_2_(\d+)_\w+", plat)
-                if not m or int(m.group(1)) != minor:
-                    raise DistError(f"{wheel.name}:{n} references GLIBC_2.{minor} symbols; "
-                                     f"the tag {plat} says otherwise (make it again: "
-                                     "scripts/build_wheels.sh)")
+                found = check_extension(path, f"{wheel.name}:{n}")
+                if found != plat:
+                    raise DistError(f"{wheel.name}:{n} is {found} (its newest GLIBC_2.* "
+                                     f"symbol version, its ELF machine); the tag {plat} says "
+                                     "otherwise (make it again: scripts/build_wheels.sh)")
 
 
 def main():
@@ -300,6 +414,9 @@ def main():
     w = sub.add_parser("wheel")
     for option in ("--build", "--python", "--out"):
         w.add_argument(option, required=True)
+    t = sub.add_parser("tool")
+    for option in ("--build", "--out"):
+        t.add_argument(option, required=True)
     sub.add_parser("check").add_argument("wheels", nargs="+")
     args = ap.parse_args()
     try:
@@ -307,10 +424,13 @@ def main():
             print(sdist(args.out))
         elif args.command == "wheel":
             print(pack(args.build, args.python, args.out))
+        elif args.command == "tool":
+            print(tool(args.build, args.out))
         else:
             for wheel in args.wheels:
                 check(wheel)
-                print(f"dist.py: {wheel}: RECORD, tag and extension check out")
+                print(f"dist.py: {wheel}: " + ("RECORD, tag and extension check out"
+                                              if wheel.endswith(".whl") else "tag checks out"))
     except (DistError, subprocess.CalledProcessError, OSError, KeyError) as e:
         detail = getattr(e, "stderr", None)
         print(f"dist.py: {e}{': ' + detail.strip() if detail else ''}", file=sys.stderr)

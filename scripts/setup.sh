@@ -13,6 +13,10 @@
 #             executorch, torchao, safetensors, pytest), for scripts/test_exir.sh.
 #             Made once: BUILD_DIR/venv/etpack-requirements.txt records what it
 #             holds, and a venv holding exactly that is reused as it is.
+#   KIND cross: no build; BUILD_DIR (default build-cross) is the zig cross
+#             toolchain and the dependencies compiled with it for every
+#             target in scripts/cross (scripts/cross/setup.sh), for
+#             scripts/build_wheels.sh's wheels and tools for other machines.
 # san and fuzz also install clang, libclang-rt-dev (the sanitizer and
 # libFuzzer runtimes of the distribution's default clang: 14 on Debian 12, 19 on
 # Debian 13) and llvm (llvm-symbolizer for reports).
@@ -32,10 +36,13 @@ pkgs=(flatbuffers-compiler libflatbuffers-dev libzstd-dev libxxhash-dev catch2
 kind="${2:-plain}"
 build="${1:-build}"
 [ -n "${1:-}" ] || [ "$kind" != exir ] || build=build-exir
+[ -n "${1:-}" ] || [ "$kind" != cross ] || build=build-cross
 case "$kind" in
   plain|exir) ;;
   san|fuzz) pkgs+=(clang libclang-rt-dev llvm) ;;
-  *) echo "setup: unknown build kind '$kind' (plain, san, fuzz or exir)" >&2; exit 2 ;;
+  # dpkg-dev: dpkg-source, which unpacks the dependencies' Debian sources.
+  cross) pkgs+=(dpkg-dev) ;;
+  *) echo "setup: unknown build kind '$kind' (plain, san, fuzz, exir or cross)" >&2; exit 2 ;;
 esac
 read -r -a extra <<<"${SETUP_EXTRA_PACKAGES:-}"
 pkgs+=("${extra[@]}")
@@ -86,6 +93,9 @@ exir_venv() {
 if [ "$kind" = exir ]; then
   exir_venv "$build"
   exit 0
+fi
+if [ "$kind" = cross ]; then
+  exec scripts/cross/setup.sh "$build"
 fi
 
 # Sanitized builds: every UB report is fatal, so it fails the test that

@@ -36,7 +36,7 @@
 namespace etpack {
 namespace {
 
-constexpr size_t kChunk = size_t{1} << 20;
+constexpr size_t kReadChunk = size_t{1} << 20;
 // The largest window a frame may ask for (zstd's default allows 128 MiB,
 // which would break the memory bound). etpack's frames need at most
 // ArchiveOptions::frame_bytes.
@@ -59,7 +59,7 @@ struct DCtxDeleter {
 // straight into it and needs no window of its own); with `put`, a chunk
 // that `put` empties after each step. Holds the frame to its seek-table
 // entry: one whole frame in exactly its compressed bytes, exactly f.size
-// bytes out, zstd's checksum. REQUIRES: f.size > 0; in->size() == kChunk.
+// bytes out, zstd's checksum. REQUIRES: f.size > 0; in->size() == kReadChunk.
 Status DecodeFrame(const Source& file, const ArchiveFrame& f, const std::string& where,
                    ZSTD_DCtx* dctx, std::vector<uint8_t>* in, uint8_t* out, size_t out_size,
                    const std::function<Status(const uint8_t*, size_t)>& put) {
@@ -79,7 +79,7 @@ Status DecodeFrame(const Source& file, const ArchiveFrame& f, const std::string&
   ZSTD_outBuffer zout = {out, whole ? static_cast<size_t>(f.size) : out_size, 0};
   while (left != 0) {
     if (zin.pos == zin.size && read < f.archive_size) {
-      const size_t n = static_cast<size_t>(std::min<uint64_t>(kChunk, f.archive_size - read));
+      const size_t n = static_cast<size_t>(std::min<uint64_t>(kReadChunk, f.archive_size - read));
       ETPACK_RETURN_IF_ERROR(file.ReadAt(f.archive_offset + read, in->data(), n));
       read += n;
       zin = {in->data(), n, 0};
@@ -276,7 +276,7 @@ Status Archive::Decode(uint64_t offset, uint64_t length, const ArchiveRegion* re
   }
   struct Decoder {
     std::unique_ptr<ZSTD_DCtx, DCtxDeleter> dctx{ZSTD_createDCtx()};
-    std::vector<uint8_t> in = std::vector<uint8_t>(kChunk);
+    std::vector<uint8_t> in = std::vector<uint8_t>(kReadChunk);
   };
   if (parallel) {
     ETPACK_RETURN_IF_ERROR(RunOrderedJobs<Decoder>(
@@ -294,7 +294,7 @@ Status Archive::Decode(uint64_t offset, uint64_t length, const ArchiveRegion* re
         }));
   } else {
     Decoder d;
-    std::vector<uint8_t> out(kChunk);
+    std::vector<uint8_t> out(kReadChunk);
     for (size_t index = first; index < last; ++index) {
       const ArchiveFrame& f = frames_[index];
       if (f.size == 0) {
@@ -303,7 +303,7 @@ Status Archive::Decode(uint64_t offset, uint64_t length, const ArchiveRegion* re
       }
       uint64_t at = f.offset;
       // A chunk smaller than the frame, so that zstd streams through it.
-      const size_t chunk = static_cast<size_t>(std::min<uint64_t>(kChunk, f.size - 1));
+      const size_t chunk = static_cast<size_t>(std::min<uint64_t>(kReadChunk, f.size - 1));
       ETPACK_RETURN_IF_ERROR(DecodeFrame(*file_, f, FrameText(index), d.dctx.get(), &d.in,
                                          out.data(), std::max<size_t>(chunk, 1),
                                          [&](const uint8_t* bytes, size_t n) {

@@ -212,8 +212,14 @@ class BptePlanner {
             lists[out].push_back(v);
           }
         }
-        cases.push_back(bfb::CreateBundledMethodTestCase(fbb, fbb.CreateVector(lists[0]),
-                                                         fbb.CreateVector(lists[1])));
+        // One statement each: the order in which a call's arguments are
+        // evaluated is the compiler's (GCC 12 on x86_64 goes right to left,
+        // clang left to right), and the order of creation is the layout.
+        // Outputs first, as GCC built them, so GCC's bytes stay what they
+        // were and every compiler's are the same.
+        auto outputs = fbb.CreateVector(lists[1]);
+        auto inputs = fbb.CreateVector(lists[0]);
+        cases.push_back(bfb::CreateBundledMethodTestCase(fbb, inputs, outputs));
       }
       auto name = fbb.CreateString(suite.method_name);
       suites.push_back(bfb::CreateBundledMethodTestSuite(fbb, name, fbb.CreateVector(cases)));

@@ -21,7 +21,7 @@ std::string QuotedText(std::string_view s) {
   return ShownValue(json::Value::String(std::string(s)));
 }
 
-std::string JoinPath(const std::string& path, std::string_view member) {
+std::string MemberPath(const std::string& path, std::string_view member) {
   return path.empty() ? std::string(member) : path + "." + std::string(member);
 }
 
@@ -46,7 +46,7 @@ Status JsonDocument::Wrap(const std::string& path, const Status& s) const {
 }
 
 Result<SourcePtr> JsonDocument::FileRange(const json::Value& obj, const std::string& path) const {
-  const std::string file_path = JoinPath(path, "file");
+  const std::string file_path = MemberPath(path, "file");
   const json::Value* file = obj.Find("file");
   if (file == nullptr) return Error(path, "\"file\" is missing");
   if (file->kind() != json::Kind::kString || file->as_string().empty()) {
@@ -60,10 +60,10 @@ Result<SourcePtr> JsonDocument::FileRange(const json::Value& obj, const std::str
   uint64_t offset = 0;
   std::optional<uint64_t> length;
   if (const json::Value* v = obj.Find("offset"); v != nullptr && !v->is_null()) {
-    ETPACK_ASSIGN_OR_RETURN(offset, GetUInt(*v, JoinPath(path, "offset")));
+    ETPACK_ASSIGN_OR_RETURN(offset, GetUInt(*v, MemberPath(path, "offset")));
   }
   if (const json::Value* v = obj.Find("length"); v != nullptr && !v->is_null()) {
-    ETPACK_ASSIGN_OR_RETURN(length, GetUInt(*v, JoinPath(path, "length")));
+    ETPACK_ASSIGN_OR_RETURN(length, GetUInt(*v, MemberPath(path, "length")));
   }
   Result<SourcePtr> src = length ? FileSource(*fs_, Resolve(name), offset, *length)
                                  : FileSource(*fs_, Resolve(name), offset);

@@ -26,7 +26,7 @@ std::string ShownValue(const json::Value& v);
 std::string QuotedText(std::string_view s);
 
 // JSON paths: Join("a.b", "c") = "a.b.c", Index("a", 2) = "a[2]".
-std::string JoinPath(const std::string& path, std::string_view member);
+std::string MemberPath(const std::string& path, std::string_view member);
 std::string IndexPath(const std::string& path, size_t i);
 
 // The document being read: its name for messages, the folder its

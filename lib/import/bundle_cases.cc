@@ -26,7 +26,7 @@ Result<TensorLayout> GetLayout(const JsonDocument& cx, const json::Value& t,
   const json::Value* dtype = t.Find("dtype");
   if (dtype == nullptr) return cx.Error(path, "tensor has no \"dtype\"");
   ETPACK_ASSIGN_OR_RETURN(const int scalar_type,
-                          JsonScalarType(cx, *dtype, JoinPath(path, "dtype")));
+                          JsonScalarType(cx, *dtype, MemberPath(path, "dtype")));
   const json::Value* sizes = t.Find("sizes");
   if (sizes == nullptr) return cx.Error(path, "tensor has no \"sizes\" ([] for a scalar)");
   return JsonLayout(cx, scalar_type, *sizes, t.Find("dim_order"), path);
@@ -41,7 +41,7 @@ Result<BundledValue> GetTensor(const JsonDocument& cx, const json::Value& t,
   if (const json::Value* npy = t.Find("npy")) {
     // Everything comes from the file; a second description could disagree.
     ETPACK_RETURN_IF_ERROR(cx.CheckMembers(t, path, {"npy"}));
-    const std::string npy_path = JoinPath(path, "npy");
+    const std::string npy_path = MemberPath(path, "npy");
     if (npy->kind() != json::Kind::kString || npy->as_string().empty()) {
       return cx.BadValue(npy_path, *npy, "is not a file name");
     }
@@ -69,7 +69,7 @@ Result<BundledValue> GetTensor(const JsonDocument& cx, const json::Value& t,
     if (t.Find("offset") != nullptr || t.Find("length") != nullptr) {
       return cx.Error(path, "\"offset\" and \"length\" apply to \"file\", not \"base64\"");
     }
-    const std::string b64_path = JoinPath(path, "base64");
+    const std::string b64_path = MemberPath(path, "base64");
     if (b64->kind() != json::Kind::kString) return cx.BadValue(b64_path, *b64, "is not a string");
     std::vector<uint8_t> bytes;
     std::string why;
@@ -103,7 +103,7 @@ Result<BundledValue> GetValue(const JsonDocument& cx, const json::Value& v,
                        "\"bool\", \"double\", \"tensor\"");
   }
   const auto& [kind, x] = v.members()[0];
-  const std::string x_path = JoinPath(path, kind);
+  const std::string x_path = MemberPath(path, kind);
   BundledValue out;
   if (kind == "int") {
     out.kind = BundledValue::Kind::kInt;
@@ -157,11 +157,11 @@ Result<BundledTestCase> GetCase(const JsonDocument& cx, const json::Value& c,
   BundledTestCase out;
   const json::Value* inputs = c.Find("inputs");
   if (inputs == nullptr) return cx.Error(path, "test case has no \"inputs\"");
-  ETPACK_RETURN_IF_ERROR(GetValues(cx, *inputs, JoinPath(path, "inputs"), &out.inputs));
+  ETPACK_RETURN_IF_ERROR(GetValues(cx, *inputs, MemberPath(path, "inputs"), &out.inputs));
   const json::Value* outputs = c.Find("expected_outputs");
   if (outputs != nullptr && !outputs->is_null()) {
     ETPACK_RETURN_IF_ERROR(
-        GetValues(cx, *outputs, JoinPath(path, "expected_outputs"), &out.expected_outputs));
+        GetValues(cx, *outputs, MemberPath(path, "expected_outputs"), &out.expected_outputs));
   }
   return out;
 }
@@ -189,7 +189,7 @@ Result<std::vector<BundledTestSuite>> LoadBundleCases(const std::string& path, S
   std::vector<BundledTestSuite> suites;
   suites.reserve(methods->members().size());
   for (const auto& [name, cases] : methods->members()) {
-    const std::string suite_path = JoinPath("methods", name);
+    const std::string suite_path = MemberPath("methods", name);
     if (name.empty()) return cx.Error("methods", "a method name is empty");
     if (cases.kind() != json::Kind::kArray) {
       return cx.BadValue(suite_path, cases, "is not an array of test cases");

@@ -58,7 +58,7 @@ Result<int> JsonScalarType(const JsonDocument& cx, const json::Value& v, const s
 
 Result<TensorLayout> JsonLayout(const JsonDocument& cx, int scalar_type, const json::Value& sizes,
                                 const json::Value* dim_order, const std::string& path) {
-  const std::string sizes_path = JoinPath(path, "sizes");
+  const std::string sizes_path = MemberPath(path, "sizes");
   ETPACK_ASSIGN_OR_RETURN(const std::vector<int64_t> size_ints, Ints(cx, sizes, sizes_path));
   // Refused before a layout of that many dimensions is built.
   ETPACK_RETURN_IF_ERROR(CheckRank(size_ints.size(), cx.Where(path)));
@@ -66,7 +66,7 @@ Result<TensorLayout> JsonLayout(const JsonDocument& cx, int scalar_type, const j
   if (dim_order == nullptr || dim_order->is_null()) {
     for (size_t i = 0; i < size_ints.size(); ++i) order_ints.push_back(static_cast<int64_t>(i));
   } else {
-    ETPACK_ASSIGN_OR_RETURN(order_ints, Ints(cx, *dim_order, JoinPath(path, "dim_order")));
+    ETPACK_ASSIGN_OR_RETURN(order_ints, Ints(cx, *dim_order, MemberPath(path, "dim_order")));
   }
   ETPACK_ASSIGN_OR_RETURN(TensorLayout layout,
                           LayoutOfInts(scalar_type, size_ints, order_ints, cx.Where(path)));

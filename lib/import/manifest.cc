@@ -26,14 +26,14 @@ Result<uint64_t> GetUIntOr(const JsonDocument& cx, const json::Value& obj,
                            const std::string& obj_path, std::string_view key, uint64_t fallback) {
   const json::Value* v = obj.Find(key);
   if (v == nullptr || v->is_null()) return fallback;
-  return cx.GetUInt(*v, JoinPath(obj_path, key));
+  return cx.GetUInt(*v, MemberPath(obj_path, key));
 }
 
 Result<uint64_t> GetAlignmentOr(const JsonDocument& cx, const json::Value& obj,
                                 const std::string& obj_path, std::string_view key,
                                 uint64_t fallback, uint64_t max = kMaxAlignment) {
   ETPACK_ASSIGN_OR_RETURN(uint64_t a, GetUIntOr(cx, obj, obj_path, key, fallback));
-  ETPACK_RETURN_IF_ERROR(CheckPowerOfTwo(a, cx.origin() + ": " + JoinPath(obj_path, key), max));
+  ETPACK_RETURN_IF_ERROR(CheckPowerOfTwo(a, cx.origin() + ": " + MemberPath(obj_path, key), max));
   return a;
 }
 
@@ -43,14 +43,14 @@ Status GetBoolOr(const JsonDocument& cx, const json::Value& obj, const std::stri
   const json::Value* v = obj.Find(key);
   if (v == nullptr || v->is_null()) return Status::OK();
   if (v->kind() != json::Kind::kBool) {
-    return cx.BadValue(JoinPath(obj_path, key), *v, "is not true or false");
+    return cx.BadValue(MemberPath(obj_path, key), *v, "is not true or false");
   }
   out = v->as_bool();
   return Status::OK();
 }
 
-Result<std::vector<uint8_t>> DecodeBase64(const JsonDocument& cx, const json::Value& value,
-                                          const std::string& path) {
+Result<std::vector<uint8_t>> Base64Bytes(const JsonDocument& cx, const json::Value& value,
+                                         const std::string& path) {
   std::vector<uint8_t> out;
   std::string why;
   if (!etpack::DecodeBase64(value.as_string(), &out, &why)) {
@@ -68,16 +68,16 @@ Result<SourcePtr> InlineBlob(const JsonDocument& cx, const json::Value& obj,
                              const std::string& path) {
   ETPACK_RETURN_IF_ERROR(cx.CheckMembers(obj, path, {"base64", "size"}));
   const json::Value& b64 = *obj.Find("base64");
-  const std::string b64_path = JoinPath(path, "base64");
+  const std::string b64_path = MemberPath(path, "base64");
   if (b64.kind() != json::Kind::kString) return cx.BadValue(b64_path, b64, "is not a string");
   const json::Value* size = obj.Find("size");
   if (size == nullptr) {
     return cx.Error(path, "inline blob has no \"size\" (the decoded byte count)");
   }
-  ETPACK_ASSIGN_OR_RETURN(uint64_t n, cx.GetUInt(*size, JoinPath(path, "size")));
-  ETPACK_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, DecodeBase64(cx, b64, b64_path));
+  ETPACK_ASSIGN_OR_RETURN(uint64_t n, cx.GetUInt(*size, MemberPath(path, "size")));
+  ETPACK_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, Base64Bytes(cx, b64, b64_path));
   if (bytes.size() != n) {
-    return cx.BadValue(JoinPath(path, "size"), *size,
+    return cx.BadValue(MemberPath(path, "size"), *size,
                        "but " + b64_path + " = " + ShownValue(b64) + " decodes to " +
                            std::to_string(bytes.size()) + " bytes");
   }
@@ -161,13 +161,13 @@ Status TakeBytes(const JsonDocument& cx, json::Value& program, const char* array
                  std::vector<SourcePtr>& out) {
   json::Value* entries = program.Find(array);
   if (entries == nullptr || entries->kind() != json::Kind::kArray) return Status::OK();
-  const std::string array_path = JoinPath("program", array);
+  const std::string array_path = MemberPath("program", array);
   out.reserve(entries->items().size());
   for (size_t i = 0; i < entries->items().size(); ++i) {
     json::Value& item = entries->items()[i];
     if (item.kind() != json::Kind::kObject) return Status::OK();
     json::Value* bytes = item.Find(field);
-    const std::string path = JoinPath(IndexPath(array_path, i), field);
+    const std::string path = MemberPath(IndexPath(array_path, i), field);
     if (bytes == nullptr || bytes->is_null()) {
       out.push_back(OwnedSource({}));
       continue;
@@ -215,7 +215,7 @@ Status ReadOptions(const JsonDocument& cx, const json::Value* opts, PteOptions& 
   const json::Value* extract = opts->Find("extract_delegate_segments");
   if (extract != nullptr && !extract->is_null()) {
     if (extract->kind() != json::Kind::kBool) {
-      return cx.BadValue(JoinPath(path, "extract_delegate_segments"), *extract,
+      return cx.BadValue(MemberPath(path, "extract_delegate_segments"), *extract,
                          "is not true or false");
     }
     out.extract_delegate_segments = extract->as_bool();
@@ -240,7 +240,7 @@ Status ReadMutableData(const JsonDocument& cx, json::Value* md, PteInput& input)
     const json::Value* storage = item.Find("storage");
     if (storage == nullptr) return cx.Error(item_path, "has no \"storage\"");
     ETPACK_ASSIGN_OR_RETURN(SourcePtr src,
-                            RequireBlob(cx, *storage, JoinPath(item_path, "storage")));
+                            RequireBlob(cx, *storage, MemberPath(item_path, "storage")));
     input.mutable_data.push_back(std::move(src));
   }
   return Status::OK();
@@ -258,7 +258,7 @@ Result<std::optional<TensorLayout>> ReadLayout(const JsonDocument& cx, const jso
   const json::Value* st = v->Find("scalar_type");
   if (st == nullptr) return cx.Error(path, "has no \"scalar_type\"");
   ETPACK_ASSIGN_OR_RETURN(const int scalar_type,
-                          JsonScalarType(cx, *st, JoinPath(path, "scalar_type")));
+                          JsonScalarType(cx, *st, MemberPath(path, "scalar_type")));
   const json::Value* sizes = v->Find("sizes");
   if (sizes == nullptr) return cx.Error(path, "has no \"sizes\"");
   const json::Value* order = v->Find("dim_order");
@@ -274,7 +274,7 @@ Status ReadBuffersAndEntries(const JsonDocument& cx, json::Value& obj, const std
                              bool layouts, std::vector<SourcePtr>& buffers_out,
                              std::vector<PtdEntry>& entries_out) {
   json::Value* buffers = obj.Find("buffers");
-  const std::string buffers_path = JoinPath(path, "buffers");
+  const std::string buffers_path = MemberPath(path, "buffers");
   if (buffers == nullptr) return cx.Error(path, "has no \"buffers\"");
   if (buffers->kind() != json::Kind::kArray) {
     return cx.BadValue(buffers_path, *buffers, "is not an array");
@@ -287,7 +287,7 @@ Status ReadBuffersAndEntries(const JsonDocument& cx, json::Value& obj, const std
   }
 
   const json::Value* entries = obj.Find("entries");
-  const std::string entries_path = JoinPath(path, "entries");
+  const std::string entries_path = MemberPath(path, "entries");
   if (entries == nullptr) return cx.Error(path, "has no \"entries\"");
   if (entries->kind() != json::Kind::kArray) {
     return cx.BadValue(entries_path, *entries, "is not an array");
@@ -304,18 +304,18 @@ Status ReadBuffersAndEntries(const JsonDocument& cx, json::Value& obj, const std
     const json::Value* key = e.Find("key");
     if (key == nullptr) return cx.Error(e_path, "has no \"key\"");
     if (key->kind() != json::Kind::kString) {
-      return cx.BadValue(JoinPath(e_path, "key"), *key, "is not a string");
+      return cx.BadValue(MemberPath(e_path, "key"), *key, "is not a string");
     }
     // The planners' key rule, checked here to name the manifest's path.
     ETPACK_RETURN_IF_ERROR(CheckDataKey(key->as_string(), cx.Where(e_path)));
     entry.key = key->as_string();
     const auto [it, fresh] = seen.emplace(key->as_string(), i);
     if (!fresh) {
-      return cx.BadValue(JoinPath(e_path, "key"), *key,
+      return cx.BadValue(MemberPath(e_path, "key"), *key,
                          "repeats " + IndexPath(entries_path, it->second) + ".key");
     }
     const json::Value* index = e.Find("buffer_index");
-    const std::string index_path = JoinPath(e_path, "buffer_index");
+    const std::string index_path = MemberPath(e_path, "buffer_index");
     if (index == nullptr) return cx.Error(e_path, "has no \"buffer_index\"");
     ETPACK_ASSIGN_OR_RETURN(uint64_t bi, cx.GetUInt(*index, index_path));
     if (bi >= buffers_out.size()) {
@@ -326,7 +326,7 @@ Status ReadBuffersAndEntries(const JsonDocument& cx, json::Value& obj, const std
     entry.buffer_index = static_cast<uint32_t>(bi);
     ETPACK_ASSIGN_OR_RETURN(entry.alignment, GetAlignmentOr(cx, e, e_path, "alignment", 1));
     if (layouts) {
-      const std::string l_path = JoinPath(e_path, "tensor_layout");
+      const std::string l_path = MemberPath(e_path, "tensor_layout");
       ETPACK_ASSIGN_OR_RETURN(entry.layout, ReadLayout(cx, e.Find("tensor_layout"), l_path));
       if (entry.layout) {
         ETPACK_ASSIGN_OR_RETURN(uint64_t nbytes,
@@ -376,7 +376,7 @@ Result<FatEntry> ReadFatEntry(const JsonDocument& cx, json::Value& e, const std:
   const json::Value* id = e.Find("backend_id");
   if (id == nullptr) return cx.Error(path, "has no \"backend_id\"");
   if (id->kind() != json::Kind::kString) {
-    return cx.BadValue(JoinPath(path, "backend_id"), *id, "is not a string");
+    return cx.BadValue(MemberPath(path, "backend_id"), *id, "is not a string");
   }
   out.backend_id = id->as_string();
   json::Value* data = e.Find("data");
@@ -386,10 +386,10 @@ Result<FatEntry> ReadFatEntry(const JsonDocument& cx, json::Value& e, const std:
                     "needs exactly one of \"data\" (a blob) and \"program\" (a .pte manifest)");
   }
   if (data != nullptr) {
-    ETPACK_ASSIGN_OR_RETURN(SourcePtr src, RequireBlob(cx, *data, JoinPath(path, "data")));
+    ETPACK_ASSIGN_OR_RETURN(SourcePtr src, RequireBlob(cx, *data, MemberPath(path, "data")));
     out.payload = WholeSourcePlan(std::move(src));
   } else {
-    const std::string program_path = JoinPath(path, "program");
+    const std::string program_path = MemberPath(path, "program");
     ETPACK_ASSIGN_OR_RETURN(
         PteManifest nested,
         FromJson(*program, JsonDocument(cx.Where(program_path), cx.base_dir(), cx.fs())));
@@ -406,7 +406,7 @@ Result<FatEntry> ReadFatEntry(const JsonDocument& cx, json::Value& e, const std:
   }
   if (json::Value* nd = e.Find("named_data"); nd != nullptr && !nd->is_null()) {
     ETPACK_RETURN_IF_ERROR(
-        ReadNamedDataList(cx, *nd, JoinPath(path, "named_data"), out.named_data));
+        ReadNamedDataList(cx, *nd, MemberPath(path, "named_data"), out.named_data));
   }
   return out;
 }
@@ -425,8 +425,8 @@ Status TakeFatDelegates(const JsonDocument& cx, json::Value& program, PteInput& 
     if (data == nullptr || data->kind() != json::Kind::kObject) continue;
     json::Value* nfat = data->Find("nfat");
     if (nfat == nullptr) continue;
-    const std::string data_path = JoinPath(IndexPath("program.backend_delegate_data", i), "data");
-    const std::string path = JoinPath(data_path, "nfat");
+    const std::string data_path = MemberPath(IndexPath("program.backend_delegate_data", i), "data");
+    const std::string path = MemberPath(data_path, "nfat");
     ETPACK_RETURN_IF_ERROR(cx.CheckMembers(*data, data_path, {"nfat"}));
     if (nfat->kind() != json::Kind::kObject) return cx.BadValue(path, *nfat, "is not an object");
     ETPACK_RETURN_IF_ERROR(cx.CheckMembers(*nfat, path, {"payload_alignment", "entries"}));
@@ -435,7 +435,7 @@ Status TakeFatDelegates(const JsonDocument& cx, json::Value& program, PteInput& 
         options.payload_alignment,
         GetAlignmentOr(cx, *nfat, path, "payload_alignment", options.payload_alignment));
     json::Value* list = nfat->Find("entries");
-    const std::string list_path = JoinPath(path, "entries");
+    const std::string list_path = MemberPath(path, "entries");
     if (list == nullptr) return cx.Error(path, "has no \"entries\"");
     if (list->kind() != json::Kind::kArray) return cx.BadValue(list_path, *list, "is not an array");
     std::vector<FatEntry> fat_entries;

@@ -93,8 +93,8 @@ def test_pte_golden(case, form, tmp_path):
     etpack.verify(out)
 
 
-@pytest.mark.parametrize("case", PTD_CASES)
-def test_ptd_golden(case, tmp_path):
+def ptd_tensors(case):
+    """The golden input as save_ptd's mapping."""
     doc = json.loads((GOLDEN / f"{case}.input.json").read_text())
     assert doc["serializer_options"]["segment_alignment"] == 128  # save_ptd's default
     buffers = [blob(b) for b in doc["buffers"]]
@@ -107,8 +107,13 @@ def test_ptd_golden(case, tmp_path):
             tensors[e["key"]] = etpack.Entry(
                 buffers[e["buffer_index"]], dtype=layout["scalar_type"], sizes=layout["sizes"],
                 dim_order=layout["dim_order"], alignment=e["alignment"])
+    return tensors
+
+
+@pytest.mark.parametrize("case", PTD_CASES)
+def test_ptd_golden(case, tmp_path):
     out = tmp_path / f"{case}.ptd"
-    etpack.save_ptd(out, tensors)
+    etpack.save_ptd(out, ptd_tensors(case))
     assert etpack._etpack._flatc_json(str(out)) == (GOLDEN / f"{case}.flatc.json").read_text()
     assert segment_data(out, "header") == segment_data(GOLDEN / f"{case}.ptd", "header")
     ours, ref = etpack.inspect(out), etpack.inspect(GOLDEN / f"{case}.ptd")
@@ -128,8 +133,8 @@ def case_value(v):
                         dim_order=val["dim_order"])
 
 
-@pytest.mark.parametrize("case", BPTE_CASES)
-def test_bpte_golden(case, tmp_path):
+def bpte_arguments(case):
+    """The golden input as save_bpte's program and cases."""
     doc = json.loads((GOLDEN / f"{case}.input.json").read_text())["bundled_program"]
     cases = {}
     for suite in doc["method_test_suites"]:
@@ -137,8 +142,14 @@ def test_bpte_golden(case, tmp_path):
             {"inputs": [case_value(v) for v in c["inputs"]],
              "expected_outputs": [case_value(v) for v in c["expected_outputs"]]}
             for c in suite["test_cases"]]
+    return blob(doc["program"]), cases
+
+
+@pytest.mark.parametrize("case", BPTE_CASES)
+def test_bpte_golden(case, tmp_path):
+    doc = json.loads((GOLDEN / f"{case}.input.json").read_text())["bundled_program"]
     out = tmp_path / f"{case}.bpte"
-    etpack.save_bpte(out, blob(doc["program"]), cases)
+    etpack.save_bpte(out, *bpte_arguments(case))
     assert etpack._etpack._flatc_json(str(out)) == etpack._etpack._flatc_json(
         str(GOLDEN / f"{case}.bpte"))
     # Where the program sits may differ (etpack plans the flatbuffer around
