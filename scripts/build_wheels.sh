@@ -20,6 +20,7 @@
 # cross target.
 # Usage: scripts/build_wheels.sh [OUTDIR]      (default: dist)
 #        scripts/build_wheels.sh --pythons    prints the interpreters, one a line
+#        scripts/build_wheels.sh --targets    prints the targets, one a line
 # Interpreters: the newest pyenv CPython of each of 3.10 to 3.13 that the
 # machine has (each found or skipped is named on stderr; none is an error)
 # ($(pyenv root)/versions/3.1X.*); ETPACK_WHEEL_PYTHONS="PATH ..." names
@@ -58,10 +59,21 @@ pythons() {
                         "or name the interpreters in ETPACK_WHEEL_PYTHONS)"
 }
 
-if [ "${1:-}" = --pythons ]; then
-  pythons
-  exit 0
-fi
+# The targets, one a line: ETPACK_WHEEL_TARGETS's, or every cross file's.
+# The one list scripts/cross/setup.sh and scripts/test_wheel.sh ask for too.
+targets() {
+  if [ -n "${ETPACK_WHEEL_TARGETS:-}" ]; then
+    tr ' ' '\n' <<<"$ETPACK_WHEEL_TARGETS" | grep .
+    return
+  fi
+  local ini
+  for ini in "$src"/scripts/cross/*.ini; do basename "$ini" .ini; done
+}
+
+case "${1:-}" in
+  --pythons) pythons; exit 0 ;;
+  --targets) targets; exit 0 ;;
+esac
 out="$(mkdir -p "${1:-dist}" && cd "${1:-dist}" && pwd)"
 mapfile -t pys < <(pythons)
 ((${#pys[@]})) || fail "no interpreters"
@@ -83,12 +95,7 @@ tree="$tmp/$(basename "$sdist" .tar.gz)"
 
 # ---- per target: one build, an extension per interpreter, the tool ----------------
 cross="${ETPACK_CROSS_DIR:-$src/build-cross}"
-if [ -n "${ETPACK_WHEEL_TARGETS:-}" ]; then
-  read -r -a targets <<<"$ETPACK_WHEEL_TARGETS"
-else
-  targets=()
-  for ini in "$src"/scripts/cross/*.ini; do targets+=("$(basename "$ini" .ini)"); done
-fi
+mapfile -t targets < <(targets)
 list="$(IFS=,; echo "${pys[*]}")"
 made=("$out/$(basename "$sdist")")
 for t in "${targets[@]}"; do

@@ -77,16 +77,15 @@ venv() {
 # PYTHONPATH.
 clean() { (cd "$tmp" && env -u PYTHONPATH LD_LIBRARY_PATH= "$@"); }
 
-# The machines built (ETPACK_WHEEL_TARGETS, as build_wheels.sh takes it):
-# the wheels and tools of each must be there.
-targets="$(echo ${ETPACK_WHEEL_TARGETS:-$(cd "$src/scripts/cross" && ls ./*.ini | xargs -n1 basename -s .ini)})"
-built() { [[ " $targets " == *" $1"* ]]; }
+# The machines built (as build_wheels.sh took them): the wheels and tools of
+# each must be there.
+targets=" $("$src/scripts/build_wheels.sh" --targets | tr '\n' ' ')"
+built() { [[ "$targets" == *" $1"* ]]; }
 
-x86=0
-if built x86_64 || built native; then x86=1; fi
-((x86)) || echo "test_wheel: no x86_64 target in ETPACK_WHEEL_TARGETS: no x86_64 wheel run here"
-n=0
-if ((x86)); then
+if ! built x86_64 && ! built native; then
+  echo "test_wheel: no x86_64 target in ETPACK_WHEEL_TARGETS: no x86_64 wheel run here"
+else
+  n=0
   while read -r python; do
     abi="cp$("$python" -c 'import sys; print("%d%d" % sys.version_info[:2])')"
     found=0
@@ -119,10 +118,8 @@ if ((x86)); then
     ((found)) || fail "no $abi x86_64 wheel in $dist: $(ls "$dist")"
   done < <("$src/scripts/build_wheels.sh" --pythons)
   ((n > 0)) || fail "no interpreters"
-fi
 
-# ---- the x86_64 tool -----------------------------------------------------------
-if ((x86)); then
+  # ---- the x86_64 tool ---------------------------------------------------------
   for tool in "$dist"/etpack-*-manylinux_*_x86_64; do
     [ -f "$tool" ] || fail "no x86_64 etpack tool in $dist: $(ls "$dist")"
     clean "$tool" --version >/dev/null || fail "$(basename "$tool") --version failed"

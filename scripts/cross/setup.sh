@@ -32,10 +32,9 @@ fail() { echo "cross/setup: $*" >&2; exit 1; }
 # 0.15.2 and 0.14.1 both link a self-contained extension for glibc 2.28
 # and a C++ program for aarch64-macos; 0.15.2 is the newer release.
 ZIGLANG=ziglang==0.15.2
-# The targets build_wheels.sh will build: ETPACK_WHEEL_TARGETS's cross
-# files, or every one in scripts/cross.
+# The targets build_wheels.sh will build, but for "native" (no cross file).
 targets=()
-for t in ${ETPACK_WHEEL_TARGETS:-$(cd "$src/scripts/cross" && ls ./*.ini | xargs -n1 basename -s .ini)}; do
+for t in $("$src/scripts/build_wheels.sh" --targets); do
   [ "$t" = native ] && continue
   [ -f "$src/scripts/cross/$t.ini" ] || fail "no cross file scripts/cross/$t.ini (ETPACK_WHEEL_TARGETS)"
   targets+=("$t")
