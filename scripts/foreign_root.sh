@@ -29,7 +29,7 @@ need_tools() {
 mounted=()
 unbind() {
   local i
-  for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do umount -l "${mounted[$i]}" 2>/dev/null || true; done
+  for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do umount -l "${mounted[$i]}" || true; done
   mounted=()
 }
 
